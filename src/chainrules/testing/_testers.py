@@ -1,0 +1,723 @@
+"""test_frule, test_rrule, test_scalar: check rules against finite differences."""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from chainrules.core import (
+    InplaceableThunk,
+    NoTangent,
+    NotImplementedTangent,
+    Tangent,
+    Thunk,
+    ZeroTangent,
+    frule,
+    iadd,
+    rrule,
+    unthunk,
+)
+from chainrules.testing._approx import _compare, _zero_of, default_tolerances
+from chainrules.testing._errors import TesterUsageError
+from chainrules.testing._fd import FDMethod, _with_range, fd_derivative
+from chainrules.testing._outcome import xfail
+from chainrules.testing._pairs import PrimalAndTangent
+from chainrules.testing._rand import make_rng, rand_tangent
+from chainrules.testing._vec import Spec, TangentLayoutError, _Container, spec_of
+
+__all__ = ["RuleTestReport", "test_frule", "test_rrule", "test_scalar"]
+
+#: Arguments with at most this many real scalars get a full finite-difference
+#: Jacobian check (element by element); bigger ones the dot-product test only.
+FULL_JACOBIAN_MAX = 64
+
+
+@dataclass
+class RuleTestReport:
+    """What a tester did: ``checks`` passed, ``primal_calls`` made (finite
+    differences included), ``seconds`` taken.
+
+    >>> import numpy as np
+    >>> from chainrules.testing import test_rrule
+    >>> report = test_rrule(np.sin, np.array([0.1, 0.2]))
+    >>> report.primal_calls > 0, "cotangent of argument 1" in report.checks
+    (True, True)
+    """
+
+    function: str
+    mode: str
+    primal_calls: int = 0
+    seconds: float = 0.0
+    checks: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return (f"{self.mode} of {self.function}: {len(self.checks)} checks passed, "
+                f"{self.primal_calls} primal calls, {self.seconds:.3g} s")
+
+
+# ----------------------------------------------------------------- shared machinery
+
+
+def _fname(f: Any) -> str:
+    from chainrules.testing._cases import _function_name
+
+    return _function_name(f)
+
+
+def _arg_label(i: int) -> str:
+    return "f itself (self)" if i == 0 else f"argument {i}"
+
+
+def _item_path(i: int) -> str:
+    return "self" if i == 0 else f"args[{i - 1}]"
+
+
+class _Counted:
+    def __init__(self, fkwargs: dict) -> None:
+        self.calls = 0
+        self.fkwargs = fkwargs
+
+    def __call__(self, f: Any, *args: Any) -> Any:
+        self.calls += 1
+        return f(*args, **self.fkwargs)
+
+
+@dataclass
+class _Setup:
+    name: str
+    primals: list
+    tangents: list
+    specs: list[Spec]
+    plain_f: bool
+    rtol: float
+    atol: float
+    method: FDMethod
+    counted: _Counted
+    rng: np.random.Generator
+    y: Any = None
+    out_spec: Spec | None = None
+
+
+def _setup(tester: str, f: Any, args: tuple, rtol: float | None, atol: float | None,
+           fkwargs: dict | None, seed: Any, fdm: FDMethod | None) -> _Setup:
+    if fkwargs is not None and not isinstance(fkwargs, dict):
+        raise TesterUsageError(
+            f"{tester}: `fkwargs` must be a dict of keyword arguments for f, got "
+            f"{type(fkwargs).__name__}; write fkwargs={{'axis': 0}}.")
+    if fdm is not None and not isinstance(fdm, FDMethod):
+        raise TesterUsageError(
+            f"{tester}: `fdm` must be an FDMethod (e.g. central_fdm(5)), got "
+            f"{type(fdm).__name__}.")
+    rng = make_rng(seed)
+    items = [f, *args]
+    primals = [a.x if isinstance(a, PrimalAndTangent) else a for a in items]
+    if not callable(primals[0]):
+        raise TesterUsageError(
+            f"{tester}: argument 1 (f) must be callable, got {type(primals[0]).__name__}; "
+            f"call {tester}(f, *args).")
+    name = _fname(primals[0])
+    tangents = []
+    for i, (item, x) in enumerate(zip(items, primals)):
+        if isinstance(item, PrimalAndTangent):
+            t = item.x_dot
+        else:
+            t = rand_tangent(x, rng)
+        if isinstance(t, NotImplementedTangent):
+            raise TesterUsageError(
+                f"{tester}({name}): {_arg_label(i)} was given a NotImplementedTangent as its "
+                "tangent; give a real tangent or NoTangent().")
+        tangents.append(t)
+    specs = []
+    for i, (x, t) in enumerate(zip(primals, tangents)):
+        spec = spec_of(x, t, _item_path(i))
+        try:
+            spec.tangent_to_vec(t)
+        except TangentLayoutError as e:
+            raise TesterUsageError(
+                f"{tester}({name}): the tangent given for {_arg_label(i)} does not fit its "
+                f"primal: {e}. Give a tangent of the primal's shape and kind.") from None
+        specs.append(spec)
+    plain_f = specs[0].size == 0
+    r, a = default_tolerances(*primals[1:])
+    counted = _Counted(dict(fkwargs or {}))
+    return _Setup(name, primals, tangents, specs, plain_f,
+                  r if rtol is None else rtol, a if atol is None else atol,
+                  fdm or FDMethod(), counted, rng)
+
+
+def _snapshot(x: Any) -> Any:
+    try:
+        return copy.deepcopy(x)
+    except Exception:
+        return _UNCOPYABLE
+
+
+_UNCOPYABLE = object()
+
+
+def _same(a: Any, b: Any, depth: int = 0) -> bool:
+    if b is _UNCOPYABLE or depth > 30:
+        return True
+    if isinstance(a, np.ndarray):
+        return (isinstance(b, np.ndarray) and a.shape == b.shape and a.dtype == b.dtype
+                and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    if isinstance(a, (tuple, list)):
+        return (type(a) is type(b) and len(a) == len(b)
+                and all(_same(x, y, depth + 1) for x, y in zip(a, b)))
+    if isinstance(a, dict):
+        return (type(b) is dict or isinstance(b, dict)) and a.keys() == b.keys() and all(
+            _same(a[k], b[k], depth + 1) for k in a)
+    if isinstance(a, Tangent):
+        return isinstance(b, Tangent) and _same(_plain_backing(a), _plain_backing(b), depth + 1)
+    if callable(a) and not hasattr(a, "__dict__"):
+        return True
+    d = getattr(a, "__dict__", None)
+    if isinstance(d, dict) and d and not isinstance(a, type) and not callable(a):
+        return type(a) is type(b) and _same(d, getattr(b, "__dict__", {}), depth + 1)
+    if isinstance(a, (int, float, complex, str, bytes, np.generic)):
+        return type(a) is type(b) and (a == b or (a != a and b != b))
+    return True
+
+
+def _plain_backing(t: Tangent) -> Any:
+    b = t.backing
+    return dict(b) if isinstance(b, dict) else list(b)
+
+
+def _check_not_mutated(s: _Setup, before: list, when: str) -> None:
+    for i, (x, x0) in enumerate(zip(s.primals, before)):
+        if not _same(x, x0):
+            raise AssertionError(
+                f"{s.name}: {when} mutated {_arg_label(i)} ({_item_path(i)}). Rules must "
+                "never write into their inputs: copy first (x = x.copy()) or build a new "
+                "array.")
+
+
+def _fd_along(s: _Setup, i: int, v: np.ndarray, step: float | None = None) -> Any:
+    """Directional derivative of f along slot vector ``v`` of item ``i`` (others fixed).
+
+    Returns (derivative in output layout, FDResult)."""
+    spec = s.specs[i]
+    x0 = spec.to_vec(s.primals[i])
+    scale = float(np.max(np.abs(v))) if v.size else 0.0
+    out_spec = s.out_spec
+    assert out_spec is not None
+    if scale == 0.0:
+        return np.zeros(out_spec.size), None
+    u = v / scale
+    rest = list(s.primals)
+
+    def g(t: float) -> np.ndarray:
+        rest[i] = spec.from_vec(x0 + t * u)
+        return out_spec.to_vec(s.counted(*rest))
+
+    eps = max(spec.eps(), out_spec.eps())
+    res = fd_derivative(g, 0.0, _with_range(s.method, spec), eps=eps, step=step,
+                        f0=out_spec.to_vec(s.y))
+    return res.value * scale, res
+
+
+def _fd_combined(s: _Setup, vs: list[np.ndarray]) -> Any:
+    """Directional derivative moving every item ``i`` along ``vs[i]`` at once."""
+    out_spec = s.out_spec
+    assert out_spec is not None
+    scale = max((float(np.max(np.abs(v))) for v in vs if v.size), default=0.0)
+    if scale == 0.0:
+        return np.zeros(out_spec.size), None
+    x0s = [sp.to_vec(x) for sp, x in zip(s.specs, s.primals)]
+    whole = _Container(tuple(s.primals), "", list(range(len(vs))), s.specs, "seq")
+
+    def g(t: float) -> np.ndarray:
+        xs = [sp.from_vec(x0 + t * v / scale) if sp.size else x
+              for sp, x0, v, x in zip(s.specs, x0s, vs, s.primals)]
+        return out_spec.to_vec(s.counted(*xs))
+
+    eps = max(whole.eps(), out_spec.eps())
+    res = fd_derivative(g, 0.0, _with_range(s.method, whole), eps=eps,
+                        f0=out_spec.to_vec(s.y))
+    return res.value * scale, res
+
+
+def _check_primal(s: _Setup, y: Any, what: str) -> None:
+    problem = _compare(y, s.y, "y", s.rtol, s.atol)
+    if problem:
+        raise AssertionError(
+            f"{s.name}: the primal output returned by the {what} differs from "
+            f"f(*args):\n  {problem}\nThe rule must return f(*args) as its first element.")
+
+
+def _as_rule_result(s: _Setup, res: Any, what: str, call: str) -> tuple:
+    if res is None:
+        types = ", ".join(type(x).__name__ for x in s.primals[1:])
+        raise AssertionError(
+            f"{s.name}: no {what} found for {s.name}({types}); register one with "
+            f"@{what}.register(...) or check the argument types it dispatches on.")
+    if not isinstance(res, tuple) or len(res) != 2:
+        raise AssertionError(
+            f"{s.name}: the {what} must return a 2-tuple {call}, got "
+            f"{type(res).__name__}{' of length ' + str(len(res)) if isinstance(res, tuple) else ''}.")
+    return res
+
+
+def _tol_dot(s: _Setup, w: np.ndarray, jv: np.ndarray) -> float:
+    return s.atol + s.rtol * float(np.linalg.norm(w)) * float(np.linalg.norm(jv))
+
+
+def _worst_lines(spec: Spec, got: np.ndarray, want: np.ndarray, k: int = 5,
+                 index_map: np.ndarray | None = None) -> str:
+    diff = np.abs(got - want)
+    order = np.argsort(diff)[::-1][:k]
+    lines = []
+    for j in order:
+        slot = int(index_map[j]) if index_map is not None else int(j)
+        lines.append(f"    {spec.element_name(slot)}: rule {got[j]:.6g}, "
+                     f"finite differences {want[j]:.6g}")
+    return "\n".join(lines)
+
+
+def _fd_note(res: Any) -> str:
+    if res is None:
+        return ""
+    acc = "" if not np.isfinite(res.accuracy) else f", estimated FD error {res.accuracy:.2g}"
+    return f" (FD step {res.step:.2g}{acc})"
+
+
+# ----------------------------------------------------------------------- test_rrule
+
+
+def test_rrule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | None = None,
+               atol: float | None = None, fkwargs: dict | None = None,
+               rrule_f: Callable[..., Any] = rrule, config: Any = None,
+               check_thunked_output_tangent: bool = True,
+               check_zero_output_tangent: bool = True, seed: Any = None,
+               fdm: FDMethod | None = None) -> RuleTestReport:
+    """Check the rrule of ``f`` at ``args`` against finite differences of ``f``.
+
+    **Arguments:**
+
+    - ``f``: the function (or a `PrimalAndTangent` for a callable object
+      whose fields are differentiated too).
+    - ``args``: the primal arguments; any may be a `PrimalAndTangent` to fix
+      its direction, ``no_tangent(x)`` to exclude it. Others get
+      ``rand_tangent(x)``.
+    - ``output_tangent``: the cotangent ``y_bar`` fed to the pullback
+      (default ``rand_tangent(y)``).
+    - ``rtol``, ``atol``: tolerances (default by dtype, `default_tolerances`).
+    - ``fkwargs``: keyword arguments of ``f`` (never differentiated).
+    - ``rrule_f``: what computes ``(y, pullback)``, called as
+      ``rrule_f(config, f, *args, **fkwargs)``; ``rrule_via_ad`` tests an AD.
+    - ``config``: the `RuleConfig` passed (default `ADviaRuleConfig`).
+    - ``check_thunked_output_tangent``: also feed ``Thunk(y_bar)``.
+    - ``check_zero_output_tangent``: also feed ``ZeroTangent()``.
+    - ``seed``: seed or ``np.random.Generator`` (default ``$CHAINRULES_TEST_SEED`` or 0).
+    - ``fdm``: the finite-difference method (`FDMethod`).
+
+    **Checks:** the primal output; the pullback returns a tuple with one entry
+    per argument plus ``self_bar``; ``self_bar`` is ``NoTangent()`` for plain
+    functions; arguments with ``NoTangent()`` get ``NoTangent()`` back (not
+    ``ZeroTangent()``); every cotangent fits its primal (shape, dtype, real for
+    real, fields) and agrees with finite differences — by the dot-product test
+    ``<y_bar, J x_dot> = <x_bar, x_dot>`` on a seeded direction (O(1) primal
+    calls per argument), and element by element for arguments of at most 64
+    scalars or to localise a failure; a thunked and a zero ``y_bar`` work;
+    ``InplaceableThunk`` adds agree with ``+``; neither the rule nor the
+    pullback mutates the inputs or ``y_bar``. A ``NotImplementedTangent`` is
+    an expected failure (``pytest.xfail``) once the rest passed.
+
+    **Returns** a `RuleTestReport`; **raises** ``AssertionError`` for a wrong rule.
+
+    >>> import numpy as np
+    >>> from chainrules.testing import test_rrule, no_tangent
+    >>> test_rrule(np.sum, np.array([[1.0, 2.0], [3.0, 4.0]]), fkwargs={"axis": 0}).mode
+    'rrule'
+    """
+    __tracebackhide__ = True
+    start = time.perf_counter()
+    from chainrules.testing._config import ADviaRuleConfig
+
+    s = _setup("test_rrule", f, args, rtol, atol, fkwargs, seed, fdm)
+    rng = s.rng
+    config = ADviaRuleConfig(s.method) if config is None else config
+    report = RuleTestReport(s.name, "rrule")
+    before = [_snapshot(x) for x in s.primals]
+    s.y = s.counted(*s.primals)
+    s.out_spec = spec_of(s.y, None, "y")
+    _check_not_mutated(s, before, "calling f")
+    before = [_snapshot(x) for x in s.primals]
+
+    res = rrule_f(config, *s.primals, **s.counted.fkwargs)
+    y, pullback = _as_rule_result(s, res, "rrule", "(y, pullback)")
+    _check_not_mutated(s, before, "the rrule")
+    _check_primal(s, y, "rrule")
+    report.checks.append("primal output")
+    if not callable(pullback):
+        raise AssertionError(
+            f"{s.name}: the rrule returned (y, {type(pullback).__name__}); the second "
+            "element must be the pullback function.")
+
+    y_bar = rand_tangent(s.y, rng) if output_tangent is None else output_tangent
+    try:
+        w = s.out_spec.tangent_to_vec(y_bar)
+    except TangentLayoutError as e:
+        raise TesterUsageError(
+            f"test_rrule({s.name}): output_tangent does not fit the output y: {e}.") from None
+    y_bar_before = _snapshot(y_bar)
+    n_items = len(s.primals)
+
+    def call_pullback(arg: Any, what: str) -> tuple:
+        try:
+            bars = pullback(arg)
+        except Exception as e:
+            raise AssertionError(
+                f"{s.name}: the pullback raised {type(e).__name__} when given {what}: {e}. "
+                "Pullbacks must accept natural, thunked and zero cotangents "
+                "(unthunk(y_bar) first; return ZeroTangent()s for ZeroTangent()).") from e
+        if not isinstance(bars, tuple):
+            raise AssertionError(
+                f"{s.name}: the pullback must return a tuple (self_bar, *arg_bars), got "
+                f"{type(bars).__name__}{' (use a tuple, not a list)' * isinstance(bars, list)}.")
+        if len(bars) != n_items:
+            raise AssertionError(
+                f"{s.name}: the pullback returned {len(bars)} cotangents, expected "
+                f"{n_items}: one for f itself (self_bar, NoTangent() for plain functions) "
+                f"plus one per positional argument ({n_items - 1}).")
+        return bars
+
+    bars = call_pullback(y_bar, "y_bar")
+    if not _same(y_bar, y_bar_before):
+        raise AssertionError(
+            f"{s.name}: the pullback mutated its cotangent argument y_bar. Never write into "
+            "y_bar: it may be shared with other pullbacks.")
+    _check_not_mutated(s, before, "the pullback")
+    report.checks.append("pullback returns a tuple of the right length")
+
+    not_implemented: list[str] = []
+    for i in range(n_items):
+        x_bar = bars[i]
+        spec = s.specs[i]
+        label = _arg_label(i)
+        if isinstance(unthunk(x_bar), NotImplementedTangent):
+            not_implemented.append(f"{label}: {unthunk(x_bar)!r}")
+            continue
+        if spec.size == 0:
+            got = unthunk(x_bar)
+            if not isinstance(got, NoTangent):
+                if i == 0 and s.plain_f:
+                    raise AssertionError(
+                        f"{s.name}: self_bar (first entry of the pullback's tuple) must be "
+                        f"NoTangent() for a plain function, got {got!r}. Return "
+                        "(NoTangent(), x_bar, ...).")
+                raise AssertionError(
+                    f"{s.name}: {label} ({_item_path(i)}) cannot be perturbed (its tangent is "
+                    f"NoTangent()), so its cotangent must be NoTangent(), got {got!r}"
+                    + (" (ZeroTangent() is a zero *value*; NoTangent() says there is no "
+                       "derivative)" if isinstance(got, ZeroTangent) else "") + ".")
+            report.checks.append(f"NoTangent for {label}")
+            continue
+        try:
+            xb = spec.tangent_to_vec(x_bar, strict=True)
+        except TangentLayoutError as e:
+            raise AssertionError(f"{s.name}: cotangent of {label} does not fit its primal: "
+                                 f"{e}") from None
+        _check_cotangent(s, i, xb, w, report)
+
+    if check_thunked_output_tangent:
+        tbars = call_pullback(Thunk(lambda: y_bar), "a Thunk of y_bar")
+        for i in range(n_items):
+            if isinstance(unthunk(bars[i]), NotImplementedTangent):
+                continue
+            problem = _compare(tbars[i], bars[i], _item_path(i), s.rtol, s.atol)
+            if problem:
+                raise AssertionError(
+                    f"{s.name}: the pullback gives a different cotangent for "
+                    f"{_arg_label(i)} when y_bar is a Thunk:\n  {problem}")
+        report.checks.append("thunked y_bar")
+    if check_zero_output_tangent:
+        zbars = call_pullback(ZeroTangent(), "ZeroTangent()")
+        for i in range(n_items):
+            z = unthunk(zbars[i])
+            if isinstance(z, NotImplementedTangent):
+                continue
+            if s.specs[i].size == 0 and not isinstance(z, NoTangent):
+                raise AssertionError(
+                    f"{s.name}: for y_bar = ZeroTangent() the pullback returned {z!r} for "
+                    f"{_arg_label(i)}, which must always get NoTangent().")
+            problem = _zero_of(z, _item_path(i), s.rtol, s.atol)
+            if problem:
+                raise AssertionError(
+                    f"{s.name}: for y_bar = ZeroTangent() the pullback must return zero "
+                    f"cotangents:\n  {problem}")
+        report.checks.append("ZeroTangent y_bar")
+    _check_inplaceable(s, bars, rng, report)
+    _check_not_mutated(s, before, "the pullback")
+
+    report.primal_calls = s.counted.calls
+    report.seconds = time.perf_counter() - start
+    if not_implemented:
+        xfail(f"{s.name}: derivative not implemented for " + "; ".join(not_implemented)
+              + f" (the other checks passed: {', '.join(report.checks)})")
+    return report
+
+
+def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
+                     report: RuleTestReport) -> None:
+    spec = s.specs[i]
+    label = _arg_label(i)
+    v = spec.tangent_to_vec(s.tangents[i])
+    if not np.any(v):
+        v = np.ones(spec.size)
+    jv, fd_res = _fd_along(s, i, v)
+    lhs = float(w @ jv)
+    rhs = float(xb @ v)
+    tol = _tol_dot(s, w, jv)
+    step = fd_res.step if fd_res is not None else None
+    if abs(lhs - rhs) > tol:
+        where = _localise(s, i, xb, w, v, step)
+        raise AssertionError(
+            f"{s.name}: wrong cotangent for {label} ({_item_path(i)}): the dot-product test "
+            f"<y_bar, J·x_dot> = <x_bar, x_dot> fails: finite differences give {lhs:.6g}, "
+            f"the pullback {rhs:.6g} (difference {abs(lhs - rhs):.3g} > tolerance "
+            f"{tol:.3g}){_fd_note(fd_res)}.\n{where}")
+    report.checks.append(f"cotangent of {label}")
+    if spec.size <= FULL_JACOBIAN_MAX:
+        want = _jtv(s, i, w, np.arange(spec.size), step)
+        err = float(np.linalg.norm(xb - want))
+        tol_full = s.atol + s.rtol * max(float(np.linalg.norm(xb)), float(np.linalg.norm(want)))
+        if err > tol_full:
+            raise AssertionError(
+                f"{s.name}: wrong cotangent for {label} ({_item_path(i)}): it differs from "
+                f"the finite-difference J^T·y_bar by {err:.3g} (tolerance {tol_full:.3g}); "
+                f"worst elements:\n{_worst_lines(spec, xb, want)}")
+        report.checks.append(f"full Jacobian of {label}")
+
+
+def _jtv(s: _Setup, i: int, w: np.ndarray, slots: np.ndarray, step: float | None) -> np.ndarray:
+    """(J^T y_bar)[slots] for item i, one finite difference per slot."""
+    out = np.zeros(len(slots))
+    size = s.specs[i].size
+    for j, k in enumerate(slots):
+        e = np.zeros(size)
+        e[k] = 1.0
+        jv, _ = _fd_along(s, i, e, step)
+        out[j] = w @ jv
+    return out
+
+
+def _localise(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray, v: np.ndarray,
+              step: float | None) -> str:
+    """Find where the cotangent is wrong: bisect the direction's support (one finite
+    difference per halving) down to a block of at most 64 scalars, then compare it
+    element by element."""
+    spec = s.specs[i]
+    slots = np.flatnonzero(v) if spec.size > FULL_JACOBIAN_MAX else np.arange(spec.size)
+    while len(slots) > FULL_JACOBIAN_MAX:
+        half = slots[: len(slots) // 2]
+        other = slots[len(slots) // 2:]
+        scores = []
+        for part in (half, other):
+            vp = np.zeros(spec.size)
+            vp[part] = v[part]
+            jv, _ = _fd_along(s, i, vp, step)
+            scores.append(abs(float(w @ jv) - float(xb @ vp)) / _tol_dot(s, w, jv))
+        slots = half if scores[0] >= scores[1] else other
+    want = _jtv(s, i, w, slots, step)
+    got = xb[slots]
+    scope = "all" if len(slots) == spec.size else f"a block of {len(slots)} of {spec.size}"
+    return (f"  Element-wise comparison of J^T·y_bar over {scope} scalars of {_item_path(i)}, "
+            f"worst elements:\n{_worst_lines(spec, got, want, index_map=slots)}")
+
+
+def _check_inplaceable(s: _Setup, bars: tuple, rng: np.random.Generator,
+                       report: RuleTestReport) -> None:
+    for i, x_bar in enumerate(bars):
+        if not isinstance(x_bar, InplaceableThunk):
+            continue
+        x = s.primals[i]
+        if not isinstance(x, np.ndarray):
+            continue
+        acc = rand_tangent(x, rng)
+        expected = acc + unthunk(x_bar)
+        got = iadd(np.array(acc, copy=True), x_bar)
+        direct = x_bar.add_fn(np.array(acc, copy=True))
+        for what, value in (("iadd(acc, x_bar)", got), ("x_bar.add_fn(acc)", direct)):
+            problem = _compare(value, expected, _item_path(i), s.rtol, s.atol)
+            if problem:
+                raise AssertionError(
+                    f"{s.name}: the InplaceableThunk returned for {_arg_label(i)} adds "
+                    f"wrongly: {what} differs from acc + unthunk(x_bar):\n  {problem}")
+        report.checks.append(f"InplaceableThunk add of {_arg_label(i)}")
+
+
+# ----------------------------------------------------------------------- test_frule
+
+
+def test_frule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | None = None,
+               atol: float | None = None, fkwargs: dict | None = None,
+               frule_f: Callable[..., Any] = frule, config: Any = None,
+               check_zero_tangents: bool = True, seed: Any = None,
+               fdm: FDMethod | None = None) -> RuleTestReport:
+    """Check the frule of ``f`` at ``args`` against finite differences of ``f``.
+
+    Arguments as for `test_rrule` (``output_tangent`` is accepted for symmetry
+    and unused: the whole pushforward is compared). ``frule_f`` is called as
+    ``frule_f(config, (self_dot, *arg_dots), f, *args, **fkwargs)``
+    (``frule_via_ad`` tests an AD's forward mode).
+
+    **Checks:** the primal output; the pushforward along the seeded tangents of
+    all arguments at once equals the finite-difference ``J·x_dot`` (compared in
+    full, O(1) primal calls); on failure each argument is checked alone to name
+    the one that is wrong, with the worst output elements; all-``ZeroTangent``
+    tangents give a zero pushforward; the rule does not mutate its inputs or
+    tangents. A ``NotImplementedTangent`` is an expected failure.
+
+    >>> import numpy as np
+    >>> from chainrules.testing import test_frule
+    >>> test_frule(np.multiply, np.array([1.0, 2.0]), 3.0).mode
+    'frule'
+    """
+    __tracebackhide__ = True
+    start = time.perf_counter()
+    from chainrules.testing._config import ADviaRuleConfig
+
+    del output_tangent
+    s = _setup("test_frule", f, args, rtol, atol, fkwargs, seed, fdm)
+    config = ADviaRuleConfig(s.method) if config is None else config
+    report = RuleTestReport(s.name, "frule")
+    before = [_snapshot(x) for x in s.primals]
+    s.y = s.counted(*s.primals)
+    s.out_spec = spec_of(s.y, None, "y")
+    _check_not_mutated(s, before, "calling f")
+
+    def run(dargs: tuple, what: str) -> Any:
+        tangents_before = [_snapshot(t) for t in dargs]
+        res = frule_f(config, dargs, *s.primals, **s.counted.fkwargs)
+        y, y_dot = _as_rule_result(s, res, "frule", "(y, y_dot)")
+        _check_not_mutated(s, before, "the frule")
+        for i, (t, t0) in enumerate(zip(dargs, tangents_before)):
+            if not _same(t, t0):
+                raise AssertionError(
+                    f"{s.name}: the frule mutated the tangent of {_arg_label(i)}. Never write "
+                    "into the tangents: build new arrays.")
+        return y, y_dot
+
+    dargs = tuple(s.tangents)
+    y, y_dot = run(dargs, "the tangents")
+    _check_primal(s, y, "frule")
+    report.checks.append("primal output")
+    if isinstance(unthunk(y_dot), NotImplementedTangent):
+        report.primal_calls = s.counted.calls
+        xfail(f"{s.name}: pushforward not implemented: {unthunk(y_dot)!r}")
+    got = _pushforward_vec(s, y_dot, "the pushforward")
+    vs = [sp.tangent_to_vec(t) for sp, t in zip(s.specs, s.tangents)]
+    want, fd_res = _fd_combined(s, vs)
+    if not _close(s, got, want):
+        culprits = _localise_frule(s, vs, run)
+        raise AssertionError(
+            f"{s.name}: wrong pushforward: y_dot differs from the finite-difference J·x_dot "
+            f"by {float(np.linalg.norm(got - want)):.3g} (tolerance "
+            f"{_tol_vec(s, got, want):.3g}){_fd_note(fd_res)}.\n{culprits}")
+    report.checks.append("pushforward")
+    if check_zero_tangents:
+        zargs = tuple(NoTangent() if sp.size == 0 else ZeroTangent() for sp in s.specs)
+        _, z_dot = run(zargs, "ZeroTangent() tangents")
+        problem = _zero_of(unthunk(z_dot), "y_dot", s.rtol, s.atol)
+        if problem:
+            raise AssertionError(
+                f"{s.name}: with ZeroTangent() tangents the pushforward must be zero:\n"
+                f"  {problem}")
+        report.checks.append("ZeroTangent tangents")
+    report.primal_calls = s.counted.calls
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _pushforward_vec(s: _Setup, y_dot: Any, what: str) -> np.ndarray:
+    assert s.out_spec is not None
+    try:
+        return s.out_spec.tangent_to_vec(y_dot, strict=True)
+    except TangentLayoutError as e:
+        raise AssertionError(f"{s.name}: {what} does not fit the output y: {e}") from None
+
+
+def _tol_vec(s: _Setup, a: np.ndarray, b: np.ndarray) -> float:
+    return s.atol + s.rtol * max(float(np.linalg.norm(a)), float(np.linalg.norm(b)))
+
+
+def _close(s: _Setup, a: np.ndarray, b: np.ndarray) -> bool:
+    return bool(np.all(np.isfinite(a)) and float(np.linalg.norm(a - b)) <= _tol_vec(s, a, b))
+
+
+def _localise_frule(s: _Setup, vs: list[np.ndarray], run: Callable) -> str:
+    assert s.out_spec is not None
+    lines = []
+    for i, (spec, v) in enumerate(zip(s.specs, vs)):
+        if spec.size == 0 or not np.any(v):
+            continue
+        dargs = tuple(t if j == i else (NoTangent() if sp.size == 0 else ZeroTangent())
+                      for j, (sp, t) in enumerate(zip(s.specs, s.tangents)))
+        _, y_dot = run(dargs, f"only the tangent of {_arg_label(i)}")
+        got = _pushforward_vec(s, y_dot, f"the pushforward for {_arg_label(i)} alone")
+        want, _ = _fd_along(s, i, v)
+        if _close(s, got, want):
+            lines.append(f"  {_arg_label(i)} ({_item_path(i)}) alone: correct")
+        else:
+            lines.append(
+                f"  {_arg_label(i)} ({_item_path(i)}) alone: wrong by "
+                f"{float(np.linalg.norm(got - want)):.3g}; worst output elements:\n"
+                + _worst_lines(s.out_spec, got, want, k=3))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- test_scalar
+
+
+def test_scalar(f: Any, z: Any, *, rtol: float | None = None, atol: float | None = None,
+                fkwargs: dict | None = None, check_frule: bool = True,
+                check_rrule: bool = True, seed: Any = None,
+                fdm: FDMethod | None = None) -> list[RuleTestReport]:
+    """Test the frule and rrule of a scalar function ``f`` at real or complex ``z``.
+
+    A real ``z`` is tested with tangent 1 (frule) and output cotangent 1, plus
+    ``1j`` when the output is complex (rrule). A complex ``z`` is tested along
+    ``1`` and ``1j`` (frule) and with output cotangents ``1`` and ``1j``
+    (rrule); complex outputs of real inputs are handled too.
+
+    >>> import math
+    >>> from chainrules.testing import test_scalar
+    >>> [r.mode for r in test_scalar(math.sin, 0.5)]
+    ['frule', 'rrule']
+    """
+    __tracebackhide__ = True
+    from chainrules.testing._pairs import with_tangent
+
+    if isinstance(z, (PrimalAndTangent, np.ndarray)) or not isinstance(
+            z, (int, float, complex, np.number)) or isinstance(z, bool):
+        raise TesterUsageError(
+            f"test_scalar: argument 2 (z) must be a real or complex scalar, got "
+            f"{type(z).__name__}; use test_frule/test_rrule for arrays and structures.")
+    opts = {"rtol": rtol, "atol": atol, "fkwargs": fkwargs, "seed": seed, "fdm": fdm}
+    is_complex = isinstance(z, (complex, np.complexfloating))
+    directions = [1.0, 1j] if is_complex else [1.0]
+    reports = []
+    if check_frule:
+        for d in directions:
+            d = type(z)(d) if isinstance(z, np.generic) else d
+            reports.append(test_frule(f, with_tangent(z, d), **opts))
+    if check_rrule:
+        y = f(z, **(fkwargs or {}))
+        y_complex = isinstance(y, (complex, np.complexfloating))
+        for y_bar in ([1.0, 1j] if y_complex else [1.0]):
+            if isinstance(y, np.generic):
+                y_bar = type(y)(y_bar)
+            reports.append(test_rrule(f, z, output_tangent=y_bar, **opts))
+    return reports
+
+
+test_frule.__test__ = False  # type: ignore[attr-defined]  # not pytest test functions
+test_rrule.__test__ = False  # type: ignore[attr-defined]
+test_scalar.__test__ = False  # type: ignore[attr-defined]
