@@ -1,0 +1,101 @@
+"""chainrules.core: the rule-definition kit (tangents, rule tables, helpers, projection, configs).
+
+Contains no maths rules: those live in :mod:`chainrules.rules`.
+"""
+
+from ._config import (
+    HasForwardsMode,
+    HasReverseMode,
+    NoForwardsMode,
+    NoReverseMode,
+    RuleConfig,
+    frule_via_ad,
+    rrule_via_ad,
+)
+from ._debug import debug_mode
+from ._dispatch import RuleInfo, RuleOverwriteWarning, RuleTable
+from ._errors import (
+    AmbiguityError,
+    ChainRulesError,
+    MissingCapabilityError,
+    NotImplementedDerivativeError,
+    OutArgumentError,
+    PrimalAdditionError,
+    ProjectionError,
+    PullbackError,
+    RuleRegistrationError,
+    TangentFieldError,
+    TangentTypeMismatchError,
+)
+from ._helpers import (
+    derivatives_given_output,
+    has_scalar_rule,
+    ignore_derivatives,
+    non_differentiable,
+    not_implemented,
+    scalar_rule,
+)
+from ._projection import ProjectTo
+from ._rules import frule, rrule
+from ._tangents import (
+    AbstractTangent,
+    InplaceableThunk,
+    MutableTangent,
+    NoTangent,
+    NotImplementedTangent,
+    Tangent,
+    Thunk,
+    ZeroTangent,
+    backing,
+    canonicalize,
+    iadd,
+    unthunk,
+    zero_tangent,
+)
+
+__all__ = [
+    "AbstractTangent",
+    "AmbiguityError",
+    "ChainRulesError",
+    "HasForwardsMode",
+    "HasReverseMode",
+    "InplaceableThunk",
+    "MissingCapabilityError",
+    "MutableTangent",
+    "NoForwardsMode",
+    "NoReverseMode",
+    "NoTangent",
+    "NotImplementedDerivativeError",
+    "NotImplementedTangent",
+    "OutArgumentError",
+    "PrimalAdditionError",
+    "ProjectTo",
+    "ProjectionError",
+    "PullbackError",
+    "RuleConfig",
+    "RuleInfo",
+    "RuleOverwriteWarning",
+    "RuleRegistrationError",
+    "RuleTable",
+    "Tangent",
+    "TangentFieldError",
+    "TangentTypeMismatchError",
+    "Thunk",
+    "ZeroTangent",
+    "backing",
+    "canonicalize",
+    "debug_mode",
+    "derivatives_given_output",
+    "frule",
+    "frule_via_ad",
+    "has_scalar_rule",
+    "iadd",
+    "ignore_derivatives",
+    "non_differentiable",
+    "not_implemented",
+    "rrule",
+    "rrule_via_ad",
+    "scalar_rule",
+    "unthunk",
+    "zero_tangent",
+]

@@ -1,0 +1,158 @@
+"""Exceptions raised by chainrules.
+
+Every exception carries its facts as attributes (so tools can inspect them) and
+builds a message that names what went wrong, what was expected, and how to fix it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def describe(x: Any) -> str:
+    """A short description of a value for error messages: type, and shape/dtype for arrays."""
+    shape = getattr(x, "shape", None)
+    dtype = getattr(x, "dtype", None)
+    name = type(x).__qualname__
+    if shape is not None and dtype is not None:
+        return f"{name}(shape={tuple(shape)}, dtype={dtype})"
+    return name
+
+
+def func_name(f: Any) -> str:
+    """A readable qualified name for a function, class or callable object."""
+    module = getattr(f, "__module__", None)
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None)
+    if name is None:
+        return f"<{type(f).__qualname__} instance>"
+    if module in (None, "builtins"):
+        return name
+    return f"{module}.{name}"
+
+
+class ChainRulesError(Exception):
+    """Base class of every error raised by chainrules."""
+
+
+class RuleRegistrationError(ChainRulesError, TypeError):
+    """A rule could not be registered as asked (bad target, bad annotation, bad config)."""
+
+
+class AmbiguityError(ChainRulesError, TypeError):
+    """Two or more registered signatures match a call equally well.
+
+    Attributes:
+        function: the function called.
+        arg_types: the types of the positional arguments of the call.
+        candidates: the matching signatures, none more specific than the others.
+    """
+
+    def __init__(self, table: str, function: Any, arg_types: tuple, candidates: list) -> None:
+        self.table = table
+        self.function = function
+        self.arg_types = arg_types
+        self.candidates = candidates
+        got = ", ".join(t.__qualname__ for t in arg_types)
+        lines = "\n".join(f"  - {c}" for c in candidates)
+        super().__init__(
+            f"{table} for {func_name(function)}({got}) is ambiguous: these registered signatures "
+            f"all match and none is more specific than the others:\n{lines}\n"
+            f"Register a rule for the exact signature ({got}) to break the tie."
+        )
+
+
+class TangentFieldError(ChainRulesError, AttributeError, TypeError):
+    """A structural tangent was given a field that its primal type does not have."""
+
+    def __init__(self, primal_type: type, field: Any, fields: tuple) -> None:
+        self.primal_type = primal_type
+        self.field = field
+        self.fields = fields
+        super().__init__(
+            f"Tangent[{primal_type.__qualname__}] got field {field!r}, but "
+            f"{primal_type.__qualname__} has fields {fields!r}. A tangent can only have the "
+            f"fields of its primal; absent fields already read as ZeroTangent()."
+        )
+
+
+class TangentTypeMismatchError(ChainRulesError, TypeError):
+    """Two structural tangents of different primal types were combined."""
+
+    def __init__(self, op: str, a: Any, b: Any) -> None:
+        self.op = op
+        self.a = a
+        self.b = b
+        super().__init__(
+            f"cannot {op} {type(a).__qualname__} and {type(b).__qualname__}: structural "
+            f"tangents combine only when they describe the same primal type."
+        )
+
+
+class PrimalAdditionError(ChainRulesError, TypeError):
+    """`primal + tangent` could not build a new primal."""
+
+    def __init__(self, primal: Any, tangent: Any, reason: str) -> None:
+        self.primal = primal
+        self.tangent = tangent
+        self.reason = reason
+        cls = type(primal).__qualname__
+        super().__init__(
+            f"cannot add {type(tangent).__qualname__} to a {cls}: {reason}. Define a constructor "
+            f"{cls}(**fields) that accepts every field as a keyword argument, or define "
+            f"{cls}.__add__ to handle a Tangent."
+        )
+
+
+class ProjectionError(ChainRulesError, ValueError):
+    """A tangent does not fit the space of its primal (shape, type)."""
+
+    def __init__(self, primal_desc: str, got: Any, reason: str) -> None:
+        self.primal_desc = primal_desc
+        self.got = got
+        self.reason = reason
+        super().__init__(
+            f"cannot project {describe(got)} onto the tangent space of {primal_desc}: {reason}"
+        )
+
+
+class NotImplementedDerivativeError(ChainRulesError, NotImplementedError):
+    """A `NotImplementedTangent` was used where its value matters."""
+
+    def __init__(self, tangent: Any, op: str) -> None:
+        self.tangent = tangent
+        self.op = op
+        super().__init__(
+            f"cannot {op} a NotImplementedTangent ({tangent.info}; defined at {tangent.where}): "
+            f"this derivative is not implemented, so its value is unknown."
+        )
+
+
+class MissingCapabilityError(ChainRulesError, TypeError):
+    """A RuleConfig was asked to call back into AD in a mode it does not support."""
+
+    def __init__(self, config: Any, method: str, feature: str) -> None:
+        self.config = config
+        self.method = method
+        self.feature = feature
+        cls = type(config).__qualname__
+        super().__init__(
+            f"{cls} cannot {method}: it does not define {cls}.{method}. An AD supporting this "
+            f"declares the {feature} feature (class {cls}(RuleConfig, {feature})) and implements "
+            f"{method}."
+        )
+
+
+class PullbackError(ChainRulesError, TypeError):
+    """A rule returned something of the wrong form (checked in debug mode)."""
+
+
+class OutArgumentError(ChainRulesError, TypeError):
+    """A rule was called with an `out=` array, whose tangent it cannot track."""
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+        super().__init__(
+            f"the rule for {func_name(function)} does not support out=: writing into a "
+            f"preallocated array hides the result from differentiation. Call "
+            f"{func_name(function)} without out= and assign the result."
+        )

@@ -1,0 +1,397 @@
+"""Declarative helpers: define rules from partial derivatives, or declare their absence."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import types as _types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._errors import OutArgumentError, RuleRegistrationError, func_name
+from ._projection import ProjectTo
+from ._rules import frule_table, rrule_table
+from ._tangents import (
+    AbstractTangent,
+    NoTangent,
+    NotImplementedTangent,
+    Tangent,
+    Thunk,
+    ZeroTangent,
+    add,
+    multiply,
+)
+
+__all__ = [
+    "derivatives_given_output",
+    "ignore_derivatives",
+    "non_differentiable",
+    "not_implemented",
+    "scalar_rule",
+]
+
+
+class _Partials:
+    __slots__ = ("fn", "nargs", "nout", "uses_output")
+
+    def __init__(self, fn: Callable, nargs: int, nout: int, uses_output: bool) -> None:
+        self.fn = fn
+        self.nargs = nargs
+        self.nout = nout
+        self.uses_output = uses_output
+
+    def __call__(self, y: Any, args: tuple) -> tuple:
+        """Partials as a tuple (per output) of tuples (per argument)."""
+        p = self.fn(*args, y=y) if self.uses_output else self.fn(*args)
+        if self.nout == 1:
+            return (p if self.nargs > 1 else (p,),)
+        if not isinstance(p, tuple) or len(p) != self.nout:
+            raise TypeError(
+                f"the partials of a {self.nout}-output scalar_rule must return a tuple of "
+                f"{self.nout} entries (one per output), got {type(p).__qualname__}"
+            )
+        return tuple(q if self.nargs > 1 else (q,) for q in p)
+
+
+_PARTIALS: dict[Any, _Partials] = {}
+
+
+def _refuse_out(f: Any, kwargs: dict) -> None:
+    if kwargs.get("out") is not None:
+        raise OutArgumentError(f)
+    where = kwargs.get("where", True)
+    if where is not True:
+        raise OutArgumentError(f)
+
+
+def _conj(p: Any) -> Any:
+    if type(p) is float:
+        return p
+    if isinstance(p, np.ndarray):
+        return p.conj() if p.dtype.kind == "c" else p
+    if isinstance(p, (complex, np.complexfloating)):
+        return p.conjugate()
+    return p
+
+
+def _is_zero_like(t: Any) -> bool:
+    return isinstance(t, (ZeroTangent, NoTangent))
+
+
+def _fit_output(y_dot: Any, y: Any) -> Any:
+    """Broadcast a pushforward to the output's shape (partials like 1 keep the input's)."""
+    if isinstance(y, np.ndarray):
+        if np.shape(y_dot) != y.shape:
+            y_dot = np.broadcast_to(y_dot, y.shape).copy()
+        if isinstance(y_dot, np.ndarray) and y_dot.dtype != y.dtype and y.dtype.kind in "fc":
+            if y_dot.dtype.kind == "c" and y.dtype.kind == "f":
+                return y_dot  # a complex tangent of a real output signals a bug upstream
+            y_dot = y_dot.astype(y.dtype)
+    return y_dot
+
+
+def scalar_rule(
+    f: Any,
+    partials: Callable[..., Any],
+    *,
+    nout: int = 1,
+    types: tuple | None = None,
+) -> None:
+    """Define the frule and the rrule of ``f`` from its partial derivatives.
+
+    ``partials(*args)`` returns the partial derivative of the output with respect
+    to each argument: a single value for a one-argument function, else a tuple
+    with one entry per argument. A keyword-only parameter ``y`` receives the primal
+    output, so a partial can reuse it (``scalar_rule(math.exp, lambda x, *, y: y)``).
+    With ``nout > 1`` outputs, return a tuple with one such entry per output.
+
+    The same definition works elementwise for NumPy arrays and ufuncs with
+    broadcasting: the pushforward is ``sum(partial_i * x_dot_i)`` broadcast to the
+    output, the pullback returns ``ProjectTo(x_i)(conj(partial_i) * y_bar)``, which
+    sums broadcast dimensions away and keeps each argument's dtype. Complex inputs
+    follow the holomorphic assumption. ``out=`` and ``where=`` are refused with an
+    :class:`~chainrules.OutArgumentError`.
+
+    Args:
+        f: the function (Python scalar function or NumPy ufunc).
+        partials: computes the partial derivatives from the arguments (and ``y``).
+        nout: the number of outputs of ``f``.
+        types: dispatch types of the arguments (default: ``object`` for each).
+
+    Example:
+        >>> import math
+        >>> from chainrules import scalar_rule, rrule, frule, NoTangent
+        >>> def cube(x):
+        ...     return x ** 3
+        >>> scalar_rule(cube, lambda x: 3 * x ** 2)
+        >>> frule((NoTangent(), 1.0), cube, 2.0)
+        (8.0, 12.0)
+        >>> y, pullback = rrule(cube, 2.0)
+        >>> pullback(1.0)
+        (NoTangent(), 12.0)
+    """
+    try:
+        sig = inspect.signature(partials)
+    except (TypeError, ValueError):
+        raise RuleRegistrationError(
+            f"scalar_rule({func_name(f)}, ...): cannot read the signature of the partials "
+            f"function; pass a def or lambda taking the arguments of {func_name(f)}"
+        ) from None
+    positional = [p for p in sig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values()):
+        raise RuleRegistrationError(
+            f"scalar_rule({func_name(f)}, ...): the partials function must name each "
+            f"argument (no *args)"
+        )
+    y_param = sig.parameters.get("y")
+    uses_output = y_param is not None and y_param.kind == inspect.Parameter.KEYWORD_ONLY
+    nargs = len(positional)
+    if nargs == 0:
+        raise RuleRegistrationError(
+            f"scalar_rule({func_name(f)}, ...): the partials function takes no arguments; it "
+            f"must take the arguments of {func_name(f)}"
+        )
+    if nout < 1:
+        raise RuleRegistrationError(f"scalar_rule({func_name(f)}, ...): nout must be >= 1")
+    if types is None:
+        types = (object,) * nargs
+    elif len(types) != nargs:
+        raise RuleRegistrationError(
+            f"scalar_rule({func_name(f)}, ...): {len(types)} types for a partials function of "
+            f"{nargs} argument(s)"
+        )
+    part = _Partials(partials, nargs, nout, uses_output)
+    _PARTIALS[f] = part
+    frule_table.add_rule(f, _scalar_frule(f, part), tuple(types), kind="scalar")
+    rrule_table.add_rule(f, _scalar_rrule(f, part), tuple(types), kind="scalar")
+
+
+def _pushforward(ps: tuple, x_dots: tuple) -> Any:
+    y_dot: Any = ZeroTangent()
+    for p, x_dot in zip(ps, x_dots):
+        if isinstance(x_dot, AbstractTangent):
+            if _is_zero_like(x_dot):
+                continue
+            if isinstance(x_dot, NotImplementedTangent):
+                return x_dot
+            x_dot = x_dot.unthunk() if isinstance(x_dot, Thunk) else x_dot
+        y_dot = p * x_dot if isinstance(y_dot, ZeroTangent) else y_dot + p * x_dot
+    return y_dot
+
+
+def _scalar_frule(f: Any, part: _Partials) -> Callable:
+    nout = part.nout
+
+    def scalar_frule(dargs: tuple, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            _refuse_out(f, kwargs)
+        y = f(*args, **kwargs)
+        ps = part(y, args)
+        x_dots = dargs[1:]
+        if nout == 1:
+            y_dot = _pushforward(ps[0], x_dots)
+            if isinstance(y, np.ndarray) and not isinstance(y_dot, AbstractTangent):
+                y_dot = _fit_output(y_dot, y)
+            return y, y_dot
+        y_dots = []
+        for k in range(nout):
+            y_dot = _pushforward(ps[k], x_dots)
+            if isinstance(y[k], np.ndarray) and not isinstance(y_dot, AbstractTangent):
+                y_dot = _fit_output(y_dot, y[k])
+            y_dots.append(y_dot)
+        return y, Tangent[type(y)](*y_dots) if type(y) in (tuple, list) else tuple(y_dots)
+
+    scalar_frule.__qualname__ = f"{getattr(f, '__name__', 'f')}_frule"
+    return scalar_frule
+
+
+def _fast_projector(x: Any) -> Callable[[Any], Any]:
+    if type(x) is float:
+        return _project_python_float
+    return ProjectTo(x)
+
+
+def _project_python_float(dx: Any) -> Any:
+    if type(dx) is float:
+        return dx
+    return _PROJECT_FLOAT(dx)
+
+
+_PROJECT_FLOAT = ProjectTo(0.0)
+
+
+def _output_cotangents(y_bar: Any, nout: int) -> tuple:
+    if isinstance(y_bar, Thunk):
+        y_bar = y_bar.unthunk()
+    if isinstance(y_bar, (ZeroTangent, NoTangent)):
+        return (ZeroTangent(),) * nout
+    if isinstance(y_bar, Tangent):
+        y_bar = y_bar.backing
+    if not isinstance(y_bar, (tuple, list)) or len(y_bar) != nout:
+        raise TypeError(
+            f"the pullback of a {nout}-output function expects a tuple or Tangent of {nout} "
+            f"cotangents, got {type(y_bar).__qualname__}"
+        )
+    return tuple(y_bar)
+
+
+def _scalar_rrule(f: Any, part: _Partials) -> Callable:
+    nout = part.nout
+    name = getattr(f, "__name__", "f")
+
+    def scalar_rrule(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            _refuse_out(f, kwargs)
+        y = f(*args, **kwargs)
+        projectors = [_fast_projector(x) for x in args]
+
+        def scalar_pullback(y_bar: Any) -> tuple:
+            if nout == 1:
+                if isinstance(y_bar, AbstractTangent):
+                    if isinstance(y_bar, Thunk):
+                        y_bar = y_bar.unthunk()
+                    elif _is_zero_like(y_bar):
+                        return (NoTangent(), *(p(ZeroTangent()) for p in projectors))
+                    elif isinstance(y_bar, NotImplementedTangent):
+                        return (NoTangent(), *(y_bar for _ in projectors))
+                ps = part(y, args)[0]
+                return (NoTangent(), *(
+                    project(_conj(p) * y_bar) for project, p in zip(projectors, ps)
+                ))
+            y_bars = _output_cotangents(y_bar, nout)
+            ps = part(y, args)
+            out = []
+            for i, project in enumerate(projectors):
+                x_bar: Any = ZeroTangent()
+                for k in range(nout):
+                    x_bar = add(x_bar, multiply(_conj(ps[k][i]), y_bars[k]))
+                out.append(project(x_bar))
+            return (NoTangent(), *out)
+
+        scalar_pullback.__qualname__ = f"{name}_pullback"
+        return y, scalar_pullback
+
+    scalar_rrule.__qualname__ = f"{name}_rrule"
+    return scalar_rrule
+
+
+def derivatives_given_output(y: Any, f: Any, *args: Any) -> tuple:
+    """The partials of a ``scalar_rule`` function: one tuple per output, one entry per argument.
+
+    Lets an AD fuse chains of elementwise functions without calling the rules.
+
+    Raises:
+        KeyError: ``f`` was not defined with :func:`scalar_rule`.
+
+    Example:
+        >>> import math
+        >>> from chainrules import derivatives_given_output
+        >>> derivatives_given_output(math.exp(1.0), math.exp, 1.0)
+        ((2.718281828459045,),)
+    """
+    try:
+        part = _PARTIALS[f]
+    except (KeyError, TypeError):
+        raise KeyError(
+            f"{func_name(f)} has no scalar_rule, so its partials are not known; define it "
+            f"with scalar_rule({func_name(f)}, partials)"
+        ) from None
+    return part(y, args)
+
+
+def has_scalar_rule(f: Any) -> bool:
+    """Whether ``f`` was defined with :func:`scalar_rule` (its partials are known)."""
+    try:
+        return f in _PARTIALS
+    except TypeError:
+        return False
+
+
+def non_differentiable(f: Any, *types: Any) -> None:
+    """Declare that ``f`` has no derivative: its frule gives ``NoTangent()``, its pullback all
+    ``NoTangent()``.
+
+    For functions whose outputs are counts, indices, booleans or other discrete
+    values (``len``, ``np.argmax``, comparisons). ``types`` restricts the
+    declaration to those positional argument types (a trailing ``...`` accepts any
+    further arguments); by default it covers every call.
+
+    Example:
+        >>> from chainrules import non_differentiable, rrule, frule, NoTangent
+        >>> def count_positive(x):
+        ...     return sum(1 for v in x if v > 0)
+        >>> non_differentiable(count_positive)
+        >>> y, pullback = rrule(count_positive, [1.0, -2.0])
+        >>> y, pullback(1.0)
+        (1, (NoTangent(), NoTangent()))
+        >>> frule((NoTangent(), NoTangent()), count_positive, [1.0])
+        (1, NoTangent())
+    """
+    if not types:
+        types = (...,)
+    name = getattr(f, "__name__", "f")
+
+    def non_differentiable_rrule(*args: Any, **kwargs: Any) -> Any:
+        y = f(*args, **kwargs)
+        n = len(args) + 1
+
+        def non_differentiable_pullback(y_bar: Any) -> tuple:
+            return (NoTangent(),) * n
+
+        return y, non_differentiable_pullback
+
+    def non_differentiable_frule(dargs: tuple, *args: Any, **kwargs: Any) -> Any:
+        return f(*args, **kwargs), NoTangent()
+
+    non_differentiable_rrule.__qualname__ = f"{name}_rrule"
+    non_differentiable_frule.__qualname__ = f"{name}_frule"
+    rrule_table.add_rule(f, non_differentiable_rrule, types, kind="non_differentiable")
+    frule_table.add_rule(f, non_differentiable_frule, types, kind="non_differentiable")
+
+
+def not_implemented(info: str = "") -> NotImplementedTangent:
+    """Mark one derivative as not implemented yet (the others of the rule still work).
+
+    Returns a :class:`~chainrules.NotImplementedTangent` recording ``info`` and
+    where it was created. Testers report it as an expected failure; an AD
+    propagates it, and raises if its value is ever needed.
+
+    Example:
+        >>> from chainrules import not_implemented
+        >>> t = not_implemented("derivative w.r.t. the order")
+        >>> t.info
+        'derivative w.r.t. the order'
+    """
+    frame = sys._getframe(1)
+    where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    return NotImplementedTangent(info, where)
+
+
+_CALLABLE_THUNK_TYPES = (_types.FunctionType, _types.MethodType, _types.BuiltinFunctionType,
+                         _types.BuiltinMethodType)
+
+
+def ignore_derivatives(x: Any) -> Any:
+    """Stop differentiation: a function is called (its result is treated as constant),
+    anything else is returned as is.
+
+    Use it around code whose result must not carry derivatives (logging, statistics,
+    step-size heuristics). Its rules return ``NoTangent()``, so an AD treats the
+    result as a constant.
+
+    Example:
+        >>> from chainrules import ignore_derivatives
+        >>> ignore_derivatives(lambda: 1.0 + 1.0)
+        2.0
+        >>> ignore_derivatives(3.0)
+        3.0
+    """
+    if isinstance(x, _CALLABLE_THUNK_TYPES):
+        return x()
+    return x
+
+
+non_differentiable(ignore_derivatives)

@@ -1,0 +1,340 @@
+"""ProjectTo: map any plausible tangent into the tangent space of a primal.
+
+Rules written for general arguments may produce cotangents outside the primal's
+space: complex for a real input, float64 for a float32 input, a broadcast shape
+for a smaller input, a dense matrix for a sparse one. ``ProjectTo(x)`` captures
+what a tangent of ``x`` must look like (and nothing else: not ``x`` itself), and
+maps such cotangents back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._errors import ProjectionError, describe
+from ._tangents import (
+    AbstractTangent,
+    NoTangent,
+    NotImplementedTangent,
+    Tangent,
+    Thunk,
+    ZeroTangent,
+    _is_attrs_type,
+    _is_namedtuple_type,
+    _object_fields,
+    unthunk,
+)
+
+__all__ = ["ProjectTo"]
+
+_REAL_SCALARS = (float, int, np.floating, np.integer)
+
+
+def _passthrough(dx: Any) -> Any | None:
+    """The result for tangents every projector passes through unchanged (or None)."""
+    if isinstance(dx, (ZeroTangent, NoTangent, NotImplementedTangent)):
+        return dx
+    return None
+
+
+class ProjectTo:
+    """Capture the tangent space of ``x``; calling the result projects a tangent into it.
+
+    ``project_x = ProjectTo(x)`` then ``project_x(dx)``:
+
+    - real scalar (float, int, NumPy real): the real part, as the primal's float type
+      (a Python ``int`` projects like ``float``); a size-1 array is accepted;
+    - complex scalar or array: complex, the primal's dtype;
+    - real float array: the real part, the primal's dtype (float32 stays float32) and
+      shape; dimensions added by broadcasting are summed away, size-1 dimensions are
+      added or removed; any other shape mismatch raises :class:`ProjectionError`
+      naming both shapes;
+    - bool, str, None, integer and bool arrays (indices): ``NoTangent()``;
+    - tuple, list, dict, dataclass, namedtuple, attrs or plain object: item- or
+      field-wise, giving a ``Tangent``;
+    - ``scipy.sparse`` matrix or array: a sparse tangent with the same sparsity pattern;
+    - ``ZeroTangent``, ``NoTangent`` and ``NotImplementedTangent`` pass through, a
+      ``Thunk`` becomes a thunk of the projection.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrules import ProjectTo
+        >>> project_x = ProjectTo(np.ones(3, dtype=np.float32))
+        >>> project_x(np.ones((2, 3)) + 1j)   # summed over the broadcast dim, real, float32
+        array([2., 2., 2.], dtype=float32)
+        >>> ProjectTo(2)(1.5 + 2j)
+        1.5
+    """
+
+    __slots__ = ("_fn", "_kind")
+
+    def __init__(self, x: Any) -> None:
+        self._kind, self._fn = _make_projector(x)
+
+    def __call__(self, dx: Any) -> Any:
+        passed = _passthrough(dx)
+        if passed is not None:
+            return passed
+        if isinstance(dx, Thunk):
+            fn = self._fn
+
+            def projected_thunk() -> Any:
+                return fn(unthunk(dx))
+
+            return Thunk(projected_thunk)
+        return self._fn(dx)
+
+    def __repr__(self) -> str:
+        return f"ProjectTo({self._kind})"
+
+
+def _make_projector(x: Any) -> tuple[str, Callable[[Any], Any]]:
+    if isinstance(x, (bool, np.bool_, str, bytes)) or x is None:
+        return "NoTangent", _to_no_tangent
+    if isinstance(x, float) or (isinstance(x, int)):
+        return "float", _project_float
+    if isinstance(x, complex):
+        return "complex", _project_complex
+    if isinstance(x, np.generic):
+        kind = x.dtype.kind
+        if kind == "f":
+            return str(x.dtype), _scalar_projector(x.dtype.type, real=True)
+        if kind == "c":
+            return str(x.dtype), _scalar_projector(x.dtype.type, real=False)
+        return "NoTangent", _to_no_tangent
+    if isinstance(x, np.ndarray):
+        return _array_projector(x)
+    if isinstance(x, AbstractTangent):
+        return "identity", _identity
+    sparse = _sparse_projector(x)
+    if sparse is not None:
+        return sparse
+    if (isinstance(x, tuple) and not _is_namedtuple_type(type(x))) or isinstance(x, list):
+        return _sequence_projector(x)
+    if isinstance(x, dict):
+        return _dict_projector(x)
+    if (dataclasses.is_dataclass(x) and not isinstance(x, type)) or _is_namedtuple_type(
+        type(x)
+    ) or _is_attrs_type(type(x)) or (hasattr(x, "__dict__") and not callable(x)):
+        return _object_projector(x)
+    return "identity", _identity
+
+
+def _identity(dx: Any) -> Any:
+    return dx
+
+
+def _to_no_tangent(dx: Any) -> Any:
+    return NoTangent()
+
+
+def _as_scalar(dx: Any, what: str) -> Any:
+    if isinstance(dx, np.ndarray):
+        if dx.size != 1:
+            raise ProjectionError(what, dx, f"a scalar has shape (), got shape {dx.shape}")
+        return dx.reshape(()).item() if dx.dtype.kind in "fciub" else dx.reshape(())[()]
+    if isinstance(dx, Tangent):
+        raise ProjectionError(what, dx, "a scalar's tangent is a number")
+    return dx
+
+
+def _project_float(dx: Any) -> Any:
+    dx = _as_scalar(dx, "a float")
+    try:
+        return float(dx.real)
+    except (AttributeError, TypeError):
+        raise ProjectionError("a float", dx, "expected a number") from None
+
+
+def _project_complex(dx: Any) -> Any:
+    dx = _as_scalar(dx, "a complex")
+    try:
+        return complex(dx)
+    except TypeError:
+        raise ProjectionError("a complex", dx, "expected a number") from None
+
+
+def _scalar_projector(T: type, real: bool) -> Callable[[Any], Any]:
+    what = f"a {T.__name__} scalar"
+
+    def project_scalar(dx: Any) -> Any:
+        dx = _as_scalar(dx, what)
+        if real:
+            dx = np.real(dx)
+        return T(dx)
+
+    return project_scalar
+
+
+def _array_projector(x: np.ndarray) -> tuple[str, Callable[[Any], Any]]:
+    dtype = x.dtype
+    if dtype.kind not in "fc":
+        if dtype.kind == "O":
+            return "object array", _identity
+        return "NoTangent", _to_no_tangent
+    shape = x.shape
+    real = dtype.kind == "f"
+    desc = f"ndarray(shape={shape}, dtype={dtype})"
+
+    def project_array(dx: Any) -> Any:
+        if isinstance(dx, Tangent) or isinstance(dx, AbstractTangent):
+            raise ProjectionError(desc, dx, "an array's tangent is an array")
+        dx = np.asarray(dx)
+        if dx.dtype.kind not in "fciub":
+            raise ProjectionError(desc, dx, f"expected a numeric array, got dtype {dx.dtype}")
+        if real and dx.dtype.kind == "c":
+            dx = dx.real
+        if dx.shape != shape:
+            dx = _fit_shape(dx, shape, desc)
+        if dx.dtype != dtype:
+            dx = dx.astype(dtype)
+        return dx
+
+    return desc, project_array
+
+
+def _fit_shape(dx: np.ndarray, shape: tuple, desc: str) -> np.ndarray:
+    if dx.size == int(np.prod(shape)) and _squeezed(dx.shape) == _squeezed(shape):
+        return dx.reshape(shape)  # only size-1 dimensions differ
+    # Sum away what broadcasting added: leading dims, and dims where the primal has 1.
+    lead = dx.ndim - len(shape)
+    if lead >= 0:
+        axes = list(range(lead))
+        ok = True
+        for i, n in enumerate(shape):
+            m = dx.shape[lead + i]
+            if n == 1 and m != 1:
+                axes.append(lead + i)
+            elif n != m:
+                ok = False
+                break
+        if ok:
+            out = dx.sum(axis=tuple(axes), keepdims=True) if axes else dx
+            return out.reshape(shape)
+    raise ProjectionError(
+        desc, dx,
+        f"shape {dx.shape} does not fit shape {shape} (neither equal up to size-1 dimensions "
+        f"nor a broadcast of it)",
+    )
+
+
+def _squeezed(shape: tuple) -> tuple:
+    return tuple(n for n in shape if n != 1)
+
+
+def _sequence_projector(x: Any) -> tuple[str, Callable[[Any], Any]]:
+    projectors = [ProjectTo(i) for i in x]
+    T = type(x)
+    desc = f"{T.__qualname__} of length {len(x)}"
+
+    def project_sequence(dx: Any) -> Any:
+        items = _items_of(dx, desc)
+        if len(items) != len(projectors):
+            raise ProjectionError(desc, dx, f"expected {len(projectors)} items, got "
+                                  f"{len(items)}")
+        return Tangent[T](*(p(i) for p, i in zip(projectors, items)))
+
+    return desc, project_sequence
+
+
+def _items_of(dx: Any, desc: str) -> tuple:
+    if isinstance(dx, Tangent):
+        b = dx.backing
+        if isinstance(b, tuple):
+            return b
+    elif isinstance(dx, (tuple, list)):
+        return tuple(dx)
+    raise ProjectionError(desc, dx, "expected a tuple, list or Tangent of items")
+
+
+def _dict_projector(x: dict) -> tuple[str, Callable[[Any], Any]]:
+    projectors = {k: ProjectTo(v) for k, v in x.items()}
+    T = type(x)
+    desc = f"{T.__qualname__} with keys {list(x)!r}"
+
+    def project_dict(dx: Any) -> Any:
+        if isinstance(dx, Tangent):
+            dx = dx.backing
+        if not isinstance(dx, dict):
+            raise ProjectionError(desc, dx, "expected a dict or a Tangent[dict]")
+        out = {}
+        for k, v in dx.items():
+            if k not in projectors:
+                raise ProjectionError(desc, dx, f"key {k!r} is not in the primal")
+            out[k] = projectors[k](v)
+        return Tangent[T](out)
+
+    return desc, project_dict
+
+
+def _object_projector(x: Any) -> tuple[str, Callable[[Any], Any]]:
+    T = type(x)
+    fields = _object_fields(x)
+    projectors = {k: ProjectTo(v) for k, v in fields.items()}
+    desc = f"{T.__qualname__} with fields {tuple(fields)!r}"
+
+    def project_object(dx: Any) -> Any:
+        if isinstance(dx, Tangent):
+            if dx.primal_type not in (None, T):
+                raise ProjectionError(desc, dx, f"it is a tangent of a "
+                                      f"{dx.primal_type.__qualname__}")
+            b = dx.backing
+            if isinstance(b, tuple) and _is_namedtuple_type(T):
+                b = dict(zip(T._fields, b))
+        elif _is_namedtuple_type(T) and isinstance(dx, tuple):
+            b = dict(zip(T._fields, dx))
+        elif isinstance(dx, dict):
+            b = dx
+        else:
+            raise ProjectionError(desc, dx, "expected a Tangent of its fields")
+        out = {}
+        for k, v in b.items():
+            if k not in projectors:
+                raise ProjectionError(desc, dx, f"field {k!r} is not a field of the primal")
+            out[k] = projectors[k](v)
+        return Tangent[T](**out)
+
+    return desc, project_object
+
+
+def _sparse_projector(x: Any) -> tuple[str, Callable[[Any], Any]] | None:
+    module = type(x).__module__
+    if not module.startswith("scipy.sparse"):
+        return None
+    import scipy.sparse as sp
+
+    if not sp.issparse(x):
+        return None
+    coo = x.tocoo()
+    rows, cols = coo.row.copy(), coo.col.copy()
+    shape = x.shape
+    dtype = x.dtype
+    fmt = x.format
+    real = dtype.kind == "f"
+    is_array = isinstance(x, sp.sparray)
+    desc = f"scipy.sparse {fmt} {'array' if is_array else 'matrix'}(shape={shape}, dtype={dtype})"
+
+    def project_sparse(dx: Any) -> Any:
+        if sp.issparse(dx):
+            if dx.shape != shape:
+                raise ProjectionError(desc, dx, f"shape {dx.shape} differs from {shape}")
+            values = np.asarray(dx.tocsr()[rows, cols]).ravel()
+        else:
+            dense = np.asarray(unthunk(dx))
+            if dense.shape != shape:
+                dense = _fit_shape(dense, shape, desc)
+            values = dense[rows, cols]
+        if real:
+            values = np.real(values)
+        values = values.astype(dtype, copy=False)
+        make = sp.coo_array if is_array else sp.coo_matrix
+        return make((values, (rows, cols)), shape=shape).asformat(fmt)
+
+    return desc, project_sparse
+
+
+_ = describe

@@ -1,0 +1,213 @@
+"""The public ``rrule`` and ``frule`` entry points.
+
+Each is a plain function (a call of a plain function costs less than ``__call__``
+on an object) carrying its table's registration methods as attributes. The fast
+path, taken when ``f`` itself has rules and debug mode is off, is two dict lookups
+keyed by ``f`` and by the argument types.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._config import RuleConfig
+from ._debug import state as _state
+from ._dispatch import RuleTable, check_dargs, check_frule_result, check_rrule_result
+
+__all__ = ["frule", "frule_table", "rrule", "rrule_table"]
+
+_MISS = object()
+
+rrule_table = RuleTable("rrule", leading=0)
+frule_table = RuleTable("frule", leading=1)
+
+
+def _attach(fn: Any, table: RuleTable) -> None:
+    fn.table = table
+    fn.register = table.register
+    fn.register_call = table.register_call
+    fn.opt_out = table.opt_out
+    fn.is_opted_out = table.is_opted_out
+    fn.has_rules = table.has_rules
+    fn.registered = table.registered
+    fn.ambiguities = table.ambiguities
+    fn.lookup = table.lookup
+    fn.add_rule = table.add_rule
+
+
+_r_get = rrule_table.fast_by_func.get
+_f_get = frule_table.fast_by_func.get
+_r_types = rrule_table.type_cache
+_f_types = frule_table.type_cache
+
+
+def rrule(f: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """The reverse-mode rule of a call: ``(y, pullback)``, or ``None`` if there is none.
+
+    ``rrule(f, *args, **kwargs)`` runs ``y = f(*args, **kwargs)`` and returns it with
+    ``pullback(y_bar) -> (self_bar, *arg_bars)``: one cotangent for ``f`` itself
+    (``NoTangent()`` for plain functions), then one per positional argument. Keyword
+    arguments are not differentiated. ``rrule(config, f, *args)`` also considers
+    rules registered for that config (tried first), then config-free ones.
+
+    Registration and queries are attributes of this function: ``rrule.register``,
+    ``rrule.register_call``, ``rrule.opt_out``, ``rrule.is_opted_out``,
+    ``rrule.has_rules``, ``rrule.registered``, ``rrule.ambiguities``.
+
+    Example:
+        >>> import math
+        >>> from chainrules import rrule
+        >>> y, pullback = rrule(math.sin, 0.0)
+        >>> pullback(1.0)
+        (NoTangent(), 1.0)
+        >>> rrule(print, "no rule for this") is None
+        True
+    """
+    # Fast path: `f` has its own rules and this arity is cached. Keys are the type
+    # itself for one argument and a tuple of types for two, which never collide.
+    # In debug mode the fast caches stay empty, so every call takes the slow path.
+    try:
+        tab = _r_get(f)
+    except TypeError:
+        tab = None
+    if tab is not None:
+        n = len(args)
+        if n == 1:
+            x = args[0]
+            hit = tab.get(type(x), _MISS)
+            if hit is None:
+                return None
+            if hit is not _MISS:
+                return hit(x, **kwargs) if kwargs else hit(x)
+        elif n == 2:
+            x1, x2 = args
+            hit = tab.get((type(x1), type(x2)), _MISS)
+            if hit is None:
+                return None
+            if hit is not _MISS:
+                return hit(x1, x2, **kwargs) if kwargs else hit(x1, x2)
+    elif not isinstance(f, (RuleConfig, type)) and _r_types.get(type(f), _MISS) is None:
+        return None  # nothing registered for f or its type: the common miss
+    return _rrule_slow(f, args, kwargs)
+
+
+def _fast_key(args: tuple) -> Any:
+    if len(args) == 1:
+        return type(args[0])
+    if len(args) == 2:
+        return (type(args[0]), type(args[1]))
+    return None
+
+
+def _rrule_slow(f: Any, args: tuple, kwargs: dict) -> Any:
+    config = None
+    if isinstance(f, RuleConfig):
+        config = f
+        if not args:
+            raise TypeError("rrule(config, f, *args) is missing the function f")
+        f, args = args[0], args[1:]
+    hit = rrule_table.lookup(f, tuple(map(type, args)), config)
+    if config is None and not _state.debug:
+        _remember(rrule_table, f, args, hit)
+    if hit is None:
+        return None
+    rule, takes_config, takes_instance = hit
+    call_args = args
+    if takes_instance:
+        call_args = (f, *call_args)
+    if takes_config:
+        call_args = (config, *call_args)
+    result = rule(*call_args, **kwargs)
+    if _state.debug:
+        return check_rrule_result(f, args, result)
+    return result
+
+
+def _remember(table: RuleTable, f: Any, args: tuple, hit: Any) -> None:
+    """Fill the fast cache of the entry point, for plain function rules of arity 1 or 2."""
+    try:
+        fast = table.fast_by_func.get(f)
+    except TypeError:
+        return
+    key = _fast_key(args)
+    if fast is not None and key is not None:
+        fast[key] = None if hit is None else hit[0]
+
+
+def frule(dargs: Any, f: Any = None, /, *args: Any, **kwargs: Any) -> Any:
+    """The forward-mode rule of a call: ``(y, y_dot)``, or ``None`` if there is none.
+
+    ``frule((self_dot, *arg_dots), f, *args, **kwargs)`` runs ``y = f(*args, **kwargs)``
+    and pushes the tangents forward: ``y_dot`` is the directional derivative along
+    the given tangents (one for ``f`` itself, usually ``NoTangent()``, then one per
+    positional argument). ``frule(config, dargs, f, *args)`` also considers rules
+    registered for that config.
+
+    Example:
+        >>> import math
+        >>> from chainrules import frule, NoTangent
+        >>> frule((NoTangent(), 2.0), math.sin, 0.0)
+        (0.0, 2.0)
+    """
+    try:
+        tab = _f_get(f)
+    except TypeError:
+        tab = None
+    if tab is not None:
+        n = len(args)
+        if n == 1:
+            x = args[0]
+            hit = tab.get(type(x), _MISS)
+            if hit is None:
+                return None
+            if hit is not _MISS:
+                return hit(dargs, x, **kwargs) if kwargs else hit(dargs, x)
+        elif n == 2:
+            x1, x2 = args
+            hit = tab.get((type(x1), type(x2)), _MISS)
+            if hit is None:
+                return None
+            if hit is not _MISS:
+                return hit(dargs, x1, x2, **kwargs) if kwargs else hit(dargs, x1, x2)
+    elif (f is not None and not isinstance(dargs, RuleConfig) and not isinstance(f, type)
+          and _f_types.get(type(f), _MISS) is None):
+        return None
+    return _frule_slow(dargs, f, args, kwargs)
+
+
+def _frule_slow(dargs: Any, f: Any, args: tuple, kwargs: dict) -> Any:
+    config = None
+    if isinstance(dargs, RuleConfig):
+        if not args:
+            raise TypeError(
+                "frule(config, dargs, f, *args) is missing the function f"
+            )
+        config, dargs, f, args = dargs, f, args[0], args[1:]
+    if f is None and not args and config is None:
+        raise TypeError(
+            "frule expects the tangents and the function: frule((self_dot, *arg_dots), f, *args)"
+        )
+    hit = frule_table.lookup(f, tuple(map(type, args)), config)
+    if config is None and not _state.debug:
+        _remember(frule_table, f, args, hit)
+    if hit is None:
+        return None
+    if _state.debug:
+        check_dargs(f, dargs, args)
+    rule, takes_config, takes_instance = hit
+    call_args = args
+    if takes_instance:
+        call_args = (f, *call_args)
+    call_args = (dargs, *call_args)
+    if takes_config:
+        call_args = (config, *call_args)
+    result = rule(*call_args, **kwargs)
+    if _state.debug:
+        return check_frule_result(f, dargs, args, result)
+    return result
+
+
+_attach(rrule, rrule_table)
+_attach(frule, frule_table)
+_state.listeners.append(rrule_table.invalidate)
+_state.listeners.append(frule_table.invalidate)
