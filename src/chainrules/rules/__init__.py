@@ -1,25 +1,42 @@
 """chainrules.rules: the built-in rule set, registered on import.
 
-Each module registers the rules of one domain right under their code. Modules
-for optional dependencies (SciPy) register only when the dependency imports.
+Each module registers the rules of one domain right under their code:
+``stdlib/`` (math, cmath, operator, builtins), ``numpy/`` (ufuncs, reductions,
+shape, indexing, linalg, fft) and ``scipy/`` (special, linalg, sparse). Every
+module in these packages is imported here; ``scipy/`` only when SciPy imports.
 """
 
+from __future__ import annotations
+
 import importlib
+import pkgutil
 
-_MODULES = [
-    "chainrules.rules.stdlib.math",
-]
-
-_OPTIONAL = {
-    # module: the optional dependency it needs
+_PACKAGES = {
+    # subpackage: the optional dependency it needs (None: always)
+    "stdlib": None,
+    "numpy": None,
+    "scipy": "scipy",
 }
 
-for _name in _MODULES:
-    importlib.import_module(_name)
 
-for _name, _dep in _OPTIONAL.items():
-    try:
-        importlib.import_module(_dep)
-    except ImportError:
-        continue
-    importlib.import_module(_name)
+def _load() -> list[str]:
+    loaded = []
+    for package, dependency in _PACKAGES.items():
+        if dependency is not None:
+            try:
+                importlib.import_module(dependency)
+            except ImportError:
+                continue
+        try:
+            pkg = importlib.import_module(f"{__name__}.{package}")
+        except ModuleNotFoundError:
+            continue
+        for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+            if not info.name.startswith("_"):
+                name = f"{pkg.__name__}.{info.name}"
+                importlib.import_module(name)
+                loaded.append(name)
+    return loaded
+
+
+LOADED_MODULES = _load()

@@ -1,0 +1,1 @@
+"""Rules for the standard library: math, cmath, operator, builtins."""

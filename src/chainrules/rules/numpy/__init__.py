@@ -1,0 +1,1 @@
+"""Rules for NumPy: ufuncs, reductions, shape, indexing, linalg, fft."""

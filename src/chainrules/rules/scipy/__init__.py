@@ -1,0 +1,1 @@
+"""Rules for SciPy: special functions, linalg, sparse (loaded only when SciPy imports)."""
