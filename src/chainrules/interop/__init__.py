@@ -1,0 +1,40 @@
+"""Bridges between chainrules and other AD systems.
+
+- :mod:`chainrules.interop.jax`: :func:`~chainrules.interop.jax.jax_function`,
+  :class:`~chainrules.interop.jax.JaxConfig`;
+- :mod:`chainrules.interop.torch`: :func:`~chainrules.interop.torch.torch_function`,
+  :class:`~chainrules.interop.torch.TorchConfig`;
+- :mod:`chainrules.interop.autograd`:
+  :func:`~chainrules.interop.autograd.autograd_primitive`,
+  :class:`~chainrules.interop.autograd.AutogradConfig`.
+
+A rule written once (``rrule`` and/or ``frule``) makes a function differentiable in
+each framework; the bridges translate the conventions for zeros (``ZeroTangent`` /
+``NoTangent`` to ``None``, symbolic zeros, ``float0``), integers (never
+differentiated), structured arguments (``Tangent`` to pytrees) and complex numbers
+(JAX and autograd use the conjugate of the ChainRules / PyTorch cotangent).
+
+The frameworks are optional: each submodule imports its framework on first use and
+raises :class:`FrameworkNotInstalledError` naming the extra to install.
+
+Example:
+    >>> from chainrules.interop import FrameworkNotInstalledError
+    >>> issubclass(FrameworkNotInstalledError, ImportError)
+    True
+"""
+
+from ._errors import (
+    FrameworkNotInstalledError,
+    NoRuleError,
+    ResultShapeError,
+    TangentConversionError,
+    UnsupportedTransformError,
+)
+
+__all__ = [
+    "FrameworkNotInstalledError",
+    "NoRuleError",
+    "ResultShapeError",
+    "TangentConversionError",
+    "UnsupportedTransformError",
+]

@@ -1,0 +1,112 @@
+"""Importing the frameworks, and every version-dependent detail of their APIs.
+
+The bridges import JAX, PyTorch and autograd only through these functions, so
+that ``import chainrules.interop.jax`` works without JAX installed (the error
+comes at first use and says which extra to install), and so that a change of a
+framework's API is absorbed here and nowhere else. Only public APIs are used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any
+
+from ._errors import FrameworkNotInstalledError
+
+__all__ = [
+    "import_autograd",
+    "import_jax",
+    "import_torch",
+    "is_jax_tracer",
+    "jax_float0",
+    "jax_symbolic_zero_type",
+]
+
+_cache: dict[str, ModuleType] = {}
+
+
+def _import(module: str, extra: str) -> ModuleType:
+    try:
+        return _cache[module]
+    except KeyError:
+        pass
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as e:
+        raise FrameworkNotInstalledError(module.split(".")[0], extra, e) from e
+    _cache[module] = mod
+    return mod
+
+
+def import_jax() -> ModuleType:
+    """``jax``, imported on first use; :class:`FrameworkNotInstalledError` if missing."""
+    jax = _import("jax", "jax")
+    _import("jax.numpy", "jax")
+    _import("jax.custom_derivatives", "jax")
+    return jax
+
+
+def import_torch() -> ModuleType:
+    """``torch``, imported on first use; :class:`FrameworkNotInstalledError` if missing."""
+    torch = _import("torch", "torch")
+    _import("torch.func", "torch")
+    return torch
+
+
+def import_autograd() -> ModuleType:
+    """``autograd``, imported on first use; :class:`FrameworkNotInstalledError` if missing."""
+    autograd = _import("autograd", "autograd")
+    _import("autograd.extend", "autograd")
+    return autograd
+
+
+def is_jax_tracer(x: Any) -> bool:
+    """Whether ``x`` is an abstract JAX value (under jit, vmap, grad...), not a concrete array."""
+    jax = import_jax()
+    # jax.core.Tracer is the public name of the tracer base class (jax >= 0.4);
+    # concrete arrays are jax.Array but not Tracer.
+    return isinstance(x, jax.core.Tracer)
+
+
+def jax_float0() -> Any:
+    """The dtype JAX uses for the cotangent of an integer input."""
+    jax = import_jax()
+    return jax.dtypes.float0
+
+
+def jax_symbolic_zero_type() -> type:
+    """The type of the symbolic-zero tangents JAX passes to ``symbolic_zeros=True`` rules."""
+    import_jax()
+    return _cache["jax.custom_derivatives"].SymbolicZero
+
+
+def jax_custom_vjp_primal_type() -> type:
+    """The type wrapping each primal passed to a ``symbolic_zeros=True`` custom_vjp fwd."""
+    import_jax()
+    return _cache["jax.custom_derivatives"].CustomVJPPrimal
+
+
+def jax_linear_call() -> Any:
+    """``jax.custom_derivatives.linear_call``: a linear function with a custom transpose."""
+    import_jax()
+    return _cache["jax.custom_derivatives"].linear_call
+
+
+def jax_x64() -> Any:
+    """A context manager under which JAX computes in 64-bit floats (``jax.enable_x64(True)``)."""
+    return import_jax().enable_x64(True)
+
+
+def jax_key_step(key: Any) -> tuple:
+    """A JAX key-path entry as one of our path steps (see ``_tree``)."""
+    tu = import_jax().tree_util
+    if isinstance(key, tu.SequenceKey):
+        return ("index", key.idx)
+    if isinstance(key, tu.DictKey):
+        return ("key", key.key)
+    if isinstance(key, tu.GetAttrKey):
+        return ("attr", key.name)
+    # FlattenedIndexKey: a pytree node registered without keys; its children have no
+    # names we could look up in a Tangent.
+    return ("flat", getattr(key, "key", key))

@@ -1,0 +1,129 @@
+"""Exceptions raised by the bridges.
+
+Each carries its facts as attributes and builds a message that names the bridge,
+the function, the argument, what was expected and what was got, and how to fix it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chainrules.core._errors import ChainRulesError, describe, func_name
+
+__all__ = [
+    "FrameworkNotInstalledError",
+    "NoRuleError",
+    "ResultShapeError",
+    "TangentConversionError",
+    "UnsupportedTransformError",
+]
+
+
+class FrameworkNotInstalledError(ChainRulesError, ImportError):
+    """A bridge was used but its framework (jax, torch, autograd) cannot be imported.
+
+    Attributes:
+        framework: the module that could not be imported, e.g. ``"jax"``.
+        extra: the chainrules extra that installs it, e.g. ``"jax"``.
+    """
+
+    def __init__(self, framework: str, extra: str, cause: BaseException | None = None) -> None:
+        self.framework = framework
+        self.extra = extra
+        reason = f" ({cause})" if cause is not None else ""
+        super().__init__(
+            f"chainrules.interop.{extra} needs {framework}, which cannot be imported{reason}. "
+            f"Install it with: pip install 'chainrules[{extra}]'"
+        )
+
+
+class NoRuleError(ChainRulesError, TypeError):
+    """A bridged function was called with arguments for which no rule is registered.
+
+    Attributes:
+        bridge: the bridge's name, e.g. ``"jax_function"``.
+        function: the function that has no rule.
+        kind: ``"rrule"`` or ``"frule"``.
+        arg_types: the types of the positional arguments of the call.
+    """
+
+    def __init__(self, bridge: str, function: Any, kind: str, arg_types: tuple,
+                 needed_for: str) -> None:
+        self.bridge = bridge
+        self.function = function
+        self.kind = kind
+        self.arg_types = arg_types
+        name = func_name(function)
+        got = ", ".join(t.__qualname__ for t in arg_types)
+        super().__init__(
+            f"{bridge}({name}): no {kind} is registered for {name}({got}), and {needed_for} "
+            f"needs one. Register it with @chainrules.{kind}.register({name}) (or "
+            f"chainrules.scalar_rule for a scalar function), or check the argument types."
+        )
+
+
+class TangentConversionError(ChainRulesError, TypeError):
+    """A rule returned a tangent that the framework cannot take for that argument.
+
+    Attributes:
+        bridge: the bridge's name.
+        function: the function whose rule returned the tangent.
+        position: 1-based position of the argument (0 for an output).
+        path: where inside a structured argument, e.g. ``"['w']"`` (empty at top level).
+        primal: description of the primal (type, shape, dtype).
+        got: the offending tangent.
+    """
+
+    def __init__(self, bridge: str, function: Any, what: str, position: int, path: str,
+                 primal: Any, got: Any, reason: str) -> None:
+        self.bridge = bridge
+        self.function = function
+        self.position = position
+        self.path = path
+        self.primal = primal
+        self.got = got
+        where = f"{what} {position}{path}" if position else f"{what}{path}"
+        super().__init__(
+            f"{bridge}({func_name(function)}): cannot convert the tangent for {where}: "
+            f"expected a tangent of {describe(primal)}, got {describe(got)}; {reason}. "
+            f"Fix the rule so that it returns a tangent of the primal's type "
+            f"(wrapping it in ProjectTo(x) does this for arrays), or ZeroTangent()/NoTangent()."
+        )
+
+
+class UnsupportedTransformError(ChainRulesError, NotImplementedError):
+    """A framework transformation that this bridge cannot support was applied.
+
+    Attributes:
+        bridge: the bridge's name.
+        function: the bridged function.
+        transform: what was asked, e.g. ``"jax.jvp"``.
+    """
+
+    def __init__(self, bridge: str, function: Any, transform: str, reason: str,
+                 fix: str) -> None:
+        self.bridge = bridge
+        self.function = function
+        self.transform = transform
+        super().__init__(
+            f"{bridge}({func_name(function)}) does not support {transform}: {reason}. {fix}"
+        )
+
+
+class ResultShapeError(ChainRulesError, ValueError):
+    """The shape and dtype of a bridged function's result could not be determined for tracing.
+
+    Attributes:
+        bridge: the bridge's name.
+        function: the bridged function.
+    """
+
+    def __init__(self, bridge: str, function: Any, reason: str) -> None:
+        self.bridge = bridge
+        self.function = function
+        super().__init__(
+            f"{bridge}({func_name(function)}): under jax.jit the result's shape and dtype are "
+            f"needed before {func_name(function)} runs, and probing it on example inputs "
+            f"failed: {reason}. Pass result_shape= (a pytree of jax.ShapeDtypeStruct, or a "
+            f"function of the arguments' ShapeDtypeStructs returning one)."
+        )

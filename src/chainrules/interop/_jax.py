@@ -1,0 +1,701 @@
+"""The JAX bridge: functions with rules become JAX-differentiable; JAX's AD as a RuleConfig.
+
+How a bridged call runs. The arguments are flattened as a JAX pytree; leaves that
+are ``jax.Array`` (concrete or traced) are the differentiable inputs, every other
+leaf (Python numbers, NumPy arrays, strings) is passed to the function as it is.
+
+- Concrete inputs (eager mode): the function and its rules run directly on NumPy
+  views of the arrays; the rrule's pullback is kept from the forward pass for the
+  backward pass.
+- Traced inputs (``jax.jit``, ``jax.vmap``): the NumPy code runs in
+  ``jax.pure_callback``. The forward callback keeps the pullback in a small table
+  and returns a token; the backward callback uses it if it is still there, and
+  otherwise recomputes ``rrule`` from the inputs, which are always saved as
+  residuals. The table is a cache, never needed for correctness: XLA may drop,
+  repeat or reorder callbacks. Under ``vmap`` callbacks run once per batch element
+  (``vmap_method="sequential"``), which is right for any function.
+
+Three modes, because JAX lets a function have a custom VJP or a custom JVP, not
+both, and because the one JAX primitive that carries a custom transpose
+(``linear_call``) has no batching rule:
+
+============  ==========================================  ==============================
+mode          works                                       does not work
+============  ==========================================  ==============================
+"reverse"     grad, vjp, jacrev, jit, vmap (of all these)  jvp, jacfwd (clear error)
+"forward"     jvp, jacfwd, jit, vmap (of all these)        grad, vjp (JAX cannot
+                                                           transpose a callback)
+"both"        grad, vjp, jvp, jit                          vmap of any derivative
+                                                           (clear error)
+============  ==========================================  ==============================
+
+"reverse" is a ``jax.custom_vjp`` built from the rrule; "forward" a
+``jax.custom_jvp`` whose tangent is the frule's, computed in a callback; "both" the
+same ``custom_jvp`` with the tangent map wrapped in ``linear_call`` and transposed
+by the rrule's pullback.
+
+Complex numbers: JAX's cotangent of ``z`` is the conjugate of the ChainRules one
+(``jax.grad(lambda z: abs(z)**2)(z) == 2*conj(z)``); cotangents are conjugated on
+the way in and out. Tangents (forward mode) need no conversion.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from chainrules.core import (
+    HasForwardsMode,
+    HasReverseMode,
+    NoTangent,
+    PullbackError,
+    RuleConfig,
+    ZeroTangent,
+    rrule,
+    unthunk,
+)
+from chainrules.core._errors import func_name
+
+from . import _compat
+from ._bridge import (
+    call_frule,
+    call_rrule,
+    is_differentiable_dtype,
+    leaf_tangent,
+    output_cotangent,
+)
+from ._errors import NoRuleError, ResultShapeError, UnsupportedTransformError
+from ._tree import leaves_with_paths, map_leaves, tangent_at, tangent_like
+
+__all__ = ["JaxConfig", "jax_function"]
+
+_BRIDGE = "jax_function"
+_MODES = ("reverse", "forward", "both")
+
+
+class _PullbackStash:
+    """Pullbacks kept from a forward pass for the backward pass, found by an integer token.
+
+    Bounded (oldest dropped first) and popped on use: a missing entry only costs a
+    recomputation of the rrule, so the table never has to outlive a traced
+    program, and a forward pass whose backward pass never runs leaks nothing.
+    """
+
+    def __init__(self, capacity: int = 16) -> None:
+        self.capacity = capacity
+        self._entries: OrderedDict[int, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self._next = 0
+
+    def put(self, entry: Any) -> int:
+        with self._lock:
+            self._next = (self._next + 1) % 2**31
+            token = self._next
+            self._entries[token] = entry
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+        return token
+
+    def pop(self, token: int) -> Any:
+        with self._lock:
+            return self._entries.pop(token, None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+_STASH = _PullbackStash()
+
+
+def _to_numpy(x: Any) -> Any:
+    """A NumPy view of a concrete JAX array; 0-d arrays become NumPy scalars."""
+    a = np.asarray(x)
+    return a[()] if a.ndim == 0 else a
+
+
+def _conj(x: Any) -> Any:
+    return np.conj(x) if np.iscomplexobj(x) else x
+
+
+def _example_input(shape: tuple, dtype: Any) -> np.ndarray:
+    """A harmless input for probing the result's shape: 0.5, times the identity for matrices."""
+    dt = np.dtype(dtype)
+    if dt.kind not in "fc":
+        return np.zeros(shape, dtype=dt)
+    x = np.full(shape, 0.5, dtype=dt)
+    if len(shape) >= 2 and shape[-1] == shape[-2]:
+        x = x * np.eye(shape[-1], dtype=dt)
+    return x
+
+
+class _Call:
+    """One call of a bridged function: its structure, its static leaves, its dynamic ones."""
+
+    def __init__(self, bridged: _JaxBridged, args: tuple, kwargs: dict) -> None:
+        jax = _compat.import_jax()
+        self.bridged = bridged
+        self.f = bridged.f
+        self.kwargs = kwargs
+        flat, self.treedef = jax.tree_util.tree_flatten_with_path(args)
+        self.template: list = []
+        self.dyn: list = []
+        self.dyn_where: list[tuple[int, tuple]] = []
+        self.dyn_slots: list[int] = []
+        for keypath, leaf in flat:
+            if isinstance(leaf, jax.Array):
+                position = keypath[0].idx + 1
+                path = tuple(_compat.jax_key_step(k) for k in keypath[1:])
+                self.dyn_where.append((position, path))
+                self.dyn_slots.append(len(self.template))
+                self.dyn.append(leaf)
+                self.template.append(None)
+            else:
+                self.template.append(leaf)
+        self.nargs = len(args)
+        self.out_treedef: Any = None
+        self.out_paths: list[tuple] = []
+        self.perturbed: tuple = ()
+
+    # -- the NumPy side ----------------------------------------------------------------
+
+    def numpy_args(self, dyn_np: list) -> tuple:
+        leaves = list(self.template)
+        for slot, v in zip(self.dyn_slots, dyn_np):
+            leaves[slot] = v
+        return self.treedef.unflatten(leaves)
+
+    def flatten_output(self, y: Any) -> list[np.ndarray]:
+        """The output's leaves as arrays of JAX's dtypes; remembers the output's structure."""
+        jax = _compat.import_jax()
+        flat, treedef = jax.tree_util.tree_flatten_with_path(y)
+        self.out_treedef = treedef
+        self.out_paths = [tuple(_compat.jax_key_step(k) for k in kp) for kp, _ in flat]
+        out = []
+        for _, leaf in flat:
+            a = np.asarray(leaf)
+            out.append(a.astype(jax.dtypes.canonicalize_dtype(a.dtype), copy=False))
+        return out
+
+    def run_primal(self, dyn_np: list) -> list[np.ndarray]:
+        return self.flatten_output(self.f(*self.numpy_args(dyn_np), **self.kwargs))
+
+    def run_rrule(self, dyn_np: list) -> tuple[list[np.ndarray], int]:
+        y, pullback = call_rrule(_BRIDGE, self.bridged.config, self.f,
+                                 self.numpy_args(dyn_np), self.kwargs)
+        token = _STASH.put((pullback, y))
+        return self.flatten_output(y), token
+
+    def run_pullback(self, token: int, dyn_np: list, cts: dict, need: list[int]) -> list:
+        """Cotangents (JAX convention) of the dynamic leaves ``need``; None for zeros.
+
+        ``cts`` maps an output leaf's index to its cotangent (JAX convention).
+        """
+        entry = _STASH.pop(int(token))
+        args = self.numpy_args(dyn_np)
+        if entry is None:
+            y, pullback = call_rrule(_BRIDGE, self.bridged.config, self.f, args, self.kwargs)
+        else:
+            pullback, y = entry
+        if self.out_treedef is None:
+            self.flatten_output(y)
+        y_bar = output_cotangent(y, {self.out_paths[k]: _conj(ct) for k, ct in cts.items()})
+        bars = pullback(y_bar)
+        if not isinstance(bars, tuple) or len(bars) != 1 + len(args):
+            got = len(bars) if isinstance(bars, tuple) else type(bars).__qualname__
+            raise PullbackError(
+                f"{_BRIDGE}({func_name(self.f)}): the rrule's pullback returned {got} "
+                f"entries, expected {1 + len(args)} (one for the function, then one per "
+                f"positional argument). Fix the rule's pullback."
+            )
+        unthunked: dict[int, Any] = {}
+        out = []
+        for i in need:
+            position, path = self.dyn_where[i]
+            if position not in unthunked:
+                unthunked[position] = unthunk(bars[position])
+            g = leaf_tangent(_BRIDGE, self.f, "argument", position, path, dyn_np[i],
+                             unthunked[position])
+            out.append(None if g is None else _conj(g))
+        return out
+
+    def run_frule(self, dyn_np: list, lin: list[int], tangents_np: list) -> list:
+        """Output tangents (arrays; None for zero) along the tangents of dynamic leaves ``lin``."""
+        args = self.numpy_args(dyn_np)
+        by_leaf = dict(zip(lin, tangents_np))
+        dargs: list[Any] = [NoTangent()]
+        for position in range(1, len(args) + 1):
+            leaf_idx = [i for i, (p, _) in enumerate(self.dyn_where) if p == position]
+            arg = args[position - 1]
+            if not any(i in by_leaf for i in leaf_idx):
+                dargs.append(ZeroTangent())
+                continue
+            by_path = {self.dyn_where[i][1]: by_leaf.get(i) for i in leaf_idx}
+            dargs.append(tangent_like(
+                arg, lambda path, leaf, by_path=by_path: _np_tangent(by_path.get(path), leaf)))
+        y, y_dot = call_frule(_BRIDGE, self.bridged.config, tuple(dargs), self.f, args,
+                              self.kwargs)
+        y_leaves = self.flatten_output(y)
+        y_np = list(leaves_with_paths(y))
+        by_out = dict(y_np)
+        out = []
+        for k, path in enumerate(self.out_paths):
+            g = leaf_tangent(_BRIDGE, self.f, "output", 0, path, by_out.get(path, y_leaves[k]),
+                             y_dot)
+            out.append(g)
+        return out
+
+    # -- shapes for tracing ------------------------------------------------------------
+
+    def out_spec(self, dyn: list) -> list:
+        """ShapeDtypeStructs of the output leaves, for ``pure_callback``."""
+        jax = _compat.import_jax()
+        b = self.bridged
+        key = None
+        try:
+            key = (self.treedef, tuple(self.template), tuple(sorted(self.kwargs.items())),
+                   tuple((tuple(d.shape), str(d.dtype)) for d in dyn),
+                   str(jax.dtypes.canonicalize_dtype(np.float64)))
+            hash(key)
+        except TypeError:
+            key = None
+        if key is not None and key in b._spec_cache:
+            spec, self.out_treedef, self.out_paths = b._spec_cache[key]
+            return spec
+        if b.result_shape is not None:
+            rs = b.result_shape
+            if callable(rs):
+                structs = [jax.ShapeDtypeStruct(d.shape, d.dtype) for d in dyn]
+                rs = rs(*self.numpy_args(structs), **self.kwargs)
+            flat, treedef = jax.tree_util.tree_flatten_with_path(rs)
+            self.out_treedef = treedef
+            self.out_paths = [tuple(_compat.jax_key_step(k) for k in kp) for kp, _ in flat]
+            spec = [jax.ShapeDtypeStruct(s.shape, jax.dtypes.canonicalize_dtype(s.dtype))
+                    for _, s in flat]
+        else:
+            examples = [_example_input(tuple(d.shape), d.dtype) for d in dyn]
+            try:
+                with warnings.catch_warnings(), np.errstate(all="ignore"):
+                    warnings.simplefilter("ignore")
+                    leaves = self.run_primal([_to_numpy(e) for e in examples])
+            except Exception as e:
+                raise ResultShapeError(_BRIDGE, self.f, f"{type(e).__qualname__}: {e}") from e
+            spec = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in leaves]
+        if key is not None:
+            b._spec_cache[key] = (spec, self.out_treedef, self.out_paths)
+        return spec
+
+
+def _np_tangent(t: Any, leaf: Any) -> Any:
+    if t is None:
+        return ZeroTangent()
+    if isinstance(leaf, np.generic) or np.ndim(leaf) == 0:
+        return np.asarray(t)[()]
+    return t
+
+
+def _is_concrete(xs: Any) -> bool:
+    return not any(_compat.is_jax_tracer(x) for x in xs)
+
+
+class _JaxBridged:
+    """The callable returned by :func:`jax_function`."""
+
+    def __init__(self, f: Callable, mode: str, config: RuleConfig | None, result_shape: Any,
+                 vmap_method: str) -> None:
+        self.f = f
+        self.mode = mode
+        self.config = config
+        self.result_shape = result_shape
+        self.vmap_method = vmap_method
+        self._spec_cache: dict = {}
+        functools.update_wrapper(self, f, updated=())
+
+    def __repr__(self) -> str:
+        return f"jax_function({func_name(self.f)}, mode={self.mode!r})"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        jax = _compat.import_jax()
+        call = _Call(self, args, kwargs)
+        if not call.dyn:
+            out = call.run_primal([])
+            return call.out_treedef.unflatten([jax.numpy.asarray(a) for a in out])
+        if self.mode == "reverse":
+            fn = _reverse_mode(call)
+        else:
+            fn = _forward_mode(call, transposable=self.mode == "both")
+        try:
+            out = fn(*call.dyn)
+        except TypeError as e:
+            if "forward-mode" in str(e) and "custom_vjp" in str(e):
+                raise UnsupportedTransformError(
+                    _BRIDGE, self.f, "jax.jvp (forward mode)",
+                    "a JAX function has either a custom VJP or a custom JVP, and this one was "
+                    "bridged with mode='reverse' (jax.custom_vjp from the rrule)",
+                    f"Use jax_function({func_name(self.f)}, mode='forward') or mode='both' "
+                    f"(needs an frule), or reverse mode (jax.grad, jax.vjp, jax.jacrev)."
+                ) from None
+            raise
+        return call.out_treedef.unflatten(list(out))
+
+
+def _callback(call: _Call, fn: Callable, spec: list, *operands: Any) -> Any:
+    jax = _compat.import_jax()
+    return jax.pure_callback(fn, spec, *operands, vmap_method=call.bridged.vmap_method)
+
+
+def _primal(call: _Call, dyn: tuple) -> tuple:
+    jnp = _compat.import_jax().numpy
+    if _is_concrete(dyn):
+        return tuple(jnp.asarray(a) for a in call.run_primal([_to_numpy(d) for d in dyn]))
+    spec = call.out_spec(list(dyn))
+
+    def primal_callback(*d: Any) -> tuple:
+        return tuple(call.run_primal([_to_numpy(x) for x in d]))
+
+    return tuple(_callback(call, primal_callback, spec, *dyn))
+
+
+def _check_has_rrule(call: _Call) -> None:
+    # Under tracing the call fails inside XLA, where errors lose their type; say it now.
+    if not rrule.has_rules(call.f):
+        raise NoRuleError(_BRIDGE, call.f, "rrule", tuple(type(d) for d in call.dyn),
+                          "reverse mode (a gradient or VJP)")
+
+
+def _reverse_mode(call: _Call) -> Callable:
+    jax = _compat.import_jax()
+    jnp = jax.numpy
+    symbolic_zero = _compat.jax_symbolic_zero_type()
+
+    def primal(*dyn: Any) -> tuple:
+        return _primal(call, dyn)
+
+    def fwd(*pdyn: Any) -> tuple:
+        values = tuple(jnp.asarray(p.value) for p in pdyn)
+        call.perturbed = tuple(p.perturbed for p in pdyn)
+        if _is_concrete(values):
+            leaves, token = call.run_rrule([_to_numpy(v) for v in values])
+            out = tuple(jnp.asarray(a) for a in leaves)
+            return out, (np.int32(token), *values)
+        _check_has_rrule(call)
+        spec = call.out_spec(list(values))
+
+        def fwd_callback(*d: Any) -> tuple:
+            leaves, token = call.run_rrule([_to_numpy(x) for x in d])
+            return (*leaves, np.int32(token))
+
+        res = _callback(call, fwd_callback, [*spec, jax.ShapeDtypeStruct((), np.int32)],
+                        *values)
+        return tuple(res[:-1]), (res[-1], *values)
+
+    def bwd(res: tuple, cts: tuple) -> tuple:
+        token, values = res[0], res[1:]
+        perturbed = call.perturbed or (True,) * len(values)
+        need = [i for i, v in enumerate(values)
+                if perturbed[i] and is_differentiable_dtype(v.dtype)]
+        present = [k for k, c in enumerate(cts) if not isinstance(c, symbolic_zero)]
+        grads: list[Any] = [None] * len(values)
+        if not need:
+            return tuple(grads)
+        if _is_concrete((token, *values, *(cts[k] for k in present))):
+            out = call.run_pullback(token, [_to_numpy(v) for v in values],
+                                    {k: _to_numpy(cts[k]) for k in present}, need)
+            for i, g in zip(need, out):
+                if g is not None:
+                    grads[i] = jnp.asarray(g, dtype=values[i].dtype)
+            return tuple(grads)
+        spec = [jax.ShapeDtypeStruct(values[i].shape, values[i].dtype) for i in need]
+
+        def bwd_callback(tok: Any, *rest: Any) -> tuple:
+            vals = [_to_numpy(x) for x in rest[: len(values)]]
+            ct_vals = {k: _to_numpy(c) for k, c in zip(present, rest[len(values):])}
+            out = call.run_pullback(tok, vals, ct_vals, need)
+            return tuple(
+                np.zeros(s.shape, s.dtype) if g is None else np.asarray(g, dtype=s.dtype)
+                for g, s in zip(out, spec))
+
+        out = _callback(call, bwd_callback, spec, token, *values, *(cts[k] for k in present))
+        for i, g in zip(need, out):
+            grads[i] = g
+        return tuple(grads)
+
+    fn = jax.custom_vjp(primal)
+    fn.defvjp(fwd, bwd, symbolic_zeros=True)
+    return fn
+
+
+def _forward_mode(call: _Call, transposable: bool) -> Callable:
+    jax = _compat.import_jax()
+    jnp = jax.numpy
+    symbolic_zero = _compat.jax_symbolic_zero_type()
+    linear_call = _compat.jax_linear_call()
+
+    def primal(*dyn: Any) -> tuple:
+        return _primal(call, dyn)
+
+    def jvp_rule(primals: tuple, tangents: tuple) -> tuple:
+        primals = tuple(jnp.asarray(p) for p in primals)
+        tangents = tuple(t if isinstance(t, symbolic_zero) else jnp.asarray(t) for t in tangents)
+        y = _primal(call, primals)
+        lin = [i for i, t in enumerate(tangents)
+               if not isinstance(t, symbolic_zero) and is_differentiable_dtype(primals[i].dtype)]
+        diff_out = [k for k, a in enumerate(y) if is_differentiable_dtype(a.dtype)]
+        y_dot: list[Any] = [np.zeros(a.shape, _compat.jax_float0()) for a in y]
+        if not lin:
+            for k in diff_out:
+                y_dot[k] = jnp.zeros_like(y[k])
+            return y, tuple(y_dot)
+        out_spec = [jax.ShapeDtypeStruct(y[k].shape, y[k].dtype) for k in diff_out]
+        lin_spec = [jax.ShapeDtypeStruct(primals[i].shape, primals[i].dtype) for i in lin]
+        n = len(primals)
+
+        def pushforward(res: tuple, lin_tangents: tuple) -> tuple:
+            def push_callback(*d: Any) -> tuple:
+                vals = [_to_numpy(x) for x in d[:n]]
+                out = call.run_frule(vals, lin, [np.asarray(t) for t in d[n:]])
+                return tuple(
+                    np.zeros(s.shape, s.dtype) if out[k] is None
+                    else np.asarray(out[k], dtype=s.dtype)
+                    for k, s in zip(diff_out, out_spec))
+
+            return tuple(_callback(call, push_callback, out_spec, *res, *lin_tangents))
+
+        def pullback(res: tuple, cts: tuple) -> tuple:
+            _check_has_rrule(call)
+
+            def pull_callback(*d: Any) -> tuple:
+                vals = [_to_numpy(x) for x in d[:n]]
+                ct_vals = {k: _to_numpy(c) for k, c in zip(diff_out, d[n:])}
+                out = call.run_pullback(-1, vals, ct_vals, lin)
+                return tuple(
+                    np.zeros(s.shape, s.dtype) if g is None else np.asarray(g, dtype=s.dtype)
+                    for g, s in zip(out, lin_spec))
+
+            return tuple(_callback(call, pull_callback, lin_spec, *res, *cts))
+
+        lin_tangents = tuple(tangents[i] for i in lin)
+        if not transposable:
+            lin_out = pushforward(tuple(primals), lin_tangents)
+        else:
+            try:
+                lin_out = linear_call(pushforward, pullback, tuple(primals), lin_tangents)
+            except NotImplementedError as e:
+                if "linear_call" not in str(e):
+                    raise
+                raise UnsupportedTransformError(
+                    _BRIDGE, call.f, "jax.vmap of a derivative in mode='both'",
+                    "JAX has no batching rule for linear_call, which carries the rrule's "
+                    "pullback in this mode",
+                    f"Use jax_function({func_name(call.f)}, mode='reverse') for jax.vmap of "
+                    f"gradients and jax.jacrev, mode='forward' for jax.vmap of JVPs and "
+                    f"jax.jacfwd.") from None
+        for k, t in zip(diff_out, lin_out):
+            y_dot[k] = t
+        return y, tuple(y_dot)
+
+    fn = jax.custom_jvp(primal)
+    fn.defjvp(jvp_rule, symbolic_zeros=True)
+    return fn
+
+
+def jax_function(f: Callable, *, mode: str = "reverse", config: RuleConfig | None = None,
+                 result_shape: Any = None, vmap_method: str = "sequential") -> Callable:
+    """Make ``f``, a function with chainrules rules, differentiable by JAX.
+
+    ``f`` is written with NumPy (or anything else) and has an ``rrule`` (for
+    ``mode="reverse"``) and/or an ``frule`` (for ``mode="forward"``) registered.
+    The result takes JAX arrays (anywhere inside tuples, lists, dicts and other
+    pytrees) and returns JAX arrays; arguments that are not JAX arrays are passed
+    to ``f`` unchanged and are not differentiated, and so are keyword arguments.
+
+    Arguments:
+        f: the function; calls of the result run ``f`` and its rules on NumPy arrays.
+        mode: ``"reverse"`` (needs an rrule): ``jax.grad``, ``jax.vjp``, ``jax.jacrev``,
+            ``jax.jit``, ``jax.vmap``. ``"forward"`` (needs an frule): ``jax.jvp``,
+            ``jax.jacfwd``, ``jax.jit``, ``jax.vmap``. ``"both"`` (needs both):
+            ``jax.grad``, ``jax.vjp``, ``jax.jvp``, ``jax.jit``, but no ``jax.vmap`` of
+            a derivative. See the module documentation for why.
+        config: a ``RuleConfig`` passed to the rules (for rules that call back into an AD).
+        result_shape: under tracing, the shape and dtype of ``f``'s result: a pytree of
+            ``jax.ShapeDtypeStruct``, or a function of the arguments (with
+            ShapeDtypeStructs for the array leaves) returning one. By default it is
+            found by calling ``f`` once on example inputs (0.5, times the identity for
+            square matrices) per new input shape.
+        vmap_method: how ``jax.pure_callback`` runs under ``jax.vmap``;
+            ``"sequential"`` (one call per batch element) is right for every function,
+            ``"expand_dims"`` is faster for functions that broadcast over a leading axis.
+
+    Returns:
+        A function with the same signature as ``f``, taking and returning JAX arrays.
+
+    Raises:
+        NoRuleError: (when called) ``f`` has no rule for the mode asked.
+        TangentConversionError: (when differentiated) a rule returned a tangent that
+            does not fit its argument.
+        UnsupportedTransformError: a transformation the chosen mode cannot do.
+        FrameworkNotInstalledError: JAX is not installed.
+
+    Example:
+        >>> import pytest; jax = pytest.importorskip("jax")  # skips this example without JAX
+        >>> import chainrules
+        >>> from chainrules.interop.jax import jax_function
+        >>> def cube(x):
+        ...     return x**3
+        >>> @chainrules.rrule.register(cube)
+        ... def cube_rrule(x):
+        ...     def cube_pullback(y_bar):
+        ...         return chainrules.NoTangent(), 3 * x**2 * y_bar
+        ...     return x**3, cube_pullback
+        >>> jcube = jax_function(cube)
+        >>> jax.grad(jcube)(2.0)
+        Array(12., dtype=float32)
+        >>> jax.jit(jax.grad(jcube))(2.0)
+        Array(12., dtype=float32)
+        >>> jax.vmap(jax.grad(jcube))(jax.numpy.arange(3.0))
+        Array([ 0.,  3., 12.], dtype=float32)
+    """
+    if mode not in _MODES:
+        raise ValueError(
+            f"jax_function({func_name(f)}, mode={mode!r}): mode must be one of {_MODES}; "
+            f"'reverse' for jax.grad/vjp/jacrev, 'forward' for jax.jvp/jacfwd, 'both' for "
+            f"grad and jvp without vmap."
+        )
+    if not callable(f):
+        raise TypeError(
+            f"jax_function(f): f must be callable, got {type(f).__qualname__}. Pass the "
+            f"function that has rules, e.g. jax_function(np.sin)."
+        )
+    return _JaxBridged(f, mode, config, result_shape, vmap_method)
+
+
+class JaxConfig(RuleConfig, HasReverseMode, HasForwardsMode):
+    """A ``RuleConfig`` whose ``rrule_via_ad`` / ``frule_via_ad`` are ``jax.vjp`` / ``jax.jvp``.
+
+    Rules that call back into an AD can then use JAX's, and ``chainrules.testing``
+    can check JAX's gradient of any JAX-traceable function against finite
+    differences: ``test_rrule(f, x, rrule_f=rrule_via_ad, config=JaxConfig())``.
+
+    Arguments and results are NumPy: float and complex leaves (arrays, NumPy and
+    Python scalars) are differentiated, others are passed through unchanged. By
+    default JAX computes in 64 bits inside these calls (``x64=True``), so that float64
+    inputs are not silently rounded to float32.
+
+    Example:
+        >>> import pytest; jax = pytest.importorskip("jax")  # skips this example without JAX
+        >>> import numpy as np
+        >>> from chainrules import rrule_via_ad
+        >>> from chainrules.interop.jax import JaxConfig
+        >>> y, pullback = rrule_via_ad(JaxConfig(), jax.numpy.sin, np.array([0.0, 1.0]))
+        >>> pullback(np.ones(2))
+        (NoTangent(), array([1.        , 0.54030231]))
+    """
+
+    __slots__ = ("x64",)
+
+    def __init__(self, x64: bool = True) -> None:
+        self.x64 = x64
+
+    def _context(self) -> Any:
+        import contextlib
+
+        return _compat.jax_x64() if self.x64 else contextlib.nullcontext()
+
+    def rrule_via_ad(self, f: Any, *args: Any, **kwargs: Any) -> Any:
+        """``(y, pullback)`` of ``f(*args, **kwargs)`` by ``jax.vjp``."""
+        jax = _compat.import_jax()
+        with self._context():
+            dyn, rebuild = _split_differentiable(args, jax)
+            y, vjp_fn = jax.vjp(lambda *d: f(*rebuild(d), **kwargs), *dyn)
+            y_np = jax.tree_util.tree_map(_to_numpy, y)
+        context = self._context
+
+        def jax_vjp_pullback(y_bar: Any) -> tuple:
+            with context():
+                y_leaves, y_def = jax.tree_util.tree_flatten_with_path(y)
+                cts = []
+                for kp, leaf in y_leaves:
+                    path = tuple(_compat.jax_key_step(k) for k in kp)
+                    t = unthunk(tangent_at(y_bar, path))
+                    if isinstance(t, (ZeroTangent, NoTangent)):
+                        cts.append(_zero_cotangent(jax, leaf))
+                    else:
+                        cts.append(jax.numpy.asarray(_conj(np.asarray(t)), dtype=leaf.dtype))
+                d_bar = vjp_fn(y_def.unflatten(cts))
+            return (NoTangent(), *rebuild.tangents([_conj(_to_numpy(g)) for g in d_bar]))
+
+        return y_np, jax_vjp_pullback
+
+    def frule_via_ad(self, dargs: tuple, f: Any, *args: Any, **kwargs: Any) -> Any:
+        """``(y, y_dot)`` of ``f(*args, **kwargs)`` along ``dargs[1:]`` by ``jax.jvp``."""
+        jax = _compat.import_jax()
+        with self._context():
+            dyn, rebuild = _split_differentiable(args, jax)
+            tangents = []
+            for d, (position, path) in zip(dyn, rebuild.where):
+                t = unthunk(tangent_at(dargs[position], path))
+                if isinstance(t, (ZeroTangent, NoTangent)):
+                    tangents.append(jax.numpy.zeros_like(d))
+                else:
+                    tangents.append(jax.numpy.asarray(t, dtype=d.dtype))
+            y, y_dot = jax.jvp(lambda *d: f(*rebuild(d), **kwargs), tuple(dyn), tuple(tangents))
+            y_np = jax.tree_util.tree_map(_to_numpy, y)
+            y_dot_by_path = {
+                tuple(_compat.jax_key_step(k) for k in kp): _to_numpy(v)
+                for kp, v in jax.tree_util.tree_flatten_with_path(y_dot)[0]}
+        return y_np, tangent_like(y_np, lambda path, leaf: y_dot_by_path.get(path, ZeroTangent()))
+
+
+def _zero_cotangent(jax: Any, leaf: Any) -> Any:
+    if is_differentiable_dtype(leaf.dtype):
+        return jax.numpy.zeros_like(leaf)
+    return np.zeros(leaf.shape, _compat.jax_float0())
+
+
+class _Rebuild:
+    """Puts differentiated leaves back into the arguments' structure (see ``_split_differentiable``)."""
+
+    def __init__(self, args: tuple, where: list, convert: Callable) -> None:
+        self.args = args
+        self.where = where
+        self.convert = convert
+
+    def __call__(self, dyn: Any) -> tuple:
+        index = {w: i for i, w in enumerate(self.where)}
+
+        def put(path: tuple, leaf: Any) -> Any:
+            i = index.get((path[0][1] + 1, path[1:]))
+            return leaf if i is None else dyn[i]
+
+        return tuple(map_leaves(put, self.args))
+
+    def tangents(self, leaf_bars: list) -> list:
+        """One tangent per argument, mirroring its structure, from the leaves' cotangents."""
+        index = {w: i for i, w in enumerate(self.where)}
+        out = []
+        for position, arg in enumerate(self.args, start=1):
+            def leaf(path: tuple, x: Any, position: int = position) -> Any:
+                i = index.get((position, path))
+                return NoTangent() if i is None else leaf_bars[i]
+
+            out.append(tangent_like(arg, leaf))
+        return out
+
+
+def _split_differentiable(args: tuple, jax: Any) -> tuple[list, _Rebuild]:
+    """The float and complex leaves of ``args`` as JAX arrays, and how to put them back."""
+    dyn = []
+    where = []
+    for path, leaf in leaves_with_paths(args):
+        if isinstance(leaf, (bool, np.bool_)):
+            continue
+        if isinstance(leaf, (float, complex, np.ndarray, np.generic)) and np.asarray(
+                leaf).dtype.kind in "fc":
+            dyn.append(jax.numpy.asarray(leaf))
+            where.append((path[0][1] + 1, path[1:]))
+    return dyn, _Rebuild(args, where, jax.numpy.asarray)
