@@ -1,0 +1,47 @@
+"""chainrules.ad: a small reference AD that differentiates ordinary Python + NumPy code
+with the registered rules.
+
+Every call the differentiated code makes -- to a user function, ``math.sin``, a
+constructor, a method -- goes through one dispatch point (the function's source is
+rewritten once, cached per code object). When a rule is registered for the call,
+the rule is used; otherwise Python functions are traced into, and operators and
+NumPy functions work on traced values through the operator methods and NumPy's
+``__array_ufunc__`` / ``__array_function__``. What cannot be differentiated
+(``float()`` of a traced value, writing it into an array, a NumPy function with no
+rule) raises an error that names the operation.
+
+Example:
+    >>> import math
+    >>> from chainrules.ad import grad
+    >>> grad(lambda x: math.asin(0.2 + math.sin(x)))(3.0)
+    -1.0531613736418153
+"""
+
+from . import _higher_order as _higher_order  # noqa: F401 -- registers the HOF rules
+from ._api import ADConfig, grad, hessian, jacobian, jvp, value_and_grad, vjp
+from ._errors import (
+    ADError,
+    InputTypeError,
+    MutationError,
+    NonScalarOutputError,
+    NoRuleError,
+    TracerConversionError,
+)
+from ._trace import Tracer
+
+__all__ = [
+    "ADConfig",
+    "ADError",
+    "InputTypeError",
+    "MutationError",
+    "NoRuleError",
+    "NonScalarOutputError",
+    "Tracer",
+    "TracerConversionError",
+    "grad",
+    "hessian",
+    "jacobian",
+    "jvp",
+    "value_and_grad",
+    "vjp",
+]

@@ -1,0 +1,527 @@
+"""The user-facing transformations: grad, value_and_grad, vjp, jvp, jacobian, hessian."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from chainrules.core import (
+    AbstractTangent,
+    HasForwardsMode,
+    HasReverseMode,
+    NoTangent,
+    NotImplementedDerivativeError,
+    NotImplementedTangent,
+    ProjectTo,
+    RuleConfig,
+    Tangent,
+    Thunk,
+    ZeroTangent,
+    unthunk,
+)
+
+from ._errors import InputTypeError, NonScalarOutputError
+from ._trace import ForwardTrace, ReverseTrace, Tracer, call, deep_primal, project_traced
+
+__all__ = ["ADConfig", "grad", "hessian", "jacobian", "jvp", "value_and_grad", "vjp"]
+
+
+class ADConfig(RuleConfig, HasReverseMode, HasForwardsMode):
+    """The reference AD's :class:`~chainrules.RuleConfig`: rules registered with
+    ``config=HasReverseMode`` or ``config=HasForwardsMode`` receive it and may call
+    back into the AD with :func:`~chainrules.rrule_via_ad` / :func:`~chainrules.frule_via_ad`.
+
+    Example:
+        >>> import math
+        >>> from chainrules import rrule_via_ad, frule_via_ad, NoTangent
+        >>> from chainrules.ad import ADConfig
+        >>> y, pullback = rrule_via_ad(ADConfig(), lambda x: x * x, 3.0)
+        >>> y, pullback(1.0)
+        (9.0, (NoTangent(), 6.0))
+        >>> frule_via_ad(ADConfig(), (NoTangent(), 1.0), lambda x: x * x, 3.0)
+        (9.0, 6.0)
+    """
+
+    __slots__ = ()
+
+    def rrule_via_ad(self, f: Any, *args: Any, **kwargs: Any) -> Any:
+        """``(y, pullback)`` of ``f(*args, **kwargs)`` by tracing ``f`` in reverse mode."""
+        y, pullback = _vjp(self, f, args, kwargs, range(len(args)))
+
+        def via_ad_pullback(y_bar: Any) -> tuple:
+            return (NoTangent(), *pullback(y_bar))
+
+        return y, via_ad_pullback
+
+    def frule_via_ad(self, dargs: tuple, f: Any, *args: Any, **kwargs: Any) -> Any:
+        """``(y, y_dot)`` of ``f(*args, **kwargs)`` along ``dargs[1:]`` by forward tracing."""
+        return _jvp(self, f, args, tuple(dargs[1:]), kwargs)
+
+
+_CONFIG = ADConfig()
+
+
+# ---------------------------------------------------------------------------------------
+# Inputs and outputs as structures of leaves
+
+
+def _is_leaf_differentiable(x: Any) -> bool:
+    if type(x) is Tracer:
+        x = deep_primal(x)
+    if isinstance(x, bool | np.bool_):
+        return False
+    if isinstance(x, float | complex | int | np.floating | np.complexfloating):
+        return True
+    return isinstance(x, np.ndarray) and x.dtype.kind in "fc"
+
+
+def _map_leaves(x: Any, fn: Callable[[Any], Any]) -> Any:
+    """Apply ``fn`` to every leaf of a structure (tuple, list, dict, namedtuple, dataclass)."""
+    t = type(x)
+    if t is tuple or t is list:
+        return t(_map_leaves(v, fn) for v in x)
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return t(*[_map_leaves(v, fn) for v in x])
+    if t is dict:
+        return {k: _map_leaves(v, fn) for k, v in x.items()}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        changes = {f.name: _map_leaves(getattr(x, f.name), fn) for f in dataclasses.fields(x)}
+        return _rebuild_dataclass(x, changes)
+    return fn(x)
+
+
+def _rebuild_dataclass(x: Any, changes: dict) -> Any:
+    y = object.__new__(type(x))
+    if hasattr(x, "__dict__"):
+        y.__dict__.update(x.__dict__)
+    for k, v in changes.items():
+        object.__setattr__(y, k, v)
+    return y
+
+
+def _box_inputs(trace: ReverseTrace, x: Any, leaves: list) -> Any:
+    def box(v: Any) -> Any:
+        if not _is_leaf_differentiable(v):
+            leaves.append((v, None))
+            return v
+        if type(v) is not Tracer and (type(v) is int or isinstance(v, np.integer)):
+            v = float(v)
+        t = trace.new_input(v)
+        leaves.append((v, t.aux))
+        return t
+
+    return _map_leaves(x, box)
+
+
+def _tangent_structure(x: Any, leaf_grads: list) -> Any:
+    """Rebuild gradients in the structure of input ``x`` (consumes ``leaf_grads``)."""
+    it = iter(leaf_grads)
+
+    def build(v: Any) -> Any:
+        t = type(v)
+        if t is tuple or t is list:
+            return t(build(u) for u in v)
+        if isinstance(v, tuple) and hasattr(v, "_fields"):
+            return Tangent[t](**{f: build(u) for f, u in zip(v._fields, v)})
+        if t is dict:
+            return {k: build(u) for k, u in v.items()}
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            return Tangent[t](**{f.name: build(getattr(v, f.name))
+                                 for f in dataclasses.fields(v)})
+        return next(it)
+
+    return build(x)
+
+
+def _natural(primal: Any, g: Any, what: str) -> Any:
+    """A leaf cotangent as the natural tangent of ``primal`` (zeros when absent)."""
+    if isinstance(g, Thunk):
+        g = unthunk(g)
+    if type(primal) is Tracer:
+        primal = deep_primal(primal)
+    if type(g) is Tracer:
+        return project_traced(ProjectTo(primal), g)
+    if g is None or type(g) is ZeroTangent:
+        if not _is_leaf_differentiable(primal):
+            return NoTangent()
+        if isinstance(primal, np.ndarray):
+            return np.zeros_like(primal)
+        if type(primal) is int:
+            return 0.0
+        return type(primal)(0)
+    if type(g) is NotImplementedTangent:
+        raise NotImplementedDerivativeError(g, f"return the derivative w.r.t. {what} as")
+    if type(g) is NoTangent or not _is_leaf_differentiable(primal):
+        return NoTangent() if not _is_leaf_differentiable(primal) else _natural(primal, None,
+                                                                                 what)
+    if type(g) is float and type(primal) in (float, int):
+        return g
+    return ProjectTo(float(primal) if type(primal) is int else primal)(g)
+
+
+def _unbox_output(trace: Any, y: Any, out: list) -> Any:
+    """The primal of output ``y``; records ``(primal, tracer-or-None)`` per leaf."""
+
+    def leaf(v: Any) -> Any:
+        if type(v) is Tracer:
+            if v.trace is trace:
+                out.append((v.primal, v))
+                return v.primal
+            return v
+        out.append((v, None))
+        return v
+
+    return _map_leaves(y, leaf)
+
+
+def _argnums_tuple(argnums: int | Sequence[int], nargs: int, api: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for n in nums:
+        if not isinstance(n, int) or not -nargs <= n < nargs:
+            raise InputTypeError(f"{api}(argnums={argnums!r})",
+                                 f"argument positions in range({nargs})", repr(n),
+                                 "pass the positions of the arguments to differentiate")
+    return tuple(n % nargs for n in nums)
+
+
+# ---------------------------------------------------------------------------------------
+# Reverse mode
+
+
+def _vjp(config: RuleConfig, f: Callable, args: tuple, kwargs: dict,
+         argnums: Sequence[int]) -> tuple[Any, Callable]:
+    trace = ReverseTrace(config)
+    boxed = list(args)
+    in_leaves: dict[int, list] = {}
+    for i in argnums:
+        leaves: list = []
+        boxed[i] = _box_inputs(trace, args[i], leaves)
+        in_leaves[i] = leaves
+    y = call(f, *boxed, **kwargs)
+    out_leaves: list = []
+    y_primal = _unbox_output(trace, y, out_leaves)
+    argnums = tuple(argnums)
+
+    def pullback(y_bar: Any) -> tuple:
+        bars_in = _output_cotangent_leaves(y_primal, y_bar)
+        seeds = [(t.aux, b) for (_, t), b in zip(out_leaves, bars_in) if t is not None]
+        bars = trace.backward(seeds) if seeds else None
+        result = []
+        for i in argnums:
+            grads = []
+            for k, (primal, idx) in enumerate(in_leaves[i]):
+                g = bars[idx] if (bars is not None and idx is not None) else None
+                grads.append(_natural(primal, g, f"argument {i} (leaf {k})"))
+            result.append(_tangent_structure(args[i], grads))
+        return tuple(result)
+
+    return y_primal, pullback
+
+
+def _output_cotangent_leaves(y: Any, y_bar: Any) -> list:
+    """Flatten an output cotangent in the structure of the output ``y``."""
+    out: list = []
+
+    def walk(v: Any, b: Any) -> None:
+        t = type(v)
+        if isinstance(b, Thunk):
+            b = unthunk(b)
+        if t is tuple or t is list or (isinstance(v, tuple) and hasattr(v, "_fields")):
+            items = _items(b, len(v))
+            for u, c in zip(v, items):
+                walk(u, c)
+        elif t is dict:
+            for k, u in v.items():
+                walk(u, _ZERO if isinstance(b, ZeroTangent) else (
+                    b[k] if isinstance(b, Tangent | dict) else _ZERO))
+        elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+            for fld in dataclasses.fields(v):
+                walk(getattr(v, fld.name), getattr(b, fld.name) if isinstance(b, Tangent)
+                     else _ZERO)
+        else:
+            out.append(b)
+
+    walk(y, y_bar)
+    return out
+
+
+_ZERO = ZeroTangent()
+
+
+def _items(b: Any, n: int) -> list:
+    if isinstance(b, AbstractTangent) and not isinstance(b, Tangent):
+        return [b] * n
+    if isinstance(b, Tangent):
+        return [b[i] for i in range(n)]
+    if len(b) != n:
+        raise InputTypeError("the output cotangent", f"a sequence of {n} entries",
+                             f"{len(b)} entries", "give one cotangent per output entry")
+    return list(b)
+
+
+def vjp(f: Callable, *primals: Any, **kwargs: Any) -> tuple[Any, Callable[[Any], tuple]]:
+    """Evaluate ``f(*primals)`` and return ``(y, pullback)``.
+
+    ``pullback(y_bar)`` returns one cotangent per primal (natural tangents: floats,
+    arrays; structures come back as tuples, lists, dicts or ``Tangent``). It can be
+    called several times. Keyword arguments are passed to ``f`` and not differentiated.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrules.ad import vjp
+        >>> y, pullback = vjp(lambda a, b: a * b, 2.0, 5.0)
+        >>> y, pullback(1.0)
+        (10.0, (5.0, 2.0))
+    """
+    return _vjp(_CONFIG, f, primals, kwargs, range(len(primals)))
+
+
+def _scalar_seed(y: Any, api: str) -> Any:
+    if isinstance(y, float) and type(y) is not bool:
+        return type(y)(1.0)
+    if isinstance(y, np.floating):
+        return type(y)(1.0)
+    if isinstance(y, np.ndarray) and y.dtype.kind == "f" and y.size == 1:
+        return np.ones(y.shape, dtype=y.dtype)
+    desc = (f"ndarray(shape={y.shape}, dtype={y.dtype})" if isinstance(y, np.ndarray)
+            else type(y).__qualname__)
+    raise NonScalarOutputError(api, desc)
+
+
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+    """Like :func:`grad`, returning ``(f(*args), gradient)``.
+
+    Example:
+        >>> import math
+        >>> from chainrules.ad import value_and_grad
+        >>> value_and_grad(math.sin)(0.0)
+        (0.0, 1.0)
+    """
+
+    @functools.wraps(f)
+    def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        nums = _argnums_tuple(argnums, len(args), "grad")
+        y, pullback = _vjp(_CONFIG, f, args, kwargs, nums)
+        seed = _scalar_seed(deep_primal(y), "grad")
+        grads = pullback(seed)
+        return y, grads[0] if isinstance(argnums, int) else grads
+
+    return value_and_grad_f
+
+
+def grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+    """The gradient of a real-scalar-valued ``f`` with respect to argument(s) ``argnums``.
+
+    ``f`` is ordinary Python + NumPy code; every call it makes to a function with a
+    registered ``rrule`` uses that rule, other Python functions are traced into.
+    The gradient has the structure of the input (floats, arrays, tuples, lists,
+    dicts; dataclasses and namedtuples as ``Tangent``). For complex inputs the
+    gradient is ``dL/dRe z + i dL/dIm z``. An ``int`` input is treated as a float.
+
+    Args:
+        f: the function; must return a real scalar.
+        argnums: the position, or a tuple of positions, to differentiate.
+
+    Returns:
+        A function of the same arguments returning the gradient (a tuple of gradients
+        when ``argnums`` is a tuple).
+
+    Raises:
+        NonScalarOutputError: ``f`` does not return a real scalar.
+        TracerConversionError, NoRuleError, MutationError: ``f`` does something the AD
+            cannot differentiate; the message says what and suggests a rule.
+
+    Example:
+        >>> import math
+        >>> from chainrules.ad import grad
+        >>> def foo(x):
+        ...     return math.asin(0.2 + math.sin(x))
+        >>> grad(foo)(3.0)
+        -1.0531613736418153
+        >>> grad(lambda z: abs(z) ** 2)(1.0 + 2.0j)
+        (2+4j)
+    """
+
+    @functools.wraps(f)
+    def grad_f(*args: Any, **kwargs: Any) -> Any:
+        return value_and_grad(f, argnums)(*args, **kwargs)[1]
+
+    return grad_f
+
+
+# ---------------------------------------------------------------------------------------
+# Forward mode
+
+
+def _jvp(config: RuleConfig, f: Callable, primals: tuple, tangents: tuple,
+         kwargs: dict) -> tuple[Any, Any]:
+    if len(tangents) != len(primals):
+        raise InputTypeError("jvp tangents", f"{len(primals)} tangents (one per primal)",
+                             f"{len(tangents)}", "pass one tangent per primal argument")
+    trace = ForwardTrace(config)
+    boxed = []
+    for i, (x, dx) in enumerate(zip(primals, tangents)):
+        boxed.append(_box_forward(trace, x, dx, f"tangent {i}"))
+    y = call(f, *boxed, **kwargs)
+
+    def leaf(v: Any) -> Any:
+        if type(v) is Tracer and v.trace is trace:
+            return v.primal
+        return v
+
+    def leaf_dot(v: Any) -> Any:
+        if type(v) is Tracer and v.trace is trace:
+            d = unthunk(v.aux)
+            if type(d) is NotImplementedTangent:
+                raise NotImplementedDerivativeError(d, "return as the pushforward")
+            return d
+        return _natural(deep_primal(v), None, "output")
+
+    return _map_leaves(y, leaf), _map_leaves(y, leaf_dot)
+
+
+def _box_forward(trace: ForwardTrace, x: Any, dx: Any, what: str) -> Any:
+    t = type(x)
+    if isinstance(dx, Thunk):
+        dx = unthunk(dx)
+    if t is tuple or t is list or (isinstance(x, tuple) and hasattr(x, "_fields")):
+        items = _items(dx, len(x))
+        boxed = [_box_forward(trace, u, d, f"{what}[{k}]")
+                 for k, (u, d) in enumerate(zip(x, items))]
+        return t(*boxed) if hasattr(x, "_fields") else t(boxed)
+    if t is dict:
+        return {k: _box_forward(trace, u, dx[k] if isinstance(dx, dict | Tangent) else dx,
+                                f"{what}[{k!r}]") for k, u in x.items()}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        changes = {fl.name: _box_forward(trace, getattr(x, fl.name),
+                                         getattr(dx, fl.name) if isinstance(dx, Tangent)
+                                         else dx, f"{what}.{fl.name}")
+                   for fl in dataclasses.fields(x)}
+        return _rebuild_dataclass(x, changes)
+    if isinstance(dx, ZeroTangent | NoTangent) or not _is_leaf_differentiable(x):
+        return x
+    if isinstance(dx, AbstractTangent):
+        raise InputTypeError(what, "a natural tangent (number or array)", repr(dx),
+                             "pass floats or arrays as tangents of number or array primals")
+    if np.shape(dx) != np.shape(x):
+        raise InputTypeError(what, f"shape {np.shape(x)} (the primal's)",
+                             f"shape {np.shape(dx)}", "give each tangent its primal's shape")
+    if type(x) is int:
+        x = float(x)
+    return Tracer(x, trace, dx)
+
+
+def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any],
+        **kwargs: Any) -> tuple[Any, Any]:
+    """Evaluate ``f(*primals)`` and its directional derivative along ``tangents``.
+
+    Forward mode: every call to a function with a registered ``frule`` uses it
+    (an ``rrule`` serves when no ``frule`` exists and the output is small), other
+    Python functions are traced into.
+
+    Returns:
+        ``(y, y_dot)`` with ``y_dot`` in the structure of ``y``.
+
+    Example:
+        >>> import math
+        >>> from chainrules.ad import jvp
+        >>> jvp(math.sin, (0.0,), (2.0,))
+        (0.0, 2.0)
+    """
+    return _jvp(_CONFIG, f, tuple(primals), tuple(tangents), kwargs)
+
+
+# ---------------------------------------------------------------------------------------
+# Jacobians and Hessians
+
+
+def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
+    """The Jacobian of ``f`` with respect to argument ``argnums`` (a number or array).
+
+    The result has shape ``y.shape + x.shape``. ``mode="auto"`` uses forward mode
+    (one ``jvp`` per input entry) when the input has no more entries than the
+    output, reverse mode (one pullback per output entry, on one recorded trace)
+    otherwise; ``"forward"`` and ``"reverse"`` force one. Complex inputs or outputs
+    are refused (the Jacobian of a map on ℝ² is not a complex matrix in general).
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrules.ad import jacobian
+        >>> jacobian(lambda x: x * x)(np.array([1.0, 2.0]))
+        array([[2., 0.],
+               [0., 4.]])
+    """
+    if mode not in ("auto", "forward", "reverse"):
+        raise InputTypeError("jacobian(mode=...)", "'auto', 'forward' or 'reverse'",
+                             repr(mode), "pick one of the three modes")
+
+    def jacobian_f(*args: Any, **kwargs: Any) -> Any:
+        (i,) = _argnums_tuple(argnums, len(args), "jacobian")
+        x = args[i]
+        if not _is_leaf_differentiable(x) or np.iscomplexobj(x):
+            raise InputTypeError(f"jacobian argument {i}", "a real number or real array",
+                                 type(x).__qualname__,
+                                 "flatten structured inputs into one array first")
+        x_arr = np.asarray(x, dtype=float if type(x) in (int, float) else None)
+        n = x_arr.size
+        use_forward = mode == "forward"
+        y = None
+        if mode == "auto":
+            y, pullback = _vjp(_CONFIG, f, args, kwargs, (i,))
+            use_forward = n <= np.size(y)
+        if use_forward:
+            columns = []
+            for k in range(n):
+                e = np.zeros(x_arr.shape, dtype=x_arr.dtype)
+                e.reshape(-1)[k] = 1.0
+                tangent = e if isinstance(x, np.ndarray) else type(x)(1.0) if type(x) is \
+                    not int else 1.0
+                tangents = [ZeroTangent()] * len(args)
+                tangents[i] = tangent
+                y, y_dot = _jvp(_CONFIG, f, args, tuple(tangents), kwargs)
+                columns.append(np.asarray(y_dot))
+            y_arr = np.asarray(y)
+            _check_real_output(y_arr)
+            jac = np.stack(columns, axis=-1) if columns else np.zeros(y_arr.shape + (0,))
+            return jac.reshape(y_arr.shape + x_arr.shape)
+        if y is None:
+            y, pullback = _vjp(_CONFIG, f, args, kwargs, (i,))
+        y_arr = np.asarray(y)
+        _check_real_output(y_arr)
+        rows = []
+        for k in range(y_arr.size):
+            e = np.zeros(y_arr.shape, dtype=y_arr.dtype)
+            e.reshape(-1)[k] = 1.0
+            seed = e if isinstance(y, np.ndarray) else type(y)(1.0)
+            rows.append(np.asarray(pullback(seed)[0]))
+        jac = np.stack(rows) if rows else np.zeros((0,) + x_arr.shape)
+        return jac.reshape(y_arr.shape + x_arr.shape)
+
+    return jacobian_f
+
+
+def _check_real_output(y: np.ndarray) -> None:
+    if y.dtype.kind not in "fiu":
+        raise InputTypeError("jacobian output", "a real number or real array",
+                             f"dtype {y.dtype}", "split complex outputs into real and "
+                             "imaginary parts")
+
+
+def hessian(f: Callable, argnums: int = 0) -> Callable:
+    """The Hessian of a real-scalar-valued ``f``, by forward-over-reverse.
+
+    Forward mode (one ``jvp`` per input entry) of the reverse-mode gradient; shape
+    ``x.shape + x.shape``.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrules.ad import hessian
+        >>> hessian(lambda x: (x[0] ** 2) * x[1])(np.array([1.0, 3.0]))
+        array([[6., 2.],
+               [2., 0.]])
+    """
+    return jacobian(grad(f, argnums), argnums, mode="forward")

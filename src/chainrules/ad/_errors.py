@@ -1,0 +1,135 @@
+"""Exceptions of the reference AD.
+
+Each names the operation that could not be differentiated, what was expected and
+what was found, and how to fix it (usually: write a rule for the enclosing function,
+so the AD never has to look inside it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chainrules.core import ChainRulesError
+
+__all__ = [
+    "ADError",
+    "func_name",
+    "InputTypeError",
+    "MutationError",
+    "NoRuleError",
+    "NonScalarOutputError",
+    "TracerConversionError",
+]
+
+
+
+def func_name(f: Any) -> str:
+    """A readable name for a function, class or callable object (for messages)."""
+    module = getattr(f, "__module__", None)
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None)
+    if name is None:
+        return f"<{type(f).__qualname__} instance>"
+    if module in (None, "builtins"):
+        return name
+    if module == "numpy" or module.startswith("numpy."):
+        module = "numpy"
+    return f"{module}.{name}"
+
+
+_FIX = "write a rule for the enclosing function (rrule.register / frule.register)"
+
+
+class ADError(ChainRulesError):
+    """Base class of the reference AD's errors."""
+
+
+class TracerConversionError(ADError, TypeError):
+    """A traced value was turned into a plain Python or NumPy number.
+
+    That would drop its derivative silently (``float(x)``, ``math.sin`` of a value
+    without a rule, writing into a NumPy array), so the AD refuses.
+
+    Attributes:
+        operation: what was attempted, e.g. ``"float()"``.
+        primal: a description of the traced value.
+    """
+
+    def __init__(self, operation: str, primal: Any, function: str | None = None) -> None:
+        self.operation = operation
+        self.primal = primal
+        self.function = function
+        where = f" inside {function}" if function else ""
+        super().__init__(
+            f"{operation}{where} would turn a traced value ({primal}) into a plain number and "
+            f"lose its derivative; expected an operation the AD can follow (a registered rule, "
+            f"an operator, a NumPy function with a rule). To fix it, {_FIX}"
+        )
+
+
+class NoRuleError(ADError, TypeError):
+    """A function the AD cannot look inside was called on traced values and has no rule.
+
+    Attributes:
+        function: the function called.
+        mode: ``"rrule"`` or ``"frule"``.
+        argtypes: the types of the positional arguments.
+    """
+
+    def __init__(self, function: Any, mode: str, argtypes: tuple, detail: str = "") -> None:
+        self.function = function
+        self.mode = mode
+        self.argtypes = argtypes
+        types = ", ".join(t.__qualname__ for t in argtypes)
+        extra = f" ({detail})" if detail else ""
+        super().__init__(
+            f"no {mode} for {func_name(function)}({types}) and the AD cannot trace into it"
+            f"{extra}; expected a registered {mode} for these argument types. To fix it, "
+            f"register one ({mode}.register({func_name(function)})) or {_FIX}"
+        )
+
+
+class MutationError(ADError, TypeError):
+    """Traced code wrote into an array in place (``a[i] = x``, ``a += x``).
+
+    Attributes:
+        operation: the in-place operation.
+    """
+
+    def __init__(self, operation: str, detail: str = "") -> None:
+        self.operation = operation
+        extra = f" ({detail})" if detail else ""
+        super().__init__(
+            f"{operation} mutates an array in place{extra}; the AD records values, not "
+            f"memory, so it cannot differentiate mutation. Expected out-of-place code "
+            f"(e.g. np.where, np.concatenate, x + 1). To fix it, rewrite it out of place or "
+            f"{_FIX}"
+        )
+
+
+class NonScalarOutputError(ADError, TypeError):
+    """``grad`` of a function whose output is not a real scalar.
+
+    Attributes:
+        output: a description of the output.
+    """
+
+    def __init__(self, api: str, output: str) -> None:
+        self.output = output
+        super().__init__(
+            f"{api} expects the function to return a real scalar (float, 0-d array), got "
+            f"{output}; use jacobian or vjp with an explicit output cotangent instead"
+        )
+
+
+class InputTypeError(ADError, TypeError):
+    """An input (or output cotangent) has a type the AD cannot differentiate.
+
+    Attributes:
+        what: which argument or field.
+        got: a description of the value.
+    """
+
+    def __init__(self, what: str, expected: str, got: str, fix: str) -> None:
+        self.what = what
+        self.got = got
+        super().__init__(f"{what}: expected {expected}, got {got}; {fix}")

@@ -1,0 +1,1 @@
+"""Rules for higher-order functions (filled in below)."""

@@ -1,0 +1,258 @@
+"""Source rewriting: every call in a traced function goes through one dispatch point.
+
+Operator overloading sees ``x + y`` but not ``math.sin(x)`` or ``mse(y, y_hat)``:
+a call is just a call. So the first time the AD enters a Python function it parses
+the function's source, turns every call ``f(a, *b, k=c)`` into
+``__chainrules_call__(f, a, *b, k=c)`` and compiles the result with the same
+filename and line numbers. The dispatch point then decides, per call, whether a
+registered rule applies or whether to trace into ``f`` in turn.
+
+The rewritten code object is cached per original code object. It is compiled
+inside a factory function whose local variables stand for the original free
+variables, so it has the same free variables (plus the dispatch point), and the
+function is rebuilt with the original closure cells, globals and defaults: closures,
+``nonlocal``, ``global`` and default arguments behave as in the original. Methods
+are compiled inside a class of the same name (``super()`` and name mangling).
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+import types
+from typing import Any
+
+__all__ = ["CALL_NAME", "is_rewritten", "rewritten_function"]
+
+CALL_NAME = "__chainrules_call__"
+
+# Builtins that inspect the calling frame: routing them through the dispatch point
+# would make them look at the wrong frame, so they are left alone.
+_FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec",
+                             "breakpoint"})
+
+_code_cache: dict[types.CodeType, types.CodeType | None] = {}
+_rewritten_codes: set[types.CodeType] = set()
+_file_trees: dict[tuple[str, int], ast.Module | None] = {}
+
+
+class _CallRewriter(ast.NodeTransformer):
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in _FRAME_BUILTINS:
+            return node
+        new = ast.Call(
+            func=ast.Name(id=CALL_NAME, ctx=ast.Load()),
+            args=[func, *node.args],
+            keywords=node.keywords,
+        )
+        return ast.copy_location(new, node)
+
+
+def _module_tree(filename: str) -> ast.Module | None:
+    lines = linecache.getlines(filename)
+    if not lines:
+        return None
+    key = (filename, hash(tuple(lines)))
+    if key not in _file_trees:
+        try:
+            _file_trees[key] = ast.parse("".join(lines), filename)
+        except (SyntaxError, ValueError):
+            _file_trees[key] = None
+    return _file_trees[key]
+
+
+def _find_node(tree: ast.Module, code: types.CodeType) -> ast.AST | None:
+    """The def or lambda node that compiled to ``code``."""
+    is_lambda = code.co_name == "<lambda>"
+    want_args = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    candidates = []
+    for node in ast.walk(tree):
+        if is_lambda:
+            if not isinstance(node, ast.Lambda):
+                continue
+            first = node.lineno
+        else:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            if node.name != code.co_name:
+                continue
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        if first != code.co_firstlineno:
+            continue
+        a = node.args
+        names = tuple(x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs])
+        if names != want_args:
+            continue
+        candidates.append(node)
+    if len(candidates) != 1:
+        # Two lambdas with the same parameters on one line: tell them apart by column.
+        positions = [p for p in code.co_positions() if p[2] is not None]
+        col = min((p[2] for p in positions if p[0] == code.co_firstlineno), default=None)
+        best = [n for n in candidates
+                if n.col_offset <= (col or 0) <= (n.end_col_offset or 0)]
+        if len(best) == 1:
+            return best[0]
+        return None
+    return candidates[0]
+
+
+def _class_name(code: types.CodeType) -> str | None:
+    parts = code.co_qualname.split(".")
+    if len(parts) >= 2 and parts[-2] != "<locals>":
+        return parts[-2]
+    return None
+
+
+def _compile(code: types.CodeType) -> types.CodeType | None:
+    tree = _module_tree(code.co_filename)
+    if tree is None:
+        return None
+    node = _find_node(tree, code)
+    if node is None:
+        return None
+    node = _CallRewriter().visit(_copy(node))
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        node.decorator_list = []
+        body_stmt: ast.stmt = node
+        name = node.name
+    else:
+        name = "__chainrules_lambda__"
+        body_stmt = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=node)
+        ast.copy_location(body_stmt, node)
+    freevars = [v for v in code.co_freevars if v not in ("__class__", CALL_NAME)]
+    stmts: list[ast.stmt] = [
+        ast.Assign(targets=[ast.Name(id=v, ctx=ast.Store())], value=ast.Constant(None))
+        for v in [CALL_NAME, *freevars]
+    ]
+    cls = _class_name(code)
+    if cls is not None:
+        stmts.append(ast.ClassDef(name=cls, bases=[], keywords=[], body=[body_stmt],
+                                  decorator_list=[]))
+    else:
+        stmts.append(body_stmt)
+    # Keep every free variable alive as a cell of the factory.
+    stmts.append(ast.Return(value=ast.Lambda(
+        args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                           defaults=[]),
+        body=ast.Tuple(elts=[ast.Name(id=v, ctx=ast.Load()) for v in [CALL_NAME, *freevars]],
+                       ctx=ast.Load()),
+    )))
+    factory = ast.FunctionDef(
+        name="__chainrules_factory__",
+        args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                           defaults=[]),
+        body=stmts, decorator_list=[], returns=None, type_comment=None,
+    )
+    module = ast.Module(body=[factory], type_ignores=[])
+    for n in ast.walk(module):
+        if not hasattr(n, "lineno") or getattr(n, "lineno", None) is None:
+            n.lineno = node.lineno
+            n.col_offset = 0
+        if getattr(n, "end_lineno", None) is None and hasattr(n, "lineno"):
+            n.end_lineno = n.lineno
+            n.end_col_offset = 0
+    ast.fix_missing_locations(module)
+    try:
+        compiled = compile(module, code.co_filename, "exec",
+                           flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+    except SyntaxError:
+        return None
+    return _find_code(compiled, code.co_name, node.lineno)
+
+
+_FUTURE_FLAGS = 0
+for _feature in ("annotations", "division", "generator_stop"):
+    import __future__
+
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
+
+
+def _copy(node: ast.AST) -> ast.AST:
+    import copy
+
+    return copy.deepcopy(node)
+
+
+def _find_code(code: types.CodeType, name: str, lineno: int) -> types.CodeType | None:
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == name and const.co_firstlineno == lineno \
+                    and const.co_qualname.find("__chainrules_factory__") != -1 \
+                    and _depth_ok(const):
+                return const
+            found = _find_code(const, name, lineno)
+            if found is not None:
+                return found
+    return None
+
+
+def _depth_ok(code: types.CodeType) -> bool:
+    # The target sits directly in the factory (or in its one helper class), not
+    # in a nested function of the same name and line.
+    parts = code.co_qualname.split(".")
+    return parts[0] == "__chainrules_factory__" and parts[1] == "<locals>" and (
+        len(parts) == 3 or len(parts) == 4)
+
+
+_OPAQUE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def rewritten_code(code: types.CodeType) -> types.CodeType | None:
+    """The rewritten twin of ``code`` (cached), or None when its source is unavailable.
+
+    The AD's own functions (``grad`` of ``grad``...) are never rewritten: they run as
+    they are, on whatever tracers they receive.
+    """
+    try:
+        return _code_cache[code]
+    except KeyError:
+        pass
+    if os.path.abspath(code.co_filename).startswith(_OPAQUE_DIR):
+        _code_cache[code] = None
+        return None
+    new = _compile(code)
+    _code_cache[code] = new
+    if new is not None:
+        _rewritten_codes.add(new)
+        _mark_nested(new)
+    return new
+
+
+def _mark_nested(code: types.CodeType) -> None:
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _rewritten_codes.add(const)
+            _mark_nested(const)
+
+
+def is_rewritten(fn: types.FunctionType) -> bool:
+    """Whether ``fn`` already runs rewritten code (defined inside traced code)."""
+    return fn.__code__ in _rewritten_codes
+
+
+def rewritten_function(fn: types.FunctionType, dispatch: Any) -> types.FunctionType | None:
+    """``fn`` with its calls routed through ``dispatch``, or None if that is impossible."""
+    code = fn.__code__
+    if code in _rewritten_codes:
+        return fn
+    new = rewritten_code(code)
+    if new is None:
+        return None
+    cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+    closure = []
+    for name in new.co_freevars:
+        if name == CALL_NAME:
+            closure.append(types.CellType(dispatch))
+        else:
+            cell = cells.get(name)
+            if cell is None:
+                return None
+            closure.append(cell)
+    out = types.FunctionType(new, fn.__globals__, fn.__name__, fn.__defaults__,
+                             tuple(closure))
+    if fn.__kwdefaults__:
+        out.__kwdefaults__ = fn.__kwdefaults__
+    return out

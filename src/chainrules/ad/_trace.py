@@ -1,0 +1,1270 @@
+"""The engine: tracers, the reverse and forward traces, and the dispatch point.
+
+A :class:`Tracer` wraps a primal value that depends on a differentiated input. It
+belongs to one trace (one level of differentiation; nested ``grad`` calls make
+nested traces). Every operation on tracers -- an operator, a NumPy ufunc or
+function, and every *call* in rewritten code -- ends in :func:`apply` or
+:func:`call`, which look up a rule for the callable in the core's tables:
+
+- reverse mode (:class:`ReverseTrace`) runs the rrule and records ``(pullback,
+  parents)`` on a tape; the backward pass walks the tape once, newest first;
+- forward mode (:class:`ForwardTrace`) runs the frule and carries the tangent.
+
+A call with no rule is traced into (Python functions, via their rewritten source)
+or, for code the AD cannot look inside, run on the tracers: operators still work,
+and anything that would convert a tracer to a plain number raises.
+
+Nested differentiation: a tracer's level says which trace made it. An operation
+is handled by the innermost trace among its arguments; tracers of outer traces
+are left inside the primals, so the rule's own computation is recorded by the
+outer trace. Rules run on outer tracers are themselves traced (their source
+rewritten), so ``math.cos`` inside a pullback finds its rule at the outer level.
+Two traces never share tracers, so perturbations cannot be confused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import dis
+import functools
+import operator
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from chainrules.core import (
+    AbstractTangent,
+    InplaceableThunk,
+    NoTangent,
+    NotImplementedDerivativeError,
+    NotImplementedTangent,
+    ProjectTo,
+    RuleConfig,
+    Tangent,
+    Thunk,
+    ZeroTangent,
+    frule,
+    iadd,
+    rrule,
+    unthunk,
+)
+
+from ._errors import MutationError, NoRuleError, TracerConversionError, func_name
+from ._rewrite import rewritten_function
+
+__all__ = ["ForwardTrace", "ReverseTrace", "Tracer", "apply", "call", "new_level"]
+
+_rr_lookup = rrule.lookup
+_r_by_func = rrule.table.by_func
+_f_by_func = frule.table.by_func
+_fr_lookup = frule.lookup
+_FunctionType = types.FunctionType
+_MethodType = types.MethodType
+_ndarray = np.ndarray
+_ZERO = ZeroTangent()
+_NO = NoTangent()
+_NO_RULE = object()
+
+# Values that become tracers when a traced operation returns them.
+_SCALARS = (float, complex, np.floating, np.complexfloating)
+
+_level_counter = [0]
+
+
+def new_level() -> int:
+    """A fresh, strictly increasing trace level (newer traces are inner traces)."""
+    _level_counter[0] += 1
+    return _level_counter[0]
+
+
+def _boxable(y: Any) -> bool:
+    t = type(y)
+    if t is float or t is complex:
+        return True
+    if t is _ndarray:
+        return y.dtype.kind in "fc"
+    if t is Tracer:
+        return _boxable(deep_primal(y))
+    return isinstance(y, _SCALARS) or (isinstance(y, _ndarray) and y.dtype.kind in "fc")
+
+
+def deep_primal(x: Any) -> Any:
+    """The innermost primal value of a (possibly nested) tracer."""
+    while type(x) is Tracer:
+        x = x.primal
+    return x
+
+
+# ---------------------------------------------------------------------------------------
+# Tracer
+
+
+class Tracer:
+    """A value being differentiated: its primal, its trace, and per-trace data.
+
+    ``aux`` is the tape index (reverse mode) or the tangent (forward mode). Tracers
+    define the operators, NumPy's ``__array_ufunc__`` / ``__array_function__`` and
+    the common ndarray attributes and methods; they do not define ``__array__``,
+    so NumPy can never silently turn one into a plain array.
+    """
+
+    __slots__ = ("aux", "primal", "trace")
+    __array_priority__ = 1000.0
+
+    def __init__(self, primal: Any, trace: Any, aux: Any) -> None:
+        self.primal = primal
+        self.trace = trace
+        self.aux = aux
+
+    def __repr__(self) -> str:
+        return f"Tracer({self.primal!r}, level={self.trace.level})"
+
+    # -- conversions that would lose the derivative ------------------------------------
+
+    def __float__(self) -> float:
+        raise TracerConversionError(_coercion_operation("float()"), _describe(self))
+
+    def __complex__(self) -> complex:
+        raise TracerConversionError(_coercion_operation("complex()"), _describe(self))
+
+    def __int__(self) -> int:
+        # Truncation: the derivative is zero almost everywhere, which is what we return.
+        return int(deep_primal(self))
+
+    def __index__(self) -> int:
+        return operator.index(deep_primal(self))
+
+    def __bool__(self) -> bool:
+        return bool(deep_primal(self))
+
+    __hash__ = object.__hash__
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        return round(deep_primal(self), ndigits)
+
+    def __trunc__(self) -> Any:
+        import math
+
+        return math.trunc(deep_primal(self))
+
+    def __floor__(self) -> Any:
+        import math
+
+        return math.floor(deep_primal(self))
+
+    def __ceil__(self) -> Any:
+        import math
+
+        return math.ceil(deep_primal(self))
+
+    # -- comparisons: piecewise constant, so evaluated on the primal -------------------
+
+    def __lt__(self, other: Any) -> Any:
+        return deep_primal(self) < deep_primal(other)
+
+    def __le__(self, other: Any) -> Any:
+        return deep_primal(self) <= deep_primal(other)
+
+    def __gt__(self, other: Any) -> Any:
+        return deep_primal(self) > deep_primal(other)
+
+    def __ge__(self, other: Any) -> Any:
+        return deep_primal(self) >= deep_primal(other)
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        return deep_primal(self) == deep_primal(other)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        return deep_primal(self) != deep_primal(other)
+
+    # -- arithmetic --------------------------------------------------------------------
+
+    def __add__(self, other: Any) -> Any:
+        return _binop(operator.add, np.add, self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return _binop(operator.add, np.add, other, self)
+
+    def __sub__(self, other: Any) -> Any:
+        return _binop(operator.sub, np.subtract, self, other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return _binop(operator.sub, np.subtract, other, self)
+
+    def __mul__(self, other: Any) -> Any:
+        return _binop(operator.mul, np.multiply, self, other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return _binop(operator.mul, np.multiply, other, self)
+
+    def __truediv__(self, other: Any) -> Any:
+        return _binop(operator.truediv, np.true_divide, self, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return _binop(operator.truediv, np.true_divide, other, self)
+
+    def __pow__(self, other: Any) -> Any:
+        return _binop(operator.pow, np.power, self, other)
+
+    def __rpow__(self, other: Any) -> Any:
+        return _binop(operator.pow, np.power, other, self)
+
+    def __matmul__(self, other: Any) -> Any:
+        return _binop(operator.matmul, np.matmul, self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return _binop(operator.matmul, np.matmul, other, self)
+
+    def __mod__(self, other: Any) -> Any:
+        return _binop(operator.mod, np.mod, self, other)
+
+    def __rmod__(self, other: Any) -> Any:
+        return _binop(operator.mod, np.mod, other, self)
+
+    def __floordiv__(self, other: Any) -> Any:
+        return deep_primal(self) // deep_primal(other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return deep_primal(other) // deep_primal(self)
+
+    def __neg__(self) -> Any:
+        return _unop(operator.neg, np.negative, self)
+
+    def __pos__(self) -> Any:
+        return self
+
+    def __abs__(self) -> Any:
+        return _unop(operator.abs, np.absolute, self)
+
+    # In-place operators: rebinding for immutable scalars, refused for arrays (the
+    # caller's array would not change, so the program would silently mean something else).
+    def _inplace(self, name: str, op: Callable, other: Any) -> Any:
+        if isinstance(deep_primal(self), _ndarray):
+            raise MutationError(f"`x {name} ...` on a traced array")
+        return op(self, other)
+
+    def __iadd__(self, other: Any) -> Any:
+        return self._inplace("+=", operator.add, other)
+
+    def __isub__(self, other: Any) -> Any:
+        return self._inplace("-=", operator.sub, other)
+
+    def __imul__(self, other: Any) -> Any:
+        return self._inplace("*=", operator.mul, other)
+
+    def __itruediv__(self, other: Any) -> Any:
+        return self._inplace("/=", operator.truediv, other)
+
+    def __ipow__(self, other: Any) -> Any:
+        return self._inplace("**=", operator.pow, other)
+
+    def __imatmul__(self, other: Any) -> Any:
+        return self._inplace("@=", operator.matmul, other)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise MutationError("`a[...] = value` on a traced array")
+
+    # -- containers and indexing -------------------------------------------------------
+
+    def __getitem__(self, key: Any) -> Any:
+        return apply(operator.getitem, (self, key), {})
+
+    def __len__(self) -> int:
+        return len(deep_primal(self))
+
+    def __iter__(self) -> Any:
+        p = deep_primal(self)
+        if not isinstance(p, _ndarray) or p.ndim == 0:
+            raise TypeError(f"iteration over a traced {type(p).__qualname__}")
+        return (self[i] for i in range(len(p)))
+
+    # -- NumPy protocols ---------------------------------------------------------------
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if kwargs.get("out") is not None:
+            raise MutationError(f"numpy.{ufunc.__name__}(..., out=...)",
+                                "an in-place update such as `a += x` writes into `a`")
+        if method == "__call__":
+            return apply(ufunc, inputs, kwargs)
+        equivalent = _UFUNC_METHODS.get((ufunc, method))
+        if equivalent is not None:
+            return apply(equivalent, inputs, kwargs)
+        raise NoRuleError(ufunc, "rule", tuple(type(deep_primal(a)) for a in inputs),
+                          f"ufunc method numpy.{ufunc.__name__}.{method}")
+
+    def __array_function__(self, func: Any, types_: Any, args: tuple, kwargs: dict) -> Any:
+        return apply(func, args, kwargs, from_numpy=True)
+
+    # -- ndarray attributes and methods ------------------------------------------------
+
+    @property
+    def shape(self) -> tuple:
+        return np.shape(deep_primal(self))
+
+    @property
+    def ndim(self) -> int:
+        return np.ndim(deep_primal(self))
+
+    @property
+    def size(self) -> int:
+        return np.size(deep_primal(self))
+
+    @property
+    def dtype(self) -> Any:
+        p = deep_primal(self)
+        return p.dtype if hasattr(p, "dtype") else np.result_type(p)
+
+    @property
+    def T(self) -> Any:
+        return call(np.transpose, self)
+
+    @property
+    def real(self) -> Any:
+        return call(np.real, self)
+
+    @property
+    def imag(self) -> Any:
+        return call(np.imag, self)
+
+    def conj(self) -> Any:
+        return call(np.conj, self)
+
+    conjugate = conj
+
+    def sum(self, *args: Any, **kwargs: Any) -> Any:
+        return call(np.sum, self, *args, **kwargs)
+
+    def mean(self, *args: Any, **kwargs: Any) -> Any:
+        return call(np.mean, self, *args, **kwargs)
+
+    def prod(self, *args: Any, **kwargs: Any) -> Any:
+        return call(np.prod, self, *args, **kwargs)
+
+    def max(self, *args: Any, **kwargs: Any) -> Any:
+        return call(np.max, self, *args, **kwargs)
+
+    def min(self, *args: Any, **kwargs: Any) -> Any:
+        return call(np.min, self, *args, **kwargs)
+
+    def dot(self, other: Any) -> Any:
+        return call(np.dot, self, other)
+
+    def reshape(self, *shape: Any, **kwargs: Any) -> Any:
+        if len(shape) == 1:
+            shape = shape[0]
+        return call(np.reshape, self, shape, **kwargs)
+
+    def transpose(self, *axes: Any) -> Any:
+        if not axes:
+            return call(np.transpose, self)
+        if len(axes) == 1:
+            axes = axes[0]
+        return call(np.transpose, self, axes)
+
+    def ravel(self) -> Any:
+        return call(np.ravel, self)
+
+    def flatten(self) -> Any:
+        return call(np.ravel, self)
+
+    def squeeze(self, *args: Any, **kwargs: Any) -> Any:
+        return call(np.squeeze, self, *args, **kwargs)
+
+    def cumsum(self, *args: Any, **kwargs: Any) -> Any:
+        return call(np.cumsum, self, *args, **kwargs)
+
+    def clip(self, *args: Any, **kwargs: Any) -> Any:
+        return call(np.clip, self, *args, **kwargs)
+
+    def copy(self) -> Any:
+        return self  # tracers are never mutated, so a copy can share
+
+    def astype(self, dtype: Any, **kwargs: Any) -> Any:
+        p = deep_primal(self)
+        if np.dtype(dtype) == getattr(p, "dtype", None):
+            return self
+        return call(_astype, self, dtype)
+
+    def item(self) -> Any:
+        raise TracerConversionError("x.item()", _describe(self))
+
+    def tolist(self) -> Any:
+        p = deep_primal(self)
+        if p.ndim == 0:
+            raise TracerConversionError("x.tolist()", _describe(self))
+        return [self[i].tolist() if p.ndim > 1 else self[i] for i in range(len(p))]
+
+
+def _astype(x: Any, dtype: Any) -> Any:
+    """``x.astype(dtype)`` as a function the AD can find a rule for."""
+    return np.asarray(x).astype(dtype)
+
+
+@rrule.register(_astype)
+def _astype_rrule(x: Any, dtype: Any) -> Any:
+    project_x = ProjectTo(x)
+    y = np.asarray(x).astype(dtype)
+
+    def astype_pullback(y_bar: Any) -> tuple:
+        return _NO, project_x(unthunk(y_bar)), _NO
+
+    return y, astype_pullback
+
+
+@frule.register(_astype)
+def _astype_frule(dargs: tuple, x: Any, dtype: Any) -> Any:
+    x_dot = unthunk(dargs[1])
+    y = np.asarray(x).astype(dtype)
+    if isinstance(x_dot, AbstractTangent):
+        return y, x_dot
+    if y.dtype.kind == "f":
+        x_dot = np.real(x_dot)
+    return y, np.asarray(x_dot).astype(y.dtype)
+
+
+_UFUNC_METHODS = {
+    (np.add, "reduce"): np.sum,
+    (np.multiply, "reduce"): np.prod,
+    (np.maximum, "reduce"): np.max,
+    (np.minimum, "reduce"): np.min,
+    (np.add, "accumulate"): np.cumsum,
+    (np.multiply, "accumulate"): np.cumprod,
+}
+
+
+def _describe(t: Tracer) -> str:
+    p = deep_primal(t)
+    if isinstance(p, _ndarray):
+        return f"traced ndarray(shape={p.shape}, dtype={p.dtype})"
+    return f"traced {type(p).__qualname__} {p!r}"
+
+
+def _coercion_operation(default: str) -> str:
+    """Name the Python operation that asked for a plain number, from the caller's opcode."""
+    frame = sys._getframe(2)
+    try:
+        op = dis.opname[frame.f_code.co_code[frame.f_lasti]]
+    except (IndexError, AttributeError):
+        return default
+    if op == "STORE_SUBSCR":
+        return "writing a traced value into an array (`a[i] = x`)"
+    return default
+
+
+# ---------------------------------------------------------------------------------------
+# Operators
+
+
+def _binop(op: Callable, ufunc: Any, a: Any, b: Any) -> Any:
+    out = apply(op, (a, b), {}, soft=True)
+    if out is not _NO_RULE:
+        return out
+    return apply(ufunc, (a, b), {})
+
+
+def _unop(op: Callable, ufunc: Any, a: Any) -> Any:
+    out = apply(op, (a,), {}, soft=True)
+    if out is not _NO_RULE:
+        return out
+    return apply(ufunc, (a,), {})
+
+
+# ---------------------------------------------------------------------------------------
+# Structures inside arguments: lists of tracers, dicts of arrays, dataclasses...
+
+
+def _is_struct(x: Any) -> bool:
+    t = type(x)
+    return t is list or t is tuple or t is dict or isinstance(x, tuple) or (
+        dataclasses.is_dataclass(x) and not isinstance(x, type))
+
+
+def _find_tracers(x: Any, trace: Any, path: tuple, out: list) -> Any:
+    """The primal copy of structure ``x`` with ``trace``'s tracers unboxed; records paths."""
+    t = type(x)
+    if t is Tracer:
+        if x.trace is trace:
+            out.append((path, x.aux))
+            return x.primal
+        return x
+    if t is list or t is tuple:
+        items = [_find_tracers(v, trace, (*path, i), out) for i, v in enumerate(x)]
+        return items if t is list else tuple(items)
+    if t is dict:
+        return {k: _find_tracers(v, trace, (*path, k), out) for k, v in x.items()}
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return t(*[_find_tracers(v, trace, (*path, f), out) for f, v in zip(x._fields, x)])
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        changes = {}
+        for f in dataclasses.fields(x):
+            v = getattr(x, f.name)
+            new = _find_tracers(v, trace, (*path, f.name), out)
+            if new is not v:
+                changes[f.name] = new
+        if not changes:
+            return x
+        y = object.__new__(t)
+        y.__dict__.update(x.__dict__) if hasattr(x, "__dict__") else None
+        for k, v in changes.items():
+            object.__setattr__(y, k, v)
+        return y
+    return x
+
+
+def _top_trace_deep(x: Any, top: Any) -> Any:
+    t = type(x)
+    if t is Tracer:
+        return x.trace if top is None or x.trace.level > top.level else top
+    if t is list or t is tuple:
+        for v in x:
+            top = _top_trace_deep(v, top)
+    elif t is dict:
+        for v in x.values():
+            top = _top_trace_deep(v, top)
+    elif isinstance(x, tuple):
+        for v in x:
+            top = _top_trace_deep(v, top)
+    elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+        for f in dataclasses.fields(x):
+            top = _top_trace_deep(getattr(x, f.name), top)
+    return top
+
+
+def _get_path(g: Any, path: tuple) -> Any:
+    for key in path:
+        if isinstance(g, AbstractTangent):
+            if isinstance(g, (ZeroTangent, NoTangent, NotImplementedTangent)):
+                return g
+            if isinstance(g, Thunk):
+                g = unthunk(g)
+                if isinstance(g, AbstractTangent) and not isinstance(g, Tangent):
+                    return g
+            g = g[key] if isinstance(key, int) else (
+                g[key] if isinstance(g.backing, dict) and not isinstance(key, str)
+                else getattr(g, key) if isinstance(key, str) else g[key])
+        elif isinstance(g, dict):
+            g = g.get(key, _ZERO)
+        elif isinstance(key, str):
+            g = getattr(g, key)
+        else:
+            g = g[key]
+    return g
+
+
+def _leaves(y: Any, path: tuple, out: list) -> None:
+    """Paths of the differentiable leaves of an output structure."""
+    if _boxable(y):
+        out.append(path)
+    elif type(y) is list or isinstance(y, tuple):
+        for i, v in enumerate(y):
+            _leaves(v, (*path, i), out)
+    elif type(y) is dict:
+        for k, v in y.items():
+            _leaves(v, (*path, k), out)
+
+
+def _replace_leaves(y: Any, path: tuple, make: Callable[[tuple, Any], Any]) -> Any:
+    if _boxable(y):
+        return make(path, y)
+    if type(y) is list or type(y) is tuple:
+        items = [_replace_leaves(v, (*path, i), make) for i, v in enumerate(y)]
+        return items if type(y) is list else tuple(items)
+    if isinstance(y, tuple) and hasattr(y, "_fields"):
+        return type(y)(*[_replace_leaves(v, (*path, i), make) for i, v in enumerate(y)])
+    if type(y) is dict:
+        return {k: _replace_leaves(v, (*path, k), make) for k, v in y.items()}
+    return y
+
+
+# ---------------------------------------------------------------------------------------
+# Reverse mode
+
+
+class _MultiOut:
+    """Tape entry of an operation with several differentiable outputs."""
+
+    __slots__ = ("leaves", "parents", "pullback", "y")
+
+    def __init__(self, pullback: Callable, parents: list, y: Any) -> None:
+        self.pullback = pullback
+        self.parents = parents
+        self.y = y
+        self.leaves: list[tuple[tuple, int]] = []
+
+
+class _Leaf:
+    """Tape entry of one output of a :class:`_MultiOut`."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: int) -> None:
+        self.node = node
+
+
+_INPUT = (None, ())
+
+
+class ReverseTrace:
+    """One level of reverse-mode differentiation: a tape of ``(pullback, parents)``.
+
+    ``parents`` lists ``(position, index)`` pairs: the cotangent at ``position`` of
+    the pullback's result belongs to the tape entry ``index``; a third element, a
+    path, picks it out of a structured cotangent.
+    """
+
+    __slots__ = ("config", "level", "tape")
+
+    def __init__(self, config: RuleConfig) -> None:
+        self.level = new_level()
+        self.tape: list[Any] = []
+        self.config = config
+
+    def new_input(self, x: Any) -> Tracer:
+        idx = len(self.tape)
+        self.tape.append(_INPUT)
+        return Tracer(x, self, idx)
+
+    def process(self, f: Any, args: tuple, kwargs: dict, soft: bool = False) -> Any:
+        """Apply the rrule of ``f`` to ``args``; ``_NO_RULE`` when there is none."""
+        primals = list(args)
+        parents: list = []
+        mixed = False
+        for i, a in enumerate(args):
+            ta = type(a)
+            if ta is Tracer:
+                if a.trace is self:
+                    p = a.primal
+                    primals[i] = p
+                    parents.append((i + 1, a.aux))
+                    if type(p) is Tracer:
+                        mixed = True
+                else:
+                    mixed = True
+            elif ta is float or ta is _ndarray or ta is int:
+                pass
+            elif _is_struct(a):
+                found: list = []
+                primals[i] = _find_tracers(a, self, (), found)
+                for path, idx in found:
+                    parents.append((i + 1, idx, path))
+                if _top_trace_deep(primals[i], None) is not None:
+                    mixed = True
+        if mixed:
+            types_ = tuple(type(_deep_struct_primal(p)) for p in primals)
+        else:
+            types_ = tuple(map(type, primals))
+        hit = _rr_lookup(f, types_, self.config)
+        if hit is None:
+            return _NO_RULE
+        rule, takes_config, takes_instance = hit
+        if takes_instance and _top_trace_deep(f, None) is not None:
+            found = []
+            fp = _find_tracers(f, self, (), found)
+            if found or _top_trace_deep(fp, None) is not None:
+                # A callable object holding traced fields: trace into its __call__ so
+                # the fields' derivatives are followed.
+                return _NO_RULE
+        if takes_config and _captures_tracers(primals):
+            return _NO_RULE
+        call_args = tuple(primals)
+        if takes_instance:
+            call_args = (f, *call_args)
+        if takes_config:
+            call_args = (self.config, *call_args)
+        if mixed:
+            res = _run_mixed(rule, f, call_args, kwargs)
+        else:
+            res = rule(*call_args, **kwargs)
+        if res is None:
+            return _NO_RULE
+        y, pullback = res
+        if type(y) is Tracer and y.trace is self:
+            return y  # the rule returned one of its inputs unchanged (identity-like)
+        tape = self.tape
+        if _boxable(y):
+            idx = len(tape)
+            tape.append((pullback, parents))
+            return Tracer(y, self, idx)
+        paths: list = []
+        _leaves(y, (), paths)
+        if not paths:
+            return y
+        node = _MultiOut(pullback, parents, y)
+        nidx = len(tape)
+        tape.append(node)
+
+        def make(path: tuple, leaf: Any) -> Tracer:
+            idx = len(tape)
+            tape.append(_Leaf(nidx))
+            node.leaves.append((path, idx))
+            return Tracer(leaf, self, idx)
+
+        return _replace_leaves(y, (), make)
+
+    def backward(self, seeds: list[tuple[int, Any]], start: int = 0) -> list:
+        """Run the tape backwards from ``seeds`` (``(index, cotangent)``); return all bars."""
+        tape = self.tape
+        n = len(tape)
+        bars: list = [None] * n
+        owned = bytearray(n)
+        for idx, s in seeds:
+            _accumulate(bars, owned, idx, s, tape)
+        for i in range(n - 1, start - 1, -1):
+            b = bars[i]
+            if b is None:
+                continue
+            entry = tape[i]
+            if type(entry) is tuple:
+                pullback, parents = entry
+                if pullback is None:
+                    continue
+            elif type(entry) is _MultiOut:
+                pullback, parents = entry.pullback, entry.parents
+                b = _assemble(entry, bars)
+            else:
+                continue
+            if isinstance(b, AbstractTangent):
+                if type(b) is ZeroTangent or type(b) is NoTangent:
+                    continue
+                if type(b) is NotImplementedTangent:
+                    for par in parents:
+                        _accumulate(bars, owned, par[1], b, tape)
+                    continue
+                if isinstance(b, Thunk):
+                    b = unthunk(b)
+            if type(b) is Tracer:
+                # a cotangent of an outer trace: trace the pullback's own code
+                grads = call(_traceable(pullback), b)
+            else:
+                grads = pullback(b)
+            for par in parents:
+                g = grads[par[0]]
+                if len(par) == 3:
+                    g = _get_path(g, par[2])
+                _accumulate(bars, owned, par[1], g, tape)
+        return bars
+
+
+def _assemble(node: _MultiOut, bars: list) -> Any:
+    """The structured cotangent of a multi-output operation from its outputs' bars."""
+    got = {path: bars[idx] for path, idx in node.leaves}
+
+    def make(path: tuple, leaf: Any) -> Any:
+        b = got.get(path)
+        return _ZERO if b is None else unthunk(b)
+
+    y = node.y
+    filled = _replace_leaves(y, (), make)
+    if type(y) is tuple or type(y) is list:
+        return Tangent[type(y)](*filled)
+    if isinstance(y, tuple):
+        return Tangent[type(y)](**dict(zip(y._fields, filled)))
+    if type(y) is dict:
+        return Tangent[dict](filled)
+    return filled
+
+
+def _accumulate(bars: list, owned: bytearray, j: int, g: Any, tape: list) -> None:
+    if g is None:
+        raise TypeError("a pullback returned None as a cotangent; return ZeroTangent() instead")
+    tg = type(g)
+    if tg is ZeroTangent or tg is NoTangent:
+        return
+    entry = tape[j]
+    if type(entry) is _Leaf:
+        # make sure the multi-output node is visited
+        if bars[entry.node] is None:
+            bars[entry.node] = True
+    cur = bars[j]
+    if cur is None:
+        bars[j] = g
+        return
+    if isinstance(cur, Thunk):
+        cur = unthunk(cur)
+    if owned[j] and type(cur) is _ndarray:
+        bars[j] = iadd(cur, g)
+        return
+    if tg is not float and isinstance(g, Thunk):
+        g = unthunk(g)
+    new = cur + g
+    bars[j] = new
+    owned[j] = type(new) is _ndarray and new is not cur and new is not g
+
+
+def _captures_tracers(primals: list) -> bool:
+    """Whether a function argument of a higher-order rule closes over tracers."""
+    for p in primals:
+        if _top_trace_deep(_closure_values(p), None) is not None:
+            return True
+    return False
+
+
+def _closure_values(f: Any) -> list:
+    out: list = []
+    if isinstance(f, functools.partial):
+        out.extend(f.args)
+        out.extend(f.keywords.values())
+        f = f.func
+    if isinstance(f, _MethodType):
+        out.append(f.__self__)
+        f = f.__func__
+    if type(f) is _FunctionType:
+        for c in f.__closure__ or ():
+            try:
+                out.append(c.cell_contents)
+            except ValueError:
+                pass
+        out.extend(f.__defaults__ or ())
+    return out
+
+
+def _deep_struct_primal(x: Any) -> Any:
+    while type(x) is Tracer:
+        x = x.primal
+    return x
+
+
+# ---------------------------------------------------------------------------------------
+# Forward mode
+
+
+class ForwardTrace:
+    """One level of forward-mode differentiation: tracers carry their tangent."""
+
+    __slots__ = ("config", "level")
+
+    def __init__(self, config: RuleConfig) -> None:
+        self.level = new_level()
+        self.config = config
+
+    def process(self, f: Any, args: tuple, kwargs: dict, soft: bool = False) -> Any:
+        primals = list(args)
+        dargs: list = [_NO]
+        mixed = False
+        for i, a in enumerate(args):
+            ta = type(a)
+            if ta is Tracer:
+                if a.trace is self:
+                    p = a.primal
+                    primals[i] = p
+                    dargs.append(a.aux)
+                    if type(p) is Tracer:
+                        mixed = True
+                else:
+                    mixed = True
+                    dargs.append(_ZERO)
+            elif ta is float or ta is _ndarray or ta is int:
+                dargs.append(_ZERO)
+            elif _is_struct(a):
+                found: list = []
+                primals[i] = _find_tracers(a, self, (), found)
+                dargs.append(_struct_tangent(primals[i], found) if found else _ZERO)
+                if _top_trace_deep(primals[i], None) is not None:
+                    mixed = True
+            else:
+                dargs.append(_ZERO)
+        if mixed:
+            types_ = tuple(type(_deep_struct_primal(p)) for p in primals)
+        else:
+            types_ = tuple(map(type, primals))
+        hit = _fr_lookup(f, types_, self.config)
+        if hit is None:
+            return self._via_rrule(f, primals, dargs, types_, kwargs, mixed)
+        rule, takes_config, takes_instance = hit
+        if takes_instance and _top_trace_deep(f, None) is not None:
+            return _NO_RULE
+        if takes_config and _captures_tracers(primals):
+            return _NO_RULE
+        call_args = tuple(primals)
+        if takes_instance:
+            call_args = (f, *call_args)
+        call_args = (tuple(dargs), *call_args)
+        if takes_config:
+            call_args = (self.config, *call_args)
+        res = _run_mixed(rule, f, call_args, kwargs) if mixed else rule(*call_args, **kwargs)
+        if res is None:
+            return _NO_RULE
+        y, y_dot = res
+        return self._box(y, y_dot)
+
+    def _box(self, y: Any, y_dot: Any) -> Any:
+        if isinstance(y_dot, Thunk):
+            y_dot = unthunk(y_dot)
+        if _boxable(y):
+            if type(y_dot) is ZeroTangent or type(y_dot) is NoTangent:
+                return y
+            return Tracer(y, self, y_dot)
+        paths: list = []
+        _leaves(y, (), paths)
+        if not paths:
+            return y
+
+        def make(path: tuple, leaf: Any) -> Any:
+            d = unthunk(_get_path(y_dot, path))
+            if type(d) is ZeroTangent or type(d) is NoTangent:
+                return leaf
+            return Tracer(leaf, self, d)
+
+        return _replace_leaves(y, (), make)
+
+    def _via_rrule(self, f: Any, primals: list, dargs: list, types_: tuple, kwargs: dict,
+                   mixed: bool) -> Any:
+        """Forward mode from a reverse rule: ``y_dot = <J^T e_k, x_dot>`` per output entry.
+
+        Exact (the pullback of a linear map at the same point), one pullback call per
+        real output component; used for small outputs when only an rrule exists.
+        """
+        hit = _rr_lookup(f, types_, self.config)
+        if hit is None:
+            return _NO_RULE
+        rule, takes_config, takes_instance = hit
+        if takes_config or takes_instance:
+            return _NO_RULE
+        res = _run_mixed(rule, f, tuple(primals), kwargs) if mixed else rule(*primals, **kwargs)
+        if res is None:
+            return _NO_RULE
+        y, pullback = res
+        yp = deep_primal(y)
+        if not _boxable(yp):
+            return y
+        size = np.size(yp)
+        if size > _MAX_RRULE_JVP:
+            raise NoRuleError(f, "frule", types_,
+                              f"only an rrule exists and the output has {size} entries; "
+                              f"forward mode from an rrule is limited to {_MAX_RRULE_JVP}")
+        is_complex = np.iscomplexobj(yp)
+        if isinstance(yp, _ndarray):
+            y_dot = np.zeros(yp.shape, dtype=yp.dtype)
+            flat = y_dot.reshape(-1)
+            for k in range(size):
+                e = np.zeros(yp.shape, dtype=yp.dtype)
+                e.reshape(-1)[k] = 1
+                flat[k] = _pairing(pullback(e), dargs)
+                if is_complex:
+                    e.reshape(-1)[k] = 1j
+                    flat[k] += 1j * _pairing(pullback(e), dargs)
+        else:
+            one = type(yp)(1)
+            y_dot = _pairing(pullback(one), dargs)
+            if is_complex:
+                y_dot = y_dot + 1j * _pairing(pullback(type(yp)(1j)), dargs)
+            y_dot = type(yp)(y_dot) if not mixed else y_dot
+        return self._box(y, y_dot)
+
+
+_MAX_RRULE_JVP = 64
+
+
+def _pairing(grads: tuple, dargs: list) -> Any:
+    """Real inner product ``sum_i Re<grads[i], dargs[i]>`` (skipping zeros)."""
+    total: Any = 0.0
+    for g, d in zip(grads[1:], dargs[1:]):
+        g = unthunk(g)
+        if isinstance(g, AbstractTangent) or isinstance(d, AbstractTangent):
+            if isinstance(g, (ZeroTangent, NoTangent)) or isinstance(d, (ZeroTangent,
+                                                                           NoTangent)):
+                continue
+            raise NotImplementedDerivativeError(g, "pair a structured cotangent with") if \
+                isinstance(g, NotImplementedTangent) else TypeError(
+                "forward mode from an rrule supports natural tangents only")
+        prod = np.conj(g) * d if np.iscomplexobj(g) else g * d
+        s = prod.sum() if isinstance(prod, (_ndarray, Tracer)) else prod
+        total = total + (s.real if np.iscomplexobj(deep_primal(s)) else s)
+    return total
+
+
+def _struct_tangent(primal: Any, found: list) -> Any:
+    """A structural tangent for a structure argument from its tracers' tangents."""
+    by_path = {path: tangent for path, tangent in found}
+
+    def build(x: Any, path: tuple) -> Any:
+        if path in by_path:
+            return by_path[path]
+        t = type(x)
+        if t is list or t is tuple:
+            return Tangent[t](*[build(v, (*path, i)) for i, v in enumerate(x)])
+        if isinstance(x, tuple) and hasattr(x, "_fields"):
+            return Tangent[t](**{f: build(v, (*path, f)) for f, v in zip(x._fields, x)})
+        if t is dict:
+            return Tangent[dict]({k: build(v, (*path, k)) for k, v in x.items()})
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            return Tangent[t](**{f.name: build(getattr(x, f.name), (*path, f.name))
+                                 for f in dataclasses.fields(x)})
+        return _ZERO
+
+    return build(primal, ())
+
+
+# ---------------------------------------------------------------------------------------
+# Running a rule on values of an outer trace (nested differentiation)
+
+
+def _run_mixed(rule: Callable, f: Any, call_args: tuple, kwargs: dict) -> Any:
+    """Run ``rule`` on arguments that hold tracers of outer traces, tracing its code."""
+    return call(_traceable(rule), *call_args, **kwargs)
+
+
+def _traceable(fn: Callable) -> Callable:
+    if type(fn) is _FunctionType:
+        g = _rewritten(fn)
+        if g is not None:
+            return g
+    return fn
+
+
+# ---------------------------------------------------------------------------------------
+# Dispatch
+
+
+def _rewritten(fn: types.FunctionType) -> types.FunctionType | None:
+    cached = fn.__dict__.get("__chainrules_rewritten__")
+    if cached is not None and cached[0] is fn.__code__ and cached[1] is fn.__defaults__:
+        return cached[2]
+    g = rewritten_function(fn, call)
+    if g is not None and g is not fn:
+        try:
+            fn.__dict__["__chainrules_rewritten__"] = (fn.__code__, fn.__defaults__, g)
+        except (AttributeError, TypeError):
+            pass
+    return g
+
+
+def apply(f: Any, args: tuple, kwargs: dict, soft: bool = False,
+          from_numpy: bool = False) -> Any:
+    """Apply ``f`` to arguments of which at least one holds a tracer, using its rule.
+
+    ``soft``: return ``_NO_RULE`` instead of raising when there is no rule (operators
+    then try the NumPy ufunc). ``from_numpy``: called by ``__array_function__``.
+    """
+    top = None
+    for a in args:
+        if type(a) is Tracer:
+            if top is None or a.trace.level > top.level:
+                top = a.trace
+        elif type(a) is not float and type(a) is not _ndarray and _is_struct(a):
+            top = _top_trace_deep(a, top)
+    if top is None:
+        return f(*args, **kwargs)
+    out = top.process(f, args, kwargs)
+    if out is not _NO_RULE:
+        return out
+    if soft:
+        return _NO_RULE
+    if _strippable(f):
+        return f(*_strip(args), **kwargs)
+    if isinstance(f, np.ufunc) or from_numpy:
+        raise NoRuleError(f, _mode(top), tuple(type(_deep_struct_primal(a)) for a in args),
+                          "NumPy would have to convert the traced values to plain arrays")
+    return _through(f, args, kwargs, top)
+
+
+def _mode(trace: Any) -> str:
+    return "rrule" if type(trace) is ReverseTrace else "frule"
+
+
+# Functions of shapes and dtypes only: run on the primals, their results are constants.
+_STRIP_FUNCS = {np.zeros_like, np.ones_like, np.empty_like, np.shape, np.ndim,
+                np.size, np.result_type, np.iscomplexobj, np.isrealobj, np.isscalar}
+
+
+def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """The dispatch point every call in rewritten code goes through."""
+    top = None
+    for a in args:
+        if type(a) is Tracer:
+            if top is None or a.trace.level > top.level:
+                top = a.trace
+    tf = type(f)
+    if top is None:
+        if tf is _FunctionType and f not in _r_by_func and f not in _f_by_func:
+            g = _rewritten(f)
+            return (g or f)(*args, **kwargs)
+        if tf is _MethodType and type(f.__func__) is _FunctionType:
+            g = _rewritten(f.__func__)
+            if g is not None:
+                return g(f.__self__, *args, **kwargs)
+            return f(*args, **kwargs)
+        if f is ProjectTo:
+            return ProjectTo(_strip(args[0]))
+        for a in args:
+            if type(a) is not int and type(a) is not float and _is_struct(a):
+                top = _top_trace_deep(a, top)
+        if kwargs:
+            for v in kwargs.values():
+                top = _top_trace_deep(v, top)
+        if top is None:
+            if tf is _MethodType or tf is _FunctionType:
+                return f(*args, **kwargs)
+            if kwargs or args:
+                return _call_opaque(f, args, kwargs)
+            return f()
+    elif tf is ProjectTo:
+        return project_traced(f, args[0])
+    elif f is ProjectTo:
+        return ProjectTo(_strip(args[0]))
+    if not _has_tracer_kwargs(kwargs, top):
+        out = top.process(f, args, kwargs)
+        if out is not _NO_RULE:
+            return out
+    return _through(f, args, kwargs, top)
+
+
+def _strippable(f: Any) -> bool:
+    try:
+        return f in _STRIP_FUNCS
+    except TypeError:
+        return False
+
+
+def _has_tracer_kwargs(kwargs: dict, top: Any) -> bool:
+    if not kwargs:
+        return False
+    return any(_top_trace_deep(v, None) is not None for v in kwargs.values())
+
+
+def _strip(x: Any) -> Any:
+    """``x`` with every tracer replaced by its innermost primal (for shapes and types)."""
+    t = type(x)
+    if t is Tracer:
+        return deep_primal(x)
+    if t is list or t is tuple:
+        return t(_strip(v) for v in x)
+    if t is dict:
+        return {k: _strip(v) for k, v in x.items()}
+    return x
+
+
+def project_traced(project: ProjectTo, dx: Any) -> Any:
+    """Apply a projector to a traced cotangent, with operations the AD can follow."""
+    if type(dx) is not Tracer:
+        return project(dx)
+    p = deep_primal(dx)
+    target = project(p)
+    if isinstance(target, AbstractTangent):
+        return target
+    if np.iscomplexobj(p) and not np.iscomplexobj(target):
+        dx = call(np.real, dx)
+    tshape = np.shape(target)
+    if np.shape(p) != tshape:
+        pshape = np.shape(p)
+        extra = len(pshape) - len(tshape)
+        if extra > 0:
+            dx = call(np.sum, dx, axis=tuple(range(extra)))
+            pshape = pshape[extra:]
+        axes = tuple(i for i, (a, b) in enumerate(zip(pshape, tshape)) if a != b and b == 1)
+        if axes:
+            dx = call(np.sum, dx, axis=axes, keepdims=True)
+        if np.shape(deep_primal(dx)) != tshape:
+            dx = call(np.reshape, dx, tshape)
+    return dx
+
+
+def _through(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
+    """Trace into ``f`` (no rule applies): run its rewritten source on the tracers."""
+    tf = type(f)
+    if _strippable(f):
+        return f(*_strip(args), **kwargs)
+    if tf is _FunctionType:
+        g = _rewritten(f)
+        if g is not None:
+            return g(*args, **kwargs)
+        return _call_opaque(f, args, kwargs)
+    if tf is _MethodType and type(f.__func__) is _FunctionType:
+        g = _rewritten(f.__func__)
+        if g is not None:
+            return g(f.__self__, *args, **kwargs)
+        return _call_opaque(f, args, kwargs)
+    if isinstance(f, np.ufunc):
+        raise NoRuleError(f, _mode(top), tuple(type(_deep_struct_primal(a)) for a in args),
+                          "NumPy would have to convert the traced values to plain arrays")
+    if tf is functools.partial:
+        return call(f.func, *f.args, *args, **{**f.keywords, **kwargs})
+    if isinstance(f, type):
+        init = f.__init__
+        if (type(f) is type and f.__new__ is object.__new__ and type(init) is _FunctionType
+                and not hasattr(f, "__dataclass_fields__")):
+            g = _rewritten(init)
+            if g is not None:
+                obj = object.__new__(f)
+                g(obj, *args, **kwargs)
+                return obj
+        return _call_opaque(f, args, kwargs)
+    method = getattr(tf, "__call__", None)
+    if type(method) is _FunctionType and not isinstance(f, (types.BuiltinFunctionType,)):
+        g = _rewritten(method)
+        if g is not None:
+            return g(f, *args, **kwargs)
+    return _call_opaque(f, args, kwargs)
+
+
+def _wrap_callable(v: Any) -> Any:
+    if type(v) is _FunctionType or type(v) is _MethodType or (
+            callable(v) and type(getattr(type(v), "__call__", None)) is _FunctionType
+            and not isinstance(v, type)):
+        return functools.partial(call, v)
+    return v
+
+
+def _call_opaque(f: Any, args: tuple, kwargs: dict) -> Any:
+    """Call code the AD cannot look inside: callables passed to it still dispatch."""
+    args = tuple(_wrap_callable(a) for a in args)
+    if kwargs:
+        kwargs = {k: _wrap_callable(v) for k, v in kwargs.items()}
+    if f is np.array or f is np.asarray or f is np.asanyarray:
+        if args and _top_trace_deep(args[0], None) is not None:
+            return call(_stack_nested, args[0], **kwargs)
+    try:
+        return f(*args, **kwargs)
+    except TracerConversionError as e:
+        if e.function is None:
+            raise TracerConversionError(e.operation, e.primal, func_name(f)) from None
+        raise
+
+
+def _stack_nested(x: Any, dtype: Any = None) -> Any:
+    """``np.array`` of a nested list holding tracers, as stacks the AD can follow."""
+    if type(x) is list or type(x) is tuple:
+        out = np.stack([_stack_nested(v) for v in x])
+    else:
+        out = x
+    if dtype is not None:
+        out = out.astype(dtype)
+    return out
+
+
+def _unstack_cotangent(x: Any, g: Any) -> Any:
+    if type(x) is list or type(x) is tuple:
+        return Tangent[type(x)](*[_unstack_cotangent(v, g[i]) for i, v in enumerate(x)])
+    return ProjectTo(x)(g)
+
+
+@rrule.register(_stack_nested)
+def _stack_nested_rrule(x: Any, dtype: Any = None) -> Any:
+    y = np.array(x, dtype=dtype)
+
+    def stack_nested_pullback(y_bar: Any) -> tuple:
+        y_bar = unthunk(y_bar)
+        if isinstance(y_bar, AbstractTangent):
+            return _NO, y_bar, _NO
+        return _NO, _unstack_cotangent(x, y_bar), _NO
+
+    return y, stack_nested_pullback
+
+
+@frule.register(_stack_nested)
+def _stack_nested_frule(dargs: tuple, x: Any, dtype: Any = None) -> Any:
+    y = np.array(x, dtype=dtype)
+
+    def tangent_of(xv: Any, d: Any) -> Any:
+        if type(xv) is list or type(xv) is tuple:
+            items = d.backing if isinstance(d, Tangent) else [_ZERO] * len(xv)
+            return np.stack([tangent_of(v, di) for v, di in zip(xv, items)])
+        d = unthunk(d)
+        if isinstance(d, AbstractTangent):
+            return np.zeros_like(np.asarray(xv, dtype=y.dtype))
+        return d
+
+    return y, np.asarray(tangent_of(x, dargs[1]), dtype=y.dtype)
