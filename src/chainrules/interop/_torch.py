@@ -1,0 +1,593 @@
+"""The PyTorch bridge: functions with rules become ``torch.autograd.Function``s; torch.func as a RuleConfig.
+
+A bridged call flattens its arguments (tuples, lists, dicts, namedtuples,
+dataclasses); the tensor leaves are the inputs of an ``autograd.Function``, every
+other leaf is passed to the function unchanged and is not differentiated. The
+function runs on NumPy views of the tensors (no copy for CPU tensors), its
+outputs come back as tensors on the inputs' device.
+
+The Function is written the way ``torch.func`` needs (``forward`` without ``ctx``,
+``setup_context``, a ``vmap`` staticmethod), so ``torch.func.grad``, ``vjp``,
+``jvp``, ``jacrev``, ``jacfwd`` and ``vmap`` work as well as ``.backward()`` and
+``torch.autograd.forward_ad``:
+
+- ``backward`` is the rrule's pullback. It runs as a second Function
+  (``_Pullback``) whose inputs include the primal inputs, so PyTorch knows that
+  the cotangents depend on them; it unthunks only the cotangents that
+  ``ctx.needs_input_grad`` asks for.
+- ``jvp`` is the frule's pushforward, also its own Function (``_Pushforward``).
+- Second derivatives: both of these are linear in the cotangent (tangent) they
+  carry, and that part of their derivative is exact (the pushforward is the
+  transpose of the pullback); the part that differentiates the rule itself with
+  respect to the primal inputs (needed for a Hessian) is not available from
+  first-order rules and raises :class:`UnsupportedTransformError`, never a silent
+  zero.
+- ``vmap`` runs the function once per batch element.
+
+PyTorch's complex convention is ChainRules' (``grad(abs(z)**2) == 2z``): nothing to convert.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from chainrules.core import (
+    HasForwardsMode,
+    HasReverseMode,
+    NoTangent,
+    PullbackError,
+    RuleConfig,
+    ZeroTangent,
+    unthunk,
+)
+from chainrules.core._errors import func_name
+
+from . import _compat
+from ._bridge import call_frule, call_rrule, leaf_tangent, output_cotangent
+from ._errors import TangentConversionError, UnsupportedTransformError
+from ._tree import leaves_with_paths, map_leaves, tangent_at, tangent_like
+
+__all__ = ["TorchConfig", "torch_function"]
+
+_BRIDGE = "torch_function"
+
+
+def tensor_to_numpy(t: Any) -> Any:
+    """A NumPy view of a tensor's values (a copy only for non-CPU tensors); 0-d gives a scalar."""
+    t = t.detach()
+    if t.is_conj():
+        t = t.resolve_conj()
+    if t.is_neg():
+        t = t.resolve_neg()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    a = t.numpy()
+    return a[()] if a.ndim == 0 else a
+
+
+def numpy_to_tensor(a: Any, device: Any) -> Any:
+    """A tensor sharing ``a``'s memory when PyTorch can (writable, non-negative strides)."""
+    torch = _compat.import_torch()
+    a = np.asarray(a)
+    if not a.flags.writeable or any(s < 0 for s in a.strides):
+        a = a.copy()
+    t = torch.from_numpy(a)
+    if device is not None and t.device != device:
+        t = t.to(device)
+    return t
+
+
+def _is_array_leaf(x: Any) -> bool:
+    return isinstance(x, (np.ndarray, np.generic, float, int, complex))
+
+
+class _Call:
+    """One call of a bridged function: structure, static leaves, tensor leaves, and its rules."""
+
+    def __init__(self, bridged: _TorchBridged, args: tuple, kwargs: dict) -> None:
+        torch = _compat.import_torch()
+        self.bridged = bridged
+        self.f = bridged.f
+        self.args = args
+        self.kwargs = kwargs
+        self.where: list[tuple[int, tuple]] = []
+        self.tensors: list = []
+        for path, leaf in leaves_with_paths(args):
+            if isinstance(leaf, torch.Tensor):
+                self.where.append((path[0][1] + 1, path[1:]))
+                self.tensors.append(leaf)
+        self.device = self.tensors[0].device if self.tensors else None
+        self.need_pullback = False
+        self.pullback: Any = None
+        self.y: Any = None
+        self.np_inputs: list = []
+        self.out_paths: list[tuple] = []
+
+    def fresh(self) -> _Call:
+        """A new call with the same structure (for one element of a batch)."""
+        new = object.__new__(_Call)
+        new.__dict__.update(self.__dict__)
+        new.pullback = None
+        new.y = None
+        return new
+
+    def numpy_args(self, np_leaves: list) -> tuple:
+        index = {w: i for i, w in enumerate(self.where)}
+
+        def put(path: tuple, leaf: Any) -> Any:
+            i = index.get((path[0][1] + 1, path[1:]))
+            return leaf if i is None else np_leaves[i]
+
+        return tuple(map_leaves(put, self.args))
+
+    def run(self, tensors: tuple) -> tuple:
+        """Run ``f`` (through its rrule if a pullback will be needed); the output leaves."""
+        self.np_inputs = [tensor_to_numpy(t) for t in tensors]
+        args = self.numpy_args(self.np_inputs)
+        if self.need_pullback:
+            self.y, self.pullback = call_rrule(_BRIDGE, self.bridged.config, self.f, args,
+                                               self.kwargs)
+        else:
+            self.y = self.f(*args, **self.kwargs)
+        return self._output_leaves(self.y)
+
+    def _output_leaves(self, y: Any) -> tuple:
+        self.out_paths = []
+        out = []
+        for path, leaf in leaves_with_paths(y):
+            if leaf is None:
+                continue
+            if not _is_array_leaf(leaf):
+                raise TangentConversionError(
+                    _BRIDGE, self.f, "output", 0, "".join(f"[{s[1]!r}]" for s in path), leaf,
+                    leaf, "the output leaves of a bridged function must be arrays or numbers")
+            self.out_paths.append(path)
+            out.append(numpy_to_tensor(leaf, self.device))
+        return tuple(out)
+
+    def rebuild_output(self, flat: tuple) -> Any:
+        by_path = dict(zip(self.out_paths, flat))
+        return map_leaves(lambda path, leaf: by_path.get(path, leaf), self.y)
+
+    def pull(self, grads: tuple, needs: tuple) -> list:
+        """Cotangents (arrays, or None) of the tensor inputs flagged in ``needs``."""
+        if self.pullback is None:  # the forward pass did not expect a backward pass
+            args = self.numpy_args(self.np_inputs)
+            self.y, self.pullback = call_rrule(_BRIDGE, self.bridged.config, self.f, args,
+                                               self.kwargs)
+        cts = {p: None if g is None else tensor_to_numpy(g)
+               for p, g in zip(self.out_paths, grads)}
+        bars = self.pullback(output_cotangent(self.y, cts))
+        nargs = len(self.args)
+        if not isinstance(bars, tuple) or len(bars) != 1 + nargs:
+            got = len(bars) if isinstance(bars, tuple) else type(bars).__qualname__
+            raise PullbackError(
+                f"{_BRIDGE}({func_name(self.f)}): the rrule's pullback returned {got} entries, "
+                f"expected {1 + nargs} (one for the function, then one per positional "
+                f"argument). Fix the rule's pullback."
+            )
+        unthunked: dict[int, Any] = {}
+        out: list = []
+        for i, need in enumerate(needs):
+            if not need:
+                out.append(None)
+                continue
+            position, path = self.where[i]
+            if position not in unthunked:
+                unthunked[position] = unthunk(bars[position])
+            out.append(leaf_tangent(_BRIDGE, self.f, "argument", position, path,
+                                    self.np_inputs[i], unthunked[position]))
+        return out
+
+    def push(self, tangents: tuple) -> list:
+        """Output tangents (arrays; zeros for integer outputs) along ``tangents`` (one per input, or None)."""
+        args = self.numpy_args(self.np_inputs)
+        dargs: list[Any] = [NoTangent()]
+        for position in range(1, len(args) + 1):
+            leaves = {self.where[i][1]: tangent_to_numpy_or_none(t)
+                      for i, t in enumerate(tangents) if self.where[i][0] == position}
+            if all(v is None for v in leaves.values()):
+                dargs.append(ZeroTangent())
+                continue
+            dargs.append(tangent_like(
+                args[position - 1],
+                lambda path, leaf, leaves=leaves: _leaf_or_zero(leaves.get(path))))
+        y, y_dot = call_frule(_BRIDGE, self.bridged.config, tuple(dargs), self.f, args,
+                              self.kwargs)
+        if self.y is None:
+            self.y = y
+            self._output_leaves(y)
+        y_leaves = dict(leaves_with_paths(y))
+        out = []
+        for path in self.out_paths:
+            y_leaf = y_leaves[path]
+            t = None
+            if np.asarray(y_leaf).dtype.kind in "fc":
+                t = leaf_tangent(_BRIDGE, self.f, "output", 0, path, y_leaf, y_dot)
+            out.append(np.zeros(np.shape(y_leaf), np.asarray(y_leaf).dtype) if t is None else t)
+        return out
+
+
+def tangent_to_numpy_or_none(t: Any) -> Any:
+    return None if t is None else tensor_to_numpy(t)
+
+
+def _leaf_or_zero(x: Any) -> Any:
+    return ZeroTangent() if x is None else x
+
+
+def _second_order_error(call: _Call, transform: str) -> UnsupportedTransformError:
+    return UnsupportedTransformError(
+        _BRIDGE, call.f, transform,
+        "it needs the derivative of the rule itself with respect to the primal inputs "
+        "(a second derivative of the function), which first-order rrule/frule do not give",
+        f"Differentiate once through torch_function({func_name(call.f)}), or write "
+        f"{func_name(call.f)} in torch operations where second derivatives are needed; "
+        f"for a Jacobian-vector product use torch.func.jvp, not the double-backward trick")
+
+
+@functools.cache
+def _functions() -> tuple[type, type, type]:
+    """The three autograd.Function classes, defined once torch is imported."""
+    torch = _compat.import_torch()
+
+    def tensors_from(arrays: list, like: list) -> tuple:
+        out = []
+        for a, ref in zip(arrays, like):
+            if a is None:
+                out.append(None)
+            else:
+                t = numpy_to_tensor(a, ref.device)
+                out.append(t.to(ref.dtype) if t.dtype != ref.dtype else t)
+        return tuple(out)
+
+    def batched_apply(fn: Callable, batch_size: int, in_dims: tuple, args: tuple) -> tuple:
+        """Apply ``fn`` once per batch element; stack the (tensor) outputs on dim 0."""
+        results = []
+        for b in range(batch_size):
+            sliced = [a if d is None or a is None else a.select(d, b)
+                      for a, d in zip(args, in_dims)]
+            results.append(fn(b, sliced))
+        n_out = len(results[0])
+        outs = []
+        for k in range(n_out):
+            items = [r[k] for r in results]
+            outs.append(None if items[0] is None else torch.stack(items))
+        return tuple(outs), tuple(None if o is None else 0 for o in outs)
+
+    class _Primal(torch.autograd.Function):
+        @staticmethod
+        def forward(call: _Call, *tensors: Any) -> tuple:  # type: ignore[override]
+            return call.run(tensors)
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
+            call = inputs[0]
+            ctx.call = call
+            ctx.save_for_backward(*inputs[1:])
+            ctx.mark_non_differentiable(
+                *(o for o in output if not (o.is_floating_point() or o.is_complex())))
+
+        @staticmethod
+        def backward(ctx: Any, *grads: Any) -> tuple:
+            needs = ctx.needs_input_grad[1:]
+            inputs = ctx.saved_tensors
+            if not any(needs):
+                return (None,) * (1 + len(needs))
+            n_g = len(grads)
+            out = _Pullback.apply(ctx.call, needs, n_g, *grads, *inputs)
+            return (None, *out)
+
+        @staticmethod
+        def jvp(ctx: Any, _call_tangent: Any, *tangents: Any) -> tuple:
+            call = ctx.call
+            out = _Pushforward.apply(call, len(tangents), *tangents, *ctx.saved_tensors)
+            return out if len(out) != 1 else out[0]
+
+        @staticmethod
+        def vmap(info: Any, in_dims: tuple, call: _Call, *tensors: Any) -> tuple:
+            first: list = []
+
+            def one(b: int, sliced: list) -> tuple:
+                c = call.fresh()
+                res = _Primal.apply(c, *sliced)
+                if not first:
+                    first.append(c)
+                return res if isinstance(res, tuple) else (res,)
+
+            outs, dims = batched_apply(one, info.batch_size, in_dims[1:], tensors)
+            if first:
+                call.out_paths = first[0].out_paths
+                call.y = first[0].y
+            return outs, dims
+
+    class _Pullback(torch.autograd.Function):
+        """``(grads, inputs) -> input cotangents``: linear in ``grads``."""
+
+        @staticmethod
+        def forward(call: _Call, needs: tuple, n_g: int, *rest: Any) -> tuple:  # type: ignore[override]
+            grads, inputs = rest[:n_g], rest[n_g:]
+            arrays = call.pull(grads, needs)
+            out = tensors_from(arrays, list(inputs))
+            # A zero cotangent is returned as None; autograd treats it as zero.
+            return out
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
+            ctx.call, ctx.needs, ctx.n_g = inputs[0], inputs[1], inputs[2]
+            ctx.save_for_backward(*inputs[3:])
+
+        @staticmethod
+        def backward(ctx: Any, *vs: Any) -> tuple:
+            call, n_g = ctx.call, ctx.n_g
+            needs = ctx.needs_input_grad[3:]
+            if any(needs[n_g:]):
+                raise _second_order_error(call, "a second derivative with respect to the inputs")
+            saved = ctx.saved_tensors
+            grads_in, inputs = saved[:n_g], saved[n_g:]
+            g_needs = needs[:n_g]
+            out: list = [None] * n_g
+            if any(g_needs):
+                # d<x_bar(y_bar), v>/d y_bar = J v: the pushforward along v
+                tangents = [v if need else None for need, v in zip(ctx.needs, vs)]
+                y_dot = _Pushforward.apply(call, len(inputs), *tangents, *inputs)
+                y_dot = y_dot if isinstance(y_dot, tuple) else (y_dot,)
+                out = [y_dot[k] if g_needs[k] else None for k in range(n_g)]
+            return (None, None, None, *out, *([None] * len(inputs)))
+
+        @staticmethod
+        def jvp(ctx: Any, _c: Any, _n: Any, _k: Any, *tangents: Any) -> tuple:
+            call, n_g = ctx.call, ctx.n_g
+            if any(t is not None for t in tangents[n_g:]):
+                raise _second_order_error(call, "forward mode over reverse mode (e.g. jacfwd of "
+                                                "jacrev) with respect to the inputs")
+            g_dots = tangents[:n_g]
+            if all(t is None for t in g_dots):
+                return tuple(None for _ in ctx.needs)
+            return _Pullback.apply(call, ctx.needs, n_g, *g_dots, *ctx.saved_tensors[n_g:])
+
+        @staticmethod
+        def vmap(info: Any, in_dims: tuple, call: _Call, needs: tuple, n_g: int,
+                 *rest: Any) -> tuple:
+            inputs_batched = any(d is not None for d in in_dims[3 + n_g:])
+
+            def one(b: int, sliced: list) -> tuple:
+                c = call
+                if inputs_batched:
+                    c = call.fresh()
+                    c.np_inputs = [tensor_to_numpy(t) for t in sliced[n_g:]]
+                    c.pullback = None
+                return _Pullback.apply(c, needs, n_g, *sliced)
+
+            return batched_apply(one, info.batch_size, in_dims[3:], rest)
+
+    class _Pushforward(torch.autograd.Function):
+        """``(tangents, inputs) -> output tangents``: linear in ``tangents``."""
+
+        @staticmethod
+        def forward(call: _Call, n_t: int, *rest: Any) -> tuple:  # type: ignore[override]
+            tangents = rest[:n_t]
+            if not call.np_inputs:
+                call.np_inputs = [tensor_to_numpy(t) for t in rest[n_t:]]
+            return tuple(numpy_to_tensor(a, call.device) for a in call.push(tangents))
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
+            ctx.call, ctx.n_t = inputs[0], inputs[1]
+            ctx.save_for_backward(*inputs[2:])
+
+        @staticmethod
+        def backward(ctx: Any, *gs: Any) -> tuple:
+            call, n_t = ctx.call, ctx.n_t
+            needs = ctx.needs_input_grad[2:]
+            if any(needs[n_t:]):
+                raise _second_order_error(call, "reverse mode over forward mode with respect "
+                                                "to the inputs")
+            inputs = ctx.saved_tensors[n_t:]
+            t_needs = tuple(bool(n) for n in needs[:n_t])
+            out = (_Pullback.apply(call, t_needs, len(gs), *gs, *inputs)
+                   if any(t_needs) else (None,) * n_t)
+            return (None, None, *out, *([None] * len(inputs)))
+
+        @staticmethod
+        def jvp(ctx: Any, _c: Any, _n: Any, *tangents: Any) -> tuple:
+            call, n_t = ctx.call, ctx.n_t
+            if any(t is not None for t in tangents[n_t:]):
+                raise _second_order_error(call, "a second forward-mode derivative")
+            return _Pushforward.apply(call, n_t, *tangents[:n_t], *ctx.saved_tensors[n_t:])
+
+        @staticmethod
+        def vmap(info: Any, in_dims: tuple, call: _Call, n_t: int, *rest: Any) -> tuple:
+            inputs_batched = any(d is not None for d in in_dims[2 + n_t:])
+
+            def one(b: int, sliced: list) -> tuple:
+                c = call
+                if inputs_batched:
+                    c = call.fresh()
+                    c.np_inputs = [tensor_to_numpy(t) for t in sliced[n_t:]]
+                res = _Pushforward.apply(c, n_t, *sliced)
+                return res if isinstance(res, tuple) else (res,)
+
+            return batched_apply(one, info.batch_size, in_dims[2:], rest)
+
+    return _Primal, _Pullback, _Pushforward
+
+
+class _TorchBridged:
+    """The callable returned by :func:`torch_function`."""
+
+    def __init__(self, f: Callable, config: RuleConfig | None) -> None:
+        self.f = f
+        self.config = config
+        functools.update_wrapper(self, f, updated=())
+
+    def __repr__(self) -> str:
+        return f"torch_function({func_name(self.f)})"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        torch = _compat.import_torch()
+        primal_fn = _functions()[0]
+        call = _Call(self, args, kwargs)
+        call.need_pullback = torch.is_grad_enabled() and any(
+            t.requires_grad for t in call.tensors)
+        flat = primal_fn.apply(call, *call.tensors)
+        if not isinstance(flat, tuple):
+            flat = (flat,)
+        return call.rebuild_output(flat)
+
+
+def torch_function(f: Callable, *, config: RuleConfig | None = None) -> Callable:
+    """Make ``f``, a function with chainrules rules, differentiable by PyTorch.
+
+    The result takes tensors (anywhere inside tuples, lists, dicts, namedtuples and
+    dataclasses) and returns tensors; every other argument is passed to ``f``
+    unchanged and is not differentiated, and so are keyword arguments. ``f`` runs on
+    NumPy views of the tensors. Gradients come from ``f``'s rrule, forward-mode
+    tangents from its frule; integer and bool tensors are never differentiated;
+    outputs keep the dtype NumPy gives them and the inputs' device.
+
+    Arguments:
+        f: the function with rules.
+        config: a ``RuleConfig`` passed to the rules (for rules that call back into an AD).
+
+    Returns:
+        A function taking and returning tensors, usable with ``.backward()``,
+        ``torch.autograd.grad``, ``torch.autograd.forward_ad`` and ``torch.func``
+        (``grad``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``vmap``).
+
+    Raises:
+        NoRuleError: (when differentiated) ``f`` has no rrule (frule) for the arguments.
+        TangentConversionError: a rule returned a tangent that does not fit its argument.
+        UnsupportedTransformError: a second derivative with respect to the inputs.
+        FrameworkNotInstalledError: PyTorch is not installed.
+
+    Example:
+        >>> import pytest; torch = pytest.importorskip("torch")  # skips this example without torch
+        >>> import chainrules
+        >>> from chainrules.interop.torch import torch_function
+        >>> def cube(x):
+        ...     return x**3
+        >>> @chainrules.rrule.register(cube)
+        ... def cube_rrule(x):
+        ...     def cube_pullback(y_bar):
+        ...         return chainrules.NoTangent(), 3 * x**2 * y_bar
+        ...     return x**3, cube_pullback
+        >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+        >>> torch_function(cube)(x).sum().backward()
+        >>> x.grad
+        tensor([ 3., 12.])
+        >>> torch.func.grad(lambda x: torch_function(cube)(x).sum())(torch.tensor([3.0]))
+        tensor([27.])
+    """
+    if not callable(f):
+        raise TypeError(
+            f"torch_function(f): f must be callable, got {type(f).__qualname__}. Pass the "
+            f"function that has rules, e.g. torch_function(np.sin)."
+        )
+    return _TorchBridged(f, config)
+
+
+class TorchConfig(RuleConfig, HasReverseMode, HasForwardsMode):
+    """A ``RuleConfig`` whose ``rrule_via_ad`` / ``frule_via_ad`` are ``torch.func.vjp`` / ``jvp``.
+
+    Arguments and results are NumPy: float and complex leaves (arrays, NumPy and
+    Python scalars) become tensors (float64 stays float64) and are differentiated;
+    other leaves are passed unchanged. ``f`` must be written in torch operations.
+
+    Example:
+        >>> import pytest; torch = pytest.importorskip("torch")  # skips this example without torch
+        >>> import numpy as np
+        >>> from chainrules import rrule_via_ad
+        >>> from chainrules.interop.torch import TorchConfig
+        >>> y, pullback = rrule_via_ad(TorchConfig(), torch.sin, np.array([0.0, 1.0]))
+        >>> pullback(np.ones(2))
+        (NoTangent(), array([1.        , 0.54030231]))
+    """
+
+    __slots__ = ()
+
+    def rrule_via_ad(self, f: Any, *args: Any, **kwargs: Any) -> Any:
+        """``(y, pullback)`` of ``f(*args, **kwargs)`` by ``torch.func.vjp``."""
+        torch = _compat.import_torch()
+        dyn, rebuild = _split_differentiable(args)
+        y, vjp_fn = torch.func.vjp(lambda *d: f(*rebuild(d), **kwargs), *dyn)
+        y_np = _tree_to_numpy(y)
+
+        def torch_vjp_pullback(y_bar: Any) -> tuple:
+            cts = map_leaves(
+                lambda path, leaf: _cotangent_tensor(tangent_at(y_bar, path), leaf), y)
+            d_bar = vjp_fn(cts)
+            return (NoTangent(), *rebuild.tangents([tensor_to_numpy(g) for g in d_bar]))
+
+        return y_np, torch_vjp_pullback
+
+    def frule_via_ad(self, dargs: tuple, f: Any, *args: Any, **kwargs: Any) -> Any:
+        """``(y, y_dot)`` of ``f(*args, **kwargs)`` along ``dargs[1:]`` by ``torch.func.jvp``."""
+        torch = _compat.import_torch()
+        dyn, rebuild = _split_differentiable(args)
+        tangents = []
+        for d, (position, path) in zip(dyn, rebuild.where):
+            t = unthunk(tangent_at(dargs[position], path))
+            tangents.append(torch.zeros_like(d) if isinstance(t, (ZeroTangent, NoTangent))
+                            else torch.as_tensor(np.asarray(t), dtype=d.dtype))
+        y, y_dot = torch.func.jvp(lambda *d: f(*rebuild(d), **kwargs), tuple(dyn),
+                                  tuple(tangents))
+        y_np = _tree_to_numpy(y)
+        y_dot_by_path = {p: tensor_to_numpy(v) for p, v in leaves_with_paths(y_dot)}
+        return y_np, tangent_like(y_np, lambda path, leaf: y_dot_by_path.get(path, ZeroTangent()))
+
+
+def _tree_to_numpy(y: Any) -> Any:
+    torch = _compat.import_torch()
+    return map_leaves(
+        lambda path, leaf: tensor_to_numpy(leaf) if isinstance(leaf, torch.Tensor) else leaf, y)
+
+
+def _cotangent_tensor(t: Any, like: Any) -> Any:
+    torch = _compat.import_torch()
+    t = unthunk(t)
+    if isinstance(t, (ZeroTangent, NoTangent)):
+        return torch.zeros_like(like)
+    return torch.as_tensor(np.asarray(t), dtype=like.dtype, device=like.device)
+
+
+class _Rebuild:
+    def __init__(self, args: tuple, where: list) -> None:
+        self.args = args
+        self.where = where
+        self.index = {w: i for i, w in enumerate(where)}
+
+    def __call__(self, dyn: Any) -> tuple:
+        def put(path: tuple, leaf: Any) -> Any:
+            i = self.index.get((path[0][1] + 1, path[1:]))
+            return leaf if i is None else dyn[i]
+
+        return tuple(map_leaves(put, self.args))
+
+    def tangents(self, leaf_bars: list) -> list:
+        out = []
+        for position, arg in enumerate(self.args, start=1):
+            def leaf(path: tuple, x: Any, position: int = position) -> Any:
+                i = self.index.get((position, path))
+                return NoTangent() if i is None else leaf_bars[i]
+
+            out.append(tangent_like(arg, leaf))
+        return out
+
+
+def _split_differentiable(args: tuple) -> tuple[list, _Rebuild]:
+    torch = _compat.import_torch()
+    dyn = []
+    where = []
+    for path, leaf in leaves_with_paths(args):
+        if isinstance(leaf, (bool, np.bool_)):
+            continue
+        if isinstance(leaf, (float, complex, np.ndarray, np.generic)) and np.asarray(
+                leaf).dtype.kind in "fc":
+            dyn.append(torch.as_tensor(np.asarray(leaf)))
+            where.append((path[0][1] + 1, path[1:]))
+    return dyn, _Rebuild(args, where)

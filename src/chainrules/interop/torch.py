@@ -1,0 +1,16 @@
+"""Use chainrules rules from PyTorch, and PyTorch's AD (``torch.func``) from chainrules.
+
+- :func:`torch_function` wraps a function that has an ``rrule`` / ``frule`` into a
+  ``torch.autograd.Function``-backed callable: ``.backward()``, ``torch.func.grad``,
+  ``vjp``, ``jvp``, ``jacrev``, ``jacfwd`` and ``vmap`` work.
+- :class:`TorchConfig` is a ``RuleConfig`` whose ``rrule_via_ad`` / ``frule_via_ad``
+  are ``torch.func.vjp`` / ``torch.func.jvp``.
+
+Importing this module does not import PyTorch; the first call does, and raises
+:class:`~chainrules.interop.FrameworkNotInstalledError` ("install chainrules[torch]")
+if it is missing.
+"""
+
+from ._torch import TorchConfig, torch_function
+
+__all__ = ["TorchConfig", "torch_function"]
