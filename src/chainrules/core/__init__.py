@@ -36,7 +36,7 @@ from ._helpers import (
     scalar_rule,
 )
 from ._projection import ProjectTo
-from ._rules import frule, rrule
+from ._rules import frule, rrule, scoped_rules
 from ._tangents import (
     AbstractTangent,
     InplaceableThunk,
@@ -96,6 +96,7 @@ __all__ = [
     "rrule",
     "rrule_via_ad",
     "scalar_rule",
+    "scoped_rules",
     "unthunk",
     "zero_tangent",
 ]

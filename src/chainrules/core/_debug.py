@@ -34,10 +34,12 @@ def debug_mode(on: bool | None = None) -> bool:
 
     Example:
         >>> import chainrules
-        >>> was = chainrules.debug_mode(True)
         >>> chainrules.debug_mode()
+        False
+        >>> chainrules.debug_mode(True)
         True
-        >>> _ = chainrules.debug_mode(was)
+        >>> chainrules.debug_mode(False)
+        False
     """
     if on is not None and bool(on) != state.debug:
         state.debug = bool(on)

@@ -147,7 +147,9 @@ class _FuncTable:
             if not found:
                 continue
             best = _most_specific(found, len(argtypes))
-            if len(best) > 1:
+            # Alternatives of one Union-annotated rule can tie; they run the same code.
+            if len(best) > 1 and any(e.rule is not best[0].rule or e.kind != best[0].kind
+                                     for e in best):
                 raise AmbiguityError(table, self.function, argtypes,
                                      [_info(self, e).signature() for e in best])
             return best[0]
@@ -200,12 +202,12 @@ def _signature_types(rule: Callable, skip: int, where: str) -> tuple[list, int, 
               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
     fixed = [p for p in params if p.kind != p.VAR_POSITIONAL]
     var = [p for p in params if p.kind == p.VAR_POSITIONAL]
-    if len(fixed) < skip:
+    if len(fixed) < skip and not var:
         raise RuleRegistrationError(
             f"{where} must take {skip} leading positional parameter(s) before the primal "
             f"arguments (see the register() docs for what a rule receives)"
         )
-    fixed = fixed[skip:]
+    fixed = fixed[skip:]  # a *args parameter absorbs whatever leading ones are missing
     alts = [_expand_annotation(p.annotation, f"parameter {p.name!r} of {where}") for p in fixed]
     nreq = sum(1 for p in fixed if p.default is inspect.Parameter.empty)
     varargs = None
@@ -287,7 +289,11 @@ class RuleTable:
             entry = _Entry(tuple(combo), nreq, varargs, config, rule, kind)
             for i, old in enumerate(tab.entries):
                 if old.same_signature(entry):
-                    if old.rule is not rule or old.kind != kind:
+                    # Declaring something non-differentiable twice is harmless; replacing
+                    # a rule is not.
+                    if (old.rule is not rule or old.kind != kind) and not (
+                        old.kind == kind == "non_differentiable"
+                    ):
                         warnings.warn(
                             f"{_info(tab, entry).signature()}: a {self.name} was already "
                             f"registered for this signature ({old.kind} "
@@ -310,6 +316,28 @@ class RuleTable:
             tab.config_cache.clear()
             tab.fast.clear()
         self.type_cache.clear()
+
+    def snapshot(self) -> Any:
+        """The registrations as they are now, for :meth:`restore`."""
+        return {
+            name: {k: list(t.entries) for k, t in store.items()}
+            for name, store in (("function", self.by_func), ("call", self.call_tables),
+                                ("constructor", self.ctor_tables))
+        }
+
+    def restore(self, snap: Any) -> None:
+        """Put the registrations back as they were when ``snap`` was taken."""
+        for target, store in (("function", self.by_func), ("call", self.call_tables),
+                              ("constructor", self.ctor_tables)):
+            saved = snap[target]
+            for key in list(store):
+                if key not in saved:
+                    del store[key]
+                    if target == "function":
+                        del self.fast_by_func[key]
+            for key, entries in saved.items():
+                self._table_for(key, target).entries = list(entries)
+        self.invalidate()
 
     def _table_for(self, f: Any, target: str) -> _FuncTable:
         store = {"function": self.by_func, "call": self.call_tables,
@@ -540,7 +568,7 @@ class RuleTable:
         for tab in itertools.chain(self.by_func.values(), self.ctor_tables.values(),
                                    self.call_tables.values()):
             for a, b in itertools.combinations(tab.entries, 2):
-                if a.config is not b.config:
+                if a.config is not b.config or (a.rule is b.rule and a.kind == b.kind):
                     continue
                 lo = max(a.nreq, b.nreq)
                 hi_a = len(a.types) if a.varargs is None else max(len(a.types), len(b.types))

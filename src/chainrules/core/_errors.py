@@ -95,9 +95,9 @@ class PrimalAdditionError(ChainRulesError, TypeError):
         self.primal = primal
         self.tangent = tangent
         self.reason = reason
-        cls = type(primal).__qualname__
+        cls = type(primal).__name__
         super().__init__(
-            f"cannot add {type(tangent).__qualname__} to a {cls}: {reason}. Define a constructor "
+            f"cannot add {type(tangent)!r} to a {cls}: {reason}. Define a constructor "
             f"{cls}(**fields) that accepts every field as a keyword argument, or define "
             f"{cls}.__add__ to handle a Tangent."
         )

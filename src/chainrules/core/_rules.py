@@ -8,13 +8,15 @@ keyed by ``f`` and by the argument types.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from ._config import RuleConfig
 from ._debug import state as _state
 from ._dispatch import RuleTable, check_dargs, check_frule_result, check_rrule_result
 
-__all__ = ["frule", "frule_table", "rrule", "rrule_table"]
+__all__ = ["frule", "frule_table", "rrule", "rrule_table", "scoped_rules"]
 
 _MISS = object()
 
@@ -205,6 +207,33 @@ def _frule_slow(dargs: Any, f: Any, args: tuple, kwargs: dict) -> Any:
     if _state.debug:
         return check_frule_result(f, dargs, args, result)
     return result
+
+
+@contextlib.contextmanager
+def scoped_rules() -> Iterator[None]:
+    """Undo, on exit, every rule registered (or replaced) inside the ``with`` block.
+
+    For tests that register throw-away rules, or replace built-in ones.
+
+    Example:
+        >>> from chainrules import rrule, scoped_rules
+        >>> def double(x):
+        ...     return 2 * x
+        >>> with scoped_rules():
+        ...     @rrule.register(double)
+        ...     def double_rrule(x):
+        ...         return double(x), lambda y_bar: (None, 2 * y_bar)
+        ...     rrule.has_rules(double)
+        True
+        >>> rrule.has_rules(double)
+        False
+    """
+    r, f = rrule_table.snapshot(), frule_table.snapshot()
+    try:
+        yield
+    finally:
+        rrule_table.restore(r)
+        frule_table.restore(f)
 
 
 _attach(rrule, rrule_table)

@@ -459,7 +459,7 @@ class _TangentMeta(type):
         P = cls.__dict__.get("primal_type")
         if P is None:
             return cls.__qualname__
-        return f"{cls.__qualname__}[{getattr(P, '__qualname__', P)}]"
+        return f"{cls.__qualname__}[{getattr(P, '__name__', P)}]"
 
 
 class Tangent(AbstractTangent, metaclass=_TangentMeta):
@@ -959,7 +959,7 @@ def _rebuild_plain(x: Any, t: Tangent, updates: dict) -> Any:
     try:
         new = object.__new__(cls)
     except TypeError as e:
-        raise PrimalAdditionError(x, t, f"{cls.__qualname__} cannot be created with "
+        raise PrimalAdditionError(x, t, f"{cls.__name__} cannot be created with "
                                   f"object.__new__ ({e})") from None
     if state is not None:
         new.__dict__.update(state)

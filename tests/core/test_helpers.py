@@ -1,0 +1,335 @@
+"""scalar_rule, non_differentiable, not_implemented, ignore_derivatives, configs, debug mode."""
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from chainrules import (
+    MissingCapabilityError,
+    NoTangent,
+    NotImplementedTangent,
+    OutArgumentError,
+    PullbackError,
+    RuleConfig,
+    RuleRegistrationError,
+    Tangent,
+    Thunk,
+    ZeroTangent,
+    debug_mode,
+    derivatives_given_output,
+    frule,
+    frule_via_ad,
+    ignore_derivatives,
+    non_differentiable,
+    not_implemented,
+    rrule,
+    rrule_via_ad,
+    scalar_rule,
+    scoped_rules,
+)
+from chainrules.core import HasForwardsMode, HasReverseMode, NoReverseMode, has_scalar_rule
+
+
+@pytest.fixture(autouse=True)
+def _isolated_rules():
+    with scoped_rules():
+        yield
+
+
+def mul(x, y):
+    return np.multiply(x, y)
+
+
+def test_scalar_rule_python_scalars():
+    def cube(x):
+        return x**3
+
+    scalar_rule(cube, lambda x: 3 * x**2)
+    assert frule((NoTangent(), 2.0), cube, 2.0) == (8.0, 24.0)
+    y, pullback = rrule(cube, 2.0)
+    assert pullback(1.0) == (NoTangent(), 12.0)
+    assert pullback(ZeroTangent()) == (NoTangent(), ZeroTangent())
+    assert pullback(Thunk(lambda: 2.0)) == (NoTangent(), 24.0)
+    assert has_scalar_rule(cube)
+
+
+def test_scalar_rule_uses_output():
+    def myexp(x):
+        return np.exp(x)
+
+    seen = []
+
+    def partial(x, *, y):
+        seen.append(y)
+        return y
+
+    scalar_rule(myexp, partial)
+    y, pullback = rrule(myexp, 0.5)
+    assert pullback(1.0)[1] == pytest.approx(math.exp(0.5))
+    assert seen == [y]
+    assert derivatives_given_output(y, myexp, 0.5) == ((y,),)
+
+
+def test_scalar_rule_broadcasting_and_dtypes():
+    scalar_rule(mul, lambda x, y: (y, x))
+    x = np.arange(1.0, 4.0, dtype=np.float32).reshape(3, 1)
+    y = np.array([2.0, 3.0])
+    out, pullback = rrule(mul, x, y)
+    _, x_bar, y_bar = pullback(np.ones((3, 2)))
+    assert x_bar.shape == (3, 1) and x_bar.dtype == np.float32
+    np.testing.assert_allclose(x_bar, np.full((3, 1), 5.0))
+    assert y_bar.shape == (2,)
+    np.testing.assert_allclose(y_bar, np.full(2, 6.0))
+    # frule: a tangent on one argument only is broadcast to the output shape
+    _, out_dot = frule((NoTangent(), ZeroTangent(), np.ones(2)), mul, x, y)
+    assert out_dot.shape == (3, 2)
+    np.testing.assert_allclose(out_dot, np.broadcast_to(x, (3, 2)))
+
+
+def test_scalar_rule_all_zero_tangents_give_zero():
+    scalar_rule(mul, lambda x, y: (y, x))
+    _, y_dot = frule((NoTangent(), ZeroTangent(), NoTangent()), mul, 1.0, 2.0)
+    assert y_dot is ZeroTangent()
+
+
+def test_scalar_rule_complex_conjugates_partials():
+    scalar_rule(mul, lambda x, y: (y, x))
+    a, b = 1 + 2j, 3 - 1j
+    _, pullback = rrule(mul, a, b)
+    _, a_bar, b_bar = pullback(1.0 + 0j)
+    assert a_bar == np.conj(b) and b_bar == np.conj(a)
+
+
+def test_scalar_rule_int_argument_is_differentiable_like_float():
+    scalar_rule(mul, lambda x, y: (y, x))
+    _, pullback = rrule(mul, 2, 3.0)
+    _, x_bar, _ = pullback(1.0)
+    assert x_bar == 3.0 and isinstance(x_bar, float)
+
+
+def test_scalar_rule_integer_array_gets_no_tangent():
+    scalar_rule(mul, lambda x, y: (y, x))
+    _, pullback = rrule(mul, np.arange(3), np.ones(3))
+    assert pullback(np.ones(3))[1] is NoTangent()
+
+
+def test_scalar_rule_several_outputs():
+    def sincos(x):
+        return (math.sin(x), math.cos(x))
+
+    scalar_rule(sincos, lambda x: (math.cos(x), -math.sin(x)), nout=2)
+    y, y_dot = frule((NoTangent(), 1.0), sincos, 0.0)
+    assert y == (0.0, 1.0) and y_dot == Tangent[tuple](1.0, -0.0)
+    _, pullback = rrule(sincos, 0.0)
+    assert pullback(Tangent[tuple](1.0, 1.0)) == (NoTangent(), 1.0)
+    assert pullback((ZeroTangent(), 2.0)) == (NoTangent(), 0.0)
+    assert pullback(ZeroTangent()) == (NoTangent(), ZeroTangent())
+
+
+def test_scalar_rule_several_outputs_bad_cotangent_error():
+    def two(x):
+        return (x, x)
+
+    scalar_rule(two, lambda x: (1.0, 1.0), nout=2)
+    _, pullback = rrule(two, 1.0)
+    with pytest.raises(TypeError, match="expects a tuple or Tangent of 2 cotangents"):
+        pullback(1.0)
+
+
+def test_scalar_rule_several_outputs_bad_partials_error():
+    def two(x):
+        return (x, x)
+
+    scalar_rule(two, lambda x: 1.0, nout=2)
+    _, pullback = rrule(two, 1.0)
+    with pytest.raises(TypeError, match="must return a tuple of 2 entries"):
+        pullback((1.0, 1.0))
+
+
+def test_scalar_rule_refuses_out():
+    scalar_rule(mul, lambda x, y: (y, x))
+    msg = f"the rule for {__name__}.mul does not support out="
+    with pytest.raises(OutArgumentError, match=re.escape(msg)):
+        rrule(mul, np.ones(2), np.ones(2), out=np.empty(2))
+    with pytest.raises(OutArgumentError, match="does not support out="):
+        frule((NoTangent(), 1.0, 1.0), mul, np.ones(2), np.ones(2), where=np.ones(2, bool))
+
+
+def test_scalar_rule_registration_errors():
+    with pytest.raises(RuleRegistrationError, match="must name each argument"):
+        scalar_rule(mul, lambda *xs: xs)
+    with pytest.raises(RuleRegistrationError, match="takes no arguments"):
+        scalar_rule(mul, lambda: 1.0)
+    with pytest.raises(RuleRegistrationError, match="2 types for a partials function of 1"):
+        scalar_rule(mul, lambda x: 1.0, types=(float, float))
+    with pytest.raises(RuleRegistrationError, match="nout must be >= 1"):
+        scalar_rule(mul, lambda x: 1.0, nout=0)
+    with pytest.raises(RuleRegistrationError, match="cannot read the signature"):
+        scalar_rule(mul, max)
+
+
+def test_derivatives_given_output_unknown_error():
+    with pytest.raises(KeyError, match="has no scalar_rule"):
+        derivatives_given_output(1.0, print, 1.0)
+
+
+def test_non_differentiable():
+    def count(x):
+        return len(x)
+
+    non_differentiable(count)
+    y, pullback = rrule(count, [1.0, 2.0])
+    assert y == 2 and pullback(1.0) == (NoTangent(), NoTangent())
+    assert frule((NoTangent(), NoTangent()), count, [1.0]) == (1, NoTangent())
+    assert {i.kind for i in rrule.registered() if i.function is count} == {"non_differentiable"}
+
+
+def test_non_differentiable_by_types():
+    def pick(x):
+        return x
+
+    non_differentiable(pick, str)
+    assert rrule(pick, "a") is not None
+    assert rrule(pick, 1.0) is None
+
+
+def test_not_implemented_records_info_and_place():
+    t = not_implemented("derivative w.r.t. order")
+    assert t.info == "derivative w.r.t. order"
+    assert t.where.endswith(f"test_helpers.py:{t.where.rsplit(':', 1)[1]}")
+    assert isinstance(t, NotImplementedTangent)
+
+
+def test_ignore_derivatives():
+    assert ignore_derivatives(lambda: 3.0) == 3.0
+    assert ignore_derivatives(2.0) == 2.0
+    x = np.ones(2)
+    assert ignore_derivatives(x) is x
+    y, pullback = rrule(ignore_derivatives, 2.0)
+    assert y == 2.0 and pullback(1.0) == (NoTangent(), NoTangent())
+
+
+# --- configs ------------------------------------------------------------------------------
+
+
+class Reverse(RuleConfig, HasReverseMode):
+    def rrule_via_ad(self, f, *args, **kwargs):
+        return ("via", f, args)
+
+
+class Forward(RuleConfig, HasForwardsMode):
+    def frule_via_ad(self, dargs, f, *args, **kwargs):
+        return ("fvia", dargs, f, args)
+
+
+def test_via_ad_calls_the_config():
+    assert rrule_via_ad(Reverse(), abs, 1.0) == ("via", abs, (1.0,))
+    assert frule_via_ad(Forward(), (NoTangent(), 1.0), abs, 1.0)[0] == "fvia"
+
+
+def test_rrule_via_ad_missing_capability_error():
+    msg = "Forward cannot rrule_via_ad: it does not define Forward.rrule_via_ad. An AD supporting this declares the HasReverseMode feature"
+    with pytest.raises(MissingCapabilityError, match=re.escape(msg)):
+        rrule_via_ad(Forward(), abs, 1.0)
+
+
+def test_frule_via_ad_missing_capability_error():
+    with pytest.raises(MissingCapabilityError, match="Reverse cannot frule_via_ad"):
+        frule_via_ad(Reverse(), (NoTangent(), 1.0), abs, 1.0)
+
+
+def test_no_reverse_mode_feature_error():
+    class Declared(RuleConfig, NoReverseMode):
+        def rrule_via_ad(self, f, *args):
+            return "should not be called"
+
+    with pytest.raises(MissingCapabilityError, match="Declared cannot rrule_via_ad"):
+        rrule_via_ad(Declared(), abs, 1.0)
+
+
+def test_via_ad_needs_a_config_error():
+    with pytest.raises(TypeError, match="rrule_via_ad expects a RuleConfig"):
+        rrule_via_ad(abs, 1.0)
+    with pytest.raises(TypeError, match="frule_via_ad expects a RuleConfig"):
+        frule_via_ad(abs, (1.0,), 1.0)
+
+
+# --- debug mode ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def debug():
+    was = debug_mode()
+    debug_mode(True)
+    yield
+    debug_mode(was)
+
+
+def bad(x):
+    return x
+
+
+def test_debug_wrong_number_of_cotangents_error(debug):
+    @rrule.register(bad)
+    def bad_rrule(x):
+        return x, lambda y_bar: (NoTangent(),)
+
+    msg = f"the pullback of the rrule for {__name__}.bad returned 1 entries for a call with 1 positional argument(s); it must return 2"
+    with pytest.raises(PullbackError, match=re.escape(msg)):
+        rrule(bad, 1.0)[1](1.0)
+
+
+def test_debug_non_tuple_pullback_error(debug):
+    @rrule.register(bad)
+    def bad_rrule(x):
+        return x, lambda y_bar: [NoTangent(), y_bar]
+
+    with pytest.raises(PullbackError, match="returned list; it must return a tuple"):
+        rrule(bad, 1.0)[1](1.0)
+
+
+def test_debug_wrong_shape_error(debug):
+    @rrule.register(bad)
+    def bad_rrule(x):
+        return x, lambda y_bar: (NoTangent(), np.ones(5))
+
+    with pytest.raises(PullbackError, match=r"cotangent of shape \(5,\) for argument 1 of shape \(3,\)"):
+        rrule(bad, np.ones(3))[1](np.ones(3))
+
+
+def test_debug_rrule_not_a_pair_error(debug):
+    @rrule.register(bad)
+    def bad_rrule(x):
+        return x
+
+    with pytest.raises(PullbackError, match=r"returned float; an rrule returns a tuple \(y, pullback\)"):
+        rrule(bad, 1.0)
+
+
+def test_debug_frule_result_and_tangent_count_errors(debug):
+    @frule.register(bad)
+    def bad_frule(dargs, x):
+        return x
+
+    with pytest.raises(PullbackError, match=r"an frule returns a tuple \(y, y_dot\)"):
+        frule((NoTangent(), 1.0), bad, 1.0)
+    with pytest.raises(PullbackError, match=r"got tangents 1; pass a tuple \(self_dot, \*arg_dots\) with 2"):
+        frule((1.0,), bad, 1.0)
+
+
+def test_debug_mode_switch_keeps_lookups_correct():
+    @rrule.register(bad)
+    def bad_rrule(x):
+        return x, lambda y_bar: (NoTangent(),)
+
+    rrule(bad, 1.0)  # fills the fast cache outside debug mode
+    was = debug_mode()
+    debug_mode(True)
+    try:
+        with pytest.raises(PullbackError):
+            rrule(bad, 1.0)[1](1.0)
+    finally:
+        debug_mode(was)
+    assert rrule(bad, 1.0)[1](1.0) == (NoTangent(),)
