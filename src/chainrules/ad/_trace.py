@@ -52,12 +52,17 @@ from chainrules.core import (
     unthunk,
 )
 
+from chainrules.core import _helpers as _core_helpers
+
 from ._errors import MutationError, NoRuleError, TracerConversionError, func_name
 from ._rewrite import rewritten_function
 
 __all__ = ["ForwardTrace", "ReverseTrace", "Tracer", "apply", "call", "new_level"]
 
 _rr_lookup = rrule.lookup
+# The partials of scalar_rule functions, keyed by function (``derivatives_given_output``
+# without the per-call lookup, and traceable for nested differentiation).
+_core_partials = _core_helpers._PARTIALS
 _r_by_func = rrule.table.by_func
 _f_by_func = frule.table.by_func
 _fr_lookup = frule.lookup
@@ -72,6 +77,24 @@ _NO_RULE = object()
 _SCALARS = (float, complex, np.floating, np.complexfloating)
 
 _level_counter = [0]
+
+
+def _fast_lookup(by_func: dict, f: Any, types_: tuple, config: Any, lookup: Any) -> Any:
+    """``rrule.lookup(f, types_, config)``, reading the core's per-function cache first.
+
+    The core caches resolved rules per function table, keyed by ``(config type,
+    argument types)``; reading that cache directly saves the method call on the hot
+    path. Misses (and anything unexpected) go through the public ``lookup``.
+    """
+    try:
+        tab = by_func.get(f)
+    except TypeError:
+        return lookup(f, types_, config)
+    if tab is not None:
+        hit = tab.config_cache.get((type(config), types_), _NO_RULE)
+        if hit is not _NO_RULE:
+            return hit
+    return lookup(f, types_, config)
 
 
 def new_level() -> int:
@@ -458,18 +481,30 @@ def _coercion_operation(default: str) -> str:
 # Operators
 
 
+_EMPTY: dict = {}
+
+
 def _binop(op: Callable, ufunc: Any, a: Any, b: Any) -> Any:
-    out = apply(op, (a, b), {}, soft=True)
+    if type(a) is Tracer:
+        top = a.trace
+        if type(b) is Tracer and b.trace.level > top.level:
+            top = b.trace
+    elif type(b) is Tracer:
+        top = b.trace
+    else:
+        return op(a, b)
+    args = (a, b)
+    out = top.process(op, args, _EMPTY)
     if out is not _NO_RULE:
         return out
-    return apply(ufunc, (a, b), {})
+    return apply(ufunc, args, _EMPTY)
 
 
 def _unop(op: Callable, ufunc: Any, a: Any) -> Any:
-    out = apply(op, (a,), {}, soft=True)
+    out = a.trace.process(op, (a,), _EMPTY)
     if out is not _NO_RULE:
         return out
-    return apply(ufunc, (a,), {})
+    return apply(ufunc, (a,), _EMPTY)
 
 
 # ---------------------------------------------------------------------------------------
@@ -595,6 +630,87 @@ class _MultiOut:
         self.leaves: list[tuple[tuple, int]] = []
 
 
+class _ScalarNode:
+    """Tape entry of a ``scalar_rule`` call: the cotangent is ``conj(partial) * y_bar``."""
+
+    __slots__ = ("args", "mixed", "parents", "part", "y")
+
+    def __init__(self, part: Any, args: tuple, y: Any, parents: list, mixed: bool) -> None:
+        self.part = part
+        self.args = args
+        self.y = y
+        self.parents = parents
+        self.mixed = mixed
+
+    def backward(self, b: Any, bars: list, owned: bytearray, tape: list) -> None:
+        args = self.args
+        traced = self.mixed or type(b) is Tracer
+        ps = _partials(self.part, self.y, args, traced)
+        for par in self.parents:
+            pos = par[0] - 1
+            p = ps[pos]
+            x = args[pos]
+            if traced:
+                if np.iscomplexobj(deep_primal(p)):
+                    p = call(np.conj, p)
+                g = p * b
+                if type(x) is Tracer or type(g) is Tracer:
+                    g = project_traced(ProjectTo(deep_primal(x)), g)
+                else:
+                    g = _project_plain(x, g)
+            else:
+                tp = type(p)
+                if tp is complex or (tp is _ndarray and p.dtype.kind == "c") or (
+                        tp is not float and tp is not _ndarray and np.iscomplexobj(p)):
+                    p = np.conj(p)
+                g = p * b
+                g = _project_plain(x, g)
+            _accumulate(bars, owned, par[1], g, tape)
+
+
+def _project_plain(x: Any, g: Any) -> Any:
+    tx = type(x)
+    tg = type(g)
+    if tx is float:
+        return g if tg is float else ProjectTo(x)(g)
+    if tx is _ndarray:
+        if tg is _ndarray and g.shape == x.shape and g.dtype == x.dtype:
+            return g
+        return ProjectTo(x)(g)
+    if tx is tg and tx is not complex:
+        return g
+    return ProjectTo(x)(g)
+
+
+def _partials(part: Any, y: Any, args: tuple, traced: bool) -> tuple:
+    if not traced:
+        return part(y, args)[0]
+    fn = _traceable(part.fn)
+    p = call(fn, *args, y=y) if part.uses_output else call(fn, *args)
+    return p if part.nargs > 1 else (p,)
+
+
+_scalar_rule_fns: dict = {}
+
+
+def _scalar_partials(rule: Any) -> Any:
+    """The core's partials of a rule made by ``scalar_rule`` (None for other rules)."""
+    try:
+        return _scalar_rule_fns[rule]
+    except KeyError:
+        pass
+    except TypeError:
+        return None
+    found = None
+    for info in rrule.registered():
+        if info.rule is rule:
+            if info.kind == "scalar":
+                found = _core_partials.get(info.function)
+            break
+    _scalar_rule_fns[rule] = found
+    return found
+
+
 class _Leaf:
     """Tape entry of one output of a :class:`_MultiOut`."""
 
@@ -654,9 +770,13 @@ class ReverseTrace:
                     mixed = True
         if mixed:
             types_ = tuple(type(_deep_struct_primal(p)) for p in primals)
+        elif len(primals) == 2:
+            types_ = (type(primals[0]), type(primals[1]))
+        elif len(primals) == 1:
+            types_ = (type(primals[0]),)
         else:
             types_ = tuple(map(type, primals))
-        hit = _rr_lookup(f, types_, self.config)
+        hit = _fast_lookup(_r_by_func, f, types_, self.config, _rr_lookup)
         if hit is None:
             return _NO_RULE
         rule, takes_config, takes_instance = hit
@@ -667,13 +787,24 @@ class ReverseTrace:
                 # A callable object holding traced fields: trace into its __call__ so
                 # the fields' derivatives are followed.
                 return _NO_RULE
-        if takes_config and _captures_tracers(primals):
+        if takes_config and (_captures_tracers(primals) or (
+                takes_instance and _captures_tracers(list(getattr(f, "__dict__", {}).values())))):
             return _NO_RULE
         call_args = tuple(primals)
         if takes_instance:
             call_args = (f, *call_args)
         if takes_config:
             call_args = (self.config, *call_args)
+        part = _scalar_partials(rule)
+        if part is not None and not kwargs and part.nout == 1:
+            # A scalar_rule: record the partials instead of a pullback closure (its
+            # derivatives_given_output; no projector objects for scalar chains).
+            y = call(f, *call_args) if mixed else f(*call_args)
+            if not _boxable(y):
+                return y
+            idx = len(self.tape)
+            self.tape.append(_ScalarNode(part, call_args, y, parents, mixed))
+            return Tracer(y, self, idx)
         if mixed:
             res = _run_mixed(rule, f, call_args, kwargs)
         else:
@@ -721,6 +852,17 @@ class ReverseTrace:
                 pullback, parents = entry
                 if pullback is None:
                     continue
+            elif type(entry) is _ScalarNode:
+                if isinstance(b, AbstractTangent):
+                    if type(b) is ZeroTangent or type(b) is NoTangent:
+                        continue
+                    if type(b) is NotImplementedTangent:
+                        for par in entry.parents:
+                            _accumulate(bars, owned, par[1], b, tape)
+                        continue
+                    b = unthunk(b)
+                entry.backward(b, bars, owned, tape)
+                continue
             elif type(entry) is _MultiOut:
                 pullback, parents = entry.pullback, entry.parents
                 b = _assemble(entry, bars)
@@ -870,7 +1012,7 @@ class ForwardTrace:
             types_ = tuple(type(_deep_struct_primal(p)) for p in primals)
         else:
             types_ = tuple(map(type, primals))
-        hit = _fr_lookup(f, types_, self.config)
+        hit = _fast_lookup(_f_by_func, f, types_, self.config, _fr_lookup)
         if hit is None:
             return self._via_rrule(f, primals, dargs, types_, kwargs, mixed)
         rule, takes_config, takes_instance = hit
@@ -1181,6 +1323,8 @@ def _through(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
         raise NoRuleError(f, _mode(top), tuple(type(_deep_struct_primal(a)) for a in args),
                           "NumPy would have to convert the traced values to plain arrays")
     if tf is functools.partial:
+        if f.func is call:
+            return call(*f.args, *args, **{**f.keywords, **kwargs})
         return call(f.func, *f.args, *args, **{**f.keywords, **kwargs})
     if isinstance(f, type):
         init = f.__init__
@@ -1201,6 +1345,8 @@ def _through(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
 
 
 def _wrap_callable(v: Any) -> Any:
+    if v is call or (type(v) is functools.partial and v.func is call):
+        return v
     if type(v) is _FunctionType or type(v) is _MethodType or (
             callable(v) and type(getattr(type(v), "__call__", None)) is _FunctionType
             and not isinstance(v, type)):
