@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,7 @@ from chainrules.testing._errors import TesterUsageError
 __all__ = ["FDMethod", "FDResult", "central_fdm", "fd_derivative", "fd_jvp", "fd_vjp"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _stencil(grid: tuple[int, ...], deriv: int) -> tuple[np.ndarray, float, float]:
     """Weights of the stencil on ``grid`` for the ``deriv``-th derivative (exact rationals),
     the round-off multiplier ``sum|c|`` and the truncation multiplier ``sum|c g^p|/p!``."""
