@@ -1,0 +1,1200 @@
+"""Rules for NumPy reductions, scans, differences and array constructors.
+
+Covered (frule and rrule): ``sum``, ``nansum``, ``prod``, ``nanprod``, ``mean``,
+``nanmean``, ``var``, ``std``, ``max``/``amax``, ``min``/``amin``, ``nanmax``,
+``nanmin``, ``ptp``, ``median``, ``average`` (w.r.t. ``a`` and ``weights``,
+``returned=``), ``cumsum``, ``cumprod``, ``cumulative_sum``, ``cumulative_prod``,
+``diff`` (``n``, ``axis``, ``prepend``/``append``), ``linspace`` (w.r.t. ``start``
+and ``stop``, ``retstep=``), ``arange`` (w.r.t. ``start`` and ``step``; ``stop`` only
+sets the length) and ``bincount`` (w.r.t. positional ``weights``).
+Non-differentiable: index and count results (``argmax``, ``argmin``, ``argsort``,
+``argwhere``, ``nonzero``, ``searchsorted``, ``digitize``, ``count_nonzero``...)
+and predicates (``any``, ``all``, ``isclose``, ``allclose``, ``array_equal``...).
+(``shape``, ``ndim``, ``size``, ``zeros``, ``ones``, ``eye``, ``zeros_like``,
+``full``, ``full_like``... are in ``shape.py``.)
+
+Conventions:
+
+- ``axis`` (int, negative, tuple, None), ``keepdims``, ``dtype``, ``ddof`` /
+  ``correction`` and ``initial`` are supported; ``out=`` is refused with
+  :class:`~chainrules.OutArgumentError`, ``where=`` (other than True) with
+  `WhereArgumentError`, ``var``/``std``'s ``mean=`` with ``NotImplementedError``.
+  Positional arguments that are not arrays of values (``axis``, ``dtype``, ``n``,
+  ``ddof``...) get ``NoTangent()``; keyword arguments are not differentiated.
+- Complex inputs follow DESIGN §2: the pullback of a linear map is its adjoint,
+  e.g. ``prod``'s pullback multiplies by ``conj`` of the product of the other
+  elements; ``var``/``std`` of complex ``x`` are real (``mean |x - mean x|^2``) and
+  their gradient is ``2 (x - mean x) y_bar / (N - ddof)``.
+- ``prod``/``cumprod`` never divide by ``x`` where it is zero: exact with one zero,
+  several zeros, or none (``prod`` uses exclusive products from both sides).
+- ``max``/``min``/``nanmax``/``nanmin``/``ptp``: ties split the cotangent equally
+  among the tied elements (a subgradient). An ``initial=`` value is a constant:
+  if it wins, the elements get zero.
+- ``median``: the cotangent goes to the middle element, or half to each of the two
+  middle elements of an even count, as ranked by a stable ``argsort`` (ties: the
+  elements at those ranks).
+- ``std`` at a zero standard deviation is not differentiable (the rule gives
+  ``inf``/``nan`` there, as ``sqrt`` does at 0).
+- ``nan*`` functions: elements that are NaN get a zero cotangent.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Any
+
+import numpy as np
+
+from chainrules.core import (
+    NoTangent,
+    OutArgumentError,
+    ProjectTo,
+    Tangent,
+    Thunk,
+    ZeroTangent,
+    frule,
+    non_differentiable,
+    rrule,
+    unthunk,
+)
+
+__all__ = ["WhereArgumentError"]
+
+
+class WhereArgumentError(OutArgumentError):
+    """A reduction rule was called with ``where=``, which its rule does not support."""
+
+    def __init__(self, function: Any) -> None:
+        super().__init__(function)
+        self.args = (
+            f"the rule for {func_name(function)} does not support where= (only where=True): "
+            f"masked-out elements would need their own convention. Select the elements first "
+            f"(e.g. {func_name(function)}(x[mask])) or multiply by the mask.",
+        )
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def func_name(f: Any) -> str:
+    name = getattr(f, "__name__", None) or type(f).__name__
+    return f"numpy.{name}" if getattr(f, "__module__", "").startswith("numpy") else name
+
+
+def _signature(f: Any) -> inspect.Signature:
+    return inspect.signature(f)
+
+
+def _bind(sig: inspect.Signature, args: tuple, kwargs: dict) -> dict:
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def _given(v: Any) -> bool:
+    """Whether an optional NumPy argument was given (NumPy marks absent ones ``<no value>``)."""
+    return v is not None and not (type(v).__name__ == "_NoValueType")
+
+
+def _refuse(f: Any, p: dict) -> None:
+    if p.get("out") is not None:
+        raise OutArgumentError(f)
+    where = p.get("where", True)
+    if _given(where) and where is not True:
+        raise WhereArgumentError(f)
+
+
+def _cotangent(y_bar: Any) -> Any:
+    """The cotangent as an array, or None for a zero cotangent."""
+    y_bar = unthunk(y_bar)
+    if isinstance(y_bar, (ZeroTangent, NoTangent)):
+        return None
+    return np.asarray(y_bar)
+
+
+def _dense(t: Any, like: Any) -> Any:
+    """An input tangent as an array of ``like``'s shape, or None for a zero tangent."""
+    t = unthunk(t)
+    if isinstance(t, (ZeroTangent, NoTangent)):
+        return None
+    if isinstance(t, Tangent):
+        return _dense_items(t.backing, like)
+    return np.asarray(t)
+
+
+def _dense_items(items: Any, like: Any) -> np.ndarray:
+    out = []
+    for t, x in zip(items, like):
+        t = unthunk(t)
+        if isinstance(t, Tangent):
+            out.append(_dense_items(t.backing, x))
+        elif isinstance(t, (ZeroTangent, NoTangent)):
+            out.append(np.zeros(np.shape(x)))
+        else:
+            out.append(t)
+    return np.asarray(out)
+
+
+def _projector(x: Any) -> Any:
+    """ProjectTo(x), accepting an array cotangent for a list or tuple ``x`` too."""
+    project = ProjectTo(x)
+    if isinstance(x, (list, tuple)):
+
+        def project_sequence(dx: Any) -> Any:
+            return project(np.asarray(dx).tolist())
+
+        return project_sequence
+    return project
+
+
+def _like(y_dot: Any, y: Any) -> Any:
+    """The pushforward in the type and dtype of the output ``y``."""
+    if isinstance(y, np.ndarray):
+        y_dot = np.asarray(y_dot)
+        if y.dtype.kind in "fc" and y_dot.dtype != y.dtype:
+            if y.dtype.kind == "f" and y_dot.dtype.kind == "c":
+                y_dot = y_dot.real
+            y_dot = y_dot.astype(y.dtype)
+        if y_dot.shape != y.shape:
+            y_dot = np.broadcast_to(y_dot, y.shape).copy()
+        return y_dot
+    if isinstance(y, np.generic) and y.dtype.kind in "fc":
+        v = np.asarray(y_dot).reshape(())[()]
+        if y.dtype.kind == "f":
+            v = np.real(v)
+        return y.dtype.type(v)
+    if isinstance(y, float):
+        return float(np.real(np.asarray(y_dot).reshape(())[()]))
+    if isinstance(y, complex):
+        return complex(np.asarray(y_dot).reshape(())[()])
+    return y_dot
+
+
+def _no_tangent_output(y: Any) -> bool:
+    kind = getattr(np.asarray(y).dtype, "kind", "f")
+    return kind not in "fc"
+
+
+def _axes(axis: Any, ndim: int) -> tuple:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(int(a) % ndim if ndim else 0 for a in axis))
+    return (int(axis) % ndim if ndim else 0,)
+
+
+def _expand(y_bar: np.ndarray, shape: tuple, axes: tuple, keepdims: bool) -> np.ndarray:
+    """Broadcast a reduced cotangent back over the reduced axes (read-only view)."""
+    if not keepdims and axes:
+        y_bar = np.expand_dims(y_bar, axes) if len(shape) else y_bar
+    return np.broadcast_to(y_bar, shape)
+
+
+def _count(shape: tuple, axes: tuple) -> int:
+    return math.prod(shape[a] for a in axes)
+
+
+def _keepdims(p: dict) -> bool:
+    k = p.get("keepdims", False)
+    return bool(k) if _given(k) else False
+
+
+def _rest_bars(args: tuple) -> tuple:
+    """NoTangent for each positional argument after the first (axis, dtype, ...)."""
+    return (NoTangent(),) * len(args)
+
+
+def _zero_pullback_result(nargs: int) -> tuple:
+    return (NoTangent(), ZeroTangent(), *(NoTangent(),) * nargs)
+
+
+def _to_end(x: np.ndarray, axes: tuple) -> tuple[np.ndarray, Any]:
+    """View ``x`` as (kept..., n) with the reduced axes flattened last, and the inverse."""
+    kept = [i for i in range(x.ndim) if i not in axes]
+    perm = kept + list(axes)
+    kept_shape = tuple(x.shape[i] for i in kept)
+    red_shape = tuple(x.shape[i] for i in axes)
+    xt = np.transpose(x, perm).reshape((*kept_shape, math.prod(red_shape)))
+    inverse = np.argsort(perm)
+
+    def back(a: np.ndarray) -> np.ndarray:
+        return np.transpose(a.reshape(kept_shape + red_shape), inverse)
+
+    return xt, back
+
+
+def _prod_others(x: np.ndarray, axes: tuple) -> np.ndarray:
+    """For each element, the product of the other elements of its reduction slice,
+    computed from exclusive products on both sides (no division: zeros are exact)."""
+    xt, back = _to_end(x, axes)
+    n = xt.shape[-1]
+    ones = np.ones((*xt.shape[:-1], 1), dtype=xt.dtype)
+    left = np.concatenate([ones, np.cumprod(xt[..., : n - 1], axis=-1)], axis=-1)
+    right = np.flip(
+        np.concatenate([ones, np.cumprod(np.flip(xt[..., 1:], -1), axis=-1)], axis=-1), -1
+    )
+    return back(left * right)
+
+
+# ------------------------------------------------------------------------- sum, nansum
+
+_SUM_SIG = _signature(np.sum)
+
+
+@rrule.register(np.sum)
+def sum_rrule(a, *args, **kwargs):
+    p = _bind(_SUM_SIG, (a, *args), kwargs)
+    _refuse(np.sum, p)
+    y = np.sum(a, *args, **kwargs)
+    x = np.asarray(a)
+    shape, axes, keepdims = x.shape, _axes(p["axis"], x.ndim), _keepdims(p)
+    project_a = _projector(a)
+    nargs = len(args)
+
+    def sum_pullback(y_bar):
+        y_bar = _cotangent(y_bar)
+        if y_bar is None:
+            return _zero_pullback_result(nargs)
+        return (NoTangent(), project_a(_expand(y_bar, shape, axes, keepdims)),
+                *_rest_bars(args))
+
+    return y, sum_pullback
+
+
+@frule.register(np.sum)
+def sum_frule(dargs, a, *args, **kwargs):
+    p = _bind(_SUM_SIG, (a, *args), kwargs)
+    _refuse(np.sum, p)
+    y = np.sum(a, *args, **kwargs)
+    a_dot = _dense(dargs[1], a)
+    if a_dot is None or _no_tangent_output(y):
+        return y, ZeroTangent()
+    keep = {"keepdims": True} if _keepdims(p) else {}
+    return y, _like(np.sum(a_dot, axis=p["axis"], **keep), y)
+
+
+_NANSUM_SIG = _signature(np.nansum)
+
+
+@rrule.register(np.nansum)
+def nansum_rrule(a, *args, **kwargs):
+    p = _bind(_NANSUM_SIG, (a, *args), kwargs)
+    _refuse(np.nansum, p)
+    y = np.nansum(a, *args, **kwargs)
+    x = np.asarray(a)
+    shape, axes, keepdims = x.shape, _axes(p["axis"], x.ndim), _keepdims(p)
+    finite = ~np.isnan(x)
+    project_a = _projector(a)
+    nargs = len(args)
+
+    def nansum_pullback(y_bar):
+        y_bar = _cotangent(y_bar)
+        if y_bar is None:
+            return _zero_pullback_result(nargs)
+        a_bar = np.where(finite, _expand(y_bar, shape, axes, keepdims), 0)
+        return (NoTangent(), project_a(a_bar), *_rest_bars(args))
+
+    return y, nansum_pullback
+
+
+@frule.register(np.nansum)
+def nansum_frule(dargs, a, *args, **kwargs):
+    p = _bind(_NANSUM_SIG, (a, *args), kwargs)
+    _refuse(np.nansum, p)
+    y = np.nansum(a, *args, **kwargs)
+    a_dot = _dense(dargs[1], a)
+    if a_dot is None or _no_tangent_output(y):
+        return y, ZeroTangent()
+    a_dot = np.where(np.isnan(np.asarray(a)), 0, a_dot)
+    keep = {"keepdims": True} if _keepdims(p) else {}
+    return y, _like(np.sum(a_dot, axis=p["axis"], **keep), y)
+
+
+# ------------------------------------------------------------------------ prod, nanprod
+
+
+def _prod_rules(f: Any, name: str, nan: bool) -> None:
+    sig = _signature(f)
+
+    def prod_rrule(a, *args, **kwargs):
+        p = _bind(sig, (a, *args), kwargs)
+        _refuse(f, p)
+        y = f(a, *args, **kwargs)
+        x = np.asarray(a)
+        shape, axes, keepdims = x.shape, _axes(p["axis"], x.ndim), _keepdims(p)
+        initial = p.get("initial")
+        project_a = _projector(a)
+        nargs = len(args)
+
+        def prod_pullback(y_bar):
+            y_bar = _cotangent(y_bar)
+            if y_bar is None:
+                return _zero_pullback_result(nargs)
+            xs = np.where(np.isnan(x), 1, x) if nan else x
+            others = _prod_others(xs, axes)
+            if _given(initial):
+                others = others * initial
+            a_bar = np.conj(others) * _expand(y_bar, shape, axes, keepdims)
+            if nan:
+                a_bar = np.where(np.isnan(x), 0, a_bar)
+            return (NoTangent(), project_a(a_bar), *_rest_bars(args))
+
+        prod_pullback.__name__ = prod_pullback.__qualname__ = f"{name}_pullback"
+        return y, prod_pullback
+
+    def prod_frule(dargs, a, *args, **kwargs):
+        p = _bind(sig, (a, *args), kwargs)
+        _refuse(f, p)
+        y = f(a, *args, **kwargs)
+        a_dot = _dense(dargs[1], a)
+        if a_dot is None or _no_tangent_output(y):
+            return y, ZeroTangent()
+        x = np.asarray(a)
+        axes = _axes(p["axis"], x.ndim)
+        xs = np.where(np.isnan(x), 1, x) if nan else x
+        others = _prod_others(xs, axes)
+        if _given(p.get("initial")):
+            others = others * p["initial"]
+        terms = others * a_dot
+        if nan:
+            terms = np.where(np.isnan(x), 0, terms)
+        keep = {"keepdims": True} if _keepdims(p) else {}
+        return y, _like(np.sum(terms, axis=p["axis"], **keep), y)
+
+    prod_rrule.__name__ = prod_rrule.__qualname__ = f"{name}_rrule"
+    prod_frule.__name__ = prod_frule.__qualname__ = f"{name}_frule"
+    rrule.register(f)(prod_rrule)
+    frule.register(f)(prod_frule)
+
+
+_prod_rules(np.prod, "prod", nan=False)
+_prod_rules(np.nanprod, "nanprod", nan=True)
+
+
+# ------------------------------------------------------------------------ mean, nanmean
+
+_MEAN_SIG = _signature(np.mean)
+
+
+@rrule.register(np.mean)
+def mean_rrule(a, *args, **kwargs):
+    p = _bind(_MEAN_SIG, (a, *args), kwargs)
+    _refuse(np.mean, p)
+    y = np.mean(a, *args, **kwargs)
+    x = np.asarray(a)
+    shape, axes, keepdims = x.shape, _axes(p["axis"], x.ndim), _keepdims(p)
+    n = _count(shape, axes)
+    project_a = _projector(a)
+    nargs = len(args)
+
+    def mean_pullback(y_bar):
+        y_bar = _cotangent(y_bar)
+        if y_bar is None:
+            return _zero_pullback_result(nargs)
+        return (NoTangent(), project_a(_expand(y_bar / n, shape, axes, keepdims)),
+                *_rest_bars(args))
+
+    return y, mean_pullback
+
+
+@frule.register(np.mean)
+def mean_frule(dargs, a, *args, **kwargs):
+    p = _bind(_MEAN_SIG, (a, *args), kwargs)
+    _refuse(np.mean, p)
+    y = np.mean(a, *args, **kwargs)
+    a_dot = _dense(dargs[1], a)
+    if a_dot is None:
+        return y, ZeroTangent()
+    keep = {"keepdims": True} if _keepdims(p) else {}
+    return y, _like(np.mean(a_dot, axis=p["axis"], **keep), y)
+
+
+_NANMEAN_SIG = _signature(np.nanmean)
+
+
+@rrule.register(np.nanmean)
+def nanmean_rrule(a, *args, **kwargs):
+    p = _bind(_NANMEAN_SIG, (a, *args), kwargs)
+    _refuse(np.nanmean, p)
+    y = np.nanmean(a, *args, **kwargs)
+    x = np.asarray(a)
+    shape, axes, keepdims = x.shape, _axes(p["axis"], x.ndim), _keepdims(p)
+    finite = ~np.isnan(x)
+    project_a = _projector(a)
+    nargs = len(args)
+
+    def nanmean_pullback(y_bar):
+        y_bar = _cotangent(y_bar)
+        if y_bar is None:
+            return _zero_pullback_result(nargs)
+        count = np.sum(finite, axis=axes, keepdims=True)
+        a_bar = np.where(finite, _expand(y_bar, shape, axes, keepdims) / count, 0)
+        return (NoTangent(), project_a(a_bar), *_rest_bars(args))
+
+    return y, nanmean_pullback
+
+
+@frule.register(np.nanmean)
+def nanmean_frule(dargs, a, *args, **kwargs):
+    p = _bind(_NANMEAN_SIG, (a, *args), kwargs)
+    _refuse(np.nanmean, p)
+    y = np.nanmean(a, *args, **kwargs)
+    a_dot = _dense(dargs[1], a)
+    if a_dot is None:
+        return y, ZeroTangent()
+    x = np.asarray(a)
+    axes = _axes(p["axis"], x.ndim)
+    finite = ~np.isnan(x)
+    count = np.sum(finite, axis=axes, keepdims=True)
+    y_dot = np.sum(np.where(finite, a_dot, 0) / count, axis=axes, keepdims=_keepdims(p))
+    return y, _like(y_dot, y)
+
+
+# ----------------------------------------------------------------------------- var, std
+
+
+def _var_setup(f: Any, sig: inspect.Signature, a: Any, args: tuple, kwargs: dict) -> tuple:
+    p = _bind(sig, (a, *args), kwargs)
+    _refuse(f, p)
+    if _given(p.get("mean")):
+        raise NotImplementedError(
+            f"the rule for {func_name(f)} does not support mean=: a precomputed mean would "
+            f"be treated as a constant. Call {func_name(f)} without mean=."
+        )
+    x = np.asarray(a)
+    axes = _axes(p["axis"], x.ndim)
+    ddof = p["ddof"]
+    if _given(p.get("correction")):
+        ddof = p["correction"]
+    denom = _count(x.shape, axes) - ddof
+    centred = x - np.mean(x, axis=axes, keepdims=True)
+    return p, x, axes, denom, centred
+
+
+def _var_rules(f: Any, name: str, is_std: bool) -> None:
+    sig = _signature(f)
+
+    def var_rrule(a, *args, **kwargs):
+        p, x, axes, denom, centred = _var_setup(f, sig, a, args, kwargs)
+        y = f(a, *args, **kwargs)
+        keepdims = _keepdims(p)
+        project_a = _projector(a)
+        nargs = len(args)
+
+        def var_pullback(y_bar):
+            y_bar = _cotangent(y_bar)
+            if y_bar is None:
+                return _zero_pullback_result(nargs)
+            # y is real: only the real part of y_bar acts on it
+            g = np.real(y_bar)
+            if is_std:
+                g = g / (2 * np.asarray(y))
+            a_bar = (2 / denom) * centred * _expand(g, x.shape, axes, keepdims)
+            return (NoTangent(), project_a(a_bar), *_rest_bars(args))
+
+        var_pullback.__name__ = var_pullback.__qualname__ = f"{name}_pullback"
+        return y, var_pullback
+
+    def var_frule(dargs, a, *args, **kwargs):
+        p, _, axes, denom, centred = _var_setup(f, sig, a, args, kwargs)
+        y = f(a, *args, **kwargs)
+        a_dot = _dense(dargs[1], a)
+        if a_dot is None:
+            return y, ZeroTangent()
+        y_dot = (2 / denom) * np.sum(np.real(np.conj(centred) * a_dot), axis=axes,
+                                     keepdims=_keepdims(p))
+        if is_std:
+            y_dot = y_dot / (2 * np.asarray(y))
+        return y, _like(y_dot, y)
+
+    var_rrule.__name__ = var_rrule.__qualname__ = f"{name}_rrule"
+    var_frule.__name__ = var_frule.__qualname__ = f"{name}_frule"
+    rrule.register(f)(var_rrule)
+    frule.register(f)(var_frule)
+
+
+_var_rules(np.var, "var", is_std=False)
+_var_rules(np.std, "std", is_std=True)
+
+
+# ------------------------------------------------------------ max, min, nanmax, nanmin
+
+
+def _extremum_mask(x: np.ndarray, y: Any, axes: tuple, keepdims: bool) -> np.ndarray:
+    """Where each element equals its slice's extremum, divided by the number of ties."""
+    mask = x == _expand(np.asarray(y), x.shape, axes, keepdims)
+    count = np.sum(mask, axis=axes, keepdims=True)
+    return mask / np.maximum(count, 1)
+
+
+def _extremum_rules(f: Any, name: str) -> None:
+    sig = _signature(f)
+
+    def extremum_rrule(a, *args, **kwargs):
+        p = _bind(sig, (a, *args), kwargs)
+        _refuse(f, p)
+        y = f(a, *args, **kwargs)
+        x = np.asarray(a)
+        axes, keepdims = _axes(p["axis"], x.ndim), _keepdims(p)
+        project_a = _projector(a)
+        nargs = len(args)
+
+        def extremum_pullback(y_bar):
+            y_bar = _cotangent(y_bar)
+            if y_bar is None:
+                return _zero_pullback_result(nargs)
+            weights = _extremum_mask(x, y, axes, keepdims)
+            a_bar = weights * _expand(y_bar, x.shape, axes, keepdims)
+            return (NoTangent(), project_a(a_bar), *_rest_bars(args))
+
+        extremum_pullback.__name__ = extremum_pullback.__qualname__ = f"{name}_pullback"
+        return y, extremum_pullback
+
+    def extremum_frule(dargs, a, *args, **kwargs):
+        p = _bind(sig, (a, *args), kwargs)
+        _refuse(f, p)
+        y = f(a, *args, **kwargs)
+        a_dot = _dense(dargs[1], a)
+        if a_dot is None or _no_tangent_output(y):
+            return y, ZeroTangent()
+        x = np.asarray(a)
+        axes, keepdims = _axes(p["axis"], x.ndim), _keepdims(p)
+        weights = _extremum_mask(x, y, axes, keepdims)
+        return y, _like(np.sum(weights * a_dot, axis=axes, keepdims=keepdims), y)
+
+    extremum_rrule.__name__ = extremum_rrule.__qualname__ = f"{name}_rrule"
+    extremum_frule.__name__ = extremum_frule.__qualname__ = f"{name}_frule"
+    rrule.register(f)(extremum_rrule)
+    frule.register(f)(extremum_frule)
+
+
+for _fn, _name in ((np.max, "max"), (np.amax, "amax"), (np.min, "min"), (np.amin, "amin"),
+                  (np.nanmax, "nanmax"), (np.nanmin, "nanmin")):
+    _extremum_rules(_fn, _name)
+
+
+_PTP_SIG = _signature(np.ptp)
+
+
+def _ptp_weights(x: np.ndarray, p: dict) -> np.ndarray:
+    axes, keepdims = _axes(p["axis"], x.ndim), _keepdims(p)
+    hi = np.max(x, axis=p["axis"], keepdims=keepdims)
+    lo = np.min(x, axis=p["axis"], keepdims=keepdims)
+    return _extremum_mask(x, hi, axes, keepdims) - _extremum_mask(x, lo, axes, keepdims)
+
+
+@rrule.register(np.ptp)
+def ptp_rrule(a, *args, **kwargs):
+    p = _bind(_PTP_SIG, (a, *args), kwargs)
+    _refuse(np.ptp, p)
+    y = np.ptp(a, *args, **kwargs)
+    x = np.asarray(a)
+    axes, keepdims = _axes(p["axis"], x.ndim), _keepdims(p)
+    project_a = _projector(a)
+    nargs = len(args)
+
+    def ptp_pullback(y_bar):
+        y_bar = _cotangent(y_bar)
+        if y_bar is None:
+            return _zero_pullback_result(nargs)
+        a_bar = _ptp_weights(x, p) * _expand(y_bar, x.shape, axes, keepdims)
+        return (NoTangent(), project_a(a_bar), *_rest_bars(args))
+
+    return y, ptp_pullback
+
+
+@frule.register(np.ptp)
+def ptp_frule(dargs, a, *args, **kwargs):
+    p = _bind(_PTP_SIG, (a, *args), kwargs)
+    _refuse(np.ptp, p)
+    y = np.ptp(a, *args, **kwargs)
+    a_dot = _dense(dargs[1], a)
+    if a_dot is None or _no_tangent_output(y):
+        return y, ZeroTangent()
+    x = np.asarray(a)
+    axes, keepdims = _axes(p["axis"], x.ndim), _keepdims(p)
+    return y, _like(np.sum(_ptp_weights(x, p) * a_dot, axis=axes, keepdims=keepdims), y)
+
+
+# -------------------------------------------------------------------------------- median
+
+_MEDIAN_SIG = _signature(np.median)
+
+
+def _median_weights(x: np.ndarray, axes: tuple) -> np.ndarray:
+    """Weight 1 on the middle element of each slice (1/2 on each of two for even counts)."""
+    xt, back = _to_end(x, axes)
+    n = xt.shape[-1]
+    order = np.argsort(xt, axis=-1, kind="stable")
+    w = np.zeros(xt.shape)
+    if n % 2:
+        np.put_along_axis(w, order[..., n // 2: n // 2 + 1], 1.0, axis=-1)
+    else:
+        np.put_along_axis(w, order[..., n // 2 - 1: n // 2 + 1], 0.5, axis=-1)
+    return back(w)
+
+
+@rrule.register(np.median)
+def median_rrule(a, *args, **kwargs):
+    p = _bind(_MEDIAN_SIG, (a, *args), kwargs)
+    _refuse(np.median, p)
+    call = {k: v for k, v in p.items() if k in ("axis", "keepdims")}
+    y = np.median(np.array(a), **call)  # a copy: overwrite_input must not touch `a`
+    x = np.asarray(a)
+    axes, keepdims = _axes(p["axis"], x.ndim), bool(p["keepdims"])
+    project_a = _projector(a)
+    nargs = len(args)
+
+    def median_pullback(y_bar):
+        y_bar = _cotangent(y_bar)
+        if y_bar is None:
+            return _zero_pullback_result(nargs)
+        a_bar = _median_weights(x, axes) * _expand(y_bar, x.shape, axes, keepdims)
+        return (NoTangent(), project_a(a_bar), *_rest_bars(args))
+
+    return y, median_pullback
+
+
+@frule.register(np.median)
+def median_frule(dargs, a, *args, **kwargs):
+    p = _bind(_MEDIAN_SIG, (a, *args), kwargs)
+    _refuse(np.median, p)
+    call = {k: v for k, v in p.items() if k in ("axis", "keepdims")}
+    y = np.median(np.array(a), **call)
+    a_dot = _dense(dargs[1], a)
+    if a_dot is None:
+        return y, ZeroTangent()
+    x = np.asarray(a)
+    axes = _axes(p["axis"], x.ndim)
+    y_dot = np.sum(_median_weights(x, axes) * a_dot, axis=axes, keepdims=bool(p["keepdims"]))
+    return y, _like(y_dot, y)
+
+
+# ------------------------------------------------------------------------------- average
+
+_AVERAGE_SIG = _signature(np.average)
+
+
+def _average_parts(a: Any, p: dict) -> tuple:
+    """(x, axes, keepdims, w_full, w_back, total): weights broadcast to ``x``'s shape,
+    the map of a full-shape weight cotangent back to the weights, their sums."""
+    x = np.asarray(a)
+    axes, keepdims = _axes(p["axis"], x.ndim), _keepdims(p)
+    w = p["weights"]
+    if w is None:
+        return x, axes, keepdims, None, None, None
+    w = np.asarray(w)
+    if w.shape != x.shape:
+        # NumPy: 1-d weights along a single axis
+        shaped = np.moveaxis(w.reshape((1,) * (x.ndim - 1) + w.shape), -1, axes[0])
+    else:
+        shaped = w
+    w_full = np.broadcast_to(shaped, x.shape)
+
+    def w_back(g: np.ndarray) -> np.ndarray:
+        sums = tuple(i for i in range(x.ndim) if shaped.shape[i] == 1 and x.shape[i] != 1)
+        g = np.sum(g, axis=sums, keepdims=True) if sums else g
+        return g.reshape(w.shape)
+
+    total = np.sum(w_full, axis=axes, keepdims=True)
+    return x, axes, keepdims, w_full, w_back, total
+
+
+def _reduce_out(g: np.ndarray, axes: tuple, keepdims: bool) -> np.ndarray:
+    return np.sum(g, axis=axes, keepdims=keepdims)
+
+
+@rrule.register(np.average)
+def average_rrule(a, *args, **kwargs):
+    p = _bind(_AVERAGE_SIG, (a, *args), kwargs)
+    y = np.average(a, *args, **kwargs)
+    x, axes, keepdims, w_full, w_back, total = _average_parts(a, p)
+    returned = bool(p["returned"])
+    avg = y[0] if returned else y
+    project_a = _projector(a)
+    project_w = _projector(p["weights"]) if len(args) >= 2 else None
+    nargs = len(args)
+
+    def average_pullback(y_bar):
+        y_bar = unthunk(y_bar)
+        if returned:
+            if isinstance(y_bar, (ZeroTangent, NoTangent)):
+                return _zero_pullback_result(nargs)
+            parts = y_bar.backing if isinstance(y_bar, Tangent) else y_bar
+            avg_bar, total_bar = _cotangent(parts[0]), _cotangent(parts[1])
+        else:
+            avg_bar, total_bar = _cotangent(y_bar), None
+        if avg_bar is None and total_bar is None:
+            return _zero_pullback_result(nargs)
+        avg_full = (_expand(avg_bar, x.shape, axes, keepdims)
+                    if avg_bar is not None else None)
+        if w_full is None:
+            a_bar = (ZeroTangent() if avg_full is None
+                     else project_a(avg_full / _count(x.shape, axes)))
+            return (NoTangent(), a_bar, *_rest_bars(args))
+
+        def a_bar_thunk():
+            if avg_full is None:
+                return ZeroTangent()
+            return project_a(np.conj(w_full / total) * avg_full)
+
+        def w_bar_thunk():
+            g = 0
+            if avg_full is not None:
+                centred = x - _expand(np.asarray(avg), x.shape, axes, keepdims)
+                g = np.conj(centred / total) * avg_full
+            if total_bar is not None:
+                g = g + _expand(total_bar, x.shape, axes, keepdims)
+            return project_w(w_back(np.broadcast_to(g, x.shape)))
+
+        bars = [NoTangent(), Thunk(a_bar_thunk), *_rest_bars(args)]
+        if project_w is not None:
+            bars[3] = Thunk(w_bar_thunk)
+        return tuple(bars)
+
+    return y, average_pullback
+
+
+@frule.register(np.average)
+def average_frule(dargs, a, *args, **kwargs):
+    p = _bind(_AVERAGE_SIG, (a, *args), kwargs)
+    y = np.average(a, *args, **kwargs)
+    x, axes, keepdims, w_full, _, total = _average_parts(a, p)
+    returned = bool(p["returned"])
+    avg = y[0] if returned else y
+    a_dot = _dense(dargs[1], a)
+    w_dot = _dense(dargs[3], p["weights"]) if len(dargs) > 3 else None
+    avg_dot: Any = 0
+    total_dot: Any = 0
+    if w_full is None:
+        if a_dot is not None:
+            avg_dot = np.mean(a_dot, axis=axes, keepdims=keepdims)
+    else:
+        if a_dot is not None:
+            avg_dot = _reduce_out(w_full * a_dot / total, axes, keepdims)
+        if w_dot is not None:
+            w_dot_full = np.broadcast_to(
+                np.asarray(w_dot).reshape(np.shape(w_dot))
+                if np.shape(w_dot) == x.shape else
+                np.moveaxis(np.asarray(w_dot).reshape((1,) * (x.ndim - 1) + np.shape(w_dot)),
+                            -1, axes[0]),
+                x.shape)
+            centred = x - _expand(np.asarray(avg), x.shape, axes, keepdims)
+            avg_dot = avg_dot + _reduce_out(w_dot_full * centred / total, axes, keepdims)
+            total_dot = _reduce_out(w_dot_full, axes, keepdims)
+    if a_dot is None and w_dot is None:
+        return y, ZeroTangent()
+    avg_dot = _like(avg_dot, avg)
+    if not returned:
+        return y, avg_dot
+    total_dot = _like(total_dot, y[1]) if not isinstance(total_dot, int) else (
+        _like(np.zeros(np.shape(y[1])), y[1]))
+    return y, Tangent[tuple](avg_dot, total_dot)
+
+
+# ----------------------------------------------------------------------- cumsum, cumprod
+
+
+def _scan_params(x: np.ndarray, axis: Any) -> tuple[np.ndarray, int]:
+    """The array the scan runs over (flattened for axis=None) and its scan axis."""
+    if axis is None:
+        return x.reshape(-1), 0
+    return x, int(axis) % max(x.ndim, 1)
+
+
+def _reverse_cumsum(g: np.ndarray, ax: int) -> np.ndarray:
+    return np.flip(np.cumsum(np.flip(g, ax), axis=ax), ax)
+
+
+def _cumprod_pullback_core(x: np.ndarray, y: np.ndarray, g: np.ndarray, ax: int) -> np.ndarray:
+    """x_bar of y = cumprod(x) along ``ax`` for the cotangent ``g``; exact with zeros.
+
+    Before a slice's first zero z, x_bar_i = sum_{k>=i} g_k conj(y_k / x_i); at z it is
+    sum_{k>=z} g_k conj(prod_{j<=k, j!=z} x_j); after z it is 0."""
+    xm, ym, gm = (np.moveaxis(v, ax, -1) for v in (x, y, g))
+    n = xm.shape[-1]
+    if n == 0:
+        return np.zeros(x.shape, dtype=np.result_type(x, g))
+    is_zero = xm == 0
+    z = np.where(is_zero.any(-1), np.argmax(is_zero, axis=-1), n)[..., None]
+    idx = np.arange(n)
+    before = idx < z
+    safe = np.where(before, xm, 1)
+    out = np.where(before, _reverse_cumsum(gm * np.conj(ym), -1) / np.conj(safe), 0)
+    at = idx == z
+    if at.any():
+        x1 = np.where(at, 1, xm)
+        y1 = np.cumprod(x1, axis=-1)
+        tail = np.sum(np.where(idx >= z, gm * np.conj(y1), 0), axis=-1, keepdims=True)
+        out = np.where(at, tail, out)
+    return np.moveaxis(out, -1, ax)
+
+
+def _cumprod_pushforward_core(x: np.ndarray, y: np.ndarray, x_dot: np.ndarray,
+                              ax: int) -> np.ndarray:
+    xm, ym, dm = (np.moveaxis(v, ax, -1) for v in (x, y, x_dot))
+    n = xm.shape[-1]
+    if n == 0:
+        return np.zeros(y.shape, dtype=np.result_type(y, x_dot))
+    is_zero = xm == 0
+    z = np.where(is_zero.any(-1), np.argmax(is_zero, axis=-1), n)[..., None]
+    idx = np.arange(n)
+    before = idx < z
+    safe = np.where(before, xm, 1)
+    out = ym * np.cumsum(np.where(before, dm / safe, 0), axis=-1)
+    at = idx == z
+    if at.any():
+        y1 = np.cumprod(np.where(at, 1, xm), axis=-1)
+        dz = np.sum(np.where(at, dm, 0), axis=-1, keepdims=True)
+        out = out + np.where(idx >= z, y1 * dz, 0)
+    return np.moveaxis(out, -1, ax)
+
+
+def _scan_rules(f: Any, name: str, is_prod: bool, cumulative: bool) -> None:
+    """cumsum/cumprod (``cumulative=False``) or cumulative_sum/cumulative_prod."""
+    sig = _signature(f)
+
+    def core(a: Any, p: dict) -> tuple:
+        x = np.asarray(a)
+        if cumulative:
+            include = bool(p["include_initial"])
+            xs, ax = (x, int(p["axis"]) % x.ndim) if p["axis"] is not None else (
+                x.reshape(-1) if x.ndim == 1 else x, 0)
+        else:
+            include = False
+            xs, ax = _scan_params(x, p["axis"])
+        return x, xs, ax, include
+
+    def scan_rrule(a, *args, **kwargs):
+        p = _bind(sig, (a, *args), kwargs)
+        _refuse(f, p)
+        y = f(a, *args, **kwargs)
+        x, xs, ax, include = core(a, p)
+        ys = np.cumprod(xs, axis=ax) if is_prod else None
+        project_a = _projector(a)
+        nargs = len(args)
+
+        def scan_pullback(y_bar):
+            y_bar = _cotangent(y_bar)
+            if y_bar is None:
+                return _zero_pullback_result(nargs)
+            g = y_bar
+            if include:
+                g = np.take(g, np.arange(1, g.shape[ax]), axis=ax)
+            if is_prod:
+                a_bar = _cumprod_pullback_core(xs, ys, g, ax)
+            else:
+                a_bar = _reverse_cumsum(g, ax)
+            return (NoTangent(), project_a(a_bar.reshape(x.shape)), *_rest_bars(args))
+
+        scan_pullback.__name__ = scan_pullback.__qualname__ = f"{name}_pullback"
+        return y, scan_pullback
+
+    def scan_frule(dargs, a, *args, **kwargs):
+        p = _bind(sig, (a, *args), kwargs)
+        _refuse(f, p)
+        y = f(a, *args, **kwargs)
+        a_dot = _dense(dargs[1], a)
+        if a_dot is None or _no_tangent_output(y):
+            return y, ZeroTangent()
+        _, xs, ax, include = core(a, p)
+        d = np.asarray(a_dot).reshape(xs.shape)
+        if is_prod:
+            y_dot = _cumprod_pushforward_core(xs, np.cumprod(xs, axis=ax), d, ax)
+        else:
+            y_dot = np.cumsum(d, axis=ax)
+        if include:
+            pad = np.zeros_like(np.take(y_dot, [0], axis=ax))
+            y_dot = np.concatenate([pad, y_dot], axis=ax)
+        return y, _like(y_dot, y)
+
+    scan_rrule.__name__ = scan_rrule.__qualname__ = f"{name}_rrule"
+    scan_frule.__name__ = scan_frule.__qualname__ = f"{name}_frule"
+    rrule.register(f)(scan_rrule)
+    frule.register(f)(scan_frule)
+
+
+_scan_rules(np.cumsum, "cumsum", is_prod=False, cumulative=False)
+_scan_rules(np.cumprod, "cumprod", is_prod=True, cumulative=False)
+if hasattr(np, "cumulative_sum"):
+    _scan_rules(np.cumulative_sum, "cumulative_sum", is_prod=False, cumulative=True)
+    _scan_rules(np.cumulative_prod, "cumulative_prod", is_prod=True, cumulative=True)
+
+
+# ---------------------------------------------------------------------------------- diff
+
+_DIFF_SIG = _signature(np.diff)
+
+
+def _diff_parts(a: Any, p: dict) -> tuple:
+    """(ax, pieces): the difference axis and the arrays joined along it, broadcast as
+    NumPy does (prepend, a, append)."""
+    x = np.asarray(a)
+    ax = int(p["axis"]) % max(x.ndim, 1)
+    pieces = []
+    for key in ("prepend", "append"):
+        v = p[key]
+        if _given(v):
+            v = np.asarray(v)
+            if v.ndim == 0:
+                shape = list(x.shape)
+                shape[ax] = 1
+                v = np.broadcast_to(v, tuple(shape))
+            pieces.append((key, v))
+    return x, ax, pieces
+
+
+def _diff_adjoint(g: np.ndarray, ax: int, n: int) -> np.ndarray:
+    """The adjoint of ``np.diff(., n, axis=ax)``."""
+    for _ in range(n):
+        zero = np.zeros_like(np.take(g, [0], axis=ax))
+        g = np.concatenate([zero, g], axis=ax) - np.concatenate([g, zero], axis=ax)
+    return g
+
+
+@rrule.register(np.diff)
+def diff_rrule(a, *args, **kwargs):
+    p = _bind(_DIFF_SIG, (a, *args), kwargs)
+    y = np.diff(a, *args, **kwargs)
+    x, ax, pieces = _diff_parts(a, p)
+    n = int(p["n"])
+    sizes = {k: v.shape[ax] for k, v in pieces}
+    positional = ["a", "n", "axis", "prepend", "append"][1: 1 + len(args)]
+    projectors = {k: _projector(p[k]) for k in ("prepend", "append") if k in positional}
+    project_a = _projector(a)
+    nargs = len(args)
+
+    def diff_pullback(y_bar):
+        y_bar = _cotangent(y_bar)
+        if y_bar is None:
+            return _zero_pullback_result(nargs)
+        g = _diff_adjoint(y_bar, ax, n) if n else y_bar
+        start = sizes.get("prepend", 0)
+        stop = start + x.shape[ax]
+        a_bar = project_a(np.take(g, np.arange(start, stop), axis=ax))
+        rest = []
+        for k in positional:
+            if k == "prepend" and k in projectors:
+                part = np.take(g, np.arange(0, start), axis=ax)
+                rest.append(projectors[k](_sum_to(part, np.shape(p[k]))))
+            elif k == "append" and k in projectors:
+                part = np.take(g, np.arange(stop, g.shape[ax]), axis=ax)
+                rest.append(projectors[k](_sum_to(part, np.shape(p[k]))))
+            else:
+                rest.append(NoTangent())
+        return (NoTangent(), a_bar, *rest)
+
+    return y, diff_pullback
+
+
+@frule.register(np.diff)
+def diff_frule(dargs, a, *args, **kwargs):
+    p = _bind(_DIFF_SIG, (a, *args), kwargs)
+    y = np.diff(a, *args, **kwargs)
+    x, ax, pieces = _diff_parts(a, p)
+    positional = ["a", "n", "axis", "prepend", "append"][: 1 + len(args)]
+    tangents = dict(zip(positional, dargs[1:]))
+    a_dot = _dense(tangents["a"], a)
+    parts = []
+    any_tangent = a_dot is not None
+    zero = np.zeros(x.shape, dtype=y.dtype)
+    for key in ("prepend", None, "append"):
+        if key is None:
+            parts.append(zero if a_dot is None else np.broadcast_to(a_dot, x.shape))
+            continue
+        for k, v in pieces:
+            if k != key:
+                continue
+            t = _dense(tangents[k], p[k]) if k in tangents else None
+            if t is None:
+                parts.append(np.zeros(v.shape, dtype=y.dtype))
+            else:
+                any_tangent = True
+                parts.append(np.broadcast_to(t, v.shape))
+    if not any_tangent:
+        return y, ZeroTangent()
+    return y, _like(np.diff(np.concatenate(parts, axis=ax), int(p["n"]), axis=ax), y)
+
+
+# ------------------------------------------------------------------------------ linspace
+
+_LINSPACE_SIG = _signature(np.linspace)
+
+
+def _linspace_weights(p: dict) -> tuple[np.ndarray, float]:
+    """Per-sample weights of ``stop`` (those of ``start`` are 1 minus them) and 1/div."""
+    num = int(p["num"])
+    div = (num - 1) if p["endpoint"] else num
+    t = np.arange(num) / div if div > 0 else np.zeros(num)
+    return t, (1.0 / div if div > 0 else math.nan)
+
+
+def _linspace_along(v: np.ndarray, ndim: int, axis: int) -> np.ndarray:
+    """Place the 1-d sample weights ``v`` along ``axis`` of an ``ndim`` output."""
+    shape = [1] * ndim
+    shape[axis] = len(v)
+    return v.reshape(shape)
+
+
+@rrule.register(np.linspace)
+def linspace_rrule(start, stop, *args, **kwargs):
+    p = _bind(_LINSPACE_SIG, (start, stop, *args), kwargs)
+    y = np.linspace(start, stop, *args, **kwargs)
+    retstep = bool(p["retstep"])
+    samples = y[0] if retstep else y
+    ndim = samples.ndim
+    axis = int(p["axis"]) % ndim
+    t, inv_div = _linspace_weights(p)
+    project_start, project_stop = _projector(start), _projector(stop)
+    nargs = len(args)
+    no_tangent = _no_tangent_output(samples)
+
+    def linspace_pullback(y_bar):
+        y_bar = unthunk(y_bar)
+        step_bar = None
+        if retstep and not isinstance(y_bar, (ZeroTangent, NoTangent)):
+            parts = y_bar.backing if isinstance(y_bar, Tangent) else y_bar
+            y_bar, step_bar = parts[0], _cotangent(parts[1])
+        y_bar = _cotangent(y_bar)
+        if no_tangent or (y_bar is None and step_bar is None):
+            return (NoTangent(), project_start(ZeroTangent()), project_stop(ZeroTangent()),
+                    *_rest_bars(args))
+        tw = _linspace_along(t, ndim, axis)
+        start_bar = 0 if y_bar is None else np.sum(y_bar * (1 - tw), axis=axis)
+        stop_bar = 0 if y_bar is None else np.sum(y_bar * tw, axis=axis)
+        if step_bar is not None:
+            start_bar = start_bar - step_bar * inv_div
+            stop_bar = stop_bar + step_bar * inv_div
+        return (NoTangent(), project_start(_sum_to(np.asarray(start_bar), np.shape(start))),
+                project_stop(_sum_to(np.asarray(stop_bar), np.shape(stop))),
+                *(NoTangent(),) * nargs)
+
+    return y, linspace_pullback
+
+
+@frule.register(np.linspace)
+def linspace_frule(dargs, start, stop, *args, **kwargs):
+    p = _bind(_LINSPACE_SIG, (start, stop, *args), kwargs)
+    y = np.linspace(start, stop, *args, **kwargs)
+    retstep = bool(p["retstep"])
+    samples = y[0] if retstep else y
+    start_dot, stop_dot = _dense(dargs[1], start), _dense(dargs[2], stop)
+    if (start_dot is None and stop_dot is None) or _no_tangent_output(samples):
+        return y, ZeroTangent()
+    start_dot = 0 if start_dot is None else start_dot
+    stop_dot = 0 if stop_dot is None else stop_dot
+    t, inv_div = _linspace_weights(p)
+    ndim = samples.ndim
+    axis = int(p["axis"]) % ndim
+    tw = _linspace_along(t, ndim, axis)
+    bshape = samples.shape[:axis] + samples.shape[axis + 1:]
+    s0 = np.expand_dims(np.broadcast_to(start_dot, bshape), axis)
+    s1 = np.expand_dims(np.broadcast_to(stop_dot, bshape), axis)
+    y_dot = _like(s0 * (1 - tw) + s1 * tw, samples)
+    if not retstep:
+        return y, y_dot
+    return y, Tangent[tuple](y_dot, _like((np.asarray(stop_dot) - start_dot) * inv_div, y[1]))
+
+
+# -------------------------------------------------------------------------------- arange
+
+
+def _sum_to(g: np.ndarray, shape: tuple) -> np.ndarray:
+    """Sum a broadcast result ``g`` back to ``shape``."""
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    out = np.sum(g, axis=axes, keepdims=True) if axes else g
+    return out.reshape(shape)
+
+
+def _is_integer(v: Any) -> bool:
+    return isinstance(v, (int, np.integer, bool, np.bool_))
+
+
+@rrule.register(np.arange)
+def arange_rrule(*args, **kwargs):
+    y = np.arange(*args, **kwargs)
+    nargs = len(args)
+    # arange(stop) / arange(start, stop) / arange(start, stop, step): y_k = start + k*step;
+    # stop (and an int anywhere) only sets the length, a zero derivative almost everywhere.
+    roles = ["stop"] if nargs == 1 else ["start", "stop", "step"][:nargs]
+    projectors = [_projector(v) for v in args]
+    no_tangent = _no_tangent_output(y)
+
+    def arange_pullback(y_bar):
+        y_bar = _cotangent(y_bar)
+        bars = []
+        for role, v, project in zip(roles, args, projectors):
+            if _is_integer(v) or (not np.isscalar(v) and np.asarray(v).dtype.kind in "iub"):
+                bars.append(NoTangent())
+            elif y_bar is None or no_tangent or role == "stop":
+                bars.append(project(ZeroTangent()))
+            elif role == "start":
+                bars.append(project(np.sum(y_bar)))
+            else:
+                bars.append(project(np.sum(y_bar * np.arange(y_bar.size))))
+        return (NoTangent(), *bars)
+
+    return y, arange_pullback
+
+
+@frule.register(np.arange)
+def arange_frule(dargs, *args, **kwargs):
+    y = np.arange(*args, **kwargs)
+    if len(args) < 2 or _no_tangent_output(y):
+        return y, ZeroTangent()
+    start_dot = _dense(dargs[1], args[0])
+    step_dot = _dense(dargs[3], args[2]) if len(args) > 2 else None
+    if start_dot is None and step_dot is None:
+        return y, ZeroTangent()
+    y_dot = np.zeros(y.shape, dtype=y.dtype)
+    if start_dot is not None:
+        y_dot = y_dot + start_dot
+    if step_dot is not None:
+        y_dot = y_dot + step_dot * np.arange(y.size)
+    return y, _like(y_dot, y)
+
+
+# ------------------------------------------------------------------------------ bincount
+
+
+@rrule.register(np.bincount)
+def bincount_rrule(x, *args, **kwargs):
+    y = np.bincount(x, *args, **kwargs)
+    weights = args[0] if args else None
+    project_w = _projector(weights) if weights is not None else None
+    index = np.asarray(x)
+
+    def bincount_pullback(y_bar):
+        y_bar = _cotangent(y_bar)
+        rest: list = [NoTangent()] * len(args)
+        if project_w is not None:
+            rest[0] = project_w(ZeroTangent() if y_bar is None else y_bar[index])
+        return (NoTangent(), NoTangent(), *rest)
+
+    return y, bincount_pullback
+
+
+@frule.register(np.bincount)
+def bincount_frule(dargs, x, *args, **kwargs):
+    y = np.bincount(x, *args, **kwargs)
+    w_dot = _dense(dargs[2], args[0]) if args and args[0] is not None else None
+    if w_dot is None:
+        return y, ZeroTangent()
+    return y, _like(np.bincount(x, w_dot, minlength=y.size), y)
+
+
+# ---------------------------------------------------------------------- non-differentiable
+
+for _f in (
+    np.argmax, np.argmin, np.nanargmax, np.nanargmin, np.argsort, np.argpartition,
+    np.lexsort, np.argwhere, np.nonzero, np.flatnonzero, np.searchsorted, np.digitize,
+    np.count_nonzero, np.any, np.all, np.isclose, np.allclose, np.array_equal,
+    np.array_equiv, np.isreal, np.iscomplex, np.isrealobj, np.iscomplexobj, np.isscalar,
+    np.isposinf, np.isneginf,
+):
+    non_differentiable(_f)
+
+del _f, _fn, _name

@@ -1,0 +1,238 @@
+"""Rule cases for NumPy reductions, scans and differences (``chainrules/rules/numpy/reductions.py``).
+
+Inputs for ``max``/``min``/``ptp``/``median`` have well-separated values (no ties
+within finite-difference reach); ``prod``/``cumprod`` rows include one and several
+zeros; the ``nan*`` rows include NaNs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from chainrules.testing import Case, arr, integers, no_tangent, positive, scalar
+
+F = ("float64", "float32")
+FC = ("float64", "float32", "complex128")
+
+
+def _a(*shape):
+    return lambda rng, dt: (arr(rng, dt, shape),)
+
+
+def _distinct(rng, dt, shape, spacing=0.25):
+    """Values at least ``spacing`` apart (real part), in random order."""
+    n = int(np.prod(shape))
+    v = (rng.permutation(n) - n / 2) * spacing
+    if np.dtype(dt).kind == "c":
+        v = v + 1j * rng.uniform(-1, 1, n)
+    return np.asarray(v).astype(dt).reshape(shape)
+
+
+def _d(*shape):
+    return lambda rng, dt: (_distinct(rng, dt, shape),)
+
+
+def _with_zeros(rng, dt, shape, where):
+    x = arr(rng, dt, shape)
+    for idx in where:
+        x[idx] = 0
+    return x
+
+
+def _with_nans(rng, dt, shape, where, distinct=False):
+    x = _distinct(rng, dt, shape) if distinct else arr(rng, dt, shape)
+    for idx in where:
+        x[idx] = np.nan
+    return x
+
+
+def _view(rng, dt):
+    """A non-contiguous view: every other column of a transposed array."""
+    return (arr(rng, dt, (6, 3)).T[:, ::2],)
+
+
+CASES: list[Case] = []
+
+# sum / mean: axis variants, keepdims, 0-d, empty, views, lists, positional axis
+for _f in (np.sum, np.mean):
+    CASES += [
+        Case(_f, _a(3, 4), dtypes=FC),
+        Case(_f, _a(3, 4), kwargs={"axis": 0}, dtypes=FC),
+        Case(_f, _a(2, 3, 4), kwargs={"axis": -1}, dtypes=FC),
+        Case(_f, _a(2, 3, 4), kwargs={"axis": (0, 2)}, dtypes=FC),
+        Case(_f, _a(2, 3, 4), kwargs={"axis": (2, -3), "keepdims": True}, dtypes=FC),
+        Case(_f, _a(3, 4), kwargs={"keepdims": True}, dtypes=FC),
+        Case(_f, lambda rng, dt: (arr(rng, dt, (3, 4)), 1), dtypes=FC,
+             name=f"numpy.{_f.__name__}(x, 1)"),
+        Case(_f, lambda rng, dt: (np.asarray(arr(rng, dt, ())),), dtypes=FC,
+             name=f"numpy.{_f.__name__}(0-d)"),
+        Case(_f, _view, kwargs={"axis": 1}, dtypes=FC, name=f"numpy.{_f.__name__}(view)"),
+        Case(_f, lambda rng, dt: (arr(rng, dt, (3, 2)).tolist(),), dtypes=("float64",),
+             name=f"numpy.{_f.__name__}(list)"),
+    ]
+# The testers treat an empty float array as non-perturbable and demand NoTangent for it.
+_EMPTY_XFAIL = ("tester: an empty float array gets rand_tangent NoTangent(), so test_rrule "
+                "demands a NoTangent() cotangent instead of an empty array")
+CASES += [
+    Case(np.sum, _a(0, 3), kwargs={"axis": 0}, dtypes=FC, name="numpy.sum(empty)",
+         rrule=False),
+    Case(np.sum, _a(0, 3), kwargs={"axis": 0}, dtypes=FC, name="numpy.sum(empty) ",
+         frule=False, xfail=_EMPTY_XFAIL),
+    Case(np.sum, _a(3, 4), kwargs={"axis": 1, "dtype": np.float64}, dtypes=("float32",),
+         name="numpy.sum(dtype=float64)"),
+    Case(np.sum, _a(3, 4), kwargs={"axis": 1, "initial": 2.0}, dtypes=FC),
+]
+
+# nansum / nanmean
+_NAN = [(0, 1), (2, 3)]
+for _f in (np.nansum, np.nanmean):
+    CASES += [
+        Case(_f, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN),), dtypes=F),
+        Case(_f, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN),), kwargs={"axis": 1},
+             dtypes=F),
+        Case(_f, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN),),
+             kwargs={"axis": 0, "keepdims": True}, dtypes=F),
+    ]
+
+# prod / nanprod: zeros (one, several in a slice, everywhere), axis variants
+CASES += [
+    Case(np.prod, _a(3, 4), dtypes=FC),
+    Case(np.prod, _a(3, 4), kwargs={"axis": 0}, dtypes=FC),
+    Case(np.prod, _a(2, 3, 4), kwargs={"axis": (0, -1), "keepdims": True}, dtypes=FC),
+    Case(np.prod, _a(3, 4), kwargs={"axis": 1, "initial": 1.5}, dtypes=FC),
+    Case(np.prod, lambda rng, dt: (_with_zeros(rng, dt, (3, 4), [(1, 2)]),), dtypes=FC,
+         name="numpy.prod(one zero)"),
+    Case(np.prod, lambda rng, dt: (_with_zeros(rng, dt, (3, 4), [(1, 2), (0, 0)]),),
+         dtypes=FC, name="numpy.prod(two zeros)"),
+    Case(np.prod, lambda rng, dt: (_with_zeros(rng, dt, (3, 4), [(1, 2)]),),
+         kwargs={"axis": 1}, dtypes=FC, name="numpy.prod(one zero, axis=1)"),
+    Case(np.prod, lambda rng, dt: (_with_zeros(rng, dt, (3, 4), [(1, 2), (1, 0), (2, 2)]),),
+         kwargs={"axis": -1}, dtypes=FC, name="numpy.prod(two zeros in a row, axis=-1)"),
+    Case(np.prod, lambda rng, dt: (np.asarray(arr(rng, dt, ())),), dtypes=FC,
+         name="numpy.prod(0-d)"),
+    Case(np.prod, _a(0, 3), kwargs={"axis": 0}, dtypes=FC, name="numpy.prod(empty)",
+         rrule=False),
+    Case(np.prod, _a(0, 3), kwargs={"axis": 0}, dtypes=FC, name="numpy.prod(empty) ",
+         frule=False, xfail=_EMPTY_XFAIL),
+    Case(np.nanprod, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN),), kwargs={"axis": 1},
+         dtypes=F),
+]
+
+# var / std: ddof, axis, complex
+for _f in (np.var, np.std):
+    CASES += [
+        Case(_f, _a(3, 4), dtypes=FC),
+        Case(_f, _a(3, 4), kwargs={"axis": 0}, dtypes=FC),
+        Case(_f, _a(3, 4), kwargs={"axis": 1, "ddof": 1}, dtypes=FC),
+        Case(_f, _a(2, 3, 4), kwargs={"axis": (0, 2), "keepdims": True}, dtypes=FC),
+        Case(_f, lambda rng, dt: (arr(rng, dt, (3, 4)), -1, None, None, 1), dtypes=FC,
+             name=f"numpy.{_f.__name__}(x, -1, None, None, 1)"),
+        Case(_f, _a(5), kwargs={"correction": 1}, dtypes=FC),
+    ]
+
+# max / min family: distinct values
+for _f in (np.max, np.amax, np.min, np.amin, np.ptp, np.median):
+    _dt = F if _f is np.median else FC
+    CASES += [
+        Case(_f, _d(3, 4), dtypes=_dt),
+        Case(_f, _d(3, 4), kwargs={"axis": 0}, dtypes=_dt),
+        Case(_f, _d(2, 3, 4), kwargs={"axis": -1, "keepdims": True}, dtypes=_dt),
+    ]
+    if _f is not np.ptp:
+        CASES.append(Case(_f, _d(2, 3, 4), kwargs={"axis": (0, 2)}, dtypes=_dt))
+CASES += [
+    Case(np.max, _d(3, 4), kwargs={"axis": 1, "initial": 0.1}, dtypes=F),
+    Case(np.median, _d(2, 5), kwargs={"axis": 1}, dtypes=F, name="numpy.median(odd)"),
+    Case(np.nanmax, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN, distinct=True),),
+         kwargs={"axis": 1}, dtypes=F),
+    Case(np.nanmin, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN, distinct=True),),
+         dtypes=F),
+]
+
+# average: weights (positional: differentiated), returned=
+CASES += [
+    Case(np.average, _a(3, 4), dtypes=FC),
+    Case(np.average, _a(3, 4), kwargs={"axis": 1}, dtypes=FC),
+    Case(np.average, lambda rng, dt: (arr(rng, dt, (3, 4)), None, positive(rng, dt, (3, 4))),
+         dtypes=FC, name="numpy.average(a, None, w)"),
+    Case(np.average, lambda rng, dt: (arr(rng, dt, (3, 4)), 1, positive(rng, dt, (4,))),
+         dtypes=FC, name="numpy.average(a, 1, w1d)"),
+    Case(np.average, lambda rng, dt: (arr(rng, dt, (3, 4)), 0, positive(rng, dt, (3, 4))),
+         kwargs={"keepdims": True}, dtypes=FC, name="numpy.average(a, 0, w, keepdims)"),
+    Case(np.average, lambda rng, dt: (arr(rng, dt, (3, 4)), 0, positive(rng, dt, (3,)), True),
+         dtypes=FC, name="numpy.average(a, 0, w1d, returned)"),
+    Case(np.average, lambda rng, dt: (arr(rng, dt, (3, 4)),), kwargs={"returned": True},
+         dtypes=FC, name="numpy.average(a, returned)"),
+]
+
+# cumsum / cumprod / cumulative_*
+for _f in (np.cumsum, np.cumprod):
+    CASES += [
+        Case(_f, _a(3, 4), dtypes=FC),
+        Case(_f, _a(3, 4), kwargs={"axis": 0}, dtypes=FC),
+        Case(_f, _a(2, 3, 4), kwargs={"axis": -1}, dtypes=FC),
+        Case(_f, _view, kwargs={"axis": 1}, dtypes=FC, name=f"numpy.{_f.__name__}(view)"),
+    ]
+CASES += [
+    Case(np.cumprod, lambda rng, dt: (_with_zeros(rng, dt, (6,), [2]),), dtypes=FC,
+         name="numpy.cumprod(one zero)"),
+    Case(np.cumprod, lambda rng, dt: (_with_zeros(rng, dt, (7,), [1, 4]),), dtypes=FC,
+         name="numpy.cumprod(two zeros)"),
+    Case(np.cumprod, lambda rng, dt: (_with_zeros(rng, dt, (3, 5), [(0, 0), (1, 2), (1, 3)]),),
+         kwargs={"axis": 1}, dtypes=FC, name="numpy.cumprod(zeros, axis=1)"),
+    Case(np.cumprod, lambda rng, dt: (_with_zeros(rng, dt, (4, 3), [(3, 0), (0, 2), (2, 2)]),),
+         kwargs={"axis": 0}, dtypes=FC, name="numpy.cumprod(zeros, axis=0)"),
+    Case(np.cumulative_sum, _a(3, 4), kwargs={"axis": 1}, dtypes=FC),
+    Case(np.cumulative_sum, _a(5), kwargs={"include_initial": True}, dtypes=FC),
+    Case(np.cumulative_prod, _a(3, 4), kwargs={"axis": 0, "include_initial": True}, dtypes=FC),
+    Case(np.cumulative_prod, lambda rng, dt: (_with_zeros(rng, dt, (6,), [1, 3]),), dtypes=FC,
+         name="numpy.cumulative_prod(two zeros)"),
+]
+
+# diff: n, axis, prepend/append (keyword: constants; positional: differentiated)
+CASES += [
+    Case(np.diff, _a(6), dtypes=FC),
+    Case(np.diff, _a(3, 5), kwargs={"n": 2}, dtypes=FC),
+    Case(np.diff, _a(4, 3), kwargs={"axis": 0}, dtypes=FC),
+    Case(np.diff, _a(4, 3), kwargs={"n": 0}, dtypes=FC),
+    Case(np.diff, _a(3, 4), kwargs={"prepend": 1.0, "append": np.zeros((3, 2))}, dtypes=FC),
+    Case(np.diff, lambda rng, dt: (arr(rng, dt, (3, 4)), 2, 0, arr(rng, dt, (1, 4)),
+                                   arr(rng, dt, ())), dtypes=FC,
+         name="numpy.diff(a, 2, 0, prepend, append)"),
+    Case(np.diff, lambda rng, dt: (arr(rng, dt, (3, 4)), 1, -1, arr(rng, dt, (3, 2))),
+         dtypes=FC, name="numpy.diff(a, 1, -1, prepend)"),
+]
+
+# linspace: w.r.t. start and stop
+CASES += [
+    Case(np.linspace, lambda rng, dt: (scalar(rng, dt), scalar(rng, dt)), kwargs={"num": 5},
+         dtypes=FC),
+    Case(np.linspace, lambda rng, dt: (scalar(rng, dt), scalar(rng, dt), 4), dtypes=FC,
+         name="numpy.linspace(start, stop, 4)"),
+    Case(np.linspace, lambda rng, dt: (arr(rng, dt, (3,)), arr(rng, dt, (2, 1))),
+         kwargs={"num": 4, "axis": -1, "endpoint": False}, dtypes=FC),
+    Case(np.linspace, lambda rng, dt: (arr(rng, dt, (3,)), scalar(rng, dt)),
+         kwargs={"num": 5, "retstep": True}, dtypes=FC),
+    Case(np.linspace, lambda rng, dt: (scalar(rng, dt), scalar(rng, dt)), kwargs={"num": 1},
+         dtypes=FC, name="numpy.linspace(num=1)"),
+]
+
+# arange: w.r.t. start and step (stop only sets the length)
+CASES += [
+    Case(np.arange, lambda rng, dt: (dt.type(0.3), dt.type(2.05), dt.type(0.5)), dtypes=F,
+         name="numpy.arange(start, stop, step)"),
+    Case(np.arange, lambda rng, dt: (dt.type(0.3), dt.type(2.05)), dtypes=F,
+         name="numpy.arange(start, stop)"),
+    Case(np.arange, lambda rng, dt: (1, 5, no_tangent(2)), dtypes=("float64",),
+         name="numpy.arange(ints)"),
+]
+
+# bincount: w.r.t. positional weights
+CASES += [
+    Case(np.bincount, lambda rng, dt: (integers(rng, (7,), 0, 4), arr(rng, dt, (7,))),
+         dtypes=F, name="numpy.bincount(x, weights)"),
+    Case(np.bincount, lambda rng, dt: (integers(rng, (7,), 0, 4), arr(rng, dt, (7,))),
+         kwargs={"minlength": 6}, dtypes=F, name="numpy.bincount(x, weights, minlength=6)"),
+]
+
+del _f, _dt
