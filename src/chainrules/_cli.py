@@ -1,0 +1,334 @@
+"""``python -m chainrules``: check every rule against finite differences, and list coverage.
+
+``check`` runs every case of the rule-case catalog (``chainrules.testing.cases``)
+through ``test_frule`` / ``test_rrule`` and prints a table per namespace; it exits
+non-zero when any run fails. ``coverage NAMESPACE`` compares the public functions
+of a namespace with the registered rules and lists those without one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from chainrules._naming import NAMESPACES, namespace_and_name, qualified_name
+
+_MODES = ("frule", "rrule")
+
+
+@dataclass
+class _Row:
+    functions: set = field(default_factory=set)
+    tested: set = field(default_factory=set)
+    frule: set = field(default_factory=set)
+    rrule: set = field(default_factory=set)
+    non_differentiable: set = field(default_factory=set)
+    runs: int = 0
+    passed: int = 0
+    failed: int = 0
+    xfail: int = 0
+    seconds: float = 0.0
+
+
+def _in_namespace(ns: str, wanted: str | None) -> bool:
+    return wanted is None or ns == wanted or ns.startswith(wanted + ".")
+
+
+def _registry_rows(wanted: str | None) -> dict[str, _Row]:
+    from chainrules import frule, rrule
+
+    rows: dict[str, _Row] = defaultdict(_Row)
+    for table, attr in ((rrule, "rrule"), (frule, "frule")):
+        for info in table.registered():
+            if info.target != "function" or info.config is not None or info.kind == "opt_out":
+                continue
+            ns, name = namespace_and_name(info.function)
+            if not _in_namespace(ns, wanted):
+                continue
+            row = rows[ns]
+            key = f"{ns}.{name}"
+            if info.kind == "non_differentiable":
+                row.non_differentiable.add(key)
+            else:
+                row.functions.add(key)
+                getattr(row, attr).add(key)
+    return rows
+
+
+class _Progress:
+    """A one-line progress bar on a terminal; sparse lines otherwise."""
+
+    def __init__(self, total: int, stream: TextIO, enabled: bool) -> None:
+        self.total = max(total, 1)
+        self.stream = stream
+        self.enabled = enabled
+        self.tty = enabled and stream.isatty()
+        self.done = 0
+        self.failed = 0
+        self.last_line = -1
+
+    def step(self, label: str, failed: bool) -> None:
+        self.done += 1
+        self.failed += failed
+        if not self.enabled:
+            return
+        frac = self.done / self.total
+        if self.tty:
+            width = 30
+            bar = "#" * int(frac * width)
+            self.stream.write(
+                f"\r[{bar:<{width}}] {self.done}/{self.total} "
+                f"failed {self.failed}  {label[:40]:<40}"
+            )
+            self.stream.flush()
+        else:
+            tenth = int(frac * 10)
+            if tenth != self.last_line:
+                self.last_line = tenth
+                self.stream.write(
+                    f"  {int(frac * 100):3d}%  {self.done}/{self.total} runs, "
+                    f"{self.failed} failed\n"
+                )
+                self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _check(args: argparse.Namespace) -> int:
+    import chainrules  # noqa: F401 -- registers the rule set
+    from chainrules.testing import iter_catalog, run_case
+
+    cases = []
+    for case in iter_catalog():
+        ns, _ = namespace_and_name(case.f)
+        if not _in_namespace(ns, args.namespace):
+            continue
+        if args.function and args.function not in (qualified_name(case.f), case.display_name):
+            continue
+        cases.append(case)
+    if args.function and not cases:
+        print(f"no case in the catalog tests {args.function!r}; names look like "
+              f"'numpy.sin' (see `python -m chainrules coverage numpy`)", file=sys.stderr)
+        return 2
+    dtypes = args.dtype or None
+    modes = [args.mode] if args.mode else list(_MODES)
+    runs = [(c, d, m) for c in cases for d in c.dtypes if dtypes is None or d in dtypes
+            for m in modes if getattr(c, m)]
+
+    rows = _registry_rows(args.namespace) if not args.function else defaultdict(_Row)
+    progress = _Progress(len(runs), sys.stderr, enabled=not args.json and not args.quiet)
+    results = []
+    start = time.perf_counter()
+    for case, dtype, mode in runs:
+        result = run_case(case, dtype, mode, seed=args.seed)
+        ns, name = namespace_and_name(case.f)
+        row = rows[ns]
+        key = f"{ns}.{name}"
+        row.tested.add(key)
+        row.runs += 1
+        row.seconds += result.seconds
+        if result.status == "passed":
+            row.passed += 1
+        elif result.status == "xfail":
+            row.xfail += 1
+        elif result.status == "failed":
+            row.failed += 1
+        results.append({
+            "case": case.display_name, "function": key, "dtype": dtype, "mode": mode,
+            "status": result.status, "message": result.message,
+            "primal_calls": result.primal_calls, "seconds": round(result.seconds, 4),
+        })
+        progress.step(f"{case.display_name} {dtype} {mode}", result.status == "failed")
+    progress.close()
+    total_seconds = time.perf_counter() - start
+    failed = [r for r in results if r["status"] == "failed"]
+
+    if args.json:
+        summary = {
+            ns: {
+                "functions": len(row.functions), "frule": len(row.frule),
+                "rrule": len(row.rrule), "both": len(row.frule & row.rrule),
+                "non_differentiable": len(row.non_differentiable),
+                "untested": sorted(row.functions - row.tested),
+                "runs": row.runs, "passed": row.passed, "failed": row.failed,
+                "xfail": row.xfail, "seconds": round(row.seconds, 3),
+            }
+            for ns, row in _ordered(rows)
+        }
+        json.dump({"namespaces": summary, "results": results,
+                   "failed": len(failed), "seconds": round(total_seconds, 3)},
+                  sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_table(rows, total_seconds)
+        if args.verbose:
+            for ns, row in _ordered(rows):
+                untested = sorted(row.functions - row.tested)
+                if untested:
+                    print(f"\n{ns}: rules without a catalog case ({len(untested)}): "
+                          f"{', '.join(untested)}")
+        for r in failed[: args.max_failures]:
+            print(f"\nFAILED {r['case']} [{r['dtype']}, {r['mode']}]\n{_indent(r['message'])}")
+        if len(failed) > args.max_failures:
+            print(f"\n... and {len(failed) - args.max_failures} more failures "
+                  f"(--max-failures, or --json for all)")
+        print(f"\n{len(failed)} failed, {sum(r['status'] == 'passed' for r in results)} passed, "
+              f"{sum(r['status'] == 'xfail' for r in results)} xfailed in {total_seconds:.1f}s")
+    return 1 if failed else 0
+
+
+def _ordered(rows: dict[str, _Row]) -> list[tuple[str, _Row]]:
+    order = {ns: i for i, ns in enumerate(NAMESPACES)}
+    return sorted(rows.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
+
+
+def _indent(text: str, limit: int = 25) -> str:
+    lines = text.splitlines()
+    if len(lines) > limit:
+        lines = [*lines[:limit], f"... ({len(lines) - limit} more lines)"]
+    return "\n".join(f"    {line}" for line in lines)
+
+
+def _print_table(rows: dict[str, _Row], seconds: float) -> None:
+    header = ("namespace", "functions", "frule", "rrule", "non-diff", "untested",
+              "runs", "passed", "failed", "xfail", "time")
+    table = []
+    total = _Row()
+    for ns, row in _ordered(rows):
+        untested = len(row.functions - row.tested)
+        table.append((ns, len(row.functions), len(row.frule), len(row.rrule),
+                      len(row.non_differentiable), untested, row.runs, row.passed,
+                      row.failed, row.xfail, f"{row.seconds:.1f}s"))
+        for attr in ("functions", "tested", "frule", "rrule", "non_differentiable"):
+            getattr(total, attr).update(getattr(row, attr))
+        total.runs += row.runs
+        total.passed += row.passed
+        total.failed += row.failed
+        total.xfail += row.xfail
+    table.append(("total", len(total.functions), len(total.frule), len(total.rrule),
+                  len(total.non_differentiable), len(total.functions - total.tested),
+                  total.runs, total.passed, total.failed, total.xfail, f"{seconds:.1f}s"))
+    widths = [max(len(str(r[i])) for r in [header, *table]) for i in range(len(header))]
+
+    def fmt(r: Sequence[Any]) -> str:
+        return "  ".join(str(v).ljust(widths[i]) if i == 0 else str(v).rjust(widths[i])
+                         for i, v in enumerate(r))
+
+    print(fmt(header))
+    print("  ".join("-" * w for w in widths))
+    for r in table[:-1]:
+        print(fmt(r))
+    print("  ".join("-" * w for w in widths))
+    print(fmt(table[-1]))
+
+
+def _public_functions(namespace: str) -> dict[str, Any]:
+    module = importlib.import_module(namespace)
+    out = {}
+    for attr in sorted(dir(module)):
+        if attr.startswith("_"):
+            continue
+        obj = getattr(module, attr)
+        if isinstance(obj, type) or not callable(obj) or type(obj).__name__ == "module":
+            continue
+        out[attr] = obj
+    return out
+
+
+def _coverage(args: argparse.Namespace) -> int:
+    from chainrules import frule, rrule
+
+    try:
+        functions = _public_functions(args.namespace)
+    except ImportError as e:
+        print(f"cannot import {args.namespace!r}: {e}", file=sys.stderr)
+        return 2
+    kinds: dict[str, set] = defaultdict(set)
+    for table, attr in ((rrule, "rrule"), (frule, "frule")):
+        for info in table.registered():
+            if info.kind == "opt_out" or info.target != "function":
+                continue
+            kinds[id(info.function)].add(
+                "non_differentiable" if info.kind == "non_differentiable" else attr)
+    both, partial, nondiff, missing = [], [], [], []
+    for name, f in functions.items():
+        k = kinds.get(id(f), set())
+        if "non_differentiable" in k:
+            nondiff.append(name)
+        elif {"frule", "rrule"} <= k:
+            both.append(name)
+        elif k:
+            partial.append(f"{name} (only {', '.join(sorted(k))})")
+        else:
+            missing.append(name)
+    if args.json:
+        json.dump({"namespace": args.namespace, "functions": len(functions),
+                   "frule_and_rrule": both, "partial": partial,
+                   "non_differentiable": nondiff, "no_rule": missing}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    print(f"{args.namespace}: {len(functions)} public functions")
+    print(f"  frule and rrule:     {len(both)}")
+    print(f"  only one of them:    {len(partial)}")
+    print(f"  non-differentiable:  {len(nondiff)}")
+    print(f"  no rule:             {len(missing)}")
+    if partial:
+        print("\nonly one rule:\n  " + "\n  ".join(partial))
+    if missing:
+        print("\nno rule:\n  " + _wrap(missing))
+    return 0
+
+
+def _wrap(names: list[str], width: int = 96) -> str:
+    lines, line = [], ""
+    for n in names:
+        if line and len(line) + len(n) + 2 > width:
+            lines.append(line)
+            line = ""
+        line = f"{line}, {n}" if line else n
+    lines.append(line)
+    return "\n  ".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m chainrules",
+        description="Check chainrules' rules against finite differences, and list coverage.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    check = sub.add_parser("check", help="run every rule of the catalog through the testers")
+    check.add_argument("--namespace", help="only this namespace, e.g. numpy, numpy.linalg, math")
+    check.add_argument("--function", help="only this function, e.g. numpy.sin")
+    check.add_argument("--dtype", action="append",
+                       choices=("float64", "float32", "complex128", "complex64"),
+                       help="only these dtypes (repeatable)")
+    check.add_argument("--mode", choices=_MODES, help="only frules or only rrules")
+    check.add_argument("--seed", type=int, default=0, help="seed for inputs and tangents")
+    check.add_argument("--json", action="store_true", help="machine-readable output")
+    check.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    check.add_argument("-v", "--verbose", action="store_true",
+                       help="also list registered rules that no catalog case tests")
+    check.add_argument("--max-failures", type=int, default=20,
+                       help="how many failure messages to print (default 20)")
+    check.set_defaults(run=_check)
+    cov = sub.add_parser("coverage", help="list a namespace's functions that have no rule")
+    cov.add_argument("namespace", help="e.g. numpy, numpy.linalg, math, scipy.special")
+    cov.add_argument("--json", action="store_true", help="machine-readable output")
+    cov.set_defaults(run=_coverage)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m chainrules`` and the ``chainrules`` script."""
+    args = build_parser().parse_args(argv)
+    return int(args.run(args))

@@ -1,0 +1,107 @@
+"""Public names of functions, for reports: ``numpy.sin``, ``scipy.special.gamma``, ``math.sin``.
+
+``__module__`` is not enough: SciPy's ufuncs have none, ``operator.add`` says
+``_operator``, and many NumPy functions live in private modules. So names come
+first from a reverse index of the namespaces users call functions from.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+#: The namespaces reports group rules by, in the order they are listed.
+NAMESPACES = (
+    "math",
+    "cmath",
+    "operator",
+    "builtins",
+    "numpy",
+    "numpy.linalg",
+    "numpy.fft",
+    "scipy.special",
+    "scipy.linalg",
+    "scipy.sparse",
+)
+
+_index: dict[int, tuple[str, str]] = {}
+_indexed: set[str] = set()
+
+
+def _refresh() -> None:
+    for ns in NAMESPACES:
+        if ns in _indexed:
+            continue
+        module = sys.modules.get(ns)
+        if module is None:
+            continue  # never import an optional dependency just to name things
+        _indexed.add(ns)
+        for attr in dir(module):
+            if attr.startswith("_"):
+                continue
+            obj = getattr(module, attr, None)
+            if callable(obj) and not isinstance(obj, type(sys)):
+                _index.setdefault(id(obj), (ns, attr))
+
+
+def namespace_and_name(f: Any) -> tuple[str, str]:
+    """``(namespace, name)`` of a function, e.g. ``("numpy", "sin")``.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrules._naming import namespace_and_name
+        >>> namespace_and_name(np.linalg.solve)
+        ('numpy.linalg', 'solve')
+        >>> namespace_and_name(np.add.reduce)
+        ('numpy', 'add.reduce')
+        >>> namespace_and_name(np.ndarray.sum)
+        ('numpy.ndarray', 'sum')
+    """
+    _refresh()
+    hit = _index.get(id(f))
+    if hit is not None and _resolves(hit, f):
+        return hit
+    owner = getattr(f, "__self__", None)
+    if isinstance(owner, np.ufunc):
+        ns, name = namespace_and_name(owner)
+        return ns, f"{name}.{f.__name__}"
+    objclass = getattr(f, "__objclass__", None)
+    if objclass is not None:
+        ns = _clean_module(objclass.__module__)
+        return f"{ns}.{objclass.__name__}", f.__name__
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None)
+    if name is None:
+        return _clean_module(type(f).__module__), f"<{type(f).__qualname__} instance>"
+    module = getattr(f, "__module__", None)
+    return _clean_module(module or "builtins"), name
+
+
+def _resolves(hit: tuple[str, str], f: Any) -> bool:
+    module = sys.modules.get(hit[0])
+    return module is not None and getattr(module, hit[1], None) is f
+
+
+def _clean_module(module: str) -> str:
+    if module == "_operator":
+        return "operator"
+    parts = module.split(".")
+    # numpy._core.fromnumeric, scipy.special._logsumexp -> numpy, scipy.special
+    for i, part in enumerate(parts):
+        if part.startswith("_") or (parts[0] == "numpy" and part in ("lib", "core")):
+            return ".".join(parts[:i]) or module
+    return module
+
+
+def qualified_name(f: Any) -> str:
+    """The public dotted name of a function, e.g. ``"scipy.special.gamma"``.
+
+    Example:
+        >>> import operator
+        >>> from chainrules._naming import qualified_name
+        >>> qualified_name(operator.add)
+        'operator.add'
+    """
+    ns, name = namespace_and_name(f)
+    return f"{ns}.{name}"
