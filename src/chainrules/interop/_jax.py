@@ -57,6 +57,7 @@ from chainrules.core import (
     PullbackError,
     RuleConfig,
     ZeroTangent,
+    frule,
     rrule,
     unthunk,
 )
@@ -73,7 +74,7 @@ from ._bridge import (
 from ._errors import NoRuleError, ResultShapeError, UnsupportedTransformError
 from ._tree import leaves_with_paths, map_leaves, tangent_at, tangent_like
 
-__all__ = ["JaxConfig", "jax_function"]
+__all__ = ["JaxConfig", "as_numpy_function", "jax_function"]
 
 _BRIDGE = "jax_function"
 _MODES = ("reverse", "forward", "both")
@@ -368,6 +369,12 @@ def _check_has_rrule(call: _Call) -> None:
                           "reverse mode (a gradient or VJP)")
 
 
+def _check_has_frule(call: _Call) -> None:
+    if not frule.has_rules(call.f):
+        raise NoRuleError(_BRIDGE, call.f, "frule", tuple(type(d) for d in call.dyn),
+                          "forward mode (a JVP)")
+
+
 def _reverse_mode(call: _Call) -> Callable:
     jax = _compat.import_jax()
     jnp = jax.numpy
@@ -455,15 +462,18 @@ def _forward_mode(call: _Call, transposable: bool) -> Callable:
         lin_spec = [jax.ShapeDtypeStruct(primals[i].shape, primals[i].dtype) for i in lin]
         n = len(primals)
 
-        def pushforward(res: tuple, lin_tangents: tuple) -> tuple:
-            def push_callback(*d: Any) -> tuple:
-                vals = [_to_numpy(x) for x in d[:n]]
-                out = call.run_frule(vals, lin, [np.asarray(t) for t in d[n:]])
-                return tuple(
-                    np.zeros(s.shape, s.dtype) if out[k] is None
-                    else np.asarray(out[k], dtype=s.dtype)
-                    for k, s in zip(diff_out, out_spec))
+        def push_callback(*d: Any) -> tuple:
+            vals = [_to_numpy(x) for x in d[:n]]
+            out = call.run_frule(vals, lin, [np.asarray(t) for t in d[n:]])
+            return tuple(
+                np.zeros(s.shape, s.dtype) if out[k] is None
+                else np.asarray(out[k], dtype=s.dtype)
+                for k, s in zip(diff_out, out_spec))
 
+        def pushforward(res: tuple, lin_tangents: tuple) -> tuple:
+            if _is_concrete((*res, *lin_tangents)):
+                return tuple(jnp.asarray(a) for a in push_callback(*res, *lin_tangents))
+            _check_has_frule(call)
             return tuple(_callback(call, push_callback, out_spec, *res, *lin_tangents))
 
         def pullback(res: tuple, cts: tuple) -> tuple:
@@ -651,6 +661,48 @@ class JaxConfig(RuleConfig, HasReverseMode, HasForwardsMode):
         return y_np, tangent_like(y_np, lambda path, leaf: y_dot_by_path.get(path, ZeroTangent()))
 
 
+def as_numpy_function(f: Callable, *, x64: bool = True) -> Callable:
+    """A NumPy-in, NumPy-out version of the JAX function ``f``, computed in 64 bits.
+
+    Called with NumPy arrays and numbers it returns NumPy arrays; called with JAX
+    arrays (as :class:`JaxConfig` does when it differentiates it) it is ``f``. This is
+    what ``chainrules.testing`` needs to check JAX's derivatives of ``f`` against
+    finite differences, which need the primal in float64.
+
+    Example:
+        >>> import pytest; jax = pytest.importorskip("jax")  # skips this example without JAX
+        >>> import numpy as np
+        >>> from chainrules.testing import test_rrule
+        >>> from chainrules import rrule_via_ad
+        >>> from chainrules.interop.jax import JaxConfig, as_numpy_function
+        >>> sin = as_numpy_function(jax.numpy.sin)
+        >>> sin(np.array([0.0, 1.0]))
+        array([0.        , 0.84147098])
+        >>> test_rrule(sin, np.array([0.2, 0.4]), rrule_f=rrule_via_ad, config=JaxConfig()).mode
+        'rrule'
+    """
+
+    @functools.wraps(f)
+    def numpy_function(*args: Any, **kwargs: Any) -> Any:
+        jax = _compat.import_jax()
+        leaves = jax.tree_util.tree_leaves((args, kwargs))
+        if any(isinstance(x, jax.Array) for x in leaves):
+            return f(*args, **kwargs)
+        context = _compat.jax_x64() if x64 else _nullcontext()
+        with context:
+            out = f(*args, **kwargs)
+            return jax.tree_util.tree_map(
+                lambda a: _to_numpy(a) if isinstance(a, jax.Array) else a, out)
+
+    return numpy_function
+
+
+def _nullcontext() -> Any:
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
 def _zero_cotangent(jax: Any, leaf: Any) -> Any:
     if is_differentiable_dtype(leaf.dtype):
         return jax.numpy.zeros_like(leaf)
@@ -658,7 +710,7 @@ def _zero_cotangent(jax: Any, leaf: Any) -> Any:
 
 
 class _Rebuild:
-    """Puts differentiated leaves back into the arguments' structure (see ``_split_differentiable``)."""
+    """Puts differentiated leaves back into the arguments' structure."""
 
     def __init__(self, args: tuple, where: list, convert: Callable) -> None:
         self.args = args

@@ -51,7 +51,7 @@ from ._bridge import call_frule, call_rrule, leaf_tangent, output_cotangent
 from ._errors import TangentConversionError, UnsupportedTransformError
 from ._tree import leaves_with_paths, map_leaves, tangent_at, tangent_like
 
-__all__ = ["TorchConfig", "torch_function"]
+__all__ = ["TorchConfig", "as_numpy_function", "torch_function"]
 
 _BRIDGE = "torch_function"
 
@@ -539,6 +539,39 @@ class TorchConfig(RuleConfig, HasReverseMode, HasForwardsMode):
         y_np = _tree_to_numpy(y)
         y_dot_by_path = {p: tensor_to_numpy(v) for p, v in leaves_with_paths(y_dot)}
         return y_np, tangent_like(y_np, lambda path, leaf: y_dot_by_path.get(path, ZeroTangent()))
+
+
+def as_numpy_function(f: Callable) -> Callable:
+    """A NumPy-in, NumPy-out version of the torch function ``f``.
+
+    Called with NumPy arrays and numbers it converts float and complex leaves to
+    tensors (float64 stays float64), calls ``f`` and returns NumPy arrays; called
+    with tensors (as :class:`TorchConfig` does when it differentiates it) it is
+    ``f``. This is what ``chainrules.testing`` needs to check PyTorch's derivatives
+    of ``f`` against finite differences.
+
+    Example:
+        >>> import pytest; torch = pytest.importorskip("torch")  # skips this example without torch
+        >>> import numpy as np
+        >>> from chainrules.testing import test_rrule
+        >>> from chainrules import rrule_via_ad
+        >>> from chainrules.interop.torch import TorchConfig, as_numpy_function
+        >>> sin = as_numpy_function(torch.sin)
+        >>> sin(np.array([0.0, 1.0]))
+        array([0.        , 0.84147098])
+        >>> test_rrule(sin, np.array([0.2, 0.4]), rrule_f=rrule_via_ad, config=TorchConfig()).mode
+        'rrule'
+    """
+
+    @functools.wraps(f)
+    def numpy_function(*args: Any, **kwargs: Any) -> Any:
+        torch = _compat.import_torch()
+        if any(isinstance(x, torch.Tensor) for _, x in leaves_with_paths((args, kwargs))):
+            return f(*args, **kwargs)
+        dyn, rebuild = _split_differentiable(args)
+        return _tree_to_numpy(f(*rebuild(dyn), **kwargs))
+
+    return numpy_function
 
 
 def _tree_to_numpy(y: Any) -> Any:

@@ -5,12 +5,16 @@
   ``vjp``, ``jvp``, ``jacrev``, ``jacfwd`` and ``vmap`` work.
 - :class:`TorchConfig` is a ``RuleConfig`` whose ``rrule_via_ad`` / ``frule_via_ad``
   are ``torch.func.vjp`` / ``torch.func.jvp``.
+- :func:`as_numpy_function` makes a torch function NumPy-in, NumPy-out, so that
+  ``chainrules.testing`` can check torch's derivatives of it against finite
+  differences (``test_rrule(as_numpy_function(g), x, rrule_f=rrule_via_ad,
+  config=TorchConfig())``).
 
 Importing this module does not import PyTorch; the first call does, and raises
 :class:`~chainrules.interop.FrameworkNotInstalledError` ("install chainrules[torch]")
 if it is missing.
 """
 
-from ._torch import TorchConfig, torch_function
+from ._torch import TorchConfig, as_numpy_function, torch_function
 
-__all__ = ["TorchConfig", "torch_function"]
+__all__ = ["TorchConfig", "as_numpy_function", "torch_function"]
