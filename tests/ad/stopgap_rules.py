@@ -14,7 +14,7 @@ import operator
 
 import numpy as np
 
-from chainrules import NoTangent, ProjectTo, frule, rrule, scalar_rule, unthunk
+from chainrules import AbstractTangent, NoTangent, ProjectTo, frule, rrule, scalar_rule, unthunk
 
 _F = float
 _A = np.ndarray
@@ -102,6 +102,26 @@ def _matmul_rrule(a, b):
     return y, matmul_pullback
 
 
+def _where_rrule(cond, a, b):
+    y = np.where(cond, a, b)
+    project_a, project_b = ProjectTo(a), ProjectTo(b)
+
+    def where_pullback(y_bar):
+        y_bar = unthunk(y_bar)
+        return (NoTangent(), NoTangent(), project_a(np.where(cond, y_bar, 0.0)),
+                project_b(np.where(cond, 0.0, y_bar)))
+
+    return y, where_pullback
+
+
+def _where_frule(dargs, cond, a, b):
+    a_dot, b_dot = unthunk(dargs[2]), unthunk(dargs[3])
+    a_dot = 0.0 if isinstance(a_dot, AbstractTangent) else a_dot
+    b_dot = 0.0 if isinstance(b_dot, AbstractTangent) else b_dot
+    y = np.where(cond, a, b)
+    return y, np.broadcast_to(np.where(cond, a_dot, b_dot), np.shape(y)) + 0.0 * y
+
+
 def ensure():
     """Register the stopgap rules that are still missing."""
     _scalar(operator.add, lambda a, b: (1.0, 1.0), 2)
@@ -144,6 +164,9 @@ def ensure():
     if _missing(operator.getitem, _A, int):
         rrule.register(operator.getitem, _A, object)(_getitem_rrule)
         frule.register(operator.getitem, _A, object)(_getitem_frule)
+    if not rrule.has_rules(np.where):
+        rrule.register(np.where, object, object, object)(_where_rrule)
+        frule.register(np.where, object, object, object)(_where_frule)
     if not rrule.has_rules(_scatter):
         rrule.register(_scatter)(_scatter_rrule)
         frule.register(_scatter)(_scatter_frule)

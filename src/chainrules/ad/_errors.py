@@ -31,6 +31,8 @@ def func_name(f: Any) -> str:
         return f"<{type(f).__qualname__} instance>"
     if module in (None, "builtins"):
         return name
+    if module == "_operator":
+        module = "operator"
     if module == "numpy" or module.startswith("numpy."):
         module = "numpy"
     return f"{module}.{name}"

@@ -89,10 +89,12 @@ def _find_node(tree: ast.Module, code: types.CodeType) -> ast.AST | None:
         candidates.append(node)
     if len(candidates) != 1:
         # Two lambdas with the same parameters on one line: tell them apart by column.
-        positions = [p for p in code.co_positions() if p[2] is not None]
-        col = min((p[2] for p in positions if p[0] == code.co_firstlineno), default=None)
-        best = [n for n in candidates
-                if n.col_offset <= (col or 0) <= (n.end_col_offset or 0)]
+        cols = [p[2] for p in code.co_positions()
+                if p[2] is not None and p[0] == code.co_firstlineno and p[3] != 0]
+        if not cols:
+            return None
+        col = min(cols)
+        best = [n for n in candidates if n.col_offset <= col <= (n.end_col_offset or 0)]
         if len(best) == 1:
             return best[0]
         return None

@@ -671,6 +671,9 @@ class _ScalarNode:
 def _project_plain(x: Any, g: Any) -> Any:
     tx = type(x)
     tg = type(g)
+    if tg is _ndarray and tx is not _ndarray and g.ndim:
+        g = g.sum()  # a scalar broadcast against an array: sum the broadcast away
+        tg = type(g)
     if tx is float:
         return g if tg is float else ProjectTo(x)(g)
     if tx is _ndarray:
@@ -1200,6 +1203,9 @@ def apply(f: Any, args: tuple, kwargs: dict, soft: bool = False,
     if isinstance(f, np.ufunc) or from_numpy:
         raise NoRuleError(f, _mode(top), tuple(type(_deep_struct_primal(a)) for a in args),
                           "NumPy would have to convert the traced values to plain arrays")
+    if getattr(f, "__module__", None) in ("_operator", "operator"):
+        raise NoRuleError(f, _mode(top), tuple(type(_deep_struct_primal(a)) for a in args),
+                          "an operator on traced values needs a rule")
     return _through(f, args, kwargs, top)
 
 
@@ -1240,6 +1246,11 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         if top is None:
             if tf is _MethodType or tf is _FunctionType:
                 return f(*args, **kwargs)
+            if not isinstance(f, type) and type(getattr(tf, "__call__", None)) is _FunctionType:
+                # a callable object: its fields may hold tracers, so trace its __call__
+                g = _rewritten(tf.__call__)
+                if g is not None:
+                    return g(f, *args, **kwargs)
             if kwargs or args:
                 return _call_opaque(f, args, kwargs)
             return f()
@@ -1290,6 +1301,8 @@ def project_traced(project: ProjectTo, dx: Any) -> Any:
     if np.iscomplexobj(p) and not np.iscomplexobj(target):
         dx = call(np.real, dx)
     tshape = np.shape(target)
+    if not isinstance(target, _ndarray) and np.ndim(p):
+        return call(np.sum, dx)
     if np.shape(p) != tshape:
         pshape = np.shape(p)
         extra = len(pshape) - len(tshape)

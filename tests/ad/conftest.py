@@ -1,0 +1,28 @@
+"""Fixtures for the reference AD's tests.
+
+Every test runs inside ``scoped_rules()`` so the rules it registers (and the
+stop-gap rules of ``stopgap_rules``, used only where the built-in rule set has
+none yet) disappear afterwards and never leak into other packages' tests.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+from collections.abc import Iterator
+
+import pytest
+
+from chainrules import scoped_rules
+
+_spec = importlib.util.spec_from_file_location(
+    "chainrules_ad_stopgap_rules", pathlib.Path(__file__).with_name("stopgap_rules.py"))
+stopgap = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(stopgap)
+
+
+@pytest.fixture(autouse=True)
+def _rules() -> Iterator[None]:
+    with scoped_rules():
+        stopgap.ensure()
+        yield
