@@ -40,15 +40,23 @@ def test_numpy_real_scalar_keeps_its_type():
     assert out == 2.5 and type(out) is np.float32
 
 
-def test_scalar_accepts_size_one_arrays():
+def test_scalar_accepts_arrays_as_broadcast_0d():
     assert ProjectTo(1.0)(np.array([[2.0]])) == 2.0
     assert ProjectTo(1.0)(np.array(3.0)) == 3.0
+    out = ProjectTo(1.0)(np.ones((2, 3)) + 1j)  # a scalar broadcast against an array
+    assert out == 6.0 and isinstance(out, float)
+    assert ProjectTo(np.float32(1))(np.ones(4)) == np.float32(4.0)
 
 
-def test_scalar_given_an_array_error():
-    msg = "cannot project ndarray(shape=(2,), dtype=float64) onto the tangent space of a float: a scalar has shape (), got shape (2,)"
+def test_scalar_given_a_non_numeric_array_error():
+    msg = "cannot project ndarray(shape=(1,), dtype=<U1) onto the tangent space of a float: expected a number, got dtype <U1"
     with pytest.raises(ProjectionError, match=re.escape(msg)):
-        ProjectTo(1.0)(np.ones(2))
+        ProjectTo(1.0)(np.array(["a"]))
+
+
+def test_scalar_given_a_structural_tangent_error():
+    with pytest.raises(ProjectionError, match="a scalar's tangent is a number"):
+        ProjectTo(1.0)(Tangent[tuple](1.0))
 
 
 def test_complex_scalar_and_array():

@@ -47,7 +47,8 @@ class ProjectTo:
     ``project_x = ProjectTo(x)`` then ``project_x(dx)``:
 
     - real scalar (float, int, NumPy real): the real part, as the primal's float type
-      (a Python ``int`` projects like ``float``); a size-1 array is accepted;
+      (a Python ``int`` projects like ``float``); an array is summed, since a scalar
+      broadcast against an array acts as a 0-d array;
     - complex scalar or array: complex, the primal's dtype;
     - real float array: the real part, the primal's dtype (float32 stays float32) and
       shape; dimensions added by broadcasting are summed away, size-1 dimensions are
@@ -134,9 +135,10 @@ def _to_no_tangent(dx: Any) -> Any:
 
 def _as_scalar(dx: Any, what: str) -> Any:
     if isinstance(dx, np.ndarray):
-        if dx.size != 1:
-            raise ProjectionError(what, dx, f"a scalar has shape (), got shape {dx.shape}")
-        return dx.reshape(()).item() if dx.dtype.kind in "fciub" else dx.reshape(())[()]
+        if dx.dtype.kind not in "fciub":
+            raise ProjectionError(what, dx, f"expected a number, got dtype {dx.dtype}")
+        # A scalar is a 0-d array: every dimension of dx was added by broadcasting.
+        return dx.sum() if dx.ndim else dx[()]
     if isinstance(dx, Tangent):
         raise ProjectionError(what, dx, "a scalar's tangent is a number")
     return dx
