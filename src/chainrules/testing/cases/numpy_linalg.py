@@ -1,0 +1,365 @@
+"""Rule cases for ``numpy.linalg`` (rules in ``chainrules.rules.numpy.linalg``).
+
+Inputs are small (2-5), well conditioned, and include stacks of matrices.
+Eigen- and singular vectors of complex matrices carry a free phase that
+LAPACK fixes in an undocumented way, so their raw outputs are tested only
+through the pullback with a phase-blind output cotangent (``_eigh_bar``,
+``_svd_bar``), and both rules through the gauge-invariant wrappers
+``eigh_abs2`` / ``svd_abs2`` (``|V|**2`` elementwise). Real vectors (sign
+held fixed) and ``eig`` (NumPy documents its gauge) are tested raw.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from chainrules.core import NoTangent, Tangent, frule, rrule, unthunk
+from chainrules.testing import Case, arr, positive, spd, well_conditioned
+
+C = ("float64", "float32", "complex128")
+R = ("float64", "float32")
+
+
+def _stack(make: Any, rng: np.random.Generator, dtype: Any, n: int, batch: tuple) -> Any:
+    if not batch:
+        return make(rng, dtype, n)
+    mats = [make(rng, dtype, n) for _ in range(int(np.prod(batch)))]
+    return np.stack(mats).reshape((*batch, n, n))
+
+
+def wc(rng: np.random.Generator, dtype: Any, n: int, batch: tuple = ()) -> Any:
+    """Well-conditioned square matrix (stack)."""
+    return _stack(well_conditioned, rng, dtype, n, batch)
+
+
+def pd(rng: np.random.Generator, dtype: Any, n: int, batch: tuple = ()) -> Any:
+    """Hermitian positive-definite matrix (stack)."""
+    return _stack(spd, rng, dtype, n, batch)
+
+
+def herm(rng: np.random.Generator, dtype: Any, n: int, batch: tuple = ()) -> Any:
+    """Hermitian matrix with well separated eigenvalues (stack)."""
+    a = arr(rng, dtype, (*batch, n, n))
+    h = (a + np.swapaxes(a, -1, -2).conj()) / 2
+    return (h + np.arange(n) * np.eye(n, dtype=dtype) * 1.5).astype(dtype)
+
+
+# --------------------------------------------------------- gauge-invariant wrappers
+
+
+def _abs2(v: np.ndarray) -> np.ndarray:
+    return (v * v.conj()).real
+
+
+def eigh_abs2(a: np.ndarray, UPLO: str = "L") -> tuple:
+    """``(eigenvalues, |eigenvectors|**2)`` of ``eigh``: blind to the vectors' phases."""
+    w, v = np.linalg.eigh(a, UPLO=UPLO)
+    return w, _abs2(v)
+
+
+def svd_abs2(a: np.ndarray) -> tuple:
+    """``(|U|**2, S, |Vh|**2)`` of the thin SVD: blind to the vectors' phases."""
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return _abs2(u), s, _abs2(vh)
+
+
+def _abs2_dot(v: np.ndarray, v_dot: Any) -> Any:
+    v_dot = unthunk(v_dot)
+    if not isinstance(v_dot, np.ndarray):
+        return v_dot
+    return 2 * (v.conj() * v_dot).real.astype(v.real.dtype)
+
+
+def _abs2_bar(v: np.ndarray, p_bar: Any) -> Any:
+    p_bar = unthunk(p_bar)
+    if not isinstance(p_bar, np.ndarray):
+        return p_bar
+    return 2 * p_bar * v
+
+
+@frule.register(eigh_abs2)
+def _eigh_abs2_frule(dargs, a, UPLO="L"):
+    y, y_dot = frule((NoTangent(), dargs[1]), np.linalg.eigh, a, UPLO=UPLO)
+    out = (y.eigenvalues, _abs2(y.eigenvectors))
+    if not isinstance(y_dot, Tangent):
+        return out, y_dot
+    return out, Tangent[tuple](y_dot.eigenvalues, _abs2_dot(y.eigenvectors, y_dot.eigenvectors))
+
+
+@rrule.register(eigh_abs2)
+def _eigh_abs2_rrule(a, UPLO="L"):
+    y, pullback = rrule(np.linalg.eigh, a, UPLO=UPLO)
+
+    def eigh_abs2_pullback(y_bar):
+        y_bar = unthunk(y_bar)
+        if not isinstance(y_bar, (Tangent, tuple)):
+            return pullback(y_bar)
+        w_bar, p_bar = y_bar[0] if isinstance(y_bar, tuple) else y_bar.backing[0], (
+            y_bar[1] if isinstance(y_bar, tuple) else y_bar.backing[1])
+        return pullback(Tangent[type(y)](eigenvalues=w_bar,
+                                         eigenvectors=_abs2_bar(y.eigenvectors, p_bar)))
+
+    return (y.eigenvalues, _abs2(y.eigenvectors)), eigh_abs2_pullback
+
+
+@frule.register(svd_abs2)
+def _svd_abs2_frule(dargs, a):
+    y, y_dot = frule((NoTangent(), dargs[1]), np.linalg.svd, a, full_matrices=False)
+    u, s, vh = y
+    out = (_abs2(u), s, _abs2(vh))
+    if not isinstance(y_dot, Tangent):
+        return out, y_dot
+    return out, Tangent[tuple](_abs2_dot(u, y_dot.U), y_dot.S, _abs2_dot(vh, y_dot.Vh))
+
+
+@rrule.register(svd_abs2)
+def _svd_abs2_rrule(a):
+    y, pullback = rrule(np.linalg.svd, a, full_matrices=False)
+    u, s, vh = y
+
+    def svd_abs2_pullback(y_bar):
+        y_bar = unthunk(y_bar)
+        if not isinstance(y_bar, (Tangent, tuple)):
+            return pullback(y_bar)
+        items = tuple(y_bar) if isinstance(y_bar, tuple) else y_bar.backing
+        return pullback(Tangent[type(y)](U=_abs2_bar(u, items[0]), S=items[1],
+                                         Vh=_abs2_bar(vh, items[2])))
+
+    return (_abs2(u), s, _abs2(vh)), svd_abs2_pullback
+
+
+# --------------------------------------------------------- phase-blind cotangents
+
+
+def _randn_like(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
+    out = rng.standard_normal(x.shape)
+    if np.iscomplexobj(x):
+        out = out + 1j * rng.standard_normal(x.shape)
+    return out.astype(x.dtype)
+
+
+def _phase_blind(rng: np.random.Generator, v: np.ndarray) -> np.ndarray:
+    """A random cotangent for unit columns ``v`` orthogonal to their phase rotations."""
+    v_bar = _randn_like(rng, v)
+    im = np.sum(v.conj() * v_bar, axis=-2).imag
+    return (v_bar - v * (1j * im)[..., None, :]).astype(v.dtype)
+
+
+def _eigh_bar(rng: np.random.Generator, dtype: Any, y: Any) -> Any:
+    return Tangent[type(y)](eigenvalues=_randn_like(rng, y.eigenvalues),
+                            eigenvectors=_phase_blind(rng, y.eigenvectors))
+
+
+def _svd_bar(rng: np.random.Generator, dtype: Any, y: Any) -> Any:
+    vh = y.Vh
+    v_bar = _phase_blind(rng, np.swapaxes(vh, -1, -2).conj())
+    return Tangent[type(y)](U=_phase_blind(rng, y.U), S=_randn_like(rng, y.S),
+                            Vh=np.swapaxes(v_bar, -1, -2).conj())
+
+
+def _svd_full_bar(rng: np.random.Generator, dtype: Any, y: Any) -> Any:
+    """Cotangent that ignores the extra columns of a full U (m > n)."""
+    k = y.S.shape[-1]
+    u_bar = _randn_like(rng, y.U)
+    u_bar[..., :, k:] = 0
+    return Tangent[type(y)](U=u_bar, S=_randn_like(rng, y.S), Vh=_randn_like(rng, y.Vh))
+
+
+# --------------------------------------------------------- the table
+
+
+def _name(f: Any, what: str) -> str:
+    return f"numpy.linalg.{f.__name__}({what})"
+
+
+CASES: list[Case] = [
+    # inv, solve, det, slogdet
+    Case(np.linalg.inv, lambda rng, dt: (wc(rng, dt, 3),), dtypes=C),
+    Case(np.linalg.inv, lambda rng, dt: (wc(rng, dt, 3, (2,)),), dtypes=C,
+         name=_name(np.linalg.inv, "stack")),
+    Case(np.linalg.solve, lambda rng, dt: (wc(rng, dt, 3), arr(rng, dt, (3,))), dtypes=C,
+         name=_name(np.linalg.solve, "vector b")),
+    Case(np.linalg.solve, lambda rng, dt: (wc(rng, dt, 3), arr(rng, dt, (3, 2))), dtypes=C,
+         name=_name(np.linalg.solve, "matrix b")),
+    Case(np.linalg.solve, lambda rng, dt: (wc(rng, dt, 3, (2,)), arr(rng, dt, (2, 3, 2))),
+         dtypes=C, name=_name(np.linalg.solve, "stack")),
+    Case(np.linalg.solve, lambda rng, dt: (wc(rng, dt, 3, (2,)), arr(rng, dt, (3,))),
+         dtypes=C, name=_name(np.linalg.solve, "stack, shared vector b")),
+    Case(np.linalg.solve, lambda rng, dt: (wc(rng, dt, 3), arr(rng, dt, (2, 3, 2))),
+         dtypes=C, name=_name(np.linalg.solve, "shared A, stack of b")),
+    Case(np.linalg.det, lambda rng, dt: (wc(rng, dt, 3),), dtypes=C),
+    Case(np.linalg.det, lambda rng, dt: (wc(rng, dt, 3, (2,)),), dtypes=C,
+         name=_name(np.linalg.det, "stack")),
+    Case(np.linalg.slogdet, lambda rng, dt: (wc(rng, dt, 3) * -1,), dtypes=C),
+    Case(np.linalg.slogdet, lambda rng, dt: (wc(rng, dt, 3, (2,)),), dtypes=C,
+         name=_name(np.linalg.slogdet, "stack")),
+    # pinv, lstsq
+    Case(np.linalg.pinv, lambda rng, dt: (arr(rng, dt, (4, 3)),), dtypes=C,
+         name=_name(np.linalg.pinv, "tall")),
+    Case(np.linalg.pinv, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), dtypes=C,
+         name=_name(np.linalg.pinv, "wide stack")),
+    Case(np.linalg.pinv, lambda rng, dt: (pd(rng, dt, 3),), kwargs={"hermitian": True},
+         dtypes=C),
+    Case(np.linalg.lstsq, lambda rng, dt: (arr(rng, dt, (5, 3)), arr(rng, dt, (5,))),
+         dtypes=C, name=_name(np.linalg.lstsq, "vector b")),
+    Case(np.linalg.lstsq, lambda rng, dt: (arr(rng, dt, (5, 3)), arr(rng, dt, (5, 2))),
+         kwargs={"rcond": None}, dtypes=C, name=_name(np.linalg.lstsq, "matrix b")),
+    Case(np.linalg.lstsq, lambda rng, dt: (arr(rng, dt, (3, 5)), arr(rng, dt, (3, 2))),
+         dtypes=C, name=_name(np.linalg.lstsq, "underdetermined")),
+    # cholesky, qr
+    Case(np.linalg.cholesky, lambda rng, dt: (pd(rng, dt, 3),), dtypes=C),
+    Case(np.linalg.cholesky, lambda rng, dt: (pd(rng, dt, 3, (2,)),), dtypes=C,
+         name=_name(np.linalg.cholesky, "stack")),
+    Case(np.linalg.cholesky, lambda rng, dt: (pd(rng, dt, 3),), kwargs={"upper": True},
+         dtypes=C),
+    Case(np.linalg.qr, lambda rng, dt: (arr(rng, dt, (4, 3)),), dtypes=C,
+         name=_name(np.linalg.qr, "tall")),
+    Case(np.linalg.qr, lambda rng, dt: (arr(rng, dt, (3, 3)),), kwargs={"mode": "complete"},
+         dtypes=C),
+    Case(np.linalg.qr, lambda rng, dt: (arr(rng, dt, (3, 5)),), dtypes=C,
+         name=_name(np.linalg.qr, "wide")),
+    Case(np.linalg.qr, lambda rng, dt: (arr(rng, dt, (2, 4, 3)),), dtypes=C,
+         name=_name(np.linalg.qr, "stack")),
+    Case(np.linalg.qr, lambda rng, dt: (arr(rng, dt, (4, 3)),), kwargs={"mode": "r"},
+         dtypes=C),
+    # svd: real vectors raw (sign fixed); complex raw only with a phase-blind cotangent
+    Case(np.linalg.svd, lambda rng, dt: (arr(rng, dt, (3, 3)),), dtypes=R,
+         name=_name(np.linalg.svd, "square")),
+    Case(np.linalg.svd, lambda rng, dt: (arr(rng, dt, (4, 3)),),
+         kwargs={"full_matrices": False}, dtypes=R),
+    # float64 only: in float32 the finite-difference stencil (reach ~0.04) crosses a
+    # point where LAPACK flips the sign of u_1, v_1; svd_abs2 covers float32
+    Case(np.linalg.svd, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),),
+         kwargs={"full_matrices": False}, dtypes=("float64",),
+         name=_name(np.linalg.svd, "wide stack")),
+    Case(np.linalg.svd, lambda rng, dt: (arr(rng, dt, (4, 3)),),
+         kwargs={"full_matrices": False}, dtypes=("complex128",), frule=False,
+         output_tangent=_svd_bar, name=_name(np.linalg.svd, "complex, phase-blind y_bar")),
+    Case(np.linalg.svd, lambda rng, dt: (arr(rng, dt, (3, 4)),),
+         kwargs={"full_matrices": False}, dtypes=("complex128",), frule=False,
+         output_tangent=_svd_bar,
+         name=_name(np.linalg.svd, "complex wide, phase-blind y_bar")),
+    Case(np.linalg.svd, lambda rng, dt: (arr(rng, dt, (4, 3)),), dtypes=R, frule=False,
+         output_tangent=_svd_full_bar,
+         name=_name(np.linalg.svd, "full_matrices, y_bar ignores extra columns")),
+    Case(np.linalg.svd, lambda rng, dt: (arr(rng, dt, (4, 3)),), kwargs={"compute_uv": False},
+         dtypes=C),
+    Case(svd_abs2, lambda rng, dt: (arr(rng, dt, (4, 3)),), dtypes=C,
+         name="svd_abs2 (gauge-invariant |U|^2, S, |Vh|^2)"),
+    Case(svd_abs2, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), dtypes=C,
+         name="svd_abs2 (gauge-invariant, wide stack)"),
+    Case(np.linalg.svdvals, lambda rng, dt: (arr(rng, dt, (2, 4, 3)),), dtypes=C),
+    # eigh / eigvalsh: reads one triangle
+    Case(np.linalg.eigh, lambda rng, dt: (herm(rng, dt, 3),), dtypes=R),
+    Case(np.linalg.eigh, lambda rng, dt: (herm(rng, dt, 3, (2,)),), kwargs={"UPLO": "U"},
+         dtypes=R, name=_name(np.linalg.eigh, "UPLO='U', stack")),
+    Case(np.linalg.eigh, lambda rng, dt: (herm(rng, dt, 3),), dtypes=("complex128",),
+         frule=False, output_tangent=_eigh_bar,
+         name=_name(np.linalg.eigh, "complex, phase-blind y_bar")),
+    Case(np.linalg.eigh, lambda rng, dt: (herm(rng, dt, 3),), kwargs={"UPLO": "U"},
+         dtypes=("complex128",), frule=False, output_tangent=_eigh_bar,
+         name=_name(np.linalg.eigh, "complex UPLO='U', phase-blind y_bar")),
+    Case(eigh_abs2, lambda rng, dt: (herm(rng, dt, 3),), dtypes=C,
+         name="eigh_abs2 (gauge-invariant eigenvalues, |V|^2)"),
+    Case(eigh_abs2, lambda rng, dt: (herm(rng, dt, 3, (2,)),), kwargs={"UPLO": "U"},
+         dtypes=C, name="eigh_abs2 (gauge-invariant, UPLO='U', stack)"),
+    Case(np.linalg.eigvalsh, lambda rng, dt: (herm(rng, dt, 3),), dtypes=C),
+    Case(np.linalg.eigvalsh, lambda rng, dt: (herm(rng, dt, 3, (2,)),),
+         kwargs={"UPLO": "U"}, dtypes=C),
+    # eig: NumPy's gauge (unit norm, largest component real) is followed exactly
+    Case(np.linalg.eig, lambda rng, dt: (arr(rng, dt, (3, 3)),), dtypes=C),
+    Case(np.linalg.eig, lambda rng, dt: (arr(rng, dt, (2, 3, 3)),), dtypes=C,
+         name=_name(np.linalg.eig, "stack")),
+    Case(np.linalg.eigvals, lambda rng, dt: (arr(rng, dt, (2, 3, 3)),), dtypes=C),
+    # matrix_power
+    Case(np.linalg.matrix_power, lambda rng, dt: (arr(rng, dt, (3, 3), -1, 1), 3), dtypes=C,
+         name=_name(np.linalg.matrix_power, "n=3")),
+    Case(np.linalg.matrix_power, lambda rng, dt: (wc(rng, dt, 3, (2,)), -2), dtypes=C,
+         name=_name(np.linalg.matrix_power, "n=-2, stack")),
+    Case(np.linalg.matrix_power, lambda rng, dt: (arr(rng, dt, (3, 3)), 0), dtypes=C,
+         name=_name(np.linalg.matrix_power, "n=0")),
+    Case(np.linalg.matrix_power, lambda rng, dt: (arr(rng, dt, (3, 3)), 1), dtypes=C,
+         name=_name(np.linalg.matrix_power, "n=1")),
+    # cond
+    Case(np.linalg.cond, lambda rng, dt: (wc(rng, dt, 3, (2,)),), dtypes=C),
+    Case(np.linalg.cond, lambda rng, dt: (arr(rng, dt, (4, 3)), -2), dtypes=C,
+         name=_name(np.linalg.cond, "p=-2, tall")),
+    *[Case(np.linalg.cond, lambda rng, dt: (wc(rng, dt, 3),), kwargs={"p": p}, dtypes=C)
+      for p in ("fro", "nuc", 1, np.inf)],
+    # multi_dot, tensorsolve, tensorinv
+    Case(np.linalg.multi_dot, lambda rng, dt: (
+        [arr(rng, dt, (2, 3)), arr(rng, dt, (3, 4)), arr(rng, dt, (4, 2))],), dtypes=C),
+    Case(np.linalg.multi_dot, lambda rng, dt: (
+        [arr(rng, dt, (3,)), arr(rng, dt, (3, 4)), arr(rng, dt, (4, 2)), arr(rng, dt, (2,))],),
+        dtypes=C, name=_name(np.linalg.multi_dot, "vector ends")),
+    Case(np.linalg.tensorsolve, lambda rng, dt: (
+        wc(rng, dt, 6).reshape(2, 3, 6), arr(rng, dt, (2, 3))), dtypes=C),
+    Case(np.linalg.tensorsolve, lambda rng, dt: (
+        np.moveaxis(wc(rng, dt, 6).reshape(2, 3, 6), 2, 0), arr(rng, dt, (2, 3))),
+        kwargs={"axes": (0,)}, dtypes=C),
+    Case(np.linalg.tensorinv, lambda rng, dt: (wc(rng, dt, 6).reshape(2, 3, 6),), dtypes=C),
+    Case(np.linalg.tensorinv, lambda rng, dt: (wc(rng, dt, 6).reshape(6, 2, 3),),
+         kwargs={"ind": 1}, dtypes=C),
+    # array-API helpers
+    Case(np.linalg.trace, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), kwargs={"offset": 1},
+         dtypes=C),
+    Case(np.linalg.diagonal, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),),
+         kwargs={"offset": -1}, dtypes=C),
+    Case(np.linalg.matrix_transpose, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), dtypes=C),
+    Case(np.linalg.outer, lambda rng, dt: (arr(rng, dt, (3,)), arr(rng, dt, (2,))), dtypes=C),
+    Case(np.linalg.cross, lambda rng, dt: (arr(rng, dt, (2, 3)), arr(rng, dt, (3,))),
+         dtypes=C),
+    Case(np.linalg.cross, lambda rng, dt: (arr(rng, dt, (3, 2)), arr(rng, dt, (3, 2))),
+         kwargs={"axis": 0}, dtypes=C),
+    Case(np.linalg.matmul, lambda rng, dt: (arr(rng, dt, (2, 3, 4)), arr(rng, dt, (4, 2))),
+         dtypes=C),
+    Case(np.linalg.matmul, lambda rng, dt: (arr(rng, dt, (4,)), arr(rng, dt, (2, 4, 3))),
+         dtypes=C, name=_name(np.linalg.matmul, "vector @ stack")),
+    Case(np.linalg.matmul, lambda rng, dt: (arr(rng, dt, (2, 3, 4)), arr(rng, dt, (4,))),
+         dtypes=C, name=_name(np.linalg.matmul, "stack @ vector")),
+    Case(np.linalg.vecdot, lambda rng, dt: (arr(rng, dt, (2, 3)), arr(rng, dt, (3,))),
+         dtypes=C),
+    Case(np.linalg.vecdot, lambda rng, dt: (arr(rng, dt, (3, 2)), arr(rng, dt, (3, 2))),
+         kwargs={"axis": 0}, dtypes=C),
+    Case(np.linalg.tensordot, lambda rng, dt: (arr(rng, dt, (2, 3, 4)), arr(rng, dt, (3, 4, 2))),
+         dtypes=C),
+    Case(np.linalg.tensordot, lambda rng, dt: (arr(rng, dt, (2, 3, 4)), arr(rng, dt, (4, 2))),
+         kwargs={"axes": ([0, 2], [1, 0])}, dtypes=C),
+]
+
+# norm and friends: vector orders, matrix orders, axis, keepdims
+_VECTOR_ORDS = (None, 1, 2, np.inf, -np.inf, 3, 0.5, 0)
+_MATRIX_ORDS = ("fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf)
+
+CASES += [
+    Case(np.linalg.norm, lambda rng, dt: (arr(rng, dt, (5,)),), kwargs={"ord": o}, dtypes=C)
+    for o in _VECTOR_ORDS
+]
+CASES += [
+    Case(np.linalg.norm, lambda rng, dt: (arr(rng, dt, (3, 4)),), kwargs={"ord": o}, dtypes=C)
+    for o in _MATRIX_ORDS
+]
+CASES += [
+    Case(np.linalg.norm, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),),
+         kwargs={"axis": 1, "keepdims": True}, dtypes=C),
+    Case(np.linalg.norm, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),),
+         kwargs={"ord": np.inf, "axis": -1}, dtypes=C),
+    Case(np.linalg.norm, lambda rng, dt: (arr(rng, dt, (3, 2, 4)),),
+         kwargs={"ord": 2, "axis": (2, 0)}, dtypes=C),
+    Case(np.linalg.norm, lambda rng, dt: (arr(rng, dt, (3, 2, 4)),),
+         kwargs={"ord": 1, "axis": (0, 2), "keepdims": True}, dtypes=C),
+    Case(np.linalg.norm, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), dtypes=C,
+         name=_name(np.linalg.norm, "3-d, all axes")),
+    Case(np.linalg.norm, lambda rng, dt: (positive(rng, dt, (4,)), 3), dtypes=C,
+         name=_name(np.linalg.norm, "positional ord=3")),
+    Case(np.linalg.vector_norm, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), dtypes=C),
+    Case(np.linalg.vector_norm, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),),
+         kwargs={"axis": (0, 2), "ord": 3, "keepdims": True}, dtypes=C),
+    Case(np.linalg.matrix_norm, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), dtypes=C),
+    Case(np.linalg.matrix_norm, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),),
+         kwargs={"ord": "nuc", "keepdims": True}, dtypes=C),
+    Case(np.linalg.matrix_norm, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),),
+         kwargs={"ord": -np.inf}, dtypes=C),
+]

@@ -1,0 +1,199 @@
+"""Tests of the numpy.linalg rules: the case table plus targeted checks."""
+
+import numpy as np
+import pytest
+
+from chainrules import NoTangent, frule, rrule
+from chainrules.testing import case_id, run_case
+from chainrules.testing.cases.numpy_linalg import CASES
+
+PARAMS = [(c, d, m) for c in CASES for d in c.dtypes for m in ("frule", "rrule") if getattr(c, m)]
+
+
+@pytest.mark.parametrize(("case", "dtype", "mode"), PARAMS, ids=[case_id(*p) for p in PARAMS])
+def test_rule(case, dtype, mode):
+    result = run_case(case, dtype, mode)
+    if result.status == "xfail":
+        pytest.xfail(result.message)
+    assert result.status == "passed", result.message
+
+
+# ------------------------------------------------------------------ targeted tests
+
+from chainrules.testing import fd_vjp, test_frule, test_rrule  # noqa: E402
+
+SCOPE = [
+    "inv", "pinv", "solve", "lstsq", "det", "slogdet", "cholesky", "qr", "svd", "svdvals",
+    "eigh", "eigvalsh", "eig", "eigvals", "matrix_power", "norm", "vector_norm",
+    "matrix_norm", "cond", "multi_dot", "tensorsolve", "tensorinv", "trace", "diagonal",
+    "outer", "cross", "matmul", "vecdot", "matrix_transpose", "tensordot", "matrix_rank",
+]
+
+
+def test_scope_has_frule_and_rrule():
+    a = np.eye(3) + 0.1
+    args = {"multi_dot": ([a, a],), "outer": (a[0], a[1]), "cross": (a[0], a[1]),
+            "matmul": (a, a), "vecdot": (a, a), "tensordot": (a, a),
+            "solve": (a, a), "lstsq": (a, a), "matrix_power": (a, 2),
+            "tensorsolve": (a, a[0]), "tensorinv": (a,)}
+    missing = []
+    for name in SCOPE:
+        f = getattr(np.linalg, name)
+        xs = args.get(name, (a,))
+        if name == "tensorinv":
+            xs = (a.reshape(3, 3),)
+            kw = {"ind": 1}
+        else:
+            kw = {}
+        if rrule(f, *xs, **kw) is None:
+            missing.append(f"rrule {name}")
+        dargs = (NoTangent(), *(np.zeros_like(x) if isinstance(x, np.ndarray) else NoTangent()
+                                for x in xs))
+        if frule(dargs, f, *xs, **kw) is None:
+            missing.append(f"frule {name}")
+    assert not missing, missing
+
+
+def test_matrix_rank_is_non_differentiable():
+    a = np.arange(9.0).reshape(3, 3)
+    y, pullback = rrule(np.linalg.matrix_rank, a)
+    assert y == 2
+    assert pullback(1.0) == (NoTangent(), NoTangent())
+    assert frule((NoTangent(), np.ones((3, 3))), np.linalg.matrix_rank, a)[1] == NoTangent()
+
+
+def _degenerate(n_rep=2):
+    rng = np.random.default_rng(3)
+    q, _ = np.linalg.qr(rng.standard_normal((4, 4)))
+    w = np.array([1.0] * n_rep + [2.5, 4.0][: 4 - n_rep])
+    return (q * w) @ q.T, q
+
+
+def test_eigh_degenerate_eigenvalue_cotangent_finite_and_correct():
+    a, _ = _degenerate()
+    y, pullback = rrule(np.linalg.eigh, a)
+    # a cotangent constant over the repeated pair makes the loss smooth there
+    w_bar = np.array([0.7, 0.7, -1.3, 0.4])
+    (_, a_bar) = pullback(Tangent[type(y)](eigenvalues=w_bar))
+    assert np.all(np.isfinite(a_bar))
+    (want,) = fd_vjp(np.linalg.eigvalsh, w_bar, (a,))
+    np.testing.assert_allclose(a_bar, want, atol=1e-6)
+
+
+def test_eigh_degenerate_vector_cotangent_of_invariant_loss():
+    """Vectors in a degenerate eigenspace: F = 0 there, exact for losses of the projector."""
+    a, _ = _degenerate()
+    rng = np.random.default_rng(5)
+    c = rng.standard_normal((4, 4))
+
+    def projector_loss(m):
+        v = np.linalg.eigh(m).eigenvectors[:, :2]
+        return np.sum(c * (v @ v.T))
+
+    y, pullback = rrule(np.linalg.eigh, a)
+    v = y.eigenvectors
+    v_bar = np.zeros_like(v)
+    v_bar[:, :2] = (c + c.T) @ v[:, :2]
+    (_, a_bar) = pullback(Tangent[type(y)](eigenvectors=v_bar))
+    assert np.all(np.isfinite(a_bar))
+    (want,) = fd_vjp(projector_loss, 1.0, (a,))
+    np.testing.assert_allclose(a_bar, want, atol=1e-6)
+
+
+def test_eigvalsh_degenerate_no_nan():
+    a = np.eye(3)
+    y, pullback = rrule(np.linalg.eigvalsh, a)
+    (_, a_bar) = pullback(np.ones(3))
+    assert np.all(np.isfinite(a_bar))
+    _, y_dot = frule((NoTangent(), np.ones((3, 3))), np.linalg.eigh, a)
+    assert np.all(np.isfinite(y_dot.eigenvalues)) and np.all(np.isfinite(y_dot.eigenvectors))
+
+
+def test_qr_complete_tall_is_not_implemented():
+    a = np.random.default_rng(0).standard_normal((4, 3))
+    with pytest.raises(pytest.xfail.Exception):
+        test_rrule(np.linalg.qr, a, fkwargs={"mode": "complete"})
+    with pytest.raises(pytest.xfail.Exception):
+        test_frule(np.linalg.qr, a, fkwargs={"mode": "complete"})
+
+
+def test_svd_full_matrices_non_square_is_not_implemented():
+    a = np.random.default_rng(0).standard_normal((4, 3))
+    with pytest.raises(pytest.xfail.Exception):
+        test_frule(np.linalg.svd, a)
+    with pytest.raises(pytest.xfail.Exception):
+        test_rrule(np.linalg.svd, a)
+
+
+def test_pullbacks_do_not_mutate_inputs_or_cotangents():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    b = rng.standard_normal((3, 2))
+    a0, b0 = a.copy(), b.copy()
+    for f, xs in ((np.linalg.solve, (a, b)), (np.linalg.inv, (a,)), (np.linalg.det, (a,)),
+                  (np.linalg.cholesky, (a @ a.T,)), (np.linalg.qr, (a,)), (np.linalg.eigh, (a,))):
+        y, pullback = rrule(f, *xs)
+        y_bar = rand_like(y)
+        snapshot = _copy(y_bar)
+        bars = pullback(y_bar)
+        [unthunk(x) for x in bars]
+        assert _equal(y_bar, snapshot), f.__name__
+    np.testing.assert_array_equal(a, a0)
+    np.testing.assert_array_equal(b, b0)
+
+
+def test_solve_pullback_reuses_the_factorization():
+    """The adjoint solve uses the LU factors of the forward pass (no second factorization)."""
+    import scipy.linalg as sla
+
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((5, 5)) + 5 * np.eye(5)
+    b = rng.standard_normal(5)
+    calls = []
+    original = sla.lu_factor
+
+    def counting_lu_factor(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    sla.lu_factor = counting_lu_factor
+    try:
+        y, pullback = rrule(np.linalg.solve, a, b)
+        _, a_bar, b_bar = pullback(np.ones(5))
+        unthunk(a_bar)
+    finally:
+        sla.lu_factor = original
+    assert len(calls) == 1
+    np.testing.assert_allclose(y, np.linalg.solve(a, b))
+
+
+def test_thunks_not_computed_when_unused():
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    _, pullback = rrule(np.linalg.solve, a, np.ones(3))
+    _, a_bar, _ = pullback(np.ones(3))
+    assert isinstance(a_bar, Thunk)
+
+
+def rand_like(y):
+    from chainrules.testing import rand_tangent
+
+    return rand_tangent(y, 0)
+
+
+def _copy(t):
+    # copy.deepcopy(Tangent[...]) raises (Tangent is immutable): copy the fields
+    if isinstance(t, Tangent):
+        return {k: np.copy(v) for k, v in t.backing.items()}
+    return np.copy(t)
+
+
+def _equal(t, u):
+    if isinstance(t, np.ndarray):
+        return np.array_equal(t, u)
+    if isinstance(t, Tangent):
+        return all(_equal(x, u[k]) for k, x in t.backing.items())
+    return t == u
+
+
+from chainrules import Tangent, Thunk, unthunk  # noqa: E402
