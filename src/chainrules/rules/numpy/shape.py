@@ -245,8 +245,10 @@ def linear_rules(f: Any, adjoint: Callable[..., Callable[[Any], Any]],
         y = f(x, *args, **kwargs)
         rest = (NoTangent(),) * len(args)
         if not _is_diff(x) or not _is_diff(y):
+            x_zero = _zero_for(x)  # e.g. an empty or integer output: zero derivative
+
             def no_tangent_pullback(y_bar: Any) -> tuple:
-                return (NoTangent(), NoTangent(), *rest)
+                return (NoTangent(), x_zero, *rest)
 
             no_tangent_pullback.__qualname__ = f"{name}_pullback"
             return y, no_tangent_pullback

@@ -1,0 +1,357 @@
+"""Rules for indexing, selecting and sorting NumPy arrays.
+
+Covered (frule and rrule):
+
+- ``x[idx]`` for an ndarray ``x``: ``operator.getitem(x, idx)`` and
+  ``np.ndarray.__getitem__(x, idx)`` (rules dispatch on an ``np.ndarray`` first argument),
+  with ints, slices, ``Ellipsis``, ``None``, boolean masks, integer arrays or lists and
+  tuples mixing them; repeated integer indices accumulate in the cotangent;
+- ``take`` (``axis``, ``mode``), ``take_along_axis``, ``compress``, ``extract``;
+- ``where(condition, x, y)`` w.r.t. both branches (broadcasting summed back; the
+  condition gets ``NoTangent()``), ``select`` w.r.t. the choices and a positional
+  ``default``, ``choose`` (``mode``) w.r.t. the choices;
+- ``sort`` (``axis``, ``axis=None``): the output picks ``x[argsort(x)]``. At ties the
+  derivative does not exist; the rule sends each output's cotangent to the element a
+  stable ``argsort`` puts there (the first of the tied elements in index order goes
+  first).
+
+Non-differentiable: ``where(condition)`` (one argument). ``argsort``, ``nonzero``,
+``argwhere``, ``flatnonzero`` and ``searchsorted`` are declared in ``reductions.py``.
+Mutating functions (``put``, ``place``, ``put_along_axis``, ``ndarray.sort``) have no
+rules: an AD must not differentiate through them.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from chainrules.core import (
+    NoTangent,
+    Tangent,
+    Thunk,
+    ZeroTangent,
+    frule,
+    non_differentiable,
+    rrule,
+    unthunk,
+)
+from chainrules.rules.numpy.shape import (
+    _arg,
+    _dense,
+    _fit,
+    _is_diff,
+    _is_zero,
+    _out_zero,
+    _projector,
+    _refuse_out,
+    _unbroadcast,
+    _zero_for,
+    gather_adjoint,
+    linear_rules,
+)
+
+# ------------------------------------------------------------------------------ x[idx]
+
+
+def _is_basic_index(idx: Any) -> bool:
+    """Whether ``x[idx]`` is basic indexing (a view; each element picked at most once)."""
+    for i in idx if type(idx) is tuple else (idx,):
+        if i is None or i is Ellipsis or isinstance(i, slice):
+            continue
+        if isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)):
+            continue
+        return False
+    return True
+
+
+def getitem_frule(dargs: tuple, x: np.ndarray, idx: Any) -> Any:
+    y = x[idx]
+    x_dot = unthunk(dargs[1])
+    if _is_zero(x_dot) or not _is_diff(x) or not _is_diff(y):
+        return y, _out_zero(y)
+    return y, _fit(_dense(x_dot, x)[idx], y)
+
+
+def getitem_rrule(x: np.ndarray, idx: Any) -> Any:
+    y = x[idx]
+    if not _is_diff(x) or not _is_diff(y):
+        x_zero = _zero_for(x)
+
+        def getitem_no_tangent_pullback(y_bar: Any) -> tuple:
+            return (NoTangent(), x_zero, NoTangent())
+
+        return y, getitem_no_tangent_pullback
+    project_x = _projector(x)
+    shape, dtype = x.shape, x.dtype
+    if _is_basic_index(idx):
+
+        def getitem_pullback(y_bar: Any) -> tuple:
+            y_bar = unthunk(y_bar)
+            if _is_zero(y_bar):
+                return (NoTangent(), ZeroTangent(), NoTangent())
+            y_bar = np.asarray(y_bar)
+            x_bar = np.zeros(shape, np.result_type(dtype, y_bar.dtype))
+            x_bar[idx] = y_bar
+            return (NoTangent(), project_x(x_bar), NoTangent())
+
+        return y, getitem_pullback
+
+    scatter = gather_adjoint(x, lambda pos: pos[idx])
+
+    def getitem_advanced_pullback(y_bar: Any) -> tuple:
+        y_bar = unthunk(y_bar)
+        if _is_zero(y_bar):
+            return (NoTangent(), ZeroTangent(), NoTangent())
+        return (NoTangent(), project_x(scatter(y_bar)), NoTangent())
+
+    return y, getitem_advanced_pullback
+
+
+for _f in (operator.getitem, np.ndarray.__getitem__):
+    frule.register(_f, np.ndarray, object)(getitem_frule)
+    rrule.register(_f, np.ndarray, object)(getitem_rrule)
+
+
+# ------------------------------------------------------------------------------ take
+
+
+def _take_adjoint(x: Any, indices: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+    kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+    return gather_adjoint(x, lambda pos: np.take(pos, indices, *args, **kwargs))
+
+
+linear_rules(np.take, _take_adjoint)
+
+
+def _take_along_axis_adjoint(x: Any, indices: Any, *args: Any,
+                             **kwargs: Any) -> Callable[[Any], Any]:
+    return gather_adjoint(x, lambda pos: np.take_along_axis(pos, indices, *args, **kwargs))
+
+
+linear_rules(np.take_along_axis, _take_along_axis_adjoint)
+
+
+def _selection_rules(f: Any) -> None:
+    """Rules for ``f(condition, x, *args)``: picks elements of ``x`` where ``condition``."""
+    name = f.__name__
+
+    def selection_frule(dargs: tuple, condition: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
+        _refuse_out(f, kwargs)
+        y = f(condition, x, *args, **kwargs)
+        x_dot = unthunk(dargs[2])
+        if _is_zero(x_dot) or not _is_diff(x) or not _is_diff(y):
+            return y, _out_zero(y)
+        return y, _fit(f(condition, _dense(x_dot, x), *args, **kwargs), y)
+
+    def selection_rrule(condition: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
+        _refuse_out(f, kwargs)
+        y = f(condition, x, *args, **kwargs)
+        rest = (NoTangent(),) * len(args)
+        project_x = _projector(x)
+        diff = _is_diff(x) and _is_diff(y)
+        scatter = gather_adjoint(x, lambda pos: f(condition, pos, *args))
+
+        def selection_pullback(y_bar: Any) -> tuple:
+            y_bar = unthunk(y_bar)
+            if _is_zero(y_bar) or not diff:
+                return (NoTangent(), NoTangent(), _zero_for(x), *rest)
+            return (NoTangent(), NoTangent(), project_x(scatter(y_bar)), *rest)
+
+        selection_pullback.__qualname__ = f"{name}_pullback"
+        return y, selection_pullback
+
+    selection_frule.__qualname__ = f"{name}_frule"
+    selection_rrule.__qualname__ = f"{name}_rrule"
+    frule.register(f)(selection_frule)
+    rrule.register(f)(selection_rrule)
+
+
+_selection_rules(np.compress)
+_selection_rules(np.extract)
+
+
+# ------------------------------------------------------------------------------ where
+
+
+@frule.register(np.where)
+def where_frule(dargs: tuple, condition: Any, x: Any, y: Any) -> Any:
+    out = np.where(condition, x, y)
+    x_dot, y_dot = unthunk(dargs[2]), unthunk(dargs[3])
+    if not _is_diff(out) or (_is_zero(x_dot) and _is_zero(y_dot)):
+        return out, _out_zero(out)
+    out_dot = np.where(condition, _dense(x_dot, x), _dense(y_dot, y))
+    return out, _fit(np.broadcast_to(out_dot, out.shape).copy(), out)
+
+
+@rrule.register(np.where)
+def where_rrule(condition: Any, x: Any, y: Any) -> Any:
+    out = np.where(condition, x, y)
+    mask = np.asarray(condition).astype(bool)
+    project_x, project_y = _projector(x), _projector(y)
+    shape_x, shape_y = np.shape(x), np.shape(y)
+    diff_x, diff_y = _is_diff(x) and _is_diff(out), _is_diff(y) and _is_diff(out)
+
+    def where_pullback(out_bar: Any) -> tuple:
+        out_bar = unthunk(out_bar)
+        if _is_zero(out_bar):
+            return (NoTangent(), NoTangent(), _zero_for(x), _zero_for(y))
+        out_bar = np.asarray(out_bar)
+        x_bar = Thunk(lambda: project_x(_unbroadcast(np.where(mask, out_bar, 0), shape_x)))
+        y_bar = Thunk(lambda: project_y(_unbroadcast(np.where(mask, 0, out_bar), shape_y)))
+        return (NoTangent(), NoTangent(), x_bar if diff_x else NoTangent(),
+                y_bar if diff_y else NoTangent())
+
+    return out, where_pullback
+
+
+non_differentiable(np.where, object)  # where(condition): indices
+
+
+# ------------------------------------------------------------------------------ select, choose
+
+
+def _choice_cotangents(choices: Any, masks: Callable[[], list], out_bar: np.ndarray) -> Any:
+    """The cotangent of a sequence (or stacked array) of choices: item ``k`` gets
+    ``out_bar`` where ``masks()[k]`` holds, summed back to the item's shape."""
+    items = list(choices)
+    shapes = [np.shape(c) for c in items]
+    cache: list = []
+
+    def piece(k: int) -> np.ndarray:
+        if not cache:
+            cache.append(masks())
+        return _unbroadcast(np.where(cache[0][k], out_bar, 0), shapes[k])
+
+    if isinstance(choices, np.ndarray):
+        project = _projector(choices)
+        return Thunk(lambda: project(np.stack([piece(k) for k in range(len(items))])))
+    projectors = [_projector(c) for c in items]
+    return Tangent[type(choices)](*(
+        Thunk(lambda k=k: projectors[k](piece(k))) if _is_diff(c) else NoTangent()
+        for k, c in enumerate(items)))
+
+
+def _choice_dots(d_choices: Any, choices: Any) -> list:
+    d_choices = unthunk(d_choices)
+    if _is_zero(d_choices):
+        return [_dense(ZeroTangent(), c) for c in choices]
+    if isinstance(choices, np.ndarray):
+        return list(np.asarray(d_choices))
+    items = d_choices.backing if isinstance(d_choices, Tangent) else d_choices
+    return [_dense(t, c) for t, c in zip(items, choices)]
+
+
+@frule.register(np.select)
+def select_frule(dargs: tuple, condlist: Any, choicelist: Any, *args: Any,
+                 **kwargs: Any) -> Any:
+    y = np.select(condlist, choicelist, *args, **kwargs)
+    default_dot = unthunk(dargs[3]) if args else ZeroTangent()
+    if not _is_diff(y) or (_is_zero(unthunk(dargs[2])) and _is_zero(default_dot)):
+        return y, _out_zero(y)
+    default_dense = _dense(default_dot, args[0]) if args else 0
+    return y, _fit(np.select(condlist, _choice_dots(dargs[2], choicelist), default_dense), y)
+
+
+@rrule.register(np.select)
+def select_rrule(condlist: Any, choicelist: Any, *args: Any, **kwargs: Any) -> Any:
+    y = np.select(condlist, choicelist, *args, **kwargs)
+    shape = y.shape
+    conds = [np.asarray(c, dtype=bool) for c in condlist]
+    default = args[0] if args else None
+    project_default = _projector(default)
+
+    def select_masks() -> list:
+        taken = np.zeros(shape, dtype=bool)
+        out = []
+        for c in conds:
+            c = np.broadcast_to(c, shape)
+            out.append(c & ~taken)
+            taken = taken | c
+        out.append(~taken)
+        return out
+
+    def select_pullback(y_bar: Any) -> tuple:
+        y_bar = unthunk(y_bar)
+        if _is_zero(y_bar) or not _is_diff(y):
+            zero = (_zero_for(default),) if args else ()
+            return (NoTangent(), NoTangent(), _zero_for(choicelist), *zero)
+        y_bar = np.asarray(y_bar)
+        choices_bar = _choice_cotangents(choicelist, select_masks, y_bar)
+        if not args:
+            return (NoTangent(), NoTangent(), choices_bar)
+        default_bar = Thunk(lambda: project_default(_unbroadcast(
+            np.where(select_masks()[-1], y_bar, 0), np.shape(default))))
+        return (NoTangent(), NoTangent(), choices_bar,
+                default_bar if _is_diff(default) else NoTangent())
+
+    return y, select_pullback
+
+
+@frule.register(np.choose)
+def choose_frule(dargs: tuple, a: Any, choices: Any, *args: Any, **kwargs: Any) -> Any:
+    _refuse_out(np.choose, kwargs)
+    y = np.choose(a, choices, *args, **kwargs)
+    if not _is_diff(y) or _is_zero(unthunk(dargs[2])):
+        return y, _out_zero(y)
+    return y, _fit(np.choose(a, _choice_dots(dargs[2], choices), *args, **kwargs), y)
+
+
+@rrule.register(np.choose)
+def choose_rrule(a: Any, choices: Any, *args: Any, **kwargs: Any) -> Any:
+    _refuse_out(np.choose, kwargs)
+    y = np.choose(a, choices, *args, **kwargs)
+    rest = (NoTangent(),) * len(args)
+    mode = _arg(args, kwargs, 1, "mode", "raise")
+    n = len(choices)
+    shape = y.shape
+
+    def choose_masks() -> list:
+        chosen = np.broadcast_to(np.choose(a, list(range(n)), mode=mode), shape)
+        return [chosen == k for k in range(n)]
+
+    def choose_pullback(y_bar: Any) -> tuple:
+        y_bar = unthunk(y_bar)
+        if _is_zero(y_bar) or not _is_diff(y):
+            return (NoTangent(), NoTangent(), _zero_for(choices), *rest)
+        return (NoTangent(), NoTangent(),
+                _choice_cotangents(choices, choose_masks, np.asarray(y_bar)), *rest)
+
+    return y, choose_pullback
+
+
+# ------------------------------------------------------------------------------ sort
+
+
+def _sort_gather(x: Any, args: tuple, kwargs: dict) -> Callable[[np.ndarray], np.ndarray]:
+    """``pos -> pos`` sorted like ``x`` (by a stable argsort of ``x``)."""
+    axis = _arg(args, kwargs, 0, "axis", -1)
+    xa = np.asarray(x)
+    if axis is None:
+        perm = np.argsort(xa.ravel(), kind="stable")
+
+        def sort_flat_gather(pos: np.ndarray) -> np.ndarray:
+            return np.ravel(pos)[perm]
+
+        return sort_flat_gather
+    perm = np.argsort(xa, axis=axis, kind="stable")
+
+    def sort_gather(pos: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(pos, perm, axis)
+
+    return sort_gather
+
+
+def _sort_adjoint(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+    return gather_adjoint(x, _sort_gather(x, args, kwargs))
+
+
+def _sort_pushforward(x: Any, x_dot: np.ndarray, *args: Any, **kwargs: Any) -> Any:
+    return _sort_gather(x, args, kwargs)(x_dot)
+
+
+linear_rules(np.sort, _sort_adjoint, _sort_pushforward)
+
