@@ -82,6 +82,16 @@ def _quotient_case(rng: np.random.Generator, dtype: np.dtype) -> tuple:
     return (x2 * _off_grid(rng, dtype, (3, 4))).astype(dtype), x2
 
 
+def _non_finite(rng: np.random.Generator, dtype: np.dtype, bad: float = np.nan) -> Any:
+    """Finite entries mixed with ``bad``, ``-bad`` (complex: in either part)."""
+    x = arr(rng, dtype, (5,))
+    x[1] = bad
+    x[3] = -bad
+    if dtype.kind == "c":
+        x[4] = x[4].real + 1j * bad
+    return x
+
+
 def _small(rng: np.random.Generator, dtype: np.dtype, shape: Any) -> Any:
     return arr(rng, dtype, shape, -0.03, 0.03)
 
@@ -140,6 +150,11 @@ CASES: list[Case] = [
     _unary(np.modf, _off_grid, REAL),
     _unary(np.frexp, _no_power_of_two, REAL),
     _unary(np.nan_to_num),
+    Case(np.nan_to_num, lambda rng, dt: (_non_finite(rng, dt),), dtypes=ALL,
+         name="numpy.nan_to_num at nan"),
+    Case(np.nan_to_num, lambda rng, dt: (_non_finite(rng, dt, np.inf),),
+         kwargs={"posinf": 5.0, "neginf": -5.0}, dtypes=ALL,
+         name="numpy.nan_to_num(posinf=5.0, neginf=-5.0) at inf"),
     # --- unary: 0-d, empty, non-contiguous, transposed, Python scalars
     Case(np.sin, lambda rng, dt: (np.asarray(arr(rng, dt)),), dtypes=ALL,
          name="numpy.sin 0-d"),
