@@ -1,0 +1,360 @@
+"""Rules for ``scipy.special``.
+
+Elementwise functions are ``scalar_rule`` one-liners (broadcasting, dtypes and the
+complex convention come from the core); complex inputs are supported where SciPy
+accepts them and the derivative is holomorphic (gamma, loggamma, erf, erfc, erfcx,
+ndtr, log_ndtr, xlogy, xlog1py, wofz, dawsn, exp1, expi, expm1, log1p).
+
+Derivatives with respect to an order or a shape parameter (``jv``, ``yv``, ``iv``,
+``kv`` w.r.t. ``v``; ``gammainc``/``gammaincc`` w.r.t. ``a``; ``zeta`` w.r.t. ``x``)
+exist but have no closed form SciPy can evaluate: they are ``not_implemented``
+(with the reason), unless the order is an integer (a Python int or an integer
+array), which cannot be perturbed and gets ``NoTangent()``. ``polygamma``'s order
+``n`` is an integer by definition.
+
+``logsumexp``, ``softmax`` and ``log_softmax`` have hand-written rules using the
+stable forms (``exp(a - logsumexp(a))`` rather than ``exp(a) / sum(exp(a))``), and
+support ``axis``, ``keepdims``, ``b`` and ``return_sign`` (real inputs).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import scipy.special as sc
+
+from chainrules.core import (
+    NoTangent,
+    OutArgumentError,
+    ProjectTo,
+    Tangent,
+    Thunk,
+    ZeroTangent,
+    frule,
+    non_differentiable,
+    not_implemented,
+    rrule,
+    scalar_rule,
+    unthunk,
+)
+
+_SQRT_PI = math.sqrt(math.pi)
+_SQRT_2PI = math.sqrt(2 * math.pi)
+
+# --- gamma family ------------------------------------------------------------------------
+
+scalar_rule(sc.gamma, lambda x, *, y: y * sc.digamma(x))
+scalar_rule(sc.gammaln, lambda x: sc.digamma(x))
+scalar_rule(sc.loggamma, lambda x: sc.psi(x))
+scalar_rule(sc.digamma, lambda x: sc.polygamma(1, x))  # sc.psi is the same ufunc
+scalar_rule(sc.beta, lambda a, b, *, y: (y * (sc.digamma(a) - sc.digamma(a + b)),
+                                         y * (sc.digamma(b) - sc.digamma(a + b))))
+scalar_rule(sc.betaln, lambda a, b: (sc.digamma(a) - sc.digamma(a + b),
+                                     sc.digamma(b) - sc.digamma(a + b)))
+non_differentiable(sc.gammasgn)
+
+# --- error functions and the normal distribution ----------------------------------------
+
+scalar_rule(sc.erf, lambda x: 2 / _SQRT_PI * np.exp(-(x * x)))
+scalar_rule(sc.erfc, lambda x: -2 / _SQRT_PI * np.exp(-(x * x)))
+scalar_rule(sc.erfinv, lambda x, *, y: _SQRT_PI / 2 * np.exp(y * y))
+scalar_rule(sc.erfcinv, lambda x, *, y: -_SQRT_PI / 2 * np.exp(y * y))
+scalar_rule(sc.erfcx, lambda x, *, y: 2 * x * y - 2 / _SQRT_PI)
+scalar_rule(sc.ndtr, lambda x: np.exp(-(x * x) / 2) / _SQRT_2PI)
+# d/dx log Phi(x) = phi(x) / Phi(x), evaluated in log space for large negative x.
+scalar_rule(sc.log_ndtr, lambda x, *, y: np.exp(-(x * x) / 2 - y) / _SQRT_2PI)
+scalar_rule(sc.ndtri, lambda x, *, y: _SQRT_2PI * np.exp(y * y / 2))
+scalar_rule(sc.wofz, lambda z, *, y: -2 * z * y + 2j / _SQRT_PI)
+scalar_rule(sc.dawsn, lambda x, *, y: 1 - 2 * x * y)
+
+# --- logistic ------------------------------------------------------------------------------
+
+scalar_rule(sc.expit, lambda x, *, y: y * (1 - y))
+scalar_rule(sc.logit, lambda x: 1 / (x * (1 - x)))
+scalar_rule(sc.log_expit, lambda x: sc.expit(-x))
+if hasattr(sc, "softplus"):  # SciPy >= 1.15
+    scalar_rule(sc.softplus, lambda x: sc.expit(x))
+
+# --- x log y and entropies ----------------------------------------------------------------
+
+scalar_rule(sc.xlogy, lambda x, y: (np.log(y), x / y))
+scalar_rule(sc.xlog1py, lambda x, y: (np.log1p(y), x / (1 + y)))
+scalar_rule(sc.entr, lambda x: -(np.log(x) + 1))
+scalar_rule(sc.rel_entr, lambda x, y: (np.log(x / y) + 1, -x / y))
+scalar_rule(sc.kl_div, lambda x, y: (np.log(x / y), 1 - x / y))
+
+# --- exponential integrals, elementary functions ------------------------------------------
+
+scalar_rule(sc.exp1, lambda x: -np.exp(-x) / x)
+scalar_rule(sc.expi, lambda x: np.exp(x) / x)
+scalar_rule(sc.expm1, lambda x, *, y: y + 1)
+scalar_rule(sc.log1p, lambda x: 1 / (1 + x))
+scalar_rule(sc.cbrt, lambda x, *, y: 1 / (3 * y * y))
+
+# --- Bessel functions -----------------------------------------------------------------------
+# I1'(x) = (I0 + I2) / 2 is finite at 0 where I0 - I1/x is not; likewise J1' = (J0 - J2) / 2.
+
+scalar_rule(sc.i0, lambda x: sc.i1(x))
+scalar_rule(sc.i0e, lambda x, *, y: sc.i1e(x) - np.sign(x) * y)
+scalar_rule(sc.i1, lambda x: (sc.i0(x) + sc.iv(2, x)) / 2)
+scalar_rule(sc.i1e, lambda x, *, y: (sc.i0e(x) + sc.ive(2, x)) / 2 - np.sign(x) * y)
+scalar_rule(sc.j0, lambda x: -sc.j1(x))
+scalar_rule(sc.j1, lambda x: (sc.j0(x) - sc.jv(2, x)) / 2)
+scalar_rule(sc.y0, lambda x: -sc.y1(x))
+scalar_rule(sc.y1, lambda x: (sc.y0(x) - sc.yv(2, x)) / 2)
+scalar_rule(sc.k0, lambda x: -sc.k1(x))
+scalar_rule(sc.k1, lambda x: -(sc.k0(x) + sc.kv(2, x)) / 2)
+
+
+def _is_integer_valued(v: Any) -> bool:
+    """An order given as a Python int or an integer array cannot be perturbed."""
+    if isinstance(v, (bool, int, np.integer)):
+        return True
+    return isinstance(v, np.ndarray) and v.dtype.kind in "iub"
+
+
+def _no_order_derivative(v: Any, why: str) -> Any:
+    return NoTangent() if _is_integer_valued(v) else not_implemented(why)
+
+
+def _check_kwargs(f: Any, kwargs: dict) -> None:
+    if kwargs.get("out") is not None or kwargs.get("where", True) is not True:
+        raise OutArgumentError(f)
+
+
+def _order_rules(f: Any, d_dx: Any, why: str) -> None:
+    """frule and rrule for ``f(v, x)``, differentiable in ``x`` only (see module doc)."""
+    name = f.__name__
+
+    def order_rrule(v: Any, x: Any, **kwargs: Any) -> Any:
+        _check_kwargs(f, kwargs)
+        y = f(v, x, **kwargs)
+        project_x = ProjectTo(x)
+
+        def order_pullback(y_bar: Any) -> tuple:
+            y_bar = unthunk(y_bar)
+            v_bar = _no_order_derivative(v, why)
+            if isinstance(y_bar, (ZeroTangent, NoTangent)):
+                return NoTangent(), v_bar, ZeroTangent()
+            return NoTangent(), v_bar, project_x(np.conj(d_dx(v, x)) * y_bar)
+
+        order_pullback.__qualname__ = f"{name}_pullback"
+        return y, order_pullback
+
+    def order_frule(dargs: tuple, v: Any, x: Any, **kwargs: Any) -> Any:
+        _check_kwargs(f, kwargs)
+        y = f(v, x, **kwargs)
+        _, v_dot, x_dot = dargs
+        y_dot: Any = ZeroTangent()
+        if not isinstance(unthunk(v_dot), (ZeroTangent, NoTangent)):
+            y_dot = not_implemented(why)
+        elif not isinstance(unthunk(x_dot), (ZeroTangent, NoTangent)):
+            y_dot = np.broadcast_to(d_dx(v, x) * unthunk(x_dot), np.shape(y))
+            y_dot = y_dot.copy() if isinstance(y, np.ndarray) else y_dot[()]
+            if isinstance(y, np.ndarray) and y_dot.dtype != y.dtype:
+                y_dot = y_dot.astype(y.dtype)
+        return y, y_dot
+
+    order_rrule.__qualname__ = f"{name}_rrule"
+    order_frule.__qualname__ = f"{name}_frule"
+    rrule.add_rule(f, order_rrule, (object, object), kind="rule")
+    frule.add_rule(f, order_frule, (object, object), kind="rule")
+
+
+_BESSEL_ORDER = ("the derivative of a Bessel function with respect to its order has no "
+                 "closed form in SciPy")
+_order_rules(sc.jv, lambda v, x: (sc.jv(v - 1, x) - sc.jv(v + 1, x)) / 2, _BESSEL_ORDER)
+_order_rules(sc.yv, lambda v, x: (sc.yv(v - 1, x) - sc.yv(v + 1, x)) / 2, _BESSEL_ORDER)
+_order_rules(sc.iv, lambda v, x: (sc.iv(v - 1, x) + sc.iv(v + 1, x)) / 2, _BESSEL_ORDER)
+_order_rules(sc.kv, lambda v, x: -(sc.kv(v - 1, x) + sc.kv(v + 1, x)) / 2, _BESSEL_ORDER)
+_order_rules(sc.polygamma, lambda n, x: sc.polygamma(n + 1, x),
+             "polygamma's order n is an integer and cannot be perturbed")
+_INC_GAMMA = ("the derivative of the regularized incomplete gamma function with respect to "
+              "a has no closed form in SciPy")
+_order_rules(sc.gammainc,
+             lambda a, x: np.exp(-x + (a - 1) * np.log(x) - sc.gammaln(a)), _INC_GAMMA)
+_order_rules(sc.gammaincc,
+             lambda a, x: -np.exp(-x + (a - 1) * np.log(x) - sc.gammaln(a)), _INC_GAMMA)
+
+
+# --- zeta ------------------------------------------------------------------------------------
+
+_ZETA_X = ("the derivative of the zeta function with respect to its exponent x has no "
+           "closed form in SciPy")
+
+
+@rrule.register(sc.zeta)
+def zeta_rrule(x, q=None, **kwargs):
+    has_q = q is not None
+    y = sc.zeta(x, q, **kwargs)
+    project_q = ProjectTo(q) if has_q else None
+
+    def zeta_pullback(y_bar):
+        y_bar = unthunk(y_bar)
+        x_bar = ZeroTangent() if isinstance(y_bar, (ZeroTangent, NoTangent)) else \
+            not_implemented(_ZETA_X)
+        if not has_q:
+            return NoTangent(), x_bar
+        if isinstance(y_bar, (ZeroTangent, NoTangent)):
+            return NoTangent(), x_bar, ZeroTangent()
+        # d/dq zeta(x, q) = -x zeta(x + 1, q)
+        q_bar = Thunk(lambda: project_q(-x * sc.zeta(x + 1, q) * y_bar))
+        return NoTangent(), x_bar, q_bar
+
+    return y, zeta_pullback
+
+
+@frule.register(sc.zeta)
+def zeta_frule(dargs, x, q=None, **kwargs):
+    y = sc.zeta(x, q, **kwargs)
+    x_dot = unthunk(dargs[1])
+    if not isinstance(x_dot, (ZeroTangent, NoTangent)):
+        return y, not_implemented(_ZETA_X)
+    if q is None:
+        return y, ZeroTangent()
+    q_dot = unthunk(dargs[2])
+    if isinstance(q_dot, (ZeroTangent, NoTangent)):
+        return y, ZeroTangent()
+    y_dot = np.broadcast_to(-x * sc.zeta(x + 1, q) * q_dot, np.shape(y))
+    return y, (y_dot.astype(np.result_type(y)) if np.ndim(y) else y_dot[()])
+
+
+# --- logsumexp, softmax, log_softmax ---------------------------------------------------------
+
+
+def _expand(r: Any, axis: Any, keepdims: bool, ndim: int) -> Any:
+    """Re-insert reduced axes (size 1) so a reduced result broadcasts against the input."""
+    if keepdims or (axis is None and ndim == 0):
+        return r
+    if axis is None:
+        return np.reshape(r, (1,) * ndim)
+    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    axes = tuple(a % ndim for a in axes)
+    return np.expand_dims(r, axes)
+
+
+def _sum_over(x: Any, axis: Any, keepdims: bool) -> Any:
+    return np.sum(x, axis=None if axis is None else axis, keepdims=keepdims)
+
+
+_LSE_PARAMS = ("axis", "b", "keepdims", "return_sign")
+
+
+def _lse_options(args: tuple, kwargs: dict) -> dict:
+    if len(args) > len(_LSE_PARAMS):
+        raise TypeError(f"logsumexp takes at most {len(_LSE_PARAMS) + 1} positional arguments")
+    options = {"axis": None, "b": None, "keepdims": False, "return_sign": False}
+    options.update(zip(_LSE_PARAMS, args))
+    options.update(kwargs)
+    return options
+
+
+def _lse_weights(a: Any, y: Any, axis: Any, keepdims: bool) -> np.ndarray:
+    """exp(a - logsumexp(a)): the softmax weights along the reduced axes."""
+    a_arr = np.asarray(a)
+    return np.exp(a_arr - _expand(y, axis, keepdims, a_arr.ndim))
+
+
+@rrule.register(sc.logsumexp)
+def logsumexp_rrule(a, *args, **kwargs):
+    opts = _lse_options(args, kwargs)
+    axis, b, keepdims, return_sign = (opts[k] for k in _LSE_PARAMS)
+    out = sc.logsumexp(a, *args, **kwargs)
+    y = out[0] if return_sign else out
+    ndim = np.ndim(a)
+    project_a = ProjectTo(a)
+    b_positional = len(args) >= 2 and b is not None
+    project_b = ProjectTo(b) if b_positional else None
+
+    def logsumexp_pullback(y_bar):
+        y_bar = unthunk(y_bar)
+        if return_sign:  # the sign output is piecewise constant
+            y_bar = unthunk(y_bar[0]) if isinstance(y_bar, (Tangent, tuple)) else y_bar
+        rest = [NoTangent()] * len(args)
+        if isinstance(y_bar, (ZeroTangent, NoTangent)):
+            if b_positional:
+                rest[1] = ZeroTangent()
+            return (NoTangent(), ZeroTangent(), *rest)
+        g = _expand(y_bar, axis, keepdims, ndim)
+        weights = _lse_weights(a, y, axis, keepdims)
+        scale = 1 if b is None else b
+        a_bar = Thunk(lambda: project_a(g * np.conj(weights * scale)))
+        if b_positional:
+            rest[1] = Thunk(lambda: project_b(g * np.conj(weights)))
+        return (NoTangent(), a_bar, *rest)
+
+    return out, logsumexp_pullback
+
+
+@frule.register(sc.logsumexp)
+def logsumexp_frule(dargs, a, *args, **kwargs):
+    opts = _lse_options(args, kwargs)
+    axis, b, keepdims, return_sign = (opts[k] for k in _LSE_PARAMS)
+    out = sc.logsumexp(a, *args, **kwargs)
+    y = out[0] if return_sign else out
+    weights = _lse_weights(a, y, axis, keepdims)
+    a_dot = unthunk(dargs[1])
+    b_dot = unthunk(dargs[3]) if len(args) >= 2 and b is not None else ZeroTangent()
+    y_dot: Any = ZeroTangent()
+    if not isinstance(a_dot, (ZeroTangent, NoTangent)):
+        y_dot = _sum_over(weights * (1 if b is None else b) * a_dot, axis, keepdims)
+    if not isinstance(b_dot, (ZeroTangent, NoTangent)):
+        y_dot = y_dot + _sum_over(weights * b_dot, axis, keepdims)
+    if not isinstance(y_dot, ZeroTangent):
+        y_dot = np.asarray(y_dot, dtype=np.result_type(y))
+        y_dot = y_dot[()] if y_dot.ndim == 0 and not isinstance(y, np.ndarray) else y_dot
+    if return_sign:
+        return out, Tangent[tuple](y_dot, NoTangent())
+    return out, y_dot
+
+
+@rrule.register(sc.softmax)
+def softmax_rrule(x, axis=None):
+    y = sc.softmax(x, axis=axis)
+    project_x = ProjectTo(x)
+
+    def softmax_pullback(y_bar):
+        y_bar = unthunk(y_bar)
+        if isinstance(y_bar, (ZeroTangent, NoTangent)):
+            return NoTangent(), ZeroTangent()
+        gy = y_bar * y
+        return NoTangent(), project_x(gy - y * np.sum(gy, axis=axis, keepdims=True))
+
+    return y, softmax_pullback
+
+
+@frule.register(sc.softmax)
+def softmax_frule(dargs, x, axis=None):
+    y = sc.softmax(x, axis=axis)
+    x_dot = unthunk(dargs[1])
+    if isinstance(x_dot, (ZeroTangent, NoTangent)):
+        return y, ZeroTangent()
+    yx = y * x_dot
+    return y, (yx - y * np.sum(yx, axis=axis, keepdims=True)).astype(y.dtype, copy=False)
+
+
+@rrule.register(sc.log_softmax)
+def log_softmax_rrule(x, axis=None):
+    y = sc.log_softmax(x, axis=axis)
+    project_x = ProjectTo(x)
+
+    def log_softmax_pullback(y_bar):
+        y_bar = unthunk(y_bar)
+        if isinstance(y_bar, (ZeroTangent, NoTangent)):
+            return NoTangent(), ZeroTangent()
+        total = np.sum(y_bar, axis=axis, keepdims=True)
+        return NoTangent(), project_x(y_bar - np.exp(y) * total)
+
+    return y, log_softmax_pullback
+
+
+@frule.register(sc.log_softmax)
+def log_softmax_frule(dargs, x, axis=None):
+    y = sc.log_softmax(x, axis=axis)
+    x_dot = unthunk(dargs[1])
+    if isinstance(x_dot, (ZeroTangent, NoTangent)):
+        return y, ZeroTangent()
+    y_dot = x_dot - np.sum(np.exp(y) * x_dot, axis=axis, keepdims=True)
+    return y, np.asarray(y_dot).astype(y.dtype, copy=False)

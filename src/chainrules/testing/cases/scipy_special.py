@@ -1,0 +1,109 @@
+"""Cases for the rules of ``scipy.special`` (``chainrules/rules/scipy/special.py``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from chainrules.testing._cases import Case, arr, positive
+
+try:
+    import scipy.special as sc
+except ImportError:  # the rules exist only with SciPy
+    CASES: list[Case] = []
+else:
+    R = ("float64", "float32")
+    C = ("float64", "float32", "complex128")
+
+    def one(make, shape=(3, 2)):
+        return lambda rng, dt: (make(rng, dt, shape),)
+
+    def interval(low, high, shape=(3, 2)):
+        return lambda rng, dt: (arr(rng, dt, shape, low, high),)
+
+    def pos(low=0.5, high=2.0, shape=(3, 2)):
+        return lambda rng, dt: (positive(rng, dt, shape, low, high),)
+
+    CASES = [
+        Case(sc.gamma, pos(0.5, 3.0), dtypes=C),
+        Case(sc.gamma, interval(-0.9, -0.1), name="scipy.special.gamma(negative)"),
+        Case(sc.gammaln, pos(0.5, 4.0), dtypes=R),
+        Case(sc.loggamma, pos(0.5, 4.0), dtypes=("float64", "complex128")),
+        Case(sc.digamma, pos(0.5, 4.0), dtypes=R),
+        Case(sc.beta, lambda rng, dt: (positive(rng, dt, (3, 1), 0.5, 2.0),
+                                      positive(rng, dt, (4,), 0.5, 2.0)), dtypes=R),
+        Case(sc.betaln, lambda rng, dt: (positive(rng, dt, (3,), 0.5, 2.0),
+                                        positive(rng, dt, (3,), 0.5, 2.0)), dtypes=R),
+        Case(sc.erf, interval(-1.5, 1.5), dtypes=C),
+        Case(sc.erfc, interval(-1.5, 1.5), dtypes=C),
+        Case(sc.erfinv, interval(-0.8, 0.8), dtypes=R),
+        Case(sc.erfcinv, interval(0.2, 1.8), dtypes=R),
+        Case(sc.erfcx, interval(-1.0, 2.0), dtypes=("float64", "float32", "complex128")),
+        Case(sc.ndtr, interval(-2.0, 2.0), dtypes=("float64", "float32", "complex128")),
+        Case(sc.log_ndtr, interval(-3.0, 2.0), dtypes=("float64", "float32", "complex128")),
+        Case(sc.ndtri, interval(0.1, 0.9), dtypes=R),
+        Case(sc.wofz, interval(-1.0, 1.0), dtypes=("complex128",)),
+        Case(sc.dawsn, interval(-2.0, 2.0), dtypes=("float64", "float32", "complex128")),
+        Case(sc.expit, interval(-3.0, 3.0), dtypes=R),
+        Case(sc.logit, interval(0.1, 0.9), dtypes=R),
+        Case(sc.log_expit, interval(-3.0, 3.0), dtypes=R),
+        Case(sc.xlogy, lambda rng, dt: (arr(rng, dt, (3, 1)), positive(rng, dt, (2,))),
+             dtypes=("float64", "float32", "complex128")),
+        Case(sc.xlog1py, lambda rng, dt: (arr(rng, dt, (3,)), positive(rng, dt, (3,))),
+             dtypes=("float64", "float32", "complex128")),
+        Case(sc.entr, pos(0.2, 2.0), dtypes=R),
+        Case(sc.rel_entr, lambda rng, dt: (positive(rng, dt, (4,)), positive(rng, dt, (4,))),
+             dtypes=R),
+        Case(sc.kl_div, lambda rng, dt: (positive(rng, dt, (4,)), positive(rng, dt, (4,))),
+             dtypes=R),
+        Case(sc.exp1, pos(0.3, 2.0), dtypes=("float64", "float32", "complex128")),
+        Case(sc.expi, pos(0.3, 2.0), dtypes=("float64", "float32", "complex128")),
+        Case(sc.expm1, interval(-1.0, 1.0), dtypes=C),
+        Case(sc.log1p, pos(0.1, 2.0), dtypes=C),
+        Case(sc.cbrt, pos(0.2, 2.0), dtypes=R),
+        Case(sc.i0, interval(-2.0, 2.0), dtypes=R),
+        Case(sc.i0e, interval(0.2, 2.0), dtypes=R),
+        Case(sc.i0e, interval(-2.0, -0.2), dtypes=R, name="scipy.special.i0e(negative)"),
+        Case(sc.i1, interval(-2.0, 2.0), dtypes=R),
+        Case(sc.i1e, interval(0.2, 2.0), dtypes=R),
+        Case(sc.j0, interval(-3.0, 3.0), dtypes=R),
+        Case(sc.j1, interval(-3.0, 3.0), dtypes=R),
+        Case(sc.y0, pos(0.5, 3.0), dtypes=R),
+        Case(sc.y1, pos(0.5, 3.0), dtypes=R),
+        Case(sc.k0, pos(0.5, 3.0), dtypes=R),
+        Case(sc.k1, pos(0.5, 3.0), dtypes=R),
+        # The order as a Python int or an int array cannot be perturbed.
+        Case(sc.jv, lambda rng, dt: (2, positive(rng, dt, (4,), 0.5, 3.0)), dtypes=R,
+             name="scipy.special.jv(int order)"),
+        Case(sc.yv, lambda rng, dt: (np.array([0, 1, 2]), positive(rng, dt, (3,), 0.5, 3.0)),
+             dtypes=R, name="scipy.special.yv(int array order)"),
+        Case(sc.iv, lambda rng, dt: (1, arr(rng, dt, (3,), -2.0, 2.0)), dtypes=R,
+             name="scipy.special.iv(int order)"),
+        Case(sc.kv, lambda rng, dt: (0, positive(rng, dt, (3,), 0.5, 3.0)), dtypes=R,
+             name="scipy.special.kv(int order)"),
+        Case(sc.jv, lambda rng, dt: (arr(rng, dt, (), 0.5, 1.5), positive(rng, dt, (3,))),
+             dtypes=("float64",), name="scipy.special.jv(real order)",
+             xfail="derivative w.r.t. a real order is not_implemented (no closed form)"),
+        Case(sc.polygamma, lambda rng, dt: (1, positive(rng, dt, (3,), 0.5, 3.0)), dtypes=R),
+        Case(sc.gammainc, lambda rng, dt: (2.0, positive(rng, dt, (3,), 0.5, 3.0)),
+             dtypes=R, name="scipy.special.gammainc(w.r.t. x)",
+             xfail="derivative w.r.t. a is not_implemented (no closed form)"),
+        Case(sc.gammainc, lambda rng, dt: (np.array([1, 2, 3]), positive(rng, dt, (3,))),
+             dtypes=R, name="scipy.special.gammainc(int a)"),
+        Case(sc.gammaincc, lambda rng, dt: (np.array([1, 2, 3]), positive(rng, dt, (3,))),
+             dtypes=R, name="scipy.special.gammaincc(int a)"),
+        Case(sc.zeta, lambda rng, dt: (3.0, positive(rng, dt, (3,), 1.0, 3.0)), dtypes=R,
+             name="scipy.special.zeta(x, q)",
+             xfail="derivative w.r.t. the exponent x is not_implemented (no closed form)"),
+        Case(sc.logsumexp, one(arr)),
+        Case(sc.logsumexp, one(arr), kwargs={"axis": 1}),
+        Case(sc.logsumexp, one(arr, (2, 3, 2)), kwargs={"axis": (0, 2), "keepdims": True}),
+        Case(sc.logsumexp, lambda rng, dt: (arr(rng, dt, (3, 2)), 0, positive(rng, dt, (3, 2))),
+             name="scipy.special.logsumexp(a, axis, b)"),
+        Case(sc.logsumexp, one(arr), kwargs={"axis": 0, "return_sign": True}),
+        Case(sc.softmax, one(arr, (3, 4))),
+        Case(sc.softmax, one(arr, (3, 4)), kwargs={"axis": 1}),
+        Case(sc.log_softmax, one(arr, (3, 4)), kwargs={"axis": 0}),
+        Case(sc.log_softmax, one(arr, (5,))),
+    ]
+    if hasattr(sc, "softplus"):
+        CASES.append(Case(sc.softplus, interval(-3.0, 3.0), dtypes=R))

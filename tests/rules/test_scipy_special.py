@@ -1,0 +1,77 @@
+import numpy as np
+import pytest
+
+sc = pytest.importorskip("scipy.special")
+
+from chainrules import NoTangent, NotImplementedTangent, OutArgumentError, frule, rrule  # noqa: E402
+from chainrules.testing import case_id, run_case  # noqa: E402
+from chainrules.testing.cases.scipy_special import CASES  # noqa: E402
+
+PARAMS = [(c, d, m) for c in CASES for d in c.dtypes for m in ("frule", "rrule") if getattr(c, m)]
+
+
+@pytest.mark.parametrize(("case", "dtype", "mode"), PARAMS, ids=[case_id(*p) for p in PARAMS])
+def test_rule(case, dtype, mode):
+    result = run_case(case, dtype, mode)
+    if result.status == "xfail":
+        pytest.xfail(result.message)
+    assert result.status == "passed", result.message
+
+
+COVERED = [
+    "gamma", "gammaln", "loggamma", "digamma", "psi", "polygamma", "beta", "betaln", "erf",
+    "erfc", "erfinv", "erfcinv", "erfcx", "expit", "logit", "log_expit", "log_ndtr", "ndtr",
+    "ndtri", "xlogy", "xlog1py", "entr", "rel_entr", "kl_div", "logsumexp", "softmax",
+    "log_softmax", "i0", "i0e", "i1", "i1e", "j0", "j1", "y0", "y1", "k0", "k1", "jv", "yv",
+    "iv", "kv", "zeta", "gammainc", "gammaincc", "expm1", "log1p", "cbrt", "wofz", "dawsn",
+    "exp1", "expi",
+]
+
+
+@pytest.mark.parametrize("name", COVERED)
+def test_function_has_frule_and_rrule(name):
+    f = getattr(sc, name)
+    assert rrule.has_rules(f) and frule.has_rules(f)
+
+
+def test_order_derivative_is_not_implemented_for_real_orders():
+    _, pullback = rrule(sc.jv, 1.5, np.array([1.0, 2.0]))
+    _, v_bar, x_bar = pullback(np.ones(2))
+    assert isinstance(v_bar, NotImplementedTangent)
+    assert "order" in v_bar.info
+    assert x_bar.shape == (2,)
+
+
+def test_integer_order_gets_no_tangent():
+    _, pullback = rrule(sc.kv, 1, np.array([1.0, 2.0]))
+    assert pullback(np.ones(2))[1] is NoTangent()
+    _, pullback = rrule(sc.polygamma, np.array([1, 2]), np.array([1.0, 2.0]))
+    assert pullback(np.ones(2))[1] is NoTangent()
+
+
+def test_zeta_without_q_is_not_implemented_in_x():
+    _, pullback = rrule(sc.zeta, 3.0)
+    assert isinstance(pullback(1.0)[1], NotImplementedTangent)
+
+
+def test_logsumexp_is_stable_for_large_inputs():
+    x = np.array([1000.0, 1000.0])
+    _, pullback = rrule(sc.logsumexp, x)
+    x_bar = pullback(1.0)[1]
+    assert np.all(np.isfinite(x_bar))  # exp(1000) overflows; exp(x - y) does not
+    np.testing.assert_allclose(x_bar, [0.5, 0.5], rtol=1e-12)
+
+
+def test_order_rule_refuses_out():
+    with pytest.raises(OutArgumentError, match="does not support out="):
+        rrule(sc.jv, 1, np.ones(2), out=np.empty(2))
+
+
+def test_inputs_not_mutated():
+    x = np.array([[0.5, 1.0], [2.0, 3.0]])
+    copy = x.copy()
+    _, pullback = rrule(sc.softmax, x, axis=1)
+    g = np.ones((2, 2))
+    pullback(g)
+    np.testing.assert_array_equal(x, copy)
+    np.testing.assert_array_equal(g, np.ones((2, 2)))
