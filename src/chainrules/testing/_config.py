@@ -77,4 +77,4 @@ class ADviaRuleConfig(RuleConfig, HasReverseMode, HasForwardsMode):
 def _has_fields(f: Any) -> bool:
     from chainrules.testing._vec import spec_of
 
-    return spec_of(f, None, "f").size > 0
+    return spec_of(f, None, "f").perturbable

@@ -54,6 +54,8 @@ class Spec:
 
     size: int = 0
     path: str = ""
+    #: whether the primal can be perturbed at all (an empty float array can, an int cannot)
+    perturbable: bool = True
 
     def pack(self, x: Any, out: np.ndarray, o: int) -> None:
         raise NotImplementedError
@@ -114,7 +116,7 @@ class Spec:
         return out
 
     def vec_to_tangent(self, vec: np.ndarray) -> Any:
-        if self.size == 0:
+        if not self.perturbable:
             return _core().NoTangent()
         return self.unpack_tangent(vec, 0)
 
@@ -134,6 +136,8 @@ def _prepare(t: Any, path: str) -> Any:
 
 
 class _Const(Spec):
+    perturbable = False
+
     def __init__(self, x: Any, path: str) -> None:
         self.x = x
         self.path = path
@@ -292,6 +296,7 @@ class _Container(Spec):
         self.kind = kind
         self.type = type(x)
         self.size = sum(c.size for c in children)
+        self.perturbable = any(c.perturbable for c in children)
 
     def _leaves(self, o: int, out: list) -> None:
         for c in self.children:
@@ -371,11 +376,11 @@ class _Container(Spec):
 
     def unpack_tangent(self, vec: np.ndarray, o: int) -> Any:
         core = _core()
-        if self.size == 0:
+        if not self.perturbable:
             return core.NoTangent()
         items = []
         for c in self.children:
-            items.append(c.unpack_tangent(vec, o) if c.size else core.NoTangent())
+            items.append(c.unpack_tangent(vec, o) if c.perturbable else core.NoTangent())
             o += c.size
         if self.kind == "seq":
             return core.Tangent[self.type](*items)
