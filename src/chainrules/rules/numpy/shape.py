@@ -914,7 +914,8 @@ def _astype_rrule(f: Any) -> Callable:
         def astype_pullback(y_bar: Any) -> tuple:
             y_bar = unthunk(y_bar)
             if _is_zero(y_bar) or not diff:
-                return (NoTangent(), _zero_for(x) if diff else NoTangent(), NoTangent(), *rest)
+                # An integer output: the derivative is zero wherever it exists.
+                return (NoTangent(), _zero_for(x), NoTangent(), *rest)
             return (NoTangent(), project_x(_fresh(np.asarray(y_bar), y_bar)), NoTangent(),
                     *rest)
 
