@@ -200,10 +200,13 @@ def test_jacobian_complex_input_error():
 
 def test_hessian_small_function():
     def f(x):
-        return x[0] ** 2 * x[1] + np.sin(x[1]) * x[0]
+        return np.sum(x ** 2 * np.sin(x)) + np.sum(x) ** 2
 
-    x = np.array([1.0, 3.0])
-    h = hessian(f)(x)
-    expected = [[2 * x[1], 2 * x[0] + np.cos(x[1])],
-                [2 * x[0] + np.cos(x[1]), -np.sin(x[1]) * x[0]]]
-    np.testing.assert_allclose(h, expected, rtol=1e-12)
+    x = np.array([0.5, 1.0, 3.0])
+    expected = np.diag(2 * np.sin(x) + 4 * x * np.cos(x) - x ** 2 * np.sin(x)) + 2.0
+    np.testing.assert_allclose(hessian(f)(x), expected, rtol=1e-12)
+
+
+def test_hessian_of_scalar_function():
+    assert hessian(lambda x: x ** 3 * math.exp(x))(0.5) == pytest.approx(
+        (6 * 0.5 + 6 * 0.25 + 0.125) * math.exp(0.5))

@@ -51,6 +51,56 @@ class _CallRewriter(ast.NodeTransformer):
         return ast.copy_location(new, node)
 
 
+def _index_expr(node: ast.expr) -> ast.expr:
+    """A subscript's index as an ordinary expression (slices become ``slice(...)`` calls)."""
+    if isinstance(node, ast.Slice):
+        parts = [node.lower, node.upper, node.step]
+        return ast.copy_location(ast.Call(
+            func=ast.Attribute(value=ast.Name(id=CALL_NAME, ctx=ast.Load()), attr="slice",
+                               ctx=ast.Load()),
+            args=[p if p is not None else ast.Constant(None) for p in parts], keywords=[]),
+            node)
+    if isinstance(node, ast.Tuple):
+        return ast.copy_location(
+            ast.Tuple(elts=[_index_expr(e) for e in node.elts], ctx=ast.Load()), node)
+    return node
+
+
+class _StoreRewriter(_CallRewriter):
+    """Also routes ``a[i] = v`` and ``a[i] op= v`` through the dispatch point's ``setitem``,
+    so writing a traced value into a NumPy array is caught with a clear message."""
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        self.generic_visit(node)
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Subscript):
+            return node
+        target = node.targets[0]
+        call = ast.Call(
+            func=ast.Attribute(value=ast.Name(id=CALL_NAME, ctx=ast.Load()), attr="setitem",
+                               ctx=ast.Load()),
+            args=[target.value, _index_expr(target.slice), node.value], keywords=[])
+        return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        self.generic_visit(node)
+        if not isinstance(node.target, ast.Subscript):
+            return node
+        target = node.target
+        op_name = _AUG_OPS.get(type(node.op))
+        if op_name is None:
+            return node
+        call = ast.Call(
+            func=ast.Attribute(value=ast.Name(id=CALL_NAME, ctx=ast.Load()),
+                               attr="setitem_inplace", ctx=ast.Load()),
+            args=[target.value, _index_expr(target.slice), ast.Constant(op_name), node.value],
+            keywords=[])
+        return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
+
+
+_AUG_OPS = {ast.Add: "iadd", ast.Sub: "isub", ast.Mult: "imul", ast.Div: "itruediv",
+            ast.Pow: "ipow", ast.MatMult: "imatmul"}
+
+
 def _module_tree(filename: str) -> ast.Module | None:
     lines = linecache.getlines(filename)
     if not lines:
@@ -115,7 +165,7 @@ def _compile(code: types.CodeType) -> types.CodeType | None:
     node = _find_node(tree, code)
     if node is None:
         return None
-    node = _CallRewriter().visit(_copy(node))
+    node = _StoreRewriter().visit(_copy(node))
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         node.decorator_list = []
         body_stmt: ast.stmt = node

@@ -54,7 +54,7 @@ from chainrules.core import (
 
 from chainrules.core import _helpers as _core_helpers
 
-from ._errors import MutationError, NoRuleError, TracerConversionError, func_name
+from ._errors import ADError, MutationError, NoRuleError, TracerConversionError, func_name
 from ._rewrite import rewritten_function
 
 __all__ = ["ForwardTrace", "ReverseTrace", "Tracer", "apply", "call", "new_level"]
@@ -152,6 +152,20 @@ class Tracer:
 
     def __complex__(self) -> complex:
         raise TracerConversionError(_coercion_operation("complex()"), _describe(self))
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # noqa: PLE0237
+        # isinstance(x, float) / isinstance(x, np.ndarray) answer for the primal, so rule
+        # code run on values of an outer trace takes the branch it takes for primals.
+        # type(x) is still Tracer; the AD itself only ever tests `type(x) is Tracer`.
+        return type(deep_primal(self))
+
+    @property
+    def __array_interface__(self) -> Any:
+        # NumPy asks for this before treating a tracer as a sequence or an object;
+        # refusing here turns `a[i] = x` and `np.asarray(x)` into a clear error.
+        raise TracerConversionError(
+            _coercion_operation("converting a traced value to a NumPy array"), _describe(self))
 
     def __int__(self) -> int:
         # Truncation: the derivative is zero almost everywhere, which is what we return.
@@ -468,6 +482,8 @@ def _describe(t: Tracer) -> str:
 def _coercion_operation(default: str) -> str:
     """Name the Python operation that asked for a plain number, from the caller's opcode."""
     frame = sys._getframe(2)
+    if frame.f_code.co_filename == __file__:
+        return default
     try:
         op = dis.opname[frame.f_code.co_code[frame.f_lasti]]
     except (IndexError, AttributeError):
@@ -1326,12 +1342,12 @@ def _through(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
         g = _rewritten(f)
         if g is not None:
             return g(*args, **kwargs)
-        return _call_opaque(f, args, kwargs)
+        return _call_opaque_traced(f, args, kwargs, top)
     if tf is _MethodType and type(f.__func__) is _FunctionType:
         g = _rewritten(f.__func__)
         if g is not None:
             return g(f.__self__, *args, **kwargs)
-        return _call_opaque(f, args, kwargs)
+        return _call_opaque_traced(f, args, kwargs, top)
     if isinstance(f, np.ufunc):
         raise NoRuleError(f, _mode(top), tuple(type(_deep_struct_primal(a)) for a in args),
                           "NumPy would have to convert the traced values to plain arrays")
@@ -1348,13 +1364,13 @@ def _through(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
                 obj = object.__new__(f)
                 g(obj, *args, **kwargs)
                 return obj
-        return _call_opaque(f, args, kwargs)
+        return _call_opaque_traced(f, args, kwargs, top)
     method = getattr(tf, "__call__", None)
     if type(method) is _FunctionType and not isinstance(f, (types.BuiltinFunctionType,)):
         g = _rewritten(method)
         if g is not None:
             return g(f, *args, **kwargs)
-    return _call_opaque(f, args, kwargs)
+    return _call_opaque_traced(f, args, kwargs, top)
 
 
 def _wrap_callable(v: Any) -> Any:
@@ -1367,20 +1383,50 @@ def _wrap_callable(v: Any) -> Any:
     return v
 
 
+def _call_opaque_traced(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
+    """``_call_opaque`` for a call whose arguments hold tracers: a failure is most likely
+    the tracer's, so it becomes a :class:`NoRuleError` naming the function."""
+    try:
+        return _call_opaque(f, args, kwargs)
+    except ADError:
+        raise
+    except (TypeError, ValueError) as e:
+        if _is_ad_code(f):
+            raise
+        raise NoRuleError(f, _mode(top), tuple(type(_deep_struct_primal(a)) for a in args),
+                          f"calling it on traced values failed: {type(e).__name__}: {e}") from e
+    except Exception as e:
+        if type(e).__module__ in ("struct", "_struct"):
+            raise NoRuleError(f, _mode(top),
+                              tuple(type(_deep_struct_primal(a)) for a in args),
+                              f"calling it on traced values failed: {e}") from e
+        raise
+
+
 def _call_opaque(f: Any, args: tuple, kwargs: dict) -> Any:
     """Call code the AD cannot look inside: callables passed to it still dispatch."""
     args = tuple(_wrap_callable(a) for a in args)
     if kwargs:
         kwargs = {k: _wrap_callable(v) for k, v in kwargs.items()}
     if f is np.array or f is np.asarray or f is np.asanyarray:
+        if len(args) == 1 and not kwargs and type(args[0]) is Tracer:
+            return args[0]  # already an array-like value the AD follows
         if args and _top_trace_deep(args[0], None) is not None:
             return call(_stack_nested, args[0], **kwargs)
     try:
         return f(*args, **kwargs)
     except TracerConversionError as e:
-        if e.function is None:
-            raise TracerConversionError(e.operation, e.primal, func_name(f)) from None
+        if e.function is None and f not in (float, complex, int) and not _is_ad_code(f):
+            raise TracerConversionError(e.operation, e.primal, func_name(f)) from e
         raise
+
+
+def _is_ad_code(f: Any) -> bool:
+    code = getattr(f, "__code__", None)
+    return code is not None and code.co_filename.startswith(_AD_DIR)
+
+
+_AD_DIR = __file__.rsplit("_trace.py", 1)[0]
 
 
 def _stack_nested(x: Any, dtype: Any = None) -> Any:
@@ -1427,3 +1473,33 @@ def _stack_nested_frule(dargs: tuple, x: Any, dtype: Any = None) -> Any:
         return d
 
     return y, np.asarray(tangent_of(x, dargs[1]), dtype=y.dtype)
+
+
+def _setitem(obj: Any, key: Any, value: Any) -> None:
+    """``obj[key] = value`` in traced code: refused when it would drop a derivative."""
+    if type(obj) is Tracer:
+        raise MutationError("`a[...] = value` on a traced array")
+    if isinstance(obj, _ndarray) and _top_trace_deep(value, None) is not None:
+        raise TracerConversionError("writing a traced value into an array (`a[i] = x`)",
+                                    _describe(value) if type(value) is Tracer
+                                    else "a structure holding traced values")
+    obj[key] = value
+
+
+def _setitem_inplace(obj: Any, key: Any, op: str, value: Any) -> None:
+    """``obj[key] op= value`` in traced code (same checks as :func:`_setitem`)."""
+    if type(obj) is Tracer:
+        raise MutationError(f"`a[...] {_AUG_SYMBOLS[op]} value` on a traced array")
+    if isinstance(obj, _ndarray) and _top_trace_deep(value, None) is not None:
+        raise TracerConversionError(
+            f"updating an array with a traced value (`a[i] {_AUG_SYMBOLS[op]} x`)",
+            _describe(value) if type(value) is Tracer else "a structure holding traced values")
+    obj[key] = getattr(operator, op)(obj[key], value)
+
+
+_AUG_SYMBOLS = {"iadd": "+=", "isub": "-=", "imul": "*=", "itruediv": "/=", "ipow": "**=",
+                "imatmul": "@="}
+
+call.setitem = _setitem  # type: ignore[attr-defined]
+call.setitem_inplace = _setitem_inplace  # type: ignore[attr-defined]
+call.slice = slice  # type: ignore[attr-defined]

@@ -1,0 +1,160 @@
+"""What the AD cannot differentiate fails loudly, with a message that names the
+operation and suggests a rule for the enclosing function."""
+
+from __future__ import annotations
+
+import array
+import math
+import re
+import struct
+
+import numpy as np
+import pytest
+
+from chainrules import NoTangent, rrule
+from chainrules.ad import (
+    MutationError,
+    NoRuleError,
+    TracerConversionError,
+    grad,
+    jvp,
+)
+
+FIX = "write a rule for the enclosing function"
+
+
+def test_float_of_traced_value_error():
+    # %-formatting asks for float(x) directly: no call site to name
+    with pytest.raises(TracerConversionError, match=re.escape(
+            "float() would turn a traced value (traced float 2.0) into a plain number")):
+        grad(lambda x: len("%.2f" % x) * x)(2.0)
+
+
+def test_float_inside_builtin_names_the_builtin():
+    with pytest.raises(TracerConversionError,
+                       match=re.escape("float() inside array.array would turn a traced value")):
+        grad(lambda x: array.array("d", [x])[0])(2.0)
+
+
+def test_float_error_suggests_rule():
+    with pytest.raises(TracerConversionError, match=FIX):
+        grad(lambda x: array.array("d", [x])[0])(2.0)
+
+
+def test_item_of_traced_array_error():
+    with pytest.raises(TracerConversionError, match=re.escape("x.item()")):
+        grad(lambda x: x.item())(np.array([1.0]))
+
+
+def test_builtin_failing_on_traced_value_error():
+    with pytest.raises(NoRuleError, match=re.escape("no rrule for _struct.pack(str, float)")):
+        grad(lambda x: struct.unpack("d", struct.pack("d", x))[0])(2.0)
+
+
+def test_writing_traced_value_into_array_error():
+    def f(x):
+        a = np.zeros(3)
+        a[0] = x
+        return np.sum(a)
+
+    with pytest.raises(TracerConversionError,
+                       match=re.escape("writing a traced value into an array (`a[i] = x`)")):
+        grad(f)(1.0)
+
+
+def test_setitem_on_traced_array_error():
+    def f(x):
+        x[0] = 1.0
+        return np.sum(x)
+
+    with pytest.raises(MutationError, match=re.escape("`a[...] = value` on a traced array "
+                                                      "mutates an array in place")):
+        grad(f)(np.ones(2))
+
+
+def test_inplace_add_on_traced_array_error():
+    def addone(a):
+        a += 1
+        return sum(a)
+
+    with pytest.raises(MutationError, match=re.escape("`x += ...` on a traced array")):
+        grad(addone)(np.ones(3))
+
+
+def test_inplace_ufunc_into_plain_array_error():
+    def f(x):
+        acc = np.zeros(2)
+        acc += x
+        return np.sum(acc)
+
+    with pytest.raises(MutationError, match=re.escape("numpy.add(..., out=...)")):
+        grad(f)(np.ones(2))
+
+
+def test_builtin_without_rule_names_the_function():
+    def f(x):
+        return math.gamma(x)  # no rule registered for math.gamma in this test
+
+    if rrule.has_rules(math.gamma):
+        pytest.skip("the rule set now has a rule for math.gamma")
+    with pytest.raises(TracerConversionError,
+                       match=re.escape("float() inside math.gamma would turn a traced value")):
+        grad(f)(2.5)
+
+
+def test_numpy_function_without_rule_error():
+    def f(x):
+        return np.sum(np.fft.fftshift(x) * 1.0) if False else np.sum(np.trapezoid(x))
+
+    if rrule.has_rules(np.trapezoid):
+        pytest.skip("the rule set now has a rule for numpy.trapezoid")
+    with pytest.raises(NoRuleError, match=re.escape("no rrule for numpy.trapezoid(ndarray)")):
+        grad(f)(np.ones(3))
+
+
+def test_numpy_ufunc_without_rule_error():
+    if rrule.has_rules(np.spacing):
+        pytest.skip("the rule set now has a rule for numpy.spacing")
+    with pytest.raises(NoRuleError, match=re.escape("no rrule for numpy.spacing(float)")):
+        grad(lambda x: np.spacing(x))(1.0)
+
+
+def test_forward_mode_error_names_frule():
+    if rrule.has_rules(np.spacing):
+        pytest.skip("the rule set now has a rule for numpy.spacing")
+    with pytest.raises(NoRuleError, match=re.escape("no frule for numpy.spacing(float)")):
+        jvp(lambda x: np.spacing(x), (1.0,), (1.0,))
+
+
+def test_ufunc_method_without_equivalent_error():
+    with pytest.raises(NoRuleError, match=re.escape("ufunc method numpy.add.outer")):
+        grad(lambda x: np.sum(np.add.outer(x, x)))(np.ones(2))
+
+
+def test_function_without_source_fails_loudly():
+    namespace: dict = {}
+    exec("import math\ndef hidden(x):\n    return math.sin(x)\n", namespace)
+    with pytest.raises(TracerConversionError, match=re.escape("inside hidden")):
+        grad(namespace["hidden"])(1.0)
+
+
+def test_mutating_function_works_once_it_has_an_rrule():
+    # The reference document's addone! example.
+    def addone(a):
+        a += 1
+        return sum(a)
+
+    a = np.ones(3)
+    with pytest.raises(MutationError):
+        grad(addone)(a)
+
+    @rrule.register(addone)
+    def addone_rrule(a: np.ndarray):
+        y = addone(a)
+
+        def addone_pullback(y_bar):
+            return NoTangent(), np.ones(len(a)) * y_bar
+
+        return y, addone_pullback
+
+    np.testing.assert_array_equal(grad(addone)(np.ones(3)), [1.0, 1.0, 1.0])
