@@ -227,6 +227,8 @@ def _to_end(x: np.ndarray, axes: tuple) -> tuple[np.ndarray, Any]:
 def _prod_others(x: np.ndarray, axes: tuple) -> np.ndarray:
     """For each element, the product of the other elements of its reduction slice,
     computed from exclusive products on both sides (no division: zeros are exact)."""
+    if x.size == 0:
+        return np.zeros(x.shape, dtype=x.dtype)
     xt, back = _to_end(x, axes)
     n = xt.shape[-1]
     ones = np.ones((*xt.shape[:-1], 1), dtype=xt.dtype)

@@ -38,6 +38,10 @@ CASES += [
          dtypes=FC, name="numpy.dot(views)"),
     Case(np.dot, lambda rng, dt: (arr(rng, dt, (2, 3)).tolist(), arr(rng, dt, (3,))),
          dtypes=("float64",), name="numpy.dot(list, 1-d)"),
+    Case(np.dot, _ab((2, 0), (0, 3)), dtypes=FC, name="numpy.dot(empty inner)"),
+    Case(np.matmul, _ab((0, 2), (2, 3)), dtypes=FC, name="numpy.matmul(empty output)"),
+    Case(np.einsum, lambda rng, dt: ("ij,jk->ik", arr(rng, dt, (2, 0)), arr(rng, dt, (0, 3))),
+         dtypes=FC, name="numpy.einsum(empty)"),
     Case(np.dot, lambda rng, dt: (integers(rng, (2, 3), 0, 3), arr(rng, dt, (3,))),
          dtypes=FC, name="numpy.dot(int, 1-d)"),
 ]

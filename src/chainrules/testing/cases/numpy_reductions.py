@@ -1,4 +1,4 @@
-"""Rule cases for NumPy reductions, scans and differences (``chainrules/rules/numpy/reductions.py``).
+"""Rule cases for NumPy reductions, scans and differences (rules/numpy/reductions.py).
 
 Inputs for ``max``/``min``/``ptp``/``median`` have well-separated values (no ties
 within finite-difference reach); ``prod``/``cumprod`` rows include one and several
@@ -70,14 +70,8 @@ for _f in (np.sum, np.mean):
         Case(_f, lambda rng, dt: (arr(rng, dt, (3, 2)).tolist(),), dtypes=("float64",),
              name=f"numpy.{_f.__name__}(list)"),
     ]
-# The testers treat an empty float array as non-perturbable and demand NoTangent for it.
-_EMPTY_XFAIL = ("tester: an empty float array gets rand_tangent NoTangent(), so test_rrule "
-                "demands a NoTangent() cotangent instead of an empty array")
 CASES += [
-    Case(np.sum, _a(0, 3), kwargs={"axis": 0}, dtypes=FC, name="numpy.sum(empty)",
-         rrule=False),
-    Case(np.sum, _a(0, 3), kwargs={"axis": 0}, dtypes=FC, name="numpy.sum(empty) ",
-         frule=False, xfail=_EMPTY_XFAIL),
+    Case(np.sum, _a(0, 3), kwargs={"axis": 0}, dtypes=FC, name="numpy.sum(empty)"),
     Case(np.sum, _a(3, 4), kwargs={"axis": 1, "dtype": np.float64}, dtypes=("float32",),
          name="numpy.sum(dtype=float64)"),
     Case(np.sum, _a(3, 4), kwargs={"axis": 1, "initial": 2.0}, dtypes=FC),
@@ -110,10 +104,8 @@ CASES += [
          kwargs={"axis": -1}, dtypes=FC, name="numpy.prod(two zeros in a row, axis=-1)"),
     Case(np.prod, lambda rng, dt: (np.asarray(arr(rng, dt, ())),), dtypes=FC,
          name="numpy.prod(0-d)"),
-    Case(np.prod, _a(0, 3), kwargs={"axis": 0}, dtypes=FC, name="numpy.prod(empty)",
-         rrule=False),
-    Case(np.prod, _a(0, 3), kwargs={"axis": 0}, dtypes=FC, name="numpy.prod(empty) ",
-         frule=False, xfail=_EMPTY_XFAIL),
+    Case(np.prod, _a(0, 3), kwargs={"axis": 0}, dtypes=FC, name="numpy.prod(empty)"),
+    Case(np.prod, _a(3, 0), kwargs={"axis": 0}, dtypes=FC, name="numpy.prod(empty output)"),
     Case(np.nanprod, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN),), kwargs={"axis": 1},
          dtypes=F),
 ]
@@ -174,6 +166,8 @@ for _f in (np.cumsum, np.cumprod):
         Case(_f, _view, kwargs={"axis": 1}, dtypes=FC, name=f"numpy.{_f.__name__}(view)"),
     ]
 CASES += [
+    Case(np.cumsum, _a(2, 0), kwargs={"axis": 1}, dtypes=FC, name="numpy.cumsum(empty)"),
+    Case(np.cumprod, _a(0, 3), kwargs={"axis": 0}, dtypes=FC, name="numpy.cumprod(empty)"),
     Case(np.cumprod, lambda rng, dt: (_with_zeros(rng, dt, (6,), [2]),), dtypes=FC,
          name="numpy.cumprod(one zero)"),
     Case(np.cumprod, lambda rng, dt: (_with_zeros(rng, dt, (7,), [1, 4]),), dtypes=FC,
