@@ -220,6 +220,17 @@ def _leaf_or_zero(x: Any) -> Any:
     return ZeroTangent() if x is None else x
 
 
+def _is_zero(t: Any) -> bool:
+    # torch.func materializes the tangents of inputs it does not differentiate as zeros;
+    # an exactly-zero direction contributes nothing, so the rule's own derivative is not needed
+    if t is None:
+        return True
+    try:
+        return not bool(t.detach().any())
+    except RuntimeError:  # under torch.func.vmap values cannot be inspected: assume nonzero
+        return False
+
+
 def _second_order_error(call: _Call, transform: str) -> UnsupportedTransformError:
     return UnsupportedTransformError(
         _BRIDGE, call.f, transform,
@@ -269,6 +280,7 @@ def _functions() -> tuple[type, type, type]:
             call = inputs[0]
             ctx.call = call
             ctx.save_for_backward(*inputs[1:])
+            ctx.save_for_forward(*inputs[1:])
             ctx.mark_non_differentiable(
                 *(o for o in output if not (o.is_floating_point() or o.is_complex())))
 
@@ -320,6 +332,7 @@ def _functions() -> tuple[type, type, type]:
         def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
             ctx.call, ctx.needs, ctx.n_g = inputs[0], inputs[1], inputs[2]
             ctx.save_for_backward(*inputs[3:])
+            ctx.save_for_forward(*inputs[3:])
 
         @staticmethod
         def backward(ctx: Any, *vs: Any) -> tuple:
@@ -342,7 +355,7 @@ def _functions() -> tuple[type, type, type]:
         @staticmethod
         def jvp(ctx: Any, _c: Any, _n: Any, _k: Any, *tangents: Any) -> tuple:
             call, n_g = ctx.call, ctx.n_g
-            if any(t is not None for t in tangents[n_g:]):
+            if not all(_is_zero(t) for t in tangents[n_g:]):
                 raise _second_order_error(call, "forward mode over reverse mode (e.g. jacfwd of "
                                                 "jacrev) with respect to the inputs")
             g_dots = tangents[:n_g]
@@ -379,6 +392,7 @@ def _functions() -> tuple[type, type, type]:
         def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
             ctx.call, ctx.n_t = inputs[0], inputs[1]
             ctx.save_for_backward(*inputs[2:])
+            ctx.save_for_forward(*inputs[2:])
 
         @staticmethod
         def backward(ctx: Any, *gs: Any) -> tuple:
@@ -396,7 +410,7 @@ def _functions() -> tuple[type, type, type]:
         @staticmethod
         def jvp(ctx: Any, _c: Any, _n: Any, *tangents: Any) -> tuple:
             call, n_t = ctx.call, ctx.n_t
-            if any(t is not None for t in tangents[n_t:]):
+            if not all(_is_zero(t) for t in tangents[n_t:]):
                 raise _second_order_error(call, "a second forward-mode derivative")
             return _Pushforward.apply(call, n_t, *tangents[:n_t], *ctx.saved_tensors[n_t:])
 
