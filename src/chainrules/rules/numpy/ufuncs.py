@@ -62,6 +62,9 @@ Conventions:
 
 from __future__ import annotations
 
+import functools
+import inspect
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -80,6 +83,7 @@ from chainrules.core import (
     frule,
     non_differentiable,
     rrule,
+    scalar_rule,
     unthunk,
 )
 
@@ -218,27 +222,50 @@ def _name(f: Any) -> str:
     return getattr(f, "__name__", "f")
 
 
-def _elementwise(f: Any, partials: Callable[..., Any], *, nargs: int | None = None,
-                 holomorphic: bool = True, uses_output: bool = False,
-                 thunk: bool = True) -> None:
+def _elementwise(f: Any, partials: Callable[..., Any], *, nargs: int | None = None) -> None:
     """Define the frule and rrule of an elementwise function from its partials.
 
-    ``partials(*args)`` (or ``partials(*args, y=y)`` with ``uses_output``) returns
-    the partial derivative (one argument) or a tuple of them; ``ZeroTangent()``
-    marks a zero partial. It is what ``scalar_rule`` does, with projections that
-    survive broadcasting against scalars and integer arrays; the pullback thunks
-    each cotangent of a several-argument function.
+    ``scalar_rule(f, partials)`` with the partials computed under
+    ``np.errstate(all="ignore")``, so an AD can fuse elementwise chains
+    (``derivatives_given_output``). The core's scalar rules cannot project onto lists
+    and tuples used as arrays, nor see a positional ``out``: more specific rules
+    registered here take those calls.
     """
     if nargs is None:
         nargs = f.nin
+    quiet = _quiet(partials)
+    scalar_rule(f, quiet)
+    elementwise_frule, elementwise_rrule = _elementwise_rules(f, quiet, nargs)
+    for types in itertools.product((object, list, tuple), repeat=nargs):
+        if any(t is not object for t in types):
+            frule.register(f, *types)(elementwise_frule)
+            rrule.register(f, *types)(elementwise_rrule)
+    out_types = (object,) * (nargs + 1) + (...,)
+    frule.register(f, *out_types)(elementwise_frule)
+    rrule.register(f, *out_types)(elementwise_rrule)
+
+
+def _quiet(partials: Callable[..., Any]) -> Callable[..., Any]:
+    """``partials`` under ``np.errstate(all="ignore")``: an infinite derivative (``sqrt``
+    at 0) is a value, not a warning. Keeps the signature ``scalar_rule`` reads."""
+
+    @functools.wraps(partials)
+    def quiet_partials(*args: Any, **kwargs: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return partials(*args, **kwargs)
+
+    return quiet_partials
+
+
+def _elementwise_rules(f: Any, partials: Callable[..., Any], nargs: int) -> tuple:
+    """A frule and an rrule from ``partials`` for any argument types (array-likes too)."""
     name = _name(f)
+    uses_output = "y" in inspect.signature(partials).parameters
 
     def call_partials(args: tuple, y: Any) -> tuple:
-        with np.errstate(all="ignore"):
-            p = partials(*args, y=y) if uses_output else partials(*args)
-        if nargs == 1:
-            return (p,)
-        return (p,) * nargs if isinstance(p, ZeroTangent) else p
+        arrays = tuple(np.asarray(x) if isinstance(x, (list, tuple)) else x for x in args)
+        p = partials(*arrays, y=y) if uses_output else partials(*arrays)
+        return (p,) if nargs == 1 else p
 
     def elementwise_frule(dargs: tuple, *args: Any, **kwargs: Any) -> Any:
         _check_nargs(f, args, nargs)
@@ -288,7 +315,7 @@ def _elementwise(f: Any, partials: Callable[..., Any], *, nargs: int | None = No
                     x_bars.append(NoTangent())
                 elif zero:
                     x_bars.append(ZeroTangent())
-                elif thunk and nargs > 1:
+                elif nargs > 1:
                     x_bars.append(Thunk(_cotangent_thunk(partials_once, i, project, y_bar)))
                 else:
                     x_bars.append(_cotangent(partials_once()[i], project, y_bar))
@@ -299,9 +326,7 @@ def _elementwise(f: Any, partials: Callable[..., Any], *, nargs: int | None = No
 
     elementwise_frule.__qualname__ = f"{name}_frule"
     elementwise_rrule.__qualname__ = f"{name}_rrule"
-    types = (object,) * nargs + (...,)
-    frule.register(f, *types)(elementwise_frule)
-    rrule.register(f, *types)(elementwise_rrule)
+    return elementwise_frule, elementwise_rrule
 
 
 def _cotangent(p: Any, project: Callable[[Any], Any], y_bar: Any) -> Any:
@@ -319,8 +344,12 @@ def _cotangent_thunk(partials_once: Callable[[], tuple], i: int,
     return cotangent
 
 
-def _zero_partial(*args: Any) -> Any:
+def _zero_partial(x: Any) -> Any:
     return ZeroTangent()
+
+
+def _zero_partials(x1: Any, x2: Any) -> tuple:
+    return ZeroTangent(), ZeroTangent()
 
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -351,7 +380,7 @@ def _divide_partials(x1: Any, x2: Any, *, y: Any) -> tuple:
     return 1 / np.asarray(x2), -y / x2
 
 
-_elementwise(np.divide, _divide_partials, uses_output=True)
+_elementwise(np.divide, _divide_partials)
 
 
 def _negative_partial(x: Any) -> float:
@@ -380,15 +409,15 @@ def _power_partials(x: Any, p: Any, *, y: Any) -> tuple:
     return dx, dp
 
 
-_elementwise(np.power, _power_partials, uses_output=True)
-_elementwise(np.float_power, _power_partials, uses_output=True)
+_elementwise(np.power, _power_partials)
+_elementwise(np.float_power, _power_partials)
 
 
 def _reciprocal_partial(x: Any, *, y: Any) -> Any:
     return -(y * y)
 
 
-_elementwise(np.reciprocal, _reciprocal_partial, uses_output=True)
+_elementwise(np.reciprocal, _reciprocal_partial)
 
 
 def _square_partial(x: Any) -> Any:
@@ -402,14 +431,14 @@ def _sqrt_partial(x: Any, *, y: Any) -> Any:
     return 0.5 / y
 
 
-_elementwise(np.sqrt, _sqrt_partial, uses_output=True)
+_elementwise(np.sqrt, _sqrt_partial)
 
 
 def _cbrt_partial(x: Any, *, y: Any) -> Any:
     return 1 / (3 * y * y)
 
 
-_elementwise(np.cbrt, _cbrt_partial, uses_output=True)
+_elementwise(np.cbrt, _cbrt_partial)
 
 
 def _quotient(x1: Any, x2: Any, y: Any) -> Any:
@@ -421,9 +450,9 @@ def _fmod_partials(x1: Any, x2: Any, *, y: Any) -> tuple:
     return 1.0, -_quotient(x1, x2, y)
 
 
-_elementwise(np.fmod, _fmod_partials, uses_output=True)
-_elementwise(np.remainder, _fmod_partials, uses_output=True)
-_elementwise(np.floor_divide, _zero_partial)
+_elementwise(np.fmod, _fmod_partials)
+_elementwise(np.remainder, _fmod_partials)
+_elementwise(np.floor_divide, _zero_partials)
 
 
 @rrule.register(np.divmod, object, object, ...)
@@ -698,21 +727,21 @@ def _exp_partial(x: Any, *, y: Any) -> Any:
     return y
 
 
-_elementwise(np.exp, _exp_partial, uses_output=True)
+_elementwise(np.exp, _exp_partial)
 
 
 def _exp2_partial(x: Any, *, y: Any) -> Any:
     return y * _LN2
 
 
-_elementwise(np.exp2, _exp2_partial, uses_output=True)
+_elementwise(np.exp2, _exp2_partial)
 
 
 def _expm1_partial(x: Any, *, y: Any) -> Any:
     return y + 1
 
 
-_elementwise(np.expm1, _expm1_partial, uses_output=True)
+_elementwise(np.expm1, _expm1_partial)
 
 
 def _log_partial(x: Any) -> Any:
@@ -747,14 +776,14 @@ def _logaddexp_partials(x1: Any, x2: Any, *, y: Any) -> tuple:
     return np.exp(x1 - y), np.exp(x2 - y)
 
 
-_elementwise(np.logaddexp, _logaddexp_partials, uses_output=True)
+_elementwise(np.logaddexp, _logaddexp_partials)
 
 
 def _logaddexp2_partials(x1: Any, x2: Any, *, y: Any) -> tuple:
     return np.exp2(x1 - y), np.exp2(x2 - y)
 
 
-_elementwise(np.logaddexp2, _logaddexp2_partials, uses_output=True)
+_elementwise(np.logaddexp2, _logaddexp2_partials)
 
 
 # --------------------------------------------------------------- trigonometric, hyperbolic
@@ -811,13 +840,13 @@ def _arctanh_partial(x: Any) -> Any:
 
 _elementwise(np.sin, _sin_partial)
 _elementwise(np.cos, _cos_partial)
-_elementwise(np.tan, _tan_partial, uses_output=True)
+_elementwise(np.tan, _tan_partial)
 _elementwise(np.arcsin, _arcsin_partial)
 _elementwise(np.arccos, _arccos_partial)
 _elementwise(np.arctan, _arctan_partial)
 _elementwise(np.sinh, _sinh_partial)
 _elementwise(np.cosh, _cosh_partial)
-_elementwise(np.tanh, _tanh_partial, uses_output=True)
+_elementwise(np.tanh, _tanh_partial)
 _elementwise(np.arcsinh, _arcsinh_partial)
 _elementwise(np.arccosh, _arccosh_partial)
 _elementwise(np.arctanh, _arctanh_partial)
@@ -841,7 +870,7 @@ def _hypot_partials(x1: Any, x2: Any, *, y: Any) -> tuple:
     return _safe_divide(x1, y), _safe_divide(x2, y)
 
 
-_elementwise(np.hypot, _hypot_partials, uses_output=True)
+_elementwise(np.hypot, _hypot_partials)
 
 
 def _deg2rad_partial(x: Any) -> float:
