@@ -16,6 +16,7 @@ from chainrules.ad import (
     MutationError,
     NoRuleError,
     TracerConversionError,
+    UntrackedOutputError,
     grad,
     jvp,
 )
@@ -158,3 +159,23 @@ def test_mutating_function_works_once_it_has_an_rrule():
         return y, addone_pullback
 
     np.testing.assert_array_equal(grad(addone)(np.ones(3)), [1.0, 1.0, 1.0])
+
+
+def test_rule_returning_untracked_object_error():
+    class Opaque:
+        __slots__ = ("v",)
+
+        def __init__(self, v):
+            self.v = v
+
+    def wrap(x):
+        return Opaque(x)
+
+    @rrule.register(wrap)
+    def wrap_rrule(x: float):
+        return Opaque(x), lambda y_bar: (NoTangent(), 1.0)
+
+    with pytest.raises(UntrackedOutputError,
+                       match=re.escape("the rule for tests.ad.test_errors.test_rule_returning_"
+                                       "untracked_object_error.<locals>.wrap returned a Opaque,")):
+        grad(lambda x: wrap(x).v)(1.0)

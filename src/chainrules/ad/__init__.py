@@ -26,6 +26,7 @@ from ._errors import (
     NonScalarOutputError,
     NoRuleError,
     TracerConversionError,
+    UntrackedOutputError,
 )
 from ._trace import Tracer
 
@@ -38,6 +39,7 @@ __all__ = [
     "NonScalarOutputError",
     "Tracer",
     "TracerConversionError",
+    "UntrackedOutputError",
     "grad",
     "hessian",
     "jacobian",

@@ -19,6 +19,7 @@ __all__ = [
     "NoRuleError",
     "NonScalarOutputError",
     "TracerConversionError",
+    "UntrackedOutputError",
 ]
 
 
@@ -135,3 +136,25 @@ class InputTypeError(ADError, TypeError):
         self.what = what
         self.got = got
         super().__init__(f"{what}: expected {expected}, got {got}; {fix}")
+
+
+class UntrackedOutputError(ADError, TypeError):
+    """A rule returned a value whose derivative the AD cannot follow.
+
+    The AD tracks floats, complex numbers, float/complex arrays and tuples, lists,
+    dicts, namedtuples, dataclasses and plain objects holding them.
+
+    Attributes:
+        function: the function whose rule returned the value.
+        output: a description of the value.
+    """
+
+    def __init__(self, function: Any, output: str) -> None:
+        self.function = function
+        self.output = output
+        super().__init__(
+            f"the rule for {func_name(function)} returned {output}, which the AD cannot "
+            f"follow (expected numbers, float/complex arrays, or tuples, lists, dicts, "
+            f"dataclasses of them); its derivative would be lost. To fix it, {_FIX} that "
+            f"returns one of those, or convert the value inside the rule"
+        )

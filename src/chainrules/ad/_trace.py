@@ -24,6 +24,7 @@ Two traces never share tracers, so perturbations cannot be confused.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import dis
 import functools
@@ -54,7 +55,14 @@ from chainrules.core import (
 
 from chainrules.core import _helpers as _core_helpers
 
-from ._errors import ADError, MutationError, NoRuleError, TracerConversionError, func_name
+from ._errors import (
+    ADError,
+    MutationError,
+    NoRuleError,
+    TracerConversionError,
+    UntrackedOutputError,
+    func_name,
+)
 from ._rewrite import rewritten_function
 
 __all__ = ["ForwardTrace", "ReverseTrace", "Tracer", "apply", "call", "new_level"]
@@ -593,9 +601,10 @@ def _get_path(g: Any, path: tuple) -> Any:
                 g = unthunk(g)
                 if isinstance(g, AbstractTangent) and not isinstance(g, Tangent):
                     return g
-            g = g[key] if isinstance(key, int) else (
-                g[key] if isinstance(g.backing, dict) and not isinstance(key, str)
-                else getattr(g, key) if isinstance(key, str) else g[key])
+            if g.primal_type is dict or not isinstance(key, str):
+                g = g[key]
+            else:
+                g = getattr(g, key)
         elif isinstance(g, dict):
             g = g.get(key, _ZERO)
         elif isinstance(key, str):
@@ -605,16 +614,53 @@ def _get_path(g: Any, path: tuple) -> Any:
     return g
 
 
+_CONSTANT_TYPES = (int, bool, str, bytes, type(None), range, slice, np.integer, np.bool_,
+                   np.dtype, type, types.FunctionType, types.BuiltinFunctionType)
+
+
+def _is_constant_like(y: Any) -> bool:
+    """Values with no derivative to lose (counts, flags, indices, names, functions)."""
+    if isinstance(y, _CONSTANT_TYPES):
+        return True
+    if isinstance(y, _ndarray):
+        return y.dtype.kind not in "fc"
+    if type(y) in (list, tuple, dict) or (isinstance(y, tuple)):
+        values = y.values() if type(y) is dict else y
+        return all(_is_constant_like(v) for v in values)
+    fields = _object_fields(y)
+    if fields is not None:
+        return all(_is_constant_like(v) for v in fields.values())
+    return False
+
+
+def _object_fields(y: Any) -> dict | None:
+    """The fields of a dataclass or plain object output (None for anything else)."""
+    if dataclasses.is_dataclass(y) and not isinstance(y, type):
+        return {f.name: getattr(y, f.name) for f in dataclasses.fields(y)}
+    d = getattr(y, "__dict__", None)
+    if d is None or isinstance(y, (type, types.ModuleType)) or callable(y):
+        return None
+    return dict(d)
+
+
 def _leaves(y: Any, path: tuple, out: list) -> None:
     """Paths of the differentiable leaves of an output structure."""
     if _boxable(y):
         out.append(path)
+    elif isinstance(y, tuple) and hasattr(y, "_fields"):
+        for f, v in zip(y._fields, y):
+            _leaves(v, (*path, f), out)
     elif type(y) is list or isinstance(y, tuple):
         for i, v in enumerate(y):
             _leaves(v, (*path, i), out)
     elif type(y) is dict:
         for k, v in y.items():
             _leaves(v, (*path, k), out)
+    else:
+        fields = _object_fields(y)
+        if fields:
+            for k, v in fields.items():
+                _leaves(v, (*path, k), out)
 
 
 def _replace_leaves(y: Any, path: tuple, make: Callable[[tuple, Any], Any]) -> Any:
@@ -624,9 +670,19 @@ def _replace_leaves(y: Any, path: tuple, make: Callable[[tuple, Any], Any]) -> A
         items = [_replace_leaves(v, (*path, i), make) for i, v in enumerate(y)]
         return items if type(y) is list else tuple(items)
     if isinstance(y, tuple) and hasattr(y, "_fields"):
-        return type(y)(*[_replace_leaves(v, (*path, i), make) for i, v in enumerate(y)])
+        return type(y)(*[_replace_leaves(v, (*path, f), make)
+                         for f, v in zip(y._fields, y)])
     if type(y) is dict:
         return {k: _replace_leaves(v, (*path, k), make) for k, v in y.items()}
+    fields = _object_fields(y)
+    if fields:
+        new = {k: _replace_leaves(v, (*path, k), make) for k, v in fields.items()}
+        if all(new[k] is fields[k] for k in new):
+            return y
+        out = copy.copy(y)
+        for k, v in new.items():
+            object.__setattr__(out, k, v)
+        return out
     return y
 
 
@@ -841,6 +897,8 @@ class ReverseTrace:
         paths: list = []
         _leaves(y, (), paths)
         if not paths:
+            if not _is_constant_like(y):
+                raise UntrackedOutputError(f, f"a {type(y).__name__}")
             return y
         node = _MultiOut(pullback, parents, y)
         nidx = len(tape)
@@ -917,15 +975,27 @@ def _assemble(node: _MultiOut, bars: list) -> Any:
         b = got.get(path)
         return _ZERO if b is None else unthunk(b)
 
-    y = node.y
-    filled = _replace_leaves(y, (), make)
+    return _cotangent_structure(node.y, make, ())
+
+
+def _cotangent_structure(y: Any, make: Callable[[tuple, Any], Any], path: tuple) -> Any:
+    """A structural cotangent of output ``y`` with ``make(path, leaf)`` at each leaf."""
+    if _boxable(y):
+        return make(path, y)
     if type(y) is tuple or type(y) is list:
-        return Tangent[type(y)](*filled)
-    if isinstance(y, tuple):
-        return Tangent[type(y)](**dict(zip(y._fields, filled)))
+        return Tangent[type(y)](*[_cotangent_structure(v, make, (*path, i))
+                                  for i, v in enumerate(y)])
+    if isinstance(y, tuple) and hasattr(y, "_fields"):
+        return Tangent[type(y)](**{f: _cotangent_structure(v, make, (*path, f))
+                                   for f, v in zip(y._fields, y)})
     if type(y) is dict:
-        return Tangent[dict](filled)
-    return filled
+        return Tangent[dict]({k: _cotangent_structure(v, make, (*path, k))
+                              for k, v in y.items()})
+    fields = _object_fields(y)
+    if fields:
+        return Tangent[type(y)](**{k: _cotangent_structure(v, make, (*path, k))
+                                   for k, v in fields.items()})
+    return _NO
 
 
 def _accumulate(bars: list, owned: bytearray, j: int, g: Any, tape: list) -> None:
