@@ -52,6 +52,16 @@ def test_out_argument_error(f, args):
         frule((NoTangent(),) * (len(args) + 1), f, *args, **kwargs)
 
 
+@pytest.mark.parametrize("f", [np.dot, np.matmul, np.vecdot])
+def test_positional_out_argument_error(f):
+    a, b = np.ones((2, 2)), np.ones((2, 2))
+    out = np.empty(f(a, b).shape)
+    with pytest.raises(OutArgumentError, match="does not support out="):
+        rrule(f, a, b, out)
+    with pytest.raises(OutArgumentError, match="does not support out="):
+        frule((NoTangent(),) * 4, f, a, b, out)
+
+
 def test_matmul_axes_not_implemented_error():
     a = np.ones((2, 3, 3))
     with pytest.raises(NotImplementedError, match="does not support axes="):

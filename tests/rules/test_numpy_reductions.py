@@ -23,7 +23,8 @@ def test_rule(case, dtype, mode):
 # ------------------------------------------------------------------ targeted tests
 
 SCOPE = [
-    np.sum, np.nansum, np.prod, np.nanprod, np.mean, np.nanmean, np.var, np.std,
+    np.sum, np.nansum, np.prod, np.nanprod, np.mean, np.nanmean, np.var, np.std, np.nanvar,
+    np.nanstd, np.nancumsum, np.nancumprod,
     np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin, np.ptp, np.median, np.average,
     np.cumsum, np.cumprod, np.cumulative_sum, np.cumulative_prod, np.diff, np.linspace,
     np.arange, np.bincount,

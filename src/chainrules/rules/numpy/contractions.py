@@ -141,13 +141,23 @@ def _output_has_tangent(y: Any) -> bool:
     return np.asarray(y).dtype.kind in "fc"
 
 
-def _refuse_out(f: Any, kwargs: dict) -> None:
+def _refuse_out(f: Any, kwargs: dict, args: tuple = (), out_position: int | None = None) -> None:
     if kwargs.get("out") is not None:
+        raise OutArgumentError(f)
+    if out_position is not None and len(args) > out_position and args[out_position] is not None:
         raise OutArgumentError(f)
 
 
-def _refuse_gufunc_axes(f: Any, kwargs: dict) -> None:
-    _refuse_out(f, kwargs)
+def _optimize(kwargs: dict) -> Any:
+    """einsum's ``optimize=`` for the derivative contractions: a path computed for the
+    primal's operands does not fit theirs, so an explicit path becomes True."""
+    opt = kwargs.get("optimize", False)
+    return opt if isinstance(opt, (bool, str)) else True
+
+
+def _refuse_gufunc_axes(f: Any, kwargs: dict, args: tuple = (),
+                        out_position: int | None = None) -> None:
+    _refuse_out(f, kwargs, args, out_position)
     for key in ("axes", "axis"):
         if kwargs.get(key) is not None:
             raise NotImplementedError(
@@ -298,12 +308,14 @@ def _contraction_pullback_bars(c: _Contraction, y_bar: Any, originals: list,
     return bars
 
 
-def _contraction_rules(f: Any, name: str, plan: Any, refuse: Any = _refuse_out) -> None:
+def _contraction_rules(f: Any, name: str, plan: Any, refuse: Any = _refuse_out,
+                       out_position: int | None = None) -> None:
     """Register rules for ``f(a, b, ...)`` given ``plan(args, kwargs) -> (contraction,
-    number of differentiable leading args)``; other positional args get NoTangent()."""
+    number of differentiable leading args)``; other positional args get NoTangent().
+    ``out_position``: where ``f`` takes ``out`` positionally (refused there too)."""
 
     def contraction_rrule(*args, **kwargs):
-        refuse(f, kwargs)
+        refuse(f, kwargs, args, out_position)
         y = f(*args, **kwargs)
         c, nops = plan(args, kwargs)
         originals = list(args[:nops])
@@ -323,7 +335,7 @@ def _contraction_rules(f: Any, name: str, plan: Any, refuse: Any = _refuse_out) 
         return y, contraction_pullback
 
     def contraction_frule(dargs, *args, **kwargs):
-        refuse(f, kwargs)
+        refuse(f, kwargs, args, out_position)
         y = f(*args, **kwargs)
         c, nops = plan(args, kwargs)
         dots = [_dense(d, a) if _differentiable(a) else None
@@ -357,7 +369,7 @@ def einsum_rrule(*operands, **kwargs):
         subs, ops, positions = _sublist_to_subscripts(operands)
     arrays = _arrays(*ops)
     terms, out = _parse_einsum(subs, [a.shape for a in arrays])
-    c = _Contraction(terms, out, arrays, optimize=kwargs.get("optimize", False))
+    c = _Contraction(terms, out, arrays, optimize=_optimize(kwargs))
     projectors = [_projector(a) if _differentiable(a) else None for a in ops]
     has_tangent = _output_has_tangent(y)
     n = len(operands)
@@ -392,7 +404,7 @@ def einsum_frule(dargs, *operands, **kwargs):
         return y, ZeroTangent()
     arrays = _arrays(*ops)
     terms, out = _parse_einsum(subs, [a.shape for a in arrays])
-    c = _Contraction(terms, out, arrays, optimize=kwargs.get("optimize", False))
+    c = _Contraction(terms, out, arrays, optimize=_optimize(kwargs))
     dots = [None if d is None else np.reshape(d, a.shape) for d, a in zip(dots, arrays)]
     return y, _like(c.pushforward(dots), y)
 
@@ -419,7 +431,7 @@ def _dot_plan(args: tuple, kwargs: dict) -> tuple:
     return _Contraction([ta, tb], out, [a, b]), 2
 
 
-_contraction_rules(np.dot, "dot", _dot_plan)
+_contraction_rules(np.dot, "dot", _dot_plan, out_position=2)
 
 
 def _inner_plan(args: tuple, kwargs: dict) -> tuple:
@@ -441,7 +453,7 @@ def _outer_plan(args: tuple, kwargs: dict) -> tuple:
     return _Contraction(["i", "j"], "ij", [a.reshape(-1), b.reshape(-1)]), 2
 
 
-_contraction_rules(np.outer, "outer", _outer_plan)
+_contraction_rules(np.outer, "outer", _outer_plan, out_position=2)
 
 
 def _vdot_plan(args: tuple, kwargs: dict) -> tuple:
@@ -503,7 +515,8 @@ def _matmul_plan(args: tuple, kwargs: dict) -> tuple:
     return _Contraction(terms, out, [a, b]), 2
 
 
-_contraction_rules(np.matmul, "matmul", _matmul_plan, refuse=_refuse_gufunc_axes)
+_contraction_rules(np.matmul, "matmul", _matmul_plan, refuse=_refuse_gufunc_axes,
+                       out_position=2)
 
 
 def _vecdot_plan(args: tuple, kwargs: dict) -> tuple:
@@ -525,10 +538,13 @@ def _vecmat_plan(args: tuple, kwargs: dict) -> tuple:
 
 
 if hasattr(np, "vecdot"):
-    _contraction_rules(np.vecdot, "vecdot", _vecdot_plan, refuse=_refuse_gufunc_axes)
+    _contraction_rules(np.vecdot, "vecdot", _vecdot_plan, refuse=_refuse_gufunc_axes,
+                       out_position=2)
 if hasattr(np, "matvec"):
-    _contraction_rules(np.matvec, "matvec", _matvec_plan, refuse=_refuse_gufunc_axes)
-    _contraction_rules(np.vecmat, "vecmat", _vecmat_plan, refuse=_refuse_gufunc_axes)
+    _contraction_rules(np.matvec, "matvec", _matvec_plan, refuse=_refuse_gufunc_axes,
+                       out_position=2)
+    _contraction_rules(np.vecmat, "vecmat", _vecmat_plan, refuse=_refuse_gufunc_axes,
+                       out_position=2)
 
 
 # ------------------------------------------------------------------------------ kron

@@ -1,9 +1,10 @@
 """Rules for NumPy reductions, scans, differences and array constructors.
 
 Covered (frule and rrule): ``sum``, ``nansum``, ``prod``, ``nanprod``, ``mean``,
-``nanmean``, ``var``, ``std``, ``max``/``amax``, ``min``/``amin``, ``nanmax``,
-``nanmin``, ``ptp``, ``median``, ``average`` (w.r.t. ``a`` and ``weights``,
-``returned=``), ``cumsum``, ``cumprod``, ``cumulative_sum``, ``cumulative_prod``,
+``nanmean``, ``var``, ``std``, ``nanvar``, ``nanstd``, ``max``/``amax``, ``min``/``amin``,
+``nanmax``, ``nanmin``, ``ptp``, ``median``, ``average`` (w.r.t. ``a`` and ``weights``,
+``returned=``), ``cumsum``, ``cumprod``, ``nancumsum``, ``nancumprod``,
+``cumulative_sum``, ``cumulative_prod``,
 ``diff`` (``n``, ``axis``, ``prepend``/``append``), ``linspace`` (w.r.t. ``start``
 and ``stop``, ``retstep=``), ``arange`` (w.r.t. ``start`` and ``step``; ``stop`` only
 sets the length) and ``bincount`` (w.r.t. positional ``weights``).
@@ -456,7 +457,8 @@ def nanmean_frule(dargs, a, *args, **kwargs):
 # ----------------------------------------------------------------------------- var, std
 
 
-def _var_setup(f: Any, sig: inspect.Signature, a: Any, args: tuple, kwargs: dict) -> tuple:
+def _var_setup(f: Any, sig: inspect.Signature, a: Any, args: tuple, kwargs: dict,
+               nan: bool) -> tuple:
     p = _bind(sig, (a, *args), kwargs)
     _refuse(f, p)
     if _given(p.get("mean")):
@@ -469,16 +471,21 @@ def _var_setup(f: Any, sig: inspect.Signature, a: Any, args: tuple, kwargs: dict
     ddof = p["ddof"]
     if _given(p.get("correction")):
         ddof = p["correction"]
-    denom = _count(x.shape, axes) - ddof
-    centred = x - np.mean(x, axis=axes, keepdims=True)
+    if nan:
+        finite = ~np.isnan(x)
+        denom = np.sum(finite, axis=axes, keepdims=True) - ddof
+        centred = np.where(finite, x - np.nanmean(x, axis=axes, keepdims=True), 0)
+    else:
+        denom = _count(x.shape, axes) - ddof
+        centred = x - np.mean(x, axis=axes, keepdims=True)
     return p, x, axes, denom, centred
 
 
-def _var_rules(f: Any, name: str, is_std: bool) -> None:
+def _var_rules(f: Any, name: str, is_std: bool, nan: bool = False) -> None:
     sig = _signature(f)
 
     def var_rrule(a, *args, **kwargs):
-        p, x, axes, denom, centred = _var_setup(f, sig, a, args, kwargs)
+        p, x, axes, denom, centred = _var_setup(f, sig, a, args, kwargs, nan)
         y = f(a, *args, **kwargs)
         keepdims = _keepdims(p)
         project_a = _projector(a)
@@ -499,13 +506,13 @@ def _var_rules(f: Any, name: str, is_std: bool) -> None:
         return y, var_pullback
 
     def var_frule(dargs, a, *args, **kwargs):
-        p, _, axes, denom, centred = _var_setup(f, sig, a, args, kwargs)
+        p, _, axes, denom, centred = _var_setup(f, sig, a, args, kwargs, nan)
         y = f(a, *args, **kwargs)
         a_dot = _dense(dargs[1], a)
         if a_dot is None:
             return y, ZeroTangent()
-        y_dot = (2 / denom) * np.sum(np.real(np.conj(centred) * a_dot), axis=axes,
-                                     keepdims=_keepdims(p))
+        y_dot = np.sum((2 / denom) * np.real(np.conj(centred) * a_dot), axis=axes,
+                       keepdims=_keepdims(p))
         if is_std:
             y_dot = y_dot / (2 * np.asarray(y))
         return y, _like(y_dot, y)
@@ -518,6 +525,8 @@ def _var_rules(f: Any, name: str, is_std: bool) -> None:
 
 _var_rules(np.var, "var", is_std=False)
 _var_rules(np.std, "std", is_std=True)
+_var_rules(np.nanvar, "nanvar", is_std=False, nan=True)
+_var_rules(np.nanstd, "nanstd", is_std=True, nan=True)
 
 
 # ------------------------------------------------------------ max, min, nanmax, nanmin
@@ -853,8 +862,9 @@ def _cumprod_pushforward_core(x: np.ndarray, y: np.ndarray, x_dot: np.ndarray,
     return np.moveaxis(out, -1, ax)
 
 
-def _scan_rules(f: Any, name: str, is_prod: bool, cumulative: bool) -> None:
-    """cumsum/cumprod (``cumulative=False``) or cumulative_sum/cumulative_prod."""
+def _scan_rules(f: Any, name: str, is_prod: bool, cumulative: bool, nan: bool = False) -> None:
+    """cumsum/cumprod (``cumulative=False``), cumulative_sum/cumulative_prod, or the
+    nan* variants (NaNs count as 0 for sums and 1 for products; their cotangent is 0)."""
     sig = _signature(f)
 
     def core(a: Any, p: dict) -> tuple:
@@ -866,13 +876,16 @@ def _scan_rules(f: Any, name: str, is_prod: bool, cumulative: bool) -> None:
         else:
             include = False
             xs, ax = _scan_params(x, p["axis"])
-        return x, xs, ax, include
+        missing = np.isnan(xs) if nan else None
+        if nan:
+            xs = np.where(missing, 1 if is_prod else 0, xs)
+        return x, xs, ax, include, missing
 
     def scan_rrule(a, *args, **kwargs):
         p = _bind(sig, (a, *args), kwargs)
         _refuse(f, p)
         y = f(a, *args, **kwargs)
-        x, xs, ax, include = core(a, p)
+        x, xs, ax, include, missing = core(a, p)
         ys = np.cumprod(xs, axis=ax) if is_prod else None
         project_a = _projector(a)
         nargs = len(args)
@@ -888,6 +901,8 @@ def _scan_rules(f: Any, name: str, is_prod: bool, cumulative: bool) -> None:
                 a_bar = _cumprod_pullback_core(xs, ys, g, ax)
             else:
                 a_bar = _reverse_cumsum(g, ax)
+            if missing is not None:
+                a_bar = np.where(missing, 0, a_bar)
             return (NoTangent(), project_a(a_bar.reshape(x.shape)), *_rest_bars(args))
 
         scan_pullback.__name__ = scan_pullback.__qualname__ = f"{name}_pullback"
@@ -900,8 +915,10 @@ def _scan_rules(f: Any, name: str, is_prod: bool, cumulative: bool) -> None:
         a_dot = _dense(dargs[1], a)
         if a_dot is None or _no_tangent_output(y):
             return y, ZeroTangent()
-        _, xs, ax, include = core(a, p)
+        _, xs, ax, include, missing = core(a, p)
         d = np.asarray(a_dot).reshape(xs.shape)
+        if missing is not None:
+            d = np.where(missing, 0, d)
         if is_prod:
             y_dot = _cumprod_pushforward_core(xs, np.cumprod(xs, axis=ax), d, ax)
         else:
@@ -922,6 +939,8 @@ _scan_rules(np.cumprod, "cumprod", is_prod=True, cumulative=False)
 if hasattr(np, "cumulative_sum"):
     _scan_rules(np.cumulative_sum, "cumulative_sum", is_prod=False, cumulative=True)
     _scan_rules(np.cumulative_prod, "cumulative_prod", is_prod=True, cumulative=True)
+_scan_rules(np.nancumsum, "nancumsum", is_prod=False, cumulative=False, nan=True)
+_scan_rules(np.nancumprod, "nancumprod", is_prod=True, cumulative=False, nan=True)
 
 
 # ---------------------------------------------------------------------------------- diff

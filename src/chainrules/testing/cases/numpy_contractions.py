@@ -24,7 +24,7 @@ def _ab(sa, sb):
 def _es(subs, *shapes, **kw):
     return Case(np.einsum, lambda rng, dt: (subs, *(arr(rng, dt, s) for s in shapes)),
                 kwargs=kw, dtypes=FC,
-                name=f"numpy.einsum({subs!r}{', optimize' if kw else ''})")
+                name=f"numpy.einsum({subs!r}{', optimize=' + str(kw['optimize']) if kw else ''})")
 
 
 CASES: list[Case] = []
@@ -106,6 +106,7 @@ CASES += [
     _es("i...->...", (3, 2, 2)),
     _es("ij,jk,kl->il", (2, 3), (3, 2), (2, 3)),
     _es("ij,jk,kl->il", (2, 3), (3, 2), (2, 3), optimize=True),
+    _es("ij,jk,kl->il", (2, 3), (3, 2), (2, 3), optimize=["einsum_path", (1, 2), (0, 1)]),
     _es("ij,kl->ijkl", (2, 2), (2, 3)),
     _es("bA,Ac", (2, 3), (3, 2)),
     _es("ijk,ikj->i", (2, 3, 3), (2, 3, 3)),

@@ -122,6 +122,16 @@ for _f in (np.var, np.std):
         Case(_f, _a(5), kwargs={"correction": 1}, dtypes=FC),
     ]
 
+CASES += [
+    Case(np.nanvar, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN),), dtypes=F),
+    Case(np.nanvar, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN),),
+         kwargs={"axis": 1, "ddof": 1}, dtypes=F),
+    Case(np.nanstd, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN),), kwargs={"axis": 0},
+         dtypes=F),
+    Case(np.nanstd, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN),),
+         kwargs={"axis": 1, "keepdims": True}, dtypes=F),
+]
+
 # max / min family: distinct values
 for _f in (np.max, np.amax, np.min, np.amin, np.ptp, np.median):
     _dt = F if _f is np.median else FC
@@ -176,6 +186,15 @@ CASES += [
          kwargs={"axis": 1}, dtypes=FC, name="numpy.cumprod(zeros, axis=1)"),
     Case(np.cumprod, lambda rng, dt: (_with_zeros(rng, dt, (4, 3), [(3, 0), (0, 2), (2, 2)]),),
          kwargs={"axis": 0}, dtypes=FC, name="numpy.cumprod(zeros, axis=0)"),
+    Case(np.nancumsum, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN),), kwargs={"axis": 1},
+         dtypes=F),
+    Case(np.nancumprod, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN),),
+         kwargs={"axis": 1}, dtypes=F),
+    Case(np.nancumprod, lambda rng, dt: (_with_zeros(rng, dt, (3, 4), [(0, 2), (1, 1)]),),
+         dtypes=F, name="numpy.nancumprod(zeros)"),
+    Case(np.nancumprod, lambda rng, dt: (np.where(np.arange(12).reshape(3, 4) % 5 == 1, 0,
+                                                  _with_nans(rng, dt, (3, 4), _NAN)),),
+         dtypes=F, name="numpy.nancumprod(nan and zero)"),
     Case(np.cumulative_sum, _a(3, 4), kwargs={"axis": 1}, dtypes=FC),
     Case(np.cumulative_sum, _a(5), kwargs={"include_initial": True}, dtypes=FC),
     Case(np.cumulative_prod, _a(3, 4), kwargs={"axis": 0, "include_initial": True}, dtypes=FC),
