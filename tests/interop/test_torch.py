@@ -216,7 +216,7 @@ def test_tangent_conversion_errors(ex):
     with pytest.raises(TangentConversionError, match=msg(
             "torch_function(conftest.bad_structural): cannot convert the tangent for "
             "argument 1: expected a tangent of ndarray(shape=(3,), dtype=float64), got "
-            "Tangent; a structural tangent cannot stand for an array")):
+            "Tangent[tuple]; a structural tangent cannot stand for an array")):
         torch_function(ex.bad_structural)(x).sum().backward()
 
 

@@ -79,22 +79,26 @@ class _AutogradBridged:
         if getattr(local, "want_pullback", False):
             local.want_pullback = False
             y, pullback = call_rrule(_BRIDGE, self.config, self.f, args, kwargs)
-            local.last = (y, pullback)
-            return y
-        return self.f(*args, **kwargs)
+            out = _plain_containers(y)
+            local.last = (out, y, pullback)
+            return out
+        return _plain_containers(self.f(*args, **kwargs))
 
     def _make_vjp(self, argnums: tuple, ans: Any, args: tuple, kwargs: dict) -> Callable:
         last = getattr(self._local, "last", None)
         self._local.last = None
         if last is not None and last[0] is ans:
-            y, pullback = last
+            _, y, pullback = last
         else:
             y, pullback = call_rrule(_BRIDGE, self.config, self.f, args, kwargs)
         vspace = self._vspace
         f = self.f
 
         def autograd_vjp(g: Any) -> tuple:
-            cts = {path: _conj(np.asarray(leaf)) for path, leaf in leaves_with_paths(g)}
+            # g has ans's layout (plain containers), y the function's own (namedtuples):
+            # the leaves come in the same order
+            cts = {path: _conj(np.asarray(leaf))
+                   for (path, _), (_, leaf) in zip(leaves_with_paths(y), leaves_with_paths(g))}
             bars = pullback(output_cotangent(y, cts))
             if not isinstance(bars, tuple) or len(bars) != 1 + len(args):
                 got = len(bars) if isinstance(bars, tuple) else type(bars).__qualname__
@@ -135,6 +139,17 @@ class _AutogradBridged:
         return map_leaves(leaf, ans)
 
 
+def _plain_containers(y: Any) -> Any:
+    """``y`` with namedtuples turned into tuples: autograd knows only tuple, list and dict."""
+    if isinstance(y, tuple):
+        return tuple(_plain_containers(v) for v in y)
+    if isinstance(y, list):
+        return [_plain_containers(v) for v in y]
+    if isinstance(y, dict):
+        return {k: _plain_containers(v) for k, v in y.items()}
+    return y
+
+
 def _at(g: Any, path: tuple) -> Any:
     for _, k in path:
         g = g[k]
@@ -146,7 +161,9 @@ def autograd_primitive(f: Callable, *, config: RuleConfig | None = None) -> Call
 
     ``autograd.grad``, ``autograd.make_vjp`` and the other reverse-mode functions
     use ``f``'s rrule; ``autograd.make_jvp`` (forward mode) uses its frule.
-    Keyword arguments are passed to ``f`` and not differentiated.
+    Keyword arguments are passed to ``f`` and not differentiated. autograd knows
+    tuples, lists and dicts but not namedtuples: a namedtuple output comes back as
+    a plain tuple.
 
     Arguments:
         f: the function with rules.

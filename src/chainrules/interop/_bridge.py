@@ -123,13 +123,13 @@ def output_cotangent(y: Any, leaf_cotangents: dict) -> Any:
     """
 
     def leaf(path: tuple, y_leaf: Any) -> Any:
-        ct = leaf_cotangents.get(path)
-        if ct is None:
-            return ZeroTangent()
         if isinstance(y_leaf, (bool, int, np.bool_)) or (
             isinstance(y_leaf, (np.ndarray, np.generic)) and y_leaf.dtype.kind not in "fc"
         ):
             return NoTangent()
+        ct = leaf_cotangents.get(path)
+        if ct is None:
+            return ZeroTangent()
         if isinstance(y_leaf, complex):
             return complex(ct)
         if isinstance(y_leaf, float):

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainrules.core._errors import ChainRulesError, describe, func_name
+from chainrules.core._errors import ChainRulesError, func_name
+from chainrules.core._errors import describe as _core_describe
 
 __all__ = [
     "FrameworkNotInstalledError",
@@ -17,6 +18,16 @@ __all__ = [
     "TangentConversionError",
     "UnsupportedTransformError",
 ]
+
+
+def describe(x: Any) -> str:
+    """Type (with shape and dtype for arrays); ``Tangent[P]`` for structural tangents."""
+    from chainrules.core import AbstractTangent
+
+    if isinstance(x, AbstractTangent):
+        # not the core's describe: a Tangent reads absent fields such as .shape as zeros
+        return repr(type(x))
+    return _core_describe(x)
 
 
 class FrameworkNotInstalledError(ChainRulesError, ImportError):

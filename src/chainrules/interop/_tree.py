@@ -129,14 +129,17 @@ def tangent_at(t: Any, path: Path) -> Any:
             return t
         try:
             if isinstance(t, Tangent):
+                P = t.primal_type
                 if isinstance(t.backing, tuple):
-                    if kind != "index":
-                        raise PathError(path[: i + 1], t)
-                    t = t.backing[k]
-                elif kind == "attr":
-                    t = getattr(t, k)
+                    expected = "index"
+                elif P is not None and issubclass(P, dict):
+                    expected = "key"
                 else:
-                    t = t[k]
+                    expected = "attr"
+                if kind != expected:
+                    raise PathError(path[: i + 1], t)
+                t = t.backing[k] if expected == "index" else (
+                    getattr(t, k) if expected == "attr" else t[k])
             elif kind == "index" and isinstance(t, (tuple, list)):
                 t = t[k]
             elif kind == "key" and isinstance(t, dict):
