@@ -123,3 +123,26 @@ def test_sort_ties_send_each_cotangent_to_one_element():
     _, pullback = rrule(np.sort, x)
     x_bar = pullback(np.array([10.0, 20.0, 30.0, 40.0]))[1]
     assert sorted(x_bar.tolist()) == [10.0, 20.0, 30.0, 40.0]
+
+
+@pytest.mark.parametrize("idx", [2, slice(1, 3), np.array([1, 1]), (None, 3)])
+def test_getitem_cotangent_adds_in_place_without_a_dense_array(idx):
+    from chainrules import InplaceableThunk, iadd
+
+    x = np.arange(5.0)
+    _, pullback = rrule(operator.getitem, x, idx)
+    x_bar = pullback(np.ones(np.shape(x[idx])))[1]
+    assert isinstance(x_bar, InplaceableThunk)
+    acc = np.zeros(5)
+    assert iadd(acc, x_bar) is acc
+    assert not x_bar.evaluated  # the dense cotangent was never built
+    np.testing.assert_array_equal(acc, unthunk(x_bar))
+
+
+def test_getitem_in_place_add_keeps_real_accumulators_real():
+    from chainrules import iadd
+
+    x = np.arange(3.0, dtype=np.float32)
+    _, pullback = rrule(operator.getitem, x, 1)
+    acc = iadd(np.zeros(3, np.float32), pullback(1.0 + 2.0j)[1])
+    assert acc.dtype == np.float32 and acc[1] == 1.0

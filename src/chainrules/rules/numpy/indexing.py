@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import (
+    InplaceableThunk,
     NoTangent,
     Tangent,
     Thunk,
@@ -87,28 +88,35 @@ def getitem_rrule(x: np.ndarray, idx: Any) -> Any:
         return y, getitem_no_tangent_pullback
     project_x = _projector(x)
     shape, dtype = x.shape, x.dtype
-    if _is_basic_index(idx):
+    basic = _is_basic_index(idx)
+    scatter = None if basic else gather_adjoint(x, lambda pos: pos[idx])
 
-        def getitem_pullback(y_bar: Any) -> tuple:
-            y_bar = unthunk(y_bar)
-            if _is_zero(y_bar):
-                return (NoTangent(), ZeroTangent(), NoTangent())
-            y_bar = np.asarray(y_bar)
-            x_bar = np.zeros(shape, np.result_type(dtype, y_bar.dtype))
-            x_bar[idx] = y_bar
-            return (NoTangent(), project_x(x_bar), NoTangent())
-
-        return y, getitem_pullback
-
-    scatter = gather_adjoint(x, lambda pos: pos[idx])
-
-    def getitem_advanced_pullback(y_bar: Any) -> tuple:
+    def getitem_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
         if _is_zero(y_bar):
             return (NoTangent(), ZeroTangent(), NoTangent())
-        return (NoTangent(), project_x(scatter(y_bar)), NoTangent())
+        y_bar = np.asarray(y_bar)
 
-    return y, getitem_advanced_pullback
+        def getitem_add(acc: np.ndarray) -> np.ndarray:
+            # Adds into the accumulator only where x[idx] reads: an AD summing the
+            # cotangents of many x[i] pays for the elements, not for the whole of x.
+            v = y_bar.real if acc.dtype.kind != "c" and y_bar.dtype.kind == "c" else y_bar
+            if basic:
+                acc[idx] += v
+            else:
+                np.add.at(acc, idx, v)  # repeated indices accumulate
+            return acc
+
+        def getitem_dense() -> Any:
+            if scatter is not None:
+                return project_x(scatter(y_bar))
+            x_bar = np.zeros(shape, np.result_type(dtype, y_bar.dtype))
+            x_bar[idx] = y_bar
+            return project_x(x_bar)
+
+        return (NoTangent(), InplaceableThunk(getitem_add, getitem_dense), NoTangent())
+
+    return y, getitem_pullback
 
 
 for _f in (operator.getitem, np.ndarray.__getitem__):
