@@ -29,7 +29,7 @@ def test_case_names_are_unique():
 
 
 DIFFERENTIABLE = ["add", "sub", "mul", "truediv", "neg", "pos", "pow", "abs", "matmul", "mod",
-                  "getitem", "concat"]
+                  "getitem", "concat", "iadd", "isub", "imul", "itruediv", "ipow", "iconcat"]
 NON_DIFFERENTIABLE = ["lt", "le", "eq", "ne", "ge", "gt", "not_", "truth", "is_", "is_not",
                       "contains", "countOf", "indexOf", "floordiv", "and_", "or_", "xor",
                       "invert", "lshift", "rshift", "index", "length_hint"]
@@ -157,3 +157,10 @@ def test_getitem_tangent_structure():
     assert pullback(ZeroTangent()) == (NoTangent(), ZeroTangent(), NoTangent())
     assert frule((NoTangent(), Tangent[dict]({"a": 1.0}), NoTangent()), operator.getitem, d,
                  "b")[1] == ZeroTangent()
+
+
+def test_inplace_operators_have_no_rule_for_arrays():
+    # they would write into their first argument
+    for f in (operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow):
+        assert rrule(f, np.ones(2), 1.0) is None
+        assert rrule(f, 2.0, 1.0) is not None

@@ -13,6 +13,9 @@ arithmetic rules cover Python numbers, NumPy scalars and NumPy arrays alike:
 - ``getitem`` of tuples, lists (index or slice) and dicts; ``add`` / ``concat``
   of two tuples or two lists; ``mul`` of a tuple or list by an ``int``
   (repetition). ``getitem`` of arrays is registered elsewhere (numpy indexing);
+- ``iadd``, ``isub``, ``imul``, ``itruediv``, ``ipow`` of two numbers (for
+  immutable scalars they are the plain operators; arrays, which they would
+  mutate, get no rule), ``iadd`` / ``iconcat`` of two tuples;
 - non-differentiable: comparisons (``lt``, ``le``, ``eq``, ``ne``, ``ge``,
   ``gt``), ``not_``, ``truth``, ``is_``, ``is_not``, ``contains``, ``countOf``,
   ``indexOf``, ``floordiv``, bitwise ``and_``, ``or_``, ``xor``, ``invert``,
@@ -75,6 +78,15 @@ scalar_rule(operator.neg, lambda x: -1.0, types=(_NUM,))
 scalar_rule(operator.pos, lambda x: 1.0, types=(_NUM,))
 scalar_rule(operator.mod, lambda x, m: (1.0, -operator.floordiv(x, m)), types=(_NUM, _NUM))
 
+# In-place forms: for immutable Python and NumPy scalars they are the plain operators
+# (``s += x`` on a float). On arrays they write into their first argument, so they
+# get no rule there.
+_SCALAR = numbers.Number
+scalar_rule(operator.iadd, lambda x, z: (1.0, 1.0), types=(_SCALAR, _SCALAR))
+scalar_rule(operator.isub, lambda x, z: (1.0, -1.0), types=(_SCALAR, _SCALAR))
+scalar_rule(operator.imul, lambda x, z: (z, x), types=(_SCALAR, _SCALAR))
+scalar_rule(operator.itruediv, lambda x, z, *, y: (1 / z, -y / z), types=(_SCALAR, _SCALAR))
+
 
 def _py_pow_dx(x: Any, p: Any) -> Any:
     if p == 0:
@@ -115,6 +127,7 @@ def pow_partials(x: Any, p: Any, *, y: Any) -> tuple:
 
 
 scalar_rule(operator.pow, pow_partials, types=(_NUM, _NUM))
+scalar_rule(operator.ipow, pow_partials, types=(_SCALAR, _SCALAR))
 scalar_rule(pow, pow_partials, types=(_NUM, _NUM))
 non_differentiable(pow, int, int, int)  # pow(x, p, mod): modular, integers only
 
@@ -349,6 +362,9 @@ for _f in (operator.add, operator.concat):
     frule.register(_f, tuple, tuple)(concat_frule)
     rrule.register(_f, list, list)(concat_rrule)
     frule.register(_f, list, list)(concat_frule)
+for _f in (operator.iadd, operator.iconcat):  # tuples are immutable: a new tuple
+    rrule.register(_f, tuple, tuple)(concat_rrule)
+    frule.register(_f, tuple, tuple)(concat_frule)
 
 
 def _repeat_rrule(x: Any, k: int, x_first: bool) -> Any:

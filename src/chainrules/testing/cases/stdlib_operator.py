@@ -148,6 +148,14 @@ CASES: list[Case] = [
          dtypes=("float64",), name="operator.add(int, float)"),
     Case(operator.truediv, lambda rng, dt: (with_tangent(1, 0.5), with_tangent(3, -1.0)),
          name="operator.truediv(int, int)"),
+    # in-place forms on immutable scalars
+    *(Case(f, lambda rng, dt: (_py(rng, dt), _py(rng, dt, 0.5, 2.0)),
+           dtypes=("float64", "complex128")) for f in (operator.iadd, operator.isub,
+                                                        operator.imul, operator.itruediv)),
+    Case(operator.ipow, lambda rng, dt: (_py(rng, dt, 0.2, 2.0), _py(rng, dt)),
+         dtypes=("float64", "complex128")),
+    Case(operator.iadd, lambda rng, dt: ((_py(rng, dt),), (arr(rng, dt, (2,)),)), dtypes=_ALL,
+         name="operator.iadd(tuple, tuple)"),
     # matmul
     Case(operator.matmul, lambda rng, dt: (arr(rng, dt, (3, 4)), arr(rng, dt, (4, 2))),
          dtypes=_ALL),
