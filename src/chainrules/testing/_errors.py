@@ -20,3 +20,5 @@ class TesterUsageError(TypeError):
     ...     print(e)  # doctest: +ELLIPSIS
     Case: argument 1 (f) must be callable, got int; ...
     """
+
+    __test__ = False  # the name starts with "Test": keep pytest from collecting it

@@ -67,7 +67,7 @@ class FDMethod:
     >>> from chainrules.testing import FDMethod, fd_derivative
     >>> import math
     >>> r = fd_derivative(math.sin, 1.0, FDMethod())
-    >>> abs(r.value - math.cos(1.0)) < 1e-10
+    >>> bool(abs(r.value - math.cos(1.0)) < 1e-10)
     True
     """
 
