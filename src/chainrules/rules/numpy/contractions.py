@@ -29,6 +29,19 @@ Conventions:
 - ``out=`` is refused with :class:`~chainrules.OutArgumentError`; gufunc ``axes=``/
   ``axis=`` keywords of ``matmul``/``vecdot``/``matvec``/``vecmat`` raise
   ``NotImplementedError``. Integer, bool and index arguments get ``NoTangent()``.
+
+Example:
+    >>> import numpy as np
+    >>> from chainrules import rrule, unthunk
+    >>> A, x = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1.0, -1.0])
+    >>> y, matmul_pullback = rrule(np.matmul, A, x)
+    >>> _, A_bar, x_bar = matmul_pullback(np.array([1.0, 0.0]))
+    >>> unthunk(A_bar), unthunk(x_bar)     # y_bar x^H and A^H y_bar
+    (array([[ 1., -1.],
+           [ 0.,  0.]]), array([1., 2.]))
+    >>> y, vdot_pullback = rrule(np.vdot, np.array([1j]), np.array([2.0 + 0j]))
+    >>> y, unthunk(vdot_pullback(1.0)[1])  # vdot conjugates its first argument
+    (np.complex128(-2j), array([2.+0.j]))
 """
 
 from __future__ import annotations

@@ -30,13 +30,26 @@ Conventions:
   several zeros, or none (``prod`` uses exclusive products from both sides).
 - ``max``/``min``/``nanmax``/``nanmin``/``ptp``: ties split the cotangent equally
   among the tied elements (a subgradient). An ``initial=`` value is a constant:
-  if it wins, the elements get zero.
+  if it wins, the elements get zero. Complex values are ordered as NumPy orders
+  them (lexicographically); the selected element gets the cotangent.
 - ``median``: the cotangent goes to the middle element, or half to each of the two
   middle elements of an even count, as ranked by a stable ``argsort`` (ties: the
   elements at those ranks).
 - ``std`` at a zero standard deviation is not differentiable (the rule gives
   ``inf``/``nan`` there, as ``sqrt`` does at 0).
 - ``nan*`` functions: elements that are NaN get a zero cotangent.
+
+Example:
+    >>> import numpy as np
+    >>> from chainrules import frule, rrule, NoTangent
+    >>> y, prod_pullback = rrule(np.prod, np.array([2.0, 0.0, 3.0]))
+    >>> prod_pullback(1.0)[1]              # exact at a zero: no division by x
+    array([0., 6., 0.])
+    >>> y, max_pullback = rrule(np.max, np.array([[1.0, 4.0, 4.0]]), axis=1)
+    >>> max_pullback(np.array([1.0]))[1]   # ties share the cotangent
+    array([[0. , 0.5, 0.5]])
+    >>> frule((NoTangent(), np.ones(3)), np.cumsum, np.array([1.0, 2.0, 3.0]))
+    (array([1., 3., 6.]), array([1., 2., 3.]))
 """
 
 from __future__ import annotations
@@ -64,7 +77,21 @@ __all__ = ["WhereArgumentError"]
 
 
 class WhereArgumentError(OutArgumentError):
-    """A reduction rule was called with ``where=``, which its rule does not support."""
+    """A reduction rule was called with ``where=``, which its rule does not support.
+
+    A subclass of :class:`~chainrules.OutArgumentError` (both hide elements of the
+    computation from differentiation); ``function`` is the NumPy function.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrules import rrule
+        >>> from chainrules.rules.numpy.reductions import WhereArgumentError
+        >>> try:
+        ...     rrule(np.sum, np.ones(3), where=np.array([True, False, True]))
+        ... except WhereArgumentError as e:
+        ...     print(e)
+        the rule for numpy.sum does not support where= (only where=True): ...
+    """
 
     def __init__(self, function: Any) -> None:
         super().__init__(function)

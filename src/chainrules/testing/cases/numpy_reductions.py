@@ -134,7 +134,7 @@ CASES += [
 
 # max / min family: distinct values
 for _f in (np.max, np.amax, np.min, np.amin, np.ptp, np.median):
-    _dt = F if _f is np.median else FC
+    _dt = FC
     CASES += [
         Case(_f, _d(3, 4), dtypes=_dt),
         Case(_f, _d(3, 4), kwargs={"axis": 0}, dtypes=_dt),
@@ -144,7 +144,7 @@ for _f in (np.max, np.amax, np.min, np.amin, np.ptp, np.median):
         CASES.append(Case(_f, _d(2, 3, 4), kwargs={"axis": (0, 2)}, dtypes=_dt))
 CASES += [
     Case(np.max, _d(3, 4), kwargs={"axis": 1, "initial": 0.1}, dtypes=F),
-    Case(np.median, _d(2, 5), kwargs={"axis": 1}, dtypes=F, name="numpy.median(odd)"),
+    Case(np.median, _d(2, 5), kwargs={"axis": 1}, dtypes=FC, name="numpy.median(odd)"),
     Case(np.nanmax, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN, distinct=True),),
          kwargs={"axis": 1}, dtypes=F),
     Case(np.nanmin, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN, distinct=True),),
