@@ -146,3 +146,18 @@ def test_getitem_in_place_add_keeps_real_accumulators_real():
     _, pullback = rrule(operator.getitem, x, 1)
     acc = iadd(np.zeros(3, np.float32), pullback(1.0 + 2.0j)[1])
     assert acc.dtype == np.float32 and acc[1] == 1.0
+
+
+@pytest.mark.parametrize(("f", "args"), [
+    (np.take, (np.arange(3.0), [0], None)),
+    (np.compress, ([True, False, True], np.arange(3.0), None)),
+    (np.choose, (np.array([0, 1]), [np.zeros(2), np.ones(2)])),
+    (np.ndarray.take, (np.arange(3.0), [0], None)),
+    (np.ndarray.compress, (np.arange(3.0), [True, False, True], None)),
+])
+def test_positional_out_argument_error(f, args):
+    out = np.empty_like(f(*args))
+    with pytest.raises(OutArgumentError):
+        rrule(f, *args, out)
+    with pytest.raises(OutArgumentError):
+        frule((NoTangent(),) * (len(args) + 2), f, *args, out)

@@ -182,3 +182,21 @@ def test_layout_dependent_orders(name, dtype):
         x = x + 1j * np.random.default_rng(2).standard_normal(shape)
     test_rrule(f, x, rrule_f=_chain_rrule(steps))
     test_frule(f, x, frule_f=_chain_frule(steps))
+
+
+@pytest.mark.parametrize("f", [np.concatenate, np.stack])
+def test_positional_out_argument_error(f):
+    xs = [np.ones(2), np.ones(2)]
+    out = np.empty_like(f(xs, 0))
+    with pytest.raises(OutArgumentError):
+        rrule(f, xs, 0, out)
+    with pytest.raises(OutArgumentError):
+        frule((NoTangent(), ZeroTangent(), NoTangent(), NoTangent()), f, xs, 0, out)
+
+
+def test_pad_with_a_dict_of_widths():
+    from chainrules.testing import test_frule, test_rrule
+
+    x = np.random.default_rng(0).standard_normal((2, 3))
+    test_rrule(np.pad, x, {1: (1, 2)}, "reflect")
+    test_frule(np.pad, x, {1: (1, 2)}, "reflect")

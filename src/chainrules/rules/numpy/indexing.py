@@ -132,7 +132,7 @@ def _take_adjoint(x: Any, indices: Any, *args: Any, **kwargs: Any) -> Callable[[
     return gather_adjoint(x, lambda pos: np.take(pos, indices, *args, **kwargs))
 
 
-linear_rules(np.take, _take_adjoint)
+linear_rules(np.take, _take_adjoint, out_at=2)  # take(a, indices, axis, out, mode)
 
 
 def _take_along_axis_adjoint(x: Any, indices: Any, *args: Any,
@@ -146,9 +146,10 @@ linear_rules(np.take_along_axis, _take_along_axis_adjoint)
 def _selection_rules(f: Any) -> None:
     """Rules for ``f(condition, x, *args)``: picks elements of ``x`` where ``condition``."""
     name = f.__name__
+    out_at = 1 if f is np.compress else None  # compress(condition, a, axis, out)
 
     def selection_frule(dargs: tuple, condition: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
-        _refuse_out(f, kwargs)
+        _refuse_out(f, kwargs, args, out_at)
         y = f(condition, x, *args, **kwargs)
         x_dot = unthunk(dargs[2])
         if _is_zero(x_dot) or not _is_diff(x) or not _is_diff(y):
@@ -156,7 +157,7 @@ def _selection_rules(f: Any) -> None:
         return y, _fit(f(condition, _dense(x_dot, x), *args, **kwargs), y)
 
     def selection_rrule(condition: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
-        _refuse_out(f, kwargs)
+        _refuse_out(f, kwargs, args, out_at)
         y = f(condition, x, *args, **kwargs)
         rest = (NoTangent(),) * len(args)
         project_x = _projector(x)
@@ -301,7 +302,7 @@ def select_rrule(condlist: Any, choicelist: Any, *args: Any, **kwargs: Any) -> A
 
 @frule.register(np.choose)
 def choose_frule(dargs: tuple, a: Any, choices: Any, *args: Any, **kwargs: Any) -> Any:
-    _refuse_out(np.choose, kwargs)
+    _refuse_out(np.choose, kwargs, args, 0)  # choose(a, choices, out, mode)
     y = np.choose(a, choices, *args, **kwargs)
     if not _is_diff(y) or _is_zero(unthunk(dargs[2])):
         return y, _out_zero(y)
@@ -310,7 +311,7 @@ def choose_frule(dargs: tuple, a: Any, choices: Any, *args: Any, **kwargs: Any) 
 
 @rrule.register(np.choose)
 def choose_rrule(a: Any, choices: Any, *args: Any, **kwargs: Any) -> Any:
-    _refuse_out(np.choose, kwargs)
+    _refuse_out(np.choose, kwargs, args, 0)  # choose(a, choices, out, mode)
     y = np.choose(a, choices, *args, **kwargs)
     rest = (NoTangent(),) * len(args)
     mode = _arg(args, kwargs, 1, "mode", "raise")

@@ -162,7 +162,7 @@ rrule.register(np.ndarray.astype)(_astype_rrule(np.ndarray.astype))
 @frule.register(np.ndarray.compress)
 def ndarray_compress_frule(dargs: tuple, x: Any, condition: Any, *args: Any,
                            **kwargs: Any) -> Any:
-    _refuse_out(np.ndarray.compress, kwargs)
+    _refuse_out(np.ndarray.compress, kwargs, args, 1)  # x.compress(condition, axis, out)
     y = x.compress(condition, *args, **kwargs)
     x_dot = unthunk(dargs[1])
     if _is_zero(x_dot) or not _is_diff(x) or not _is_diff(y):
@@ -172,7 +172,7 @@ def ndarray_compress_frule(dargs: tuple, x: Any, condition: Any, *args: Any,
 
 @rrule.register(np.ndarray.compress)
 def ndarray_compress_rrule(x: Any, condition: Any, *args: Any, **kwargs: Any) -> Any:
-    _refuse_out(np.ndarray.compress, kwargs)
+    _refuse_out(np.ndarray.compress, kwargs, args, 1)  # x.compress(condition, axis, out)
     y = x.compress(condition, *args, **kwargs)
     rest = (NoTangent(),) * len(args)
     diff = _is_diff(x) and _is_diff(y)

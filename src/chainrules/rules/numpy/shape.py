@@ -65,8 +65,10 @@ def _is_zero(t: Any) -> bool:
     return isinstance(t, _ZEROS) or t is None
 
 
-def _refuse_out(f: Any, kwargs: dict) -> None:
-    if kwargs.get("out") is not None:
+def _refuse_out(f: Any, kwargs: dict, args: tuple = (), at: int | None = None) -> None:
+    """Raise for an ``out=`` argument (keyword, or positional at ``args[at]``)."""
+    if kwargs.get("out") is not None or (at is not None and len(args) > at
+                                         and args[at] is not None):
         raise OutArgumentError(f)
 
 
@@ -235,7 +237,8 @@ def gather_adjoint(x: Any, gather: Callable[[np.ndarray], Any]) -> Callable[[Any
 
 
 def linear_rules(f: Any, adjoint: Callable[..., Callable[[Any], Any]],
-                 pushforward: Callable[..., Any] | None = None) -> None:
+                 pushforward: Callable[..., Any] | None = None,
+                 out_at: int | None = None) -> None:
     """Register the frule and rrule of ``f``, linear in its first argument.
 
     The other positional arguments (shapes, axes, indices) get ``NoTangent()``.
@@ -244,13 +247,14 @@ def linear_rules(f: Any, adjoint: Callable[..., Callable[[Any], Any]],
     needs of ``x`` (shape, layout), not over ``x`` itself. The pushforward applies
     ``f`` to the tangent, or calls ``pushforward(x, x_dot, *args, **kwargs)`` (for
     functions whose result depends on the memory layout of ``x``, which the tangent
-    does not share).
+    does not share). ``out_at`` is the position of a positional ``out`` argument in
+    ``args`` (refused, like ``out=``).
     """
     name = getattr(f, "__name__", "f")
     push = f if pushforward is None else None
 
     def linear_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
-        _refuse_out(f, kwargs)
+        _refuse_out(f, kwargs, args, out_at)
         y = f(x, *args, **kwargs)
         x_dot = unthunk(dargs[1])
         if _is_zero(x_dot) or not _is_diff(x) or not _is_diff(y):
@@ -260,7 +264,7 @@ def linear_rules(f: Any, adjoint: Callable[..., Callable[[Any], Any]],
         return y, _fit(push(_dense(x_dot, x), *args, **kwargs), y)
 
     def linear_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
-        _refuse_out(f, kwargs)
+        _refuse_out(f, kwargs, args, out_at)
         y = f(x, *args, **kwargs)
         rest = (NoTangent(),) * len(args)
         if not _is_diff(x) or not _is_diff(y):
@@ -605,16 +609,17 @@ def _seq_pullback_result(xs: Any, pieces: Callable[[], list]) -> Any:
     return Tangent[T](*items)
 
 
-def _joining_rules(f: Any, gather_kwargs: Callable[[dict], dict] | None = None) -> None:
+def _joining_rules(f: Any) -> None:
     """Rules for ``f(arrays, *args, **kwargs)`` joining a sequence of arrays.
 
     The pushforward joins the tangents; the pullback cuts ``y_bar`` into the items by a
     scatter of element positions (each item gets its own range of positions).
     """
     name = f.__name__
+    out_at = 1 if f in (np.concatenate, np.stack) else None  # f(arrays, axis, out)
 
     def joining_frule(dargs: tuple, xs: Any, *args: Any, **kwargs: Any) -> Any:
-        _refuse_out(f, kwargs)
+        _refuse_out(f, kwargs, args, out_at)
         y = f(xs, *args, **kwargs)
         if not _is_diff(xs) or not _is_diff(y) or _is_zero(unthunk(dargs[1])):
             return y, _out_zero(y)
@@ -622,7 +627,7 @@ def _joining_rules(f: Any, gather_kwargs: Callable[[dict], dict] | None = None) 
         return y, _fit(f(dense, *args, **kwargs), y)
 
     def joining_rrule(xs: Any, *args: Any, **kwargs: Any) -> Any:
-        _refuse_out(f, kwargs)
+        _refuse_out(f, kwargs, args, out_at)
         y = f(xs, *args, **kwargs)
         rest = (NoTangent(),) * len(args)
         if not _is_diff(xs) or not _is_diff(y):
@@ -823,6 +828,16 @@ def _per_axis(value: Any, ndim: int, axis: int) -> Any:
     return tuple(np.broadcast_to(np.asarray(value), (ndim, 2))[axis].tolist())
 
 
+def _pad_widths(pad_width: Any, ndim: int) -> np.ndarray:
+    """``pad_width`` in any of its forms as an ``(ndim, 2)`` array."""
+    if isinstance(pad_width, dict):  # {axis: width or (before, after)}
+        widths = np.zeros((ndim, 2), dtype=np.intp)
+        for axis, w in pad_width.items():
+            widths[axis] = np.broadcast_to(np.asarray(w), (2,))
+        return widths
+    return np.broadcast_to(np.asarray(pad_width), (ndim, 2))
+
+
 @rrule.register(np.pad)
 def pad_rrule(array: Any, pad_width: Any, *args: Any, **kwargs: Any) -> Any:
     y = np.pad(array, pad_width, *args, **kwargs)
@@ -830,7 +845,7 @@ def pad_rrule(array: Any, pad_width: Any, *args: Any, **kwargs: Any) -> Any:
     mode = _pad_mode(args, kwargs)
     shape = np.shape(array)
     ndim = len(shape)
-    widths = np.broadcast_to(np.asarray(pad_width), (ndim, 2))
+    widths = _pad_widths(pad_width, ndim)
     project_x = _projector(array)
     linear_kwargs = _pad_linear_kwargs(kwargs)
     linear_kwargs.pop("mode", None)
