@@ -1286,6 +1286,8 @@ def apply(f: Any, args: tuple, kwargs: dict, soft: bool = False,
         return _NO_RULE
     if _strippable(f):
         return f(*_strip(args), **kwargs)
+    if isinstance(f, np.ufunc) and not kwargs and _is_object_ufunc(f):
+        return _object_ufunc(f, args)
     if isinstance(f, np.ufunc) or from_numpy:
         raise NoRuleError(f, _mode(top), tuple(type(_deep_struct_primal(a)) for a in args),
                           "NumPy would have to convert the traced values to plain arrays")
@@ -1293,6 +1295,40 @@ def apply(f: Any, args: tuple, kwargs: dict, soft: bool = False,
         raise NoRuleError(f, _mode(top), tuple(type(_deep_struct_primal(a)) for a in args),
                           "an operator on traced values needs a rule")
     return _through(f, args, kwargs, top)
+
+
+def _is_object_ufunc(f: np.ufunc) -> bool:
+    """A ufunc made by ``np.frompyfunc``: it calls a Python function per element."""
+    return all(set(t.replace("->", "")) == {"O"} for t in f.types)
+
+
+def _object_ufunc(f: np.ufunc, args: tuple) -> Any:
+    """Apply a ``np.frompyfunc`` ufunc to tracers element by element.
+
+    Each element is a scalar tracer (the Python function then runs on tracers, so its
+    operators are recorded); the results are stacked back into one traced array.
+    """
+    shape = np.broadcast_shapes(*(np.shape(deep_primal(a)) for a in args))
+    cells = []
+    for a in args:
+        obj = np.empty(shape, dtype=object)
+        p = deep_primal(a)
+        for idx in np.ndindex(*shape):
+            src = tuple(i if n > 1 else 0 for i, n in
+                        zip(idx[len(shape) - np.ndim(p):], np.shape(p)))
+            obj[idx] = a[src] if type(a) is Tracer and np.ndim(p) else a if np.ndim(p) == 0 \
+                else p[src]
+        cells.append(obj)
+    out = f(*cells)
+    if f.nout > 1:
+        return tuple(_object_result(o, shape) for o in out)
+    return _object_result(out, shape)
+
+
+def _object_result(out: Any, shape: tuple) -> Any:
+    if not shape:
+        return out[()] if isinstance(out, _ndarray) else out
+    return call(_stack_nested, out.tolist())
 
 
 def _mode(trace: Any) -> str:
@@ -1418,6 +1454,8 @@ def _through(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
         if g is not None:
             return g(f.__self__, *args, **kwargs)
         return _call_opaque_traced(f, args, kwargs, top)
+    if isinstance(f, np.ufunc) and not kwargs and _is_object_ufunc(f):
+        return _object_ufunc(f, args)
     if isinstance(f, np.ufunc):
         raise NoRuleError(f, _mode(top), tuple(type(_deep_struct_primal(a)) for a in args),
                           "NumPy would have to convert the traced values to plain arrays")
