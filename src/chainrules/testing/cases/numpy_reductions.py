@@ -161,6 +161,8 @@ CASES += [
          dtypes=FC, name="numpy.average(a, 1, w1d)"),
     Case(np.average, lambda rng, dt: (arr(rng, dt, (3, 4)), 0, positive(rng, dt, (3, 4))),
          kwargs={"keepdims": True}, dtypes=FC, name="numpy.average(a, 0, w, keepdims)"),
+    Case(np.average, lambda rng, dt: (arr(rng, dt, (2, 3, 4)), -2, positive(rng, dt, (3,))),
+         kwargs={"keepdims": True}, dtypes=FC, name="numpy.average(a, -2, w1d, keepdims)"),
     Case(np.average, lambda rng, dt: (arr(rng, dt, (3, 4)), 0, positive(rng, dt, (3,)), True),
          dtypes=FC, name="numpy.average(a, 0, w1d, returned)"),
     Case(np.average, lambda rng, dt: (arr(rng, dt, (3, 4)),), kwargs={"returned": True},
