@@ -27,6 +27,9 @@ and live with the reductions.
 
 Conventions:
 
+- the elementwise rules are ``scalar_rule`` definitions (an AD can fuse them
+  through ``derivatives_given_output``); lists and tuples used as arrays and a
+  positional ``out`` are taken by more specific local rules;
 - complex numbers follow DESIGN §2 (the gradient of a real loss is
   ``dL/dRe z + i dL/dIm z``); holomorphic functions use ``conj(partial)`` in the
   pullback, ``abs``, ``sign``, ``conj``, ``real``, ``imag``, ``angle`` and
@@ -410,7 +413,15 @@ def _power_partials(x: Any, p: Any, *, y: Any) -> tuple:
 
 
 _elementwise(np.power, _power_partials)
-_elementwise(np.float_power, _power_partials)
+
+
+def _float_power_partials(x: Any, p: Any, *, y: Any) -> tuple:
+    # float_power computes in double precision: so do its partials
+    wide = np.result_type(x, p, np.float64)
+    return _power_partials(np.asarray(x, dtype=wide), np.asarray(p, dtype=wide), y=y)
+
+
+_elementwise(np.float_power, _float_power_partials)
 
 
 def _reciprocal_partial(x: Any, *, y: Any) -> Any:
@@ -859,8 +870,9 @@ def _safe_divide(a: Any, b: Any) -> Any:
 
 
 def _arctan2_partials(x1: Any, x2: Any) -> tuple:
-    r2 = np.asarray(x1) * x1 + np.asarray(x2) * x2
-    return _safe_divide(x2, r2), -_safe_divide(x1, r2)
+    # x2 / r / r rather than x2 / (x1^2 + x2^2): no underflow or overflow of the square
+    r = np.hypot(x1, x2)
+    return _safe_divide(_safe_divide(x2, r), r), -_safe_divide(_safe_divide(x1, r), r)
 
 
 _elementwise(np.arctan2, _arctan2_partials)

@@ -92,6 +92,27 @@ def _non_finite(rng: np.random.Generator, dtype: np.dtype, bad: float = np.nan) 
     return x
 
 
+def _off_bounds(rng: np.random.Generator, dtype: np.dtype, shape: Any) -> Any:
+    """Moduli in [0, 0.4) or (0.6, 2): at least 0.1 from the ``clip`` bounds +-0.5."""
+    u = rng.uniform(0, 1.8, size=shape)
+    v = np.where(u < 0.4, u, u + 0.2) * rng.choice([-1.0, 1.0], size=shape)
+    return v.astype(dtype)
+
+
+def _grid(rng: np.random.Generator, dtype: np.dtype, shape: Any, offset: float) -> Any:
+    """Real parts within 0.1 of ``k + offset`` (k = -2..1), imaginary parts random: two
+    grids with offsets 0.25 and 0.75 never come within 0.3 of each other, so
+    ``maximum``-like selections (lexicographic for complex) have no near-ties."""
+    re = rng.integers(-2, 2, size=shape) + offset + rng.uniform(-0.1, 0.1, size=shape)
+    if dtype.kind == "c":
+        return (re + 1j * rng.uniform(-2, 2, size=shape)).astype(dtype)
+    return re.astype(dtype)
+
+
+def _selection_pair(rng: np.random.Generator, dtype: np.dtype) -> tuple:
+    return _grid(rng, dtype, (3, 1), 0.25), _grid(rng, dtype, (4,), 0.75)
+
+
 def _small(rng: np.random.Generator, dtype: np.dtype, shape: Any) -> Any:
     return arr(rng, dtype, shape, -0.03, 0.03)
 
@@ -194,10 +215,10 @@ CASES: list[Case] = [
     _binary(np.logaddexp2, dtypes=REAL),
     _binary(np.arctan2, dtypes=REAL),
     _binary(np.hypot, dtypes=REAL),
-    _binary(np.maximum),
-    _binary(np.minimum),
-    _binary(np.fmax),
-    _binary(np.fmin),
+    Case(np.maximum, _selection_pair, dtypes=ALL),
+    Case(np.minimum, _selection_pair, dtypes=ALL),
+    Case(np.fmax, _selection_pair, dtypes=ALL),
+    Case(np.fmin, _selection_pair, dtypes=ALL),
     _binary(np.copysign, _away, _away, REAL),
     _binary(np.heaviside, _away, arr, REAL),
     Case(np.heaviside, lambda rng, dt: (no_tangent(np.array([0.0, -1.0, 0.0, 2.0], dtype=dt)),
@@ -214,7 +235,8 @@ CASES: list[Case] = [
          dtypes=ALL, name="numpy.divide 0-d-array"),
     Case(np.add, lambda rng, dt: (arr(rng, dt, (0, 2)), arr(rng, dt, (2,))), dtypes=ALL,
          name="numpy.add empty"),
-    Case(np.maximum, lambda rng, dt: (arr(rng, dt, (3, 2)).T, arr(rng, dt, (6,))[::2]),
+    Case(np.maximum, lambda rng, dt: (_grid(rng, dt, (3, 2), 0.25).T,
+                                      _grid(rng, dt, (6,), 0.75)[::2]),
          dtypes=ALL, name="numpy.maximum views"),
     Case(np.power, lambda rng, dt: (positive(rng, dt, (3,)), np.array([0, 1, 3])),
          dtypes=ALL, name="numpy.power integer exponents"),
@@ -225,16 +247,16 @@ CASES: list[Case] = [
     Case(np.hypot, lambda rng, dt: (arr(rng, dt, (3,)), np.float32(0.5)), dtypes=REAL,
          name="numpy.hypot NumPy scalar"),
     # --- clip
-    Case(np.clip, lambda rng, dt: (arr(rng, dt, (3, 4)), -0.5 * np.ones((3, 1), dt),
+    Case(np.clip, lambda rng, dt: (_off_bounds(rng, dt, (3, 4)), -0.5 * np.ones((3, 1), dt),
                                    np.asarray(0.5 * np.ones(4), dt)),
          dtypes=REAL, name="numpy.clip array bounds"),
-    Case(np.clip, lambda rng, dt: (arr(rng, dt, (5,)), dt.type(-0.5), None),
+    Case(np.clip, lambda rng, dt: (_off_bounds(rng, dt, (5,)), dt.type(-0.5), None),
          dtypes=REAL, name="numpy.clip lower only"),
-    Case(np.clip, lambda rng, dt: (arr(rng, dt, (5,)),), kwargs={"max": 0.5},
+    Case(np.clip, lambda rng, dt: (_off_bounds(rng, dt, (5,)),), kwargs={"max": 0.5},
          dtypes=REAL, name="numpy.clip(max=0.5)"),
-    Case(np.clip, lambda rng, dt: (arr(rng, dt, (4,)), dt.type(0.5), dt.type(-0.5)),
+    Case(np.clip, lambda rng, dt: (_off_bounds(rng, dt, (4,)), dt.type(0.5), dt.type(-0.5)),
          dtypes=REAL, name="numpy.clip min > max"),
-    Case(np.clip, lambda rng, dt: (arr(rng, dt, (4,)), dt.type(-1 - 1j), dt.type(1 + 1j)),
+    Case(np.clip, lambda rng, dt: (_grid(rng, dt, (6,), 0.5), dt.type(-1 - 1j), dt.type(1 + 1j)),
          dtypes=("complex128",), name="numpy.clip complex"),
     # --- reduce
     Case(np.add.reduce, lambda rng, dt: (arr(rng, dt, (3, 4)),), dtypes=ALL,
