@@ -51,6 +51,7 @@ from chainrules.rules.numpy.shape import (
     _refuse_out,
     _unbroadcast,
     _zero_for,
+    _zero_given_output,
     gather_adjoint,
     linear_rules,
 )
@@ -80,7 +81,7 @@ def getitem_frule(dargs: tuple, x: np.ndarray, idx: Any) -> Any:
 def getitem_rrule(x: np.ndarray, idx: Any) -> Any:
     y = x[idx]
     if not _is_diff(x) or not _is_diff(y):
-        x_zero = _zero_for(x)
+        x_zero = _zero_given_output(x, y)
 
         def getitem_no_tangent_pullback(y_bar: Any) -> tuple:
             return (NoTangent(), x_zero, NoTangent())

@@ -90,6 +90,14 @@ def _zero_for(x: Any) -> Any:
     return ZeroTangent() if _is_diff(x) else NoTangent()
 
 
+def _zero_given_output(x: Any, y: Any) -> Any:
+    """The cotangent of ``x`` when the output ``y`` carries none: ``NoTangent()`` for an
+    integer or bool output (casting to an integer is not differentiable), else (an
+    empty output) a zero."""
+    y_kind = np.asarray(y).dtype.kind if isinstance(y, (np.ndarray, np.generic)) else "f"
+    return _zero_for(x) if y_kind in "fc" else NoTangent()
+
+
 def _no_tangent(dx: Any) -> Any:
     return NoTangent()
 
@@ -268,7 +276,7 @@ def linear_rules(f: Any, adjoint: Callable[..., Callable[[Any], Any]],
         y = f(x, *args, **kwargs)
         rest = (NoTangent(),) * len(args)
         if not _is_diff(x) or not _is_diff(y):
-            x_zero = _zero_for(x)  # e.g. an empty or integer output: zero derivative
+            x_zero = _zero_given_output(x, y)
 
             def no_tangent_pullback(y_bar: Any) -> tuple:
                 return (NoTangent(), x_zero, *rest)
@@ -948,8 +956,7 @@ def _astype_rrule(f: Any) -> Callable:
         def astype_pullback(y_bar: Any) -> tuple:
             y_bar = unthunk(y_bar)
             if _is_zero(y_bar) or not diff:
-                # An integer output: the derivative is zero wherever it exists.
-                return (NoTangent(), _zero_for(x), NoTangent(), *rest)
+                return (NoTangent(), _zero_given_output(x, y), NoTangent(), *rest)
             return (NoTangent(), project_x(_fresh(np.asarray(y_bar), y_bar)), NoTangent(),
                     *rest)
 
