@@ -1,0 +1,980 @@
+"""Rules for ``scipy.linalg`` (loaded only when SciPy imports).
+
+Covered (frule and rrule each): ``solve_triangular``, ``cho_factor``,
+``cho_solve``, ``lu_factor``, ``lu_solve``, ``lu``, ``expm``, ``sqrtm``,
+``logm``, ``solve_sylvester``, ``solve_continuous_lyapunov``, ``eigh``
+(standard and generalized, ``type=1``, subsets), ``det``, ``inv``,
+``block_diag``, ``solve``, ``cholesky``.
+
+Conventions (as for ``numpy.linalg``, see ``chainrules.rules.numpy.linalg``):
+
+- complex cotangents are ``dL/dRe Z + i dL/dIm Z``; pullbacks of linear maps
+  are adjoints under ``<X, Y> = Re sum(conj(X) * Y)``;
+- functions that read one triangle (``lower=``, ``assume_a`` in ``sym``,
+  ``her``, ``pos``, triangular) are differentiated as functions of the entries
+  they read: the others get zero cotangents (for ``her``/``pos`` the imaginary
+  part of the diagonal too, which LAPACK ignores);
+- factor outputs: ``cho_factor``'s ``c`` holds the factor in one triangle and
+  ``a``'s own entries in the other (as SciPy returns it); ``lu_factor``'s ``lu``
+  packs the strictly lower part of ``L`` and ``U``; ``piv``/``lower`` get
+  ``NoTangent``; ``cho_solve``/``lu_solve`` are differentiated w.r.t. the factors
+  too; ``lu``/``lu_factor`` need a square matrix (rectangular:
+  ``not_implemented``);
+- ``expm`` uses ``expm_frechet``; ``sqrtm`` a Sylvester solve; ``logm`` the
+  block-triangular identity ``log([[A, E], [0, A]]) = [[log A, L(A, E)], [0, log A]]``;
+  the pullback of each is the Fréchet derivative at ``A^H`` (these functions
+  have real Taylor coefficients);
+- ``eigh``: degenerate eigenvalues as in NumPy's rule (``F = 0`` for gaps at
+  round-off level); generalized vectors are ``B``-orthonormal; complex vectors
+  have a free phase (frule: ``Im diag(V^H B dV) = 0``);
+- ``eigh(type=2 or 3)``, ``solve``/``inv`` with ``assume_a`` banded or
+  tridiagonal: ``not_implemented``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from chainrules.core import (
+    NoTangent,
+    ProjectTo,
+    Tangent,
+    Thunk,
+    ZeroTangent,
+    frule,
+    not_implemented,
+    rrule,
+    unthunk,
+)
+
+# ------------------------------------------------------------------------ helpers
+
+
+def _H(x: np.ndarray) -> np.ndarray:
+    return np.swapaxes(x, -1, -2).conj()
+
+
+def _T(x: np.ndarray) -> np.ndarray:
+    return np.swapaxes(x, -1, -2)
+
+
+def _value(t: Any) -> Any:
+    """Unthunked tangent, or None for a hard zero."""
+    t = unthunk(t)
+    return None if isinstance(t, (ZeroTangent, NoTangent)) else t
+
+
+def _item(t: Any, index: int) -> Any:
+    """Item ``index`` of a tuple (co)tangent; None when zero."""
+    t = unthunk(t)
+    if isinstance(t, (ZeroTangent, NoTangent)):
+        return None
+    return _value(t[index])
+
+
+def _nots(args: tuple) -> tuple:
+    return tuple(NoTangent() for _ in args)
+
+
+def _options(args: tuple, kwargs: dict, *spec: tuple[str, Any]) -> dict:
+    out = {name: default for name, default in spec}
+    for (name, _), value in zip(spec, args):
+        out[name] = value
+    out.update(kwargs)
+    return out
+
+
+def _diag_embed(v: np.ndarray) -> np.ndarray:
+    return v[..., :, None] * np.eye(v.shape[-1], dtype=v.dtype)
+
+
+def _diag(x: np.ndarray) -> np.ndarray:
+    return np.diagonal(x, axis1=-2, axis2=-1)
+
+
+def _col(b: np.ndarray) -> tuple:
+    """``b`` as a matrix (a vector becomes one column) and whether it was a vector."""
+    b = np.asarray(b)
+    return (b[..., None], True) if b.ndim == 1 else (b, False)
+
+
+def _each(fn: Any, *arrays: np.ndarray) -> np.ndarray:
+    """Apply a 2-D-only ``fn`` over the leading (stack) dimensions."""
+    if arrays[0].ndim == 2:
+        return fn(*arrays)
+    batch = arrays[0].shape[:-2]
+    out = [fn(*(a[idx] for a in arrays)) for idx in np.ndindex(*batch)]
+    return np.stack(out).reshape(batch + out[0].shape)
+
+
+_KINDS = {
+    None: "gen", "gen": "gen", "general": "gen",
+    "sym": "sym", "symmetric": "sym",
+    "her": "her", "hermitian": "her", "pos": "her", "positive definite": "her",
+    "lower triangular": "lower", "upper triangular": "upper",
+    "diagonal": "diag",
+}
+
+
+def _structured(a: np.ndarray, kind: str, lower: bool) -> np.ndarray:
+    """The matrix SciPy uses when it reads ``a`` as structure ``kind``."""
+    tri = np.tril if lower else np.triu
+    k = -1 if lower else 1
+    if kind == "gen":
+        return a
+    if kind == "her":
+        out = tri(a) + _H(tri(a, k))
+        if out.dtype.kind == "c":
+            out = out - _diag_embed(1j * _diag(out).imag)
+        return out
+    if kind == "sym":
+        return tri(a) + _T(tri(a, k))
+    if kind == "lower":
+        return np.tril(a)
+    if kind == "upper":
+        return np.triu(a)
+    return _diag_embed(_diag(a))
+
+
+def _structured_bar(s: np.ndarray, kind: str, lower: bool) -> np.ndarray:
+    """Adjoint of `_structured`."""
+    tri = np.tril if lower else np.triu
+    k = -1 if lower else 1
+    if kind == "gen":
+        return s
+    if kind == "her":
+        return tri(s, k) + tri(_H(s), k) + _diag_embed(_diag(s).real.astype(s.dtype))
+    if kind == "sym":
+        return tri(s) + tri(_T(s), k)
+    if kind == "lower":
+        return np.tril(s)
+    if kind == "upper":
+        return np.triu(s)
+    return _diag_embed(_diag(s))
+
+
+def _perm(piv: np.ndarray) -> np.ndarray:
+    """Row order ``p`` with ``A[p] = L U`` from LAPACK's pivot indices."""
+    p = np.arange(piv.shape[0])
+    for i, j in enumerate(piv):
+        p[i], p[j] = p[j], p[i]
+    return p
+
+
+def _tri_solve(t: np.ndarray, b: np.ndarray, lower: bool, trans: int = 0,
+               unit: bool = False) -> np.ndarray:
+    return sla.solve_triangular(t, b, lower=lower, trans=trans, unit_diagonal=unit,
+                                check_finite=False)
+
+
+def _inv_gaps(w: np.ndarray) -> np.ndarray:
+    gaps = w[..., None, :] - w[..., :, None]
+    n = w.shape[-1]
+    scale = np.maximum(np.max(np.abs(w), axis=-1), np.finfo(np.float64).tiny)
+    keep = np.abs(gaps) > n * np.finfo(w.dtype).eps * scale[..., None, None]
+    keep &= ~np.eye(n, dtype=bool)
+    out = np.zeros(gaps.shape, dtype=gaps.dtype)
+    np.divide(1, gaps, out=out, where=keep)
+    return out
+
+
+# ------------------------------------------------------------------------ solve_triangular
+
+
+def _trans_code(trans: Any) -> int:
+    return {"N": 0, "T": 1, "C": 2, 0: 0, 1: 1, 2: 2}[trans]
+
+
+def _op(x: np.ndarray, trans: int) -> np.ndarray:
+    return x if trans == 0 else (_T(x) if trans == 1 else _H(x))
+
+
+def _st_opts(args: tuple, kwargs: dict) -> tuple:
+    o = _options(args, kwargs, ("trans", 0), ("lower", False), ("unit_diagonal", False))
+    return _trans_code(o["trans"]), bool(o["lower"]), bool(o["unit_diagonal"])
+
+
+def _tri_part(a: np.ndarray, lower: bool, unit: bool) -> np.ndarray:
+    k = (-1 if lower else 1) if unit else 0
+    return np.tril(a, k) if lower else np.triu(a, k)
+
+
+@frule.register(sla.solve_triangular)
+def solve_triangular_frule(dargs, a, b, *args, **kwargs):
+    a_dot, b_dot = _value(dargs[1]), _value(dargs[2])
+    y = sla.solve_triangular(a, b, *args, **kwargs)
+    if a_dot is None and b_dot is None:
+        return y, ZeroTangent()
+    trans, lower, unit = _st_opts(args, kwargs)
+    ym, vec = _col(y)
+    rhs = 0
+    if b_dot is not None:
+        rhs = _col(b_dot)[0]
+    if a_dot is not None:
+        rhs = rhs - _op(_tri_part(a_dot, lower, unit), trans) @ ym
+    y_dot = _tri_solve(a, np.asarray(rhs), lower, trans, unit)
+    return y, ProjectTo(y)(y_dot[..., 0] if vec else y_dot)
+
+
+@rrule.register(sla.solve_triangular)
+def solve_triangular_rrule(a, b, *args, **kwargs):
+    y = sla.solve_triangular(a, b, *args, **kwargs)
+    trans, lower, unit = _st_opts(args, kwargs)
+    project_a, project_b = ProjectTo(a), ProjectTo(b)
+    ym, vec = _col(y)
+
+    def solve_triangular_pullback(y_bar):
+        y_bar = _value(y_bar)
+        if y_bar is None:
+            return NoTangent(), ZeroTangent(), ZeroTangent(), *_nots(args)
+        yb = _col(y_bar)[0]
+        # g = op(T)^-H y_bar
+        if trans == 0:
+            g = _tri_solve(a, yb, lower, 2, unit)
+        elif trans == 2:
+            g = _tri_solve(a, yb, lower, 0, unit)
+        else:
+            g = np.conj(_tri_solve(a, np.conj(yb), lower, 0, unit))
+        b_bar = project_b(g[..., 0] if vec else g)
+        a_bar = Thunk(lambda: project_a(_tri_part(_op(-(g @ _H(ym)), trans), lower, unit)))
+        return NoTangent(), a_bar, b_bar, *_nots(args)
+
+    return y, solve_triangular_pullback
+
+
+# ---------------------------------------------------------- cholesky, cho_factor, cho_solve
+
+
+def _lower_opt(args: tuple, kwargs: dict) -> bool:
+    return bool(_options(args, kwargs, ("lower", False))["lower"])
+
+
+@frule.register(sla.cholesky)
+def cholesky_frule(dargs, a, *args, **kwargs):
+    y = sla.cholesky(a, *args, **kwargs)
+    _, y_dot = frule((NoTangent(), dargs[1]), np.linalg.cholesky, a,
+                     upper=not _lower_opt(args, kwargs))
+    return y, y_dot
+
+
+@rrule.register(sla.cholesky)
+def cholesky_rrule(a, *args, **kwargs):
+    y = sla.cholesky(a, *args, **kwargs)
+    _, pullback = rrule(np.linalg.cholesky, a, upper=not _lower_opt(args, kwargs))
+
+    def cholesky_pullback(y_bar):
+        return NoTangent(), pullback(y_bar)[1], *_nots(args)
+
+    return y, cholesky_pullback
+
+
+def _other(x: np.ndarray, lower: bool) -> np.ndarray:
+    """The strict triangle that ``cho_factor`` leaves as ``a`` had it."""
+    return np.triu(x, 1) if lower else np.tril(x, -1)
+
+
+@frule.register(sla.cho_factor)
+def cho_factor_frule(dargs, a, *args, **kwargs):
+    a_dot = _value(dargs[1])
+    y = sla.cho_factor(a, *args, **kwargs)
+    if a_dot is None:
+        return y, ZeroTangent()
+    lower = _lower_opt(args, kwargs)
+    _, f_dot = frule((NoTangent(), a_dot), np.linalg.cholesky, a, upper=not lower)
+    c_dot = ProjectTo(y[0])(unthunk(f_dot) + _other(np.asarray(a_dot), lower))
+    return y, Tangent[tuple](c_dot, NoTangent())
+
+
+@rrule.register(sla.cho_factor)
+def cho_factor_rrule(a, *args, **kwargs):
+    y = sla.cho_factor(a, *args, **kwargs)
+    lower = _lower_opt(args, kwargs)
+    _, pullback = rrule(np.linalg.cholesky, a, upper=not lower)
+    project_a = ProjectTo(a)
+
+    def cho_factor_pullback(y_bar):
+        c_bar = _item(y_bar, 0)
+        if c_bar is None:
+            return NoTangent(), ZeroTangent(), *_nots(args)
+        tri = np.tril if lower else np.triu
+        a_bar = unthunk(pullback(tri(c_bar))[1]) + _other(c_bar, lower)
+        return NoTangent(), project_a(a_bar), *_nots(args)
+
+    return y, cho_factor_pullback
+
+
+def _cho_parts(c_and_lower: tuple) -> tuple:
+    c, lower = c_and_lower
+    c = np.asarray(c)
+    return c, bool(lower), (np.tril(c) if lower else np.triu(c))
+
+
+@frule.register(sla.cho_solve)
+def cho_solve_frule(dargs, c_and_lower, b, *args, **kwargs):
+    y = sla.cho_solve(c_and_lower, b, *args, **kwargs)
+    c_dot = _item(dargs[1], 0)
+    b_dot = _value(dargs[2])
+    if c_dot is None and b_dot is None:
+        return y, ZeroTangent()
+    c, lower, f = _cho_parts(c_and_lower)
+    ym, vec = _col(y)
+    rhs = 0
+    if b_dot is not None:
+        rhs = _col(b_dot)[0]
+    if c_dot is not None:
+        f_dot = np.tril(c_dot) if lower else np.triu(c_dot)
+        # A = L L^H (lower) or U^H U (upper)
+        a_dot = f_dot @ _H(f) + f @ _H(f_dot) if lower else _H(f_dot) @ f + _H(f) @ f_dot
+        rhs = rhs - a_dot @ ym
+    y_dot = sla.cho_solve((c, lower), np.asarray(rhs), check_finite=False)
+    return y, ProjectTo(y)(y_dot[..., 0] if vec else y_dot)
+
+
+@rrule.register(sla.cho_solve)
+def cho_solve_rrule(c_and_lower, b, *args, **kwargs):
+    y = sla.cho_solve(c_and_lower, b, *args, **kwargs)
+    c, lower, f = _cho_parts(c_and_lower)
+    project_c, project_b = ProjectTo(c), ProjectTo(b)
+    ym, vec = _col(y)
+
+    def c_cotangent(g: np.ndarray) -> Any:
+        a_bar = -(g @ _H(ym))
+        s = a_bar + _H(a_bar)
+        return project_c(np.tril(s @ f) if lower else np.triu(f @ s))
+
+    def cho_solve_pullback(y_bar):
+        y_bar = _value(y_bar)
+        if y_bar is None:
+            return NoTangent(), ZeroTangent(), ZeroTangent(), *_nots(args)
+        g = sla.cho_solve((c, lower), _col(y_bar)[0], check_finite=False)
+        c_bar = Thunk(lambda: Tangent[tuple](c_cotangent(g), NoTangent()))
+        return NoTangent(), c_bar, project_b(g[..., 0] if vec else g), *_nots(args)
+
+    return y, cho_solve_pullback
+
+
+# ------------------------------------------------------------------------ lu_factor, lu_solve, lu
+
+_LU_SQUARE = "LU derivative of a rectangular matrix is not written (square matrices only)"
+
+
+def _unpack(lu: np.ndarray) -> tuple:
+    n = lu.shape[-1]
+    low = np.tril(lu, -1) + np.eye(n, dtype=lu.dtype)
+    return low, np.triu(lu)
+
+
+def _lu_tangent(low: np.ndarray, up: np.ndarray, pa_dot: np.ndarray) -> tuple:
+    """(dL, dU) of P^T A = L U given d(P^T A)."""
+    x = _tri_solve(low, pa_dot, lower=True, unit=True)
+    x = _H(_tri_solve(up, _H(x), lower=False, trans=2))  # x U^-1
+    return low @ np.tril(x, -1), np.triu(x) @ up
+
+
+def _lu_cotangent(low: np.ndarray, up: np.ndarray, l_bar: Any, u_bar: Any) -> np.ndarray:
+    """Cotangent of P^T A from those of L and U."""
+    x_bar = np.zeros(low.shape, dtype=np.result_type(low, up))
+    if l_bar is not None:
+        x_bar = x_bar + np.tril(_H(low) @ l_bar, -1)
+    if u_bar is not None:
+        x_bar = x_bar + np.triu(u_bar @ _H(up))
+    m = _tri_solve(up, _H(x_bar), lower=False)  # U^-1 X_bar^H = (X_bar U^-H)^H
+    return _tri_solve(low, _H(m), lower=True, trans=2, unit=True)  # L^-H X_bar U^-H
+
+
+def _square(a: Any) -> bool:
+    return np.ndim(a) == 2 and np.shape(a)[0] == np.shape(a)[1]
+
+
+@frule.register(sla.lu_factor)
+def lu_factor_frule(dargs, a, *args, **kwargs):
+    a_dot = _value(dargs[1])
+    y = sla.lu_factor(a, *args, **kwargs)
+    if a_dot is None:
+        return y, ZeroTangent()
+    if not _square(a):
+        return y, not_implemented(_LU_SQUARE)
+    lu, piv = y
+    low, up = _unpack(lu)
+    l_dot, u_dot = _lu_tangent(low, up, np.asarray(a_dot)[_perm(piv)])
+    return y, Tangent[tuple](ProjectTo(lu)(l_dot + u_dot), NoTangent())
+
+
+@rrule.register(sla.lu_factor)
+def lu_factor_rrule(a, *args, **kwargs):
+    y = sla.lu_factor(a, *args, **kwargs)
+    lu, piv = y
+    project_a = ProjectTo(a)
+
+    def lu_factor_pullback(y_bar):
+        lu_bar = _item(y_bar, 0)
+        if lu_bar is None:
+            return NoTangent(), ZeroTangent(), *_nots(args)
+        if not _square(a):
+            return NoTangent(), not_implemented(_LU_SQUARE), *_nots(args)
+        low, up = _unpack(lu)
+        pa_bar = _lu_cotangent(low, up, np.tril(lu_bar, -1), np.triu(lu_bar))
+        a_bar = np.empty_like(pa_bar)
+        a_bar[_perm(piv)] = pa_bar
+        return NoTangent(), project_a(a_bar), *_nots(args)
+
+    return y, lu_factor_pullback
+
+
+def _lu_solve_trans(args: tuple, kwargs: dict) -> int:
+    return _trans_code(_options(args, kwargs, ("trans", 0))["trans"])
+
+
+@frule.register(sla.lu_solve)
+def lu_solve_frule(dargs, lu_and_piv, b, *args, **kwargs):
+    y = sla.lu_solve(lu_and_piv, b, *args, **kwargs)
+    lu_dot = _item(dargs[1], 0)
+    b_dot = _value(dargs[2])
+    if lu_dot is None and b_dot is None:
+        return y, ZeroTangent()
+    lu, piv = lu_and_piv
+    trans = _lu_solve_trans(args, kwargs)
+    ym, vec = _col(y)
+    rhs = 0
+    if b_dot is not None:
+        rhs = _col(b_dot)[0]
+    if lu_dot is not None:
+        low, up = _unpack(lu)
+        pa_dot = np.tril(lu_dot, -1) @ up + low @ np.triu(lu_dot)
+        a_dot = np.empty_like(pa_dot)
+        a_dot[_perm(piv)] = pa_dot
+        rhs = rhs - _op(a_dot, trans) @ ym
+    y_dot = sla.lu_solve((lu, piv), np.asarray(rhs), trans=trans, check_finite=False)
+    return y, ProjectTo(y)(y_dot[..., 0] if vec else y_dot)
+
+
+@rrule.register(sla.lu_solve)
+def lu_solve_rrule(lu_and_piv, b, *args, **kwargs):
+    y = sla.lu_solve(lu_and_piv, b, *args, **kwargs)
+    lu, piv = lu_and_piv
+    trans = _lu_solve_trans(args, kwargs)
+    project_lu, project_b = ProjectTo(lu), ProjectTo(b)
+    ym, vec = _col(y)
+
+    def lu_cotangent(g: np.ndarray) -> Any:
+        a_bar = _op(-(g @ _H(ym)), trans)
+        pa_bar = a_bar[_perm(piv)]
+        low, up = _unpack(lu)
+        lu_bar = np.tril(pa_bar @ _H(up), -1) + np.triu(_H(low) @ pa_bar)
+        return Tangent[tuple](project_lu(lu_bar), NoTangent())
+
+    def lu_solve_pullback(y_bar):
+        y_bar = _value(y_bar)
+        if y_bar is None:
+            return NoTangent(), ZeroTangent(), ZeroTangent(), *_nots(args)
+        yb = _col(y_bar)[0]
+        # g = op(A)^-H y_bar with the same factors
+        if trans == 1:
+            g = np.conj(sla.lu_solve((lu, piv), np.conj(yb), trans=0, check_finite=False))
+        else:
+            g = sla.lu_solve((lu, piv), yb, trans=2 - trans, check_finite=False)
+        return (NoTangent(), Thunk(lambda: lu_cotangent(g)),
+                project_b(g[..., 0] if vec else g), *_nots(args))
+
+    return y, lu_solve_pullback
+
+
+def _lu_opts(args: tuple, kwargs: dict) -> tuple:
+    o = _options(args, kwargs, ("permute_l", False), ("overwrite_a", False),
+                 ("check_finite", True), ("p_indices", False))
+    return bool(o["permute_l"]), bool(o["p_indices"])
+
+
+def _lu_parts(a: np.ndarray, y: tuple, permute_l: bool) -> tuple:
+    """(P, L, U) whatever form ``lu`` returned."""
+    if permute_l or np.ndim(y[0]) == 1:
+        return sla.lu(a)
+    return y
+
+
+@frule.register(sla.lu)
+def lu_frule(dargs, a, *args, **kwargs):
+    a_dot = _value(dargs[1])
+    y = sla.lu(a, *args, **kwargs)
+    if a_dot is None:
+        return y, ZeroTangent()
+    if not _square(a):
+        return y, not_implemented(_LU_SQUARE)
+    permute_l, p_indices = _lu_opts(args, kwargs)
+    p, low, up = _lu_parts(a, y, permute_l)
+    l_dot, u_dot = _lu_tangent(low, up, _T(p) @ a_dot)
+    if permute_l:
+        return y, Tangent[tuple](ProjectTo(y[0])(p @ l_dot), ProjectTo(y[1])(u_dot))
+    p_dot = NoTangent() if p_indices else ZeroTangent()
+    return y, Tangent[tuple](p_dot, ProjectTo(y[1])(l_dot), ProjectTo(y[2])(u_dot))
+
+
+@rrule.register(sla.lu)
+def lu_rrule(a, *args, **kwargs):
+    y = sla.lu(a, *args, **kwargs)
+    permute_l, _ = _lu_opts(args, kwargs)
+    project_a = ProjectTo(a)
+
+    def lu_pullback(y_bar):
+        if permute_l:
+            pl_bar, u_bar = _item(y_bar, 0), _item(y_bar, 1)
+            l_bar = None
+        else:
+            l_bar, u_bar = _item(y_bar, 1), _item(y_bar, 2)
+            pl_bar = None
+        if l_bar is None and u_bar is None and pl_bar is None:
+            return NoTangent(), ZeroTangent(), *_nots(args)
+        if not _square(a):
+            return NoTangent(), not_implemented(_LU_SQUARE), *_nots(args)
+        p, low, up = _lu_parts(a, y, permute_l)
+        if pl_bar is not None:
+            l_bar = _T(p) @ pl_bar
+        return NoTangent(), project_a(p @ _lu_cotangent(low, up, l_bar, u_bar)), *_nots(args)
+
+    return y, lu_pullback
+
+
+# ------------------------------------------------------------------------ expm, sqrtm, logm
+
+
+def _expm_frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    return _each(lambda x, d: sla.expm_frechet(x, d, compute_expm=False, check_finite=False),
+                 a, np.broadcast_to(e, a.shape))
+
+
+@frule.register(sla.expm)
+def expm_frule(dargs, a):
+    a_dot = _value(dargs[1])
+    y = sla.expm(a)
+    if a_dot is None:
+        return y, ZeroTangent()
+    return y, ProjectTo(y)(_expm_frechet(np.asarray(a), np.asarray(a_dot)))
+
+
+@rrule.register(sla.expm)
+def expm_rrule(a):
+    y = sla.expm(a)
+    project_a = ProjectTo(a)
+
+    def expm_pullback(y_bar):
+        y_bar = _value(y_bar)
+        if y_bar is None:
+            return NoTangent(), ZeroTangent()
+        # adjoint of the Frechet derivative at A is the Frechet derivative at A^H
+        return NoTangent(), project_a(_expm_frechet(_H(np.asarray(a)), np.asarray(y_bar)))
+
+    return y, expm_pullback
+
+
+def _sylvester(a: np.ndarray, b: np.ndarray, q: np.ndarray) -> np.ndarray:
+    return _each(sla.solve_sylvester, a, b, q)
+
+
+@frule.register(sla.sqrtm)
+def sqrtm_frule(dargs, a, *args, **kwargs):
+    a_dot = _value(dargs[1])
+    y = sla.sqrtm(a, *args, **kwargs)
+    if a_dot is None:
+        return y, ZeroTangent()
+    # X dX + dX X = dA
+    return y, ProjectTo(y)(_sylvester(y, y, np.asarray(a_dot)))
+
+
+@rrule.register(sla.sqrtm)
+def sqrtm_rrule(a, *args, **kwargs):
+    y = sla.sqrtm(a, *args, **kwargs)
+    project_a = ProjectTo(a)
+
+    def sqrtm_pullback(y_bar):
+        y_bar = _value(y_bar)
+        if y_bar is None:
+            return NoTangent(), ZeroTangent(), *_nots(args)
+        y_h = _H(y)
+        return NoTangent(), project_a(_sylvester(y_h, y_h, np.asarray(y_bar))), *_nots(args)
+
+    return y, sqrtm_pullback
+
+
+def _logm_frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Frechet derivative of the principal logarithm at ``a`` along ``e``."""
+
+    def one(x: np.ndarray, d: np.ndarray) -> np.ndarray:
+        n = x.shape[-1]
+        # scale the direction to the size of x (the derivative is linear in it)
+        scale = float(np.linalg.norm(d))
+        if scale == 0.0:
+            return np.zeros_like(d, dtype=np.result_type(x, d, np.float64))
+        t = max(float(np.linalg.norm(x)), 1e-300) / scale
+        block = np.zeros((2 * n, 2 * n), dtype=np.result_type(x, d, np.float64))
+        block[:n, :n] = x
+        block[n:, n:] = x
+        block[:n, n:] = d * t
+        return sla.logm(block)[:n, n:] / t
+
+    return _each(one, a, np.broadcast_to(e, a.shape))
+
+
+@frule.register(sla.logm)
+def logm_frule(dargs, a, *args, **kwargs):
+    a_dot = _value(dargs[1])
+    y = sla.logm(a, *args, **kwargs)
+    if a_dot is None:
+        return y, ZeroTangent()
+    return y, ProjectTo(y)(_logm_frechet(np.asarray(a), np.asarray(a_dot)))
+
+
+@rrule.register(sla.logm)
+def logm_rrule(a, *args, **kwargs):
+    y = sla.logm(a, *args, **kwargs)
+    project_a = ProjectTo(a)
+
+    def logm_pullback(y_bar):
+        y_bar = _value(y_bar)
+        if y_bar is None:
+            return NoTangent(), ZeroTangent(), *_nots(args)
+        return NoTangent(), project_a(_logm_frechet(_H(np.asarray(a)), np.asarray(y_bar))), \
+            *_nots(args)
+
+    return y, logm_pullback
+
+
+# ------------------------------------------------------------------------ Sylvester, Lyapunov
+
+
+@frule.register(sla.solve_sylvester)
+def solve_sylvester_frule(dargs, a, b, q):
+    a_dot, b_dot, q_dot = (_value(d) for d in dargs[1:])
+    y = sla.solve_sylvester(a, b, q)
+    if a_dot is None and b_dot is None and q_dot is None:
+        return y, ZeroTangent()
+    rhs = np.zeros(y.shape, dtype=y.dtype) if q_dot is None else np.asarray(q_dot)
+    if a_dot is not None:
+        rhs = rhs - a_dot @ y
+    if b_dot is not None:
+        rhs = rhs - y @ b_dot
+    return y, ProjectTo(y)(sla.solve_sylvester(a, b, rhs))
+
+
+@rrule.register(sla.solve_sylvester)
+def solve_sylvester_rrule(a, b, q):
+    y = sla.solve_sylvester(a, b, q)
+    project_a, project_b, project_q = ProjectTo(a), ProjectTo(b), ProjectTo(q)
+
+    def solve_sylvester_pullback(y_bar):
+        y_bar = _value(y_bar)
+        if y_bar is None:
+            return NoTangent(), ZeroTangent(), ZeroTangent(), ZeroTangent()
+        # the adjoint of X -> AX + XB is G -> A^H G + G B^H
+        g = sla.solve_sylvester(_H(a), _H(b), y_bar)
+        return (NoTangent(), Thunk(lambda: project_a(-(g @ _H(y)))),
+                Thunk(lambda: project_b(-(_H(y) @ g))), project_q(g))
+
+    return y, solve_sylvester_pullback
+
+
+@frule.register(sla.solve_continuous_lyapunov)
+def solve_continuous_lyapunov_frule(dargs, a, q):
+    a_dot, q_dot = _value(dargs[1]), _value(dargs[2])
+    y = sla.solve_continuous_lyapunov(a, q)
+    if a_dot is None and q_dot is None:
+        return y, ZeroTangent()
+    rhs = np.zeros(y.shape, dtype=y.dtype) if q_dot is None else np.asarray(q_dot)
+    if a_dot is not None:
+        rhs = rhs - a_dot @ y - y @ _H(a_dot)
+    return y, ProjectTo(y)(sla.solve_continuous_lyapunov(a, rhs))
+
+
+@rrule.register(sla.solve_continuous_lyapunov)
+def solve_continuous_lyapunov_rrule(a, q):
+    y = sla.solve_continuous_lyapunov(a, q)
+    project_a, project_q = ProjectTo(a), ProjectTo(q)
+
+    def solve_continuous_lyapunov_pullback(y_bar):
+        y_bar = _value(y_bar)
+        if y_bar is None:
+            return NoTangent(), ZeroTangent(), ZeroTangent()
+        # adjoint of X -> AX + XA^H is G -> A^H G + G A: a Lyapunov solve with A^H
+        g = sla.solve_continuous_lyapunov(_H(a), y_bar)
+        return (NoTangent(), Thunk(lambda: project_a(-(g @ _H(y) + _H(g) @ y))),
+                project_q(g))
+
+    return y, solve_continuous_lyapunov_pullback
+
+
+# ------------------------------------------------------------------------ eigh
+
+
+def _eigh_opts(args: tuple, kwargs: dict) -> dict:
+    o = _options(args, kwargs, ("b", None))
+    o.setdefault("lower", True)
+    o.setdefault("eigvals_only", False)
+    o.setdefault("type", 1)
+    return o
+
+
+def _eigh_full(a: np.ndarray, o: dict, y: Any) -> tuple:
+    """All eigenpairs and the indices of those the call returned (``y``).
+
+    The returned vectors replace their counterparts so that signs and phases,
+    which LAPACK drivers choose differently, are those of ``y``.
+    """
+    w, v = sla.eigh(a, o["b"], lower=o["lower"], type=1, check_finite=False)
+    idx = np.arange(w.shape[-1])
+    if o.get("subset_by_index") is not None:
+        lo, hi = o["subset_by_index"]
+        idx = idx[lo:hi + 1]
+    elif o.get("subset_by_value") is not None:
+        lo, hi = o["subset_by_value"]
+        idx = idx[(w > lo) & (w <= hi)]
+    if not o["eigvals_only"]:
+        v = v.astype(np.result_type(v, y[1]))
+        v[:, idx] = y[1]
+    return w, v, idx
+
+
+_EIGH_TYPE = "eigh(type=2 or 3): derivative not written (only type=1, A v = w B v)"
+
+
+@frule.register(sla.eigh)
+def eigh_frule(dargs, a, *args, **kwargs):
+    y = sla.eigh(a, *args, **kwargs)
+    a_dot = _value(dargs[1])
+    b_dot = _value(dargs[2]) if len(dargs) > 2 else None
+    if a_dot is None and b_dot is None:
+        return y, ZeroTangent()
+    o = _eigh_opts(args, kwargs)
+    if o["type"] != 1:
+        return y, not_implemented(_EIGH_TYPE)
+    w, v, idx = _eigh_full(a, o, y)
+    uplo_kind = ("her", bool(o["lower"]))
+    m_a = 0 if a_dot is None else _H(v) @ _structured(np.asarray(a_dot), *uplo_kind) @ v
+    m_b = 0 if b_dot is None else _H(v) @ _structured(np.asarray(b_dot), *uplo_kind) @ v
+    m_a, m_b = np.asarray(m_a), np.asarray(m_b)
+    w_dot = (np.real(_diag(m_a)) if m_a.ndim else 0) - (
+        w * np.real(_diag(m_b)) if m_b.ndim else 0)
+    w_dot = ProjectTo(w[idx])(np.broadcast_to(w_dot, w.shape)[idx])
+    if o["eigvals_only"]:
+        return y, w_dot
+    c = _inv_gaps(w) * (m_a - (m_b * w[None, :] if m_b.ndim else 0))
+    if m_b.ndim:
+        c = c - 0.5 * _diag_embed(np.real(_diag(m_b)).astype(c.dtype))
+    v_dot = (v @ c)[:, idx]
+    return y, Tangent[tuple](w_dot, ProjectTo(y[1])(v_dot))
+
+
+@rrule.register(sla.eigh)
+def eigh_rrule(a, *args, **kwargs):
+    y = sla.eigh(a, *args, **kwargs)
+    o = _eigh_opts(args, kwargs)
+    project_a = ProjectTo(a)
+    b = o["b"]
+    project_b = ProjectTo(b) if b is not None else None
+    b_positional = len(args) > 0
+
+    def eigh_pullback(y_bar):
+        if o["eigvals_only"]:
+            w_bar, v_bar = _value(y_bar), None
+        else:
+            w_bar, v_bar = _item(y_bar, 0), _item(y_bar, 1)
+        rest = _nots(args[1:]) if b_positional else _nots(args)
+        b_out = (ZeroTangent(),) if b_positional else ()
+        if w_bar is None and v_bar is None:
+            return NoTangent(), ZeroTangent(), *b_out, *rest
+        if o["type"] != 1:
+            b_out = (not_implemented(_EIGH_TYPE),) if b_positional else ()
+            return NoTangent(), not_implemented(_EIGH_TYPE), *b_out, *rest
+        w, v, idx = _eigh_full(a, o, y)
+        n = w.shape[-1]
+        wb = np.zeros(n)
+        if w_bar is not None:
+            wb[idx] = np.real(w_bar)
+        g = np.zeros((n, n), dtype=v.dtype)
+        if v_bar is not None:
+            vb = np.zeros(v.shape, dtype=np.result_type(v, v_bar))
+            vb[:, idx] = v_bar
+            g = _H(v) @ vb
+        fg = _inv_gaps(w) * g
+        m_a = _diag_embed(wb.astype(v.dtype)) + fg
+        lower = bool(o["lower"])
+        a_bar = project_a(_structured_bar(v @ m_a @ _H(v), "her", lower))
+        if b_positional:
+            m_b = -_diag_embed((wb * w).astype(v.dtype)) - fg * w[None, :]
+            m_b = m_b - 0.5 * _diag_embed(np.real(_diag(g)).astype(v.dtype))
+            b_bar = project_b(_structured_bar(v @ m_b @ _H(v), "her", lower))
+            return NoTangent(), a_bar, b_bar, *rest
+        return NoTangent(), a_bar, *rest
+
+    return y, eigh_pullback
+
+
+# ------------------------------------------------------------------------ det, inv, solve
+
+
+@frule.register(sla.det)
+def det_frule(dargs, a, *args, **kwargs):
+    y = sla.det(a, *args, **kwargs)
+    _, y_dot = frule((NoTangent(), dargs[1]), np.linalg.det, a)
+    return y, y_dot
+
+
+@rrule.register(sla.det)
+def det_rrule(a, *args, **kwargs):
+    y = sla.det(a, *args, **kwargs)
+    _, pullback = rrule(np.linalg.det, a)
+
+    def det_pullback(y_bar):
+        return NoTangent(), pullback(y_bar)[1], *_nots(args)
+
+    return y, det_pullback
+
+
+def _kind(kwargs: dict) -> tuple:
+    kind = _KINDS.get(kwargs.get("assume_a"))
+    return kind, bool(kwargs.get("lower", False))
+
+
+def _not_structured(kwargs: dict) -> Any:
+    return not_implemented(f"assume_a={kwargs.get('assume_a')!r}: derivative not written")
+
+
+@frule.register(sla.inv)
+def inv_frule(dargs, a, *args, **kwargs):
+    y = sla.inv(a, *args, **kwargs)
+    a_dot = _value(dargs[1])
+    if a_dot is None:
+        return y, ZeroTangent()
+    kind, lower = _kind(kwargs)
+    if kind in (None, "diag"):
+        return y, _not_structured(kwargs)
+    return y, ProjectTo(y)(-(y @ _structured(np.asarray(a_dot), kind, lower) @ y))
+
+
+@rrule.register(sla.inv)
+def inv_rrule(a, *args, **kwargs):
+    y = sla.inv(a, *args, **kwargs)
+    kind, lower = _kind(kwargs)
+    project_a = ProjectTo(a)
+
+    def inv_pullback(y_bar):
+        y_bar = _value(y_bar)
+        if y_bar is None:
+            return NoTangent(), ZeroTangent(), *_nots(args)
+        if kind in (None, "diag"):
+            return NoTangent(), _not_structured(kwargs), *_nots(args)
+        s = -(_H(y) @ y_bar @ _H(y))
+        return NoTangent(), project_a(_structured_bar(s, kind, lower)), *_nots(args)
+
+    return y, inv_pullback
+
+
+def _solve_opts(args: tuple, kwargs: dict) -> tuple:
+    o = _options(args, kwargs, ("lower", False), ("overwrite_a", False),
+                 ("overwrite_b", False), ("check_finite", True), ("assume_a", None),
+                 ("transposed", False))
+    return _KINDS.get(o["assume_a"]), bool(o["lower"]), bool(o["transposed"]), o
+
+
+class _Solver:
+    """Solves with the structured matrix ``M`` (``M^T`` if transposed) and its adjoint;
+    a single matrix is LU-factored once and the factors are reused."""
+
+    def __init__(self, a: np.ndarray, kind: str, lower: bool, transposed: bool) -> None:
+        m = _structured(np.asarray(a), kind, lower)
+        self.m = _T(m) if transposed else m
+        self.factors = sla.lu_factor(self.m, check_finite=False) if self.m.ndim == 2 else None
+
+    def solve(self, b: np.ndarray, adjoint: bool = False) -> np.ndarray:
+        if self.factors is not None:
+            return sla.lu_solve(self.factors, b, trans=2 if adjoint else 0, check_finite=False)
+        return np.linalg.solve(_H(self.m) if adjoint else self.m, b)
+
+
+@frule.register(sla.solve)
+def solve_frule(dargs, a, b, *args, **kwargs):
+    y = sla.solve(a, b, *args, **kwargs)
+    a_dot, b_dot = _value(dargs[1]), _value(dargs[2])
+    if a_dot is None and b_dot is None:
+        return y, ZeroTangent()
+    kind, lower, transposed, _ = _solve_opts(args, kwargs)
+    if kind is None:
+        return y, _not_structured(kwargs)
+    solver = _Solver(a, kind, lower, transposed)
+    ym, vec = _col(y)
+    rhs = 0
+    if b_dot is not None:
+        rhs = _col(b_dot)[0]
+    if a_dot is not None:
+        m_dot = _structured(np.asarray(a_dot), kind, lower)
+        rhs = rhs - (_T(m_dot) if transposed else m_dot) @ ym
+    y_dot = solver.solve(np.asarray(rhs))
+    return y, ProjectTo(y)(y_dot[..., 0] if vec else y_dot)
+
+
+@rrule.register(sla.solve)
+def solve_rrule(a, b, *args, **kwargs):
+    y = sla.solve(a, b, *args, **kwargs)
+    kind, lower, transposed, o = _solve_opts(args, kwargs)
+    solver = _Solver(a, kind, lower, transposed) if kind is not None else None
+    project_a, project_b = ProjectTo(a), ProjectTo(b)
+    ym, vec = _col(y)
+
+    def a_cotangent(g: np.ndarray) -> Any:
+        m_bar = -(g @ _H(ym))
+        return project_a(_structured_bar(_T(m_bar) if transposed else m_bar, kind, lower))
+
+    def solve_pullback(y_bar):
+        y_bar = _value(y_bar)
+        if y_bar is None:
+            return NoTangent(), ZeroTangent(), ZeroTangent(), *_nots(args)
+        if solver is None:
+            return (NoTangent(), _not_structured(o), _not_structured(o), *_nots(args))
+        g = solver.solve(_col(y_bar)[0], adjoint=True)
+        return (NoTangent(), Thunk(lambda: a_cotangent(g)),
+                project_b(g[..., 0] if vec else g), *_nots(args))
+
+    return y, solve_pullback
+
+
+# ------------------------------------------------------------------------ block_diag
+
+
+def _block_shapes(arrs: tuple) -> list:
+    out = []
+    for x in arrs:
+        s = np.shape(x)
+        out.append((1, 1) if len(s) == 0 else ((1, s[0]) if len(s) == 1 else s))
+    return out
+
+
+@frule.register(sla.block_diag)
+def block_diag_frule(dargs, *arrs):
+    y = sla.block_diag(*arrs)
+    dots = [_value(d) for d in dargs[1:]]
+    if all(d is None for d in dots):
+        return y, ZeroTangent()
+    parts = [np.zeros(np.shape(x), dtype=y.dtype) if d is None else np.asarray(d)
+             for x, d in zip(arrs, dots)]
+    return y, ProjectTo(y)(sla.block_diag(*parts))
+
+
+@rrule.register(sla.block_diag)
+def block_diag_rrule(*arrs):
+    y = sla.block_diag(*arrs)
+    projects = [ProjectTo(x) for x in arrs]
+    shapes = _block_shapes(arrs)
+
+    def block_diag_pullback(y_bar):
+        y_bar = _value(y_bar)
+        if y_bar is None:
+            return (NoTangent(), *(ZeroTangent() for _ in arrs))
+        bars = []
+        r = c = 0
+        for x, (m, n), project in zip(arrs, shapes, projects):
+            bars.append(project(np.reshape(y_bar[r:r + m, c:c + n], np.shape(x))))
+            r, c = r + m, c + n
+        return (NoTangent(), *bars)
+
+    return y, block_diag_pullback

@@ -1,0 +1,144 @@
+"""Rule cases for ``scipy.linalg`` (rules in ``chainrules.rules.scipy.linalg``).
+
+Small well-conditioned inputs; the factor outputs (``cho_factor``,
+``lu_factor``) are tested as SciPy returns them, and fed back into
+``cho_solve``/``lu_solve`` whose cotangents w.r.t. the factors are checked
+too. Complex eigenvectors of ``eigh`` are tested through the pullback with a
+phase-blind output cotangent (their phase is not fixed by SciPy).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from chainrules.core import Tangent
+from chainrules.testing import Case, arr
+from chainrules.testing.cases.numpy_linalg import herm, pd, wc
+
+C = ("float64", "float32", "complex128")
+R = ("float64", "float32")
+# logm of float32 input computes in float64 and warns about its accuracy
+D = ("float64", "complex128")
+
+
+def _name(f: Any, what: str) -> str:
+    return f"scipy.linalg.{f.__name__}({what})"
+
+
+def _tri(rng: np.random.Generator, dt: Any, n: int, lower: bool) -> np.ndarray:
+    """A full matrix whose ``lower``/upper triangle is well conditioned."""
+    return wc(rng, dt, n) + (np.triu if lower else np.tril)(arr(rng, dt, (n, n)), 1 if lower
+                                                            else -1)
+
+
+def _cho(rng: np.random.Generator, dt: Any, lower: bool) -> tuple:
+    c, low = sla.cho_factor(pd(rng, dt, 3), lower=lower)
+    return (c, low)
+
+
+def _lu(rng: np.random.Generator, dt: Any) -> tuple:
+    return sla.lu_factor(wc(rng, dt, 3) + np.flipud(np.eye(3, dtype=dt)))
+
+
+def _gen_phase_blind(rng: np.random.Generator, dtype: Any, y: Any) -> Any:
+    """Random (w_bar, v_bar) with v_bar orthogonal to the phase rotations i v_j."""
+    w, v = y
+    w_bar = rng.standard_normal(w.shape).astype(w.dtype)
+    v_bar = (rng.standard_normal(v.shape) + 1j * rng.standard_normal(v.shape)).astype(v.dtype)
+    im = np.sum(v.conj() * v_bar, axis=-2).imag / np.sum(np.abs(v) ** 2, axis=-2)
+    return Tangent[tuple](w_bar, (v_bar - v * (1j * im)[None, :]).astype(v.dtype))
+
+
+CASES: list[Case] = [
+    # triangular and factor-based solves
+    *[Case(sla.solve_triangular, (lambda lo: lambda rng, dt: (
+        _tri(rng, dt, 3, lo), arr(rng, dt, (3, 2))))(lower),
+        kwargs={"lower": lower, "trans": trans, "unit_diagonal": unit}, dtypes=C)
+      for lower in (True, False) for trans in (0, 1, 2) for unit in (False, True)
+      if not (unit and trans == 1)],
+    Case(sla.solve_triangular, lambda rng, dt: (_tri(rng, dt, 3, False), arr(rng, dt, (3,))),
+         dtypes=C, name=_name(sla.solve_triangular, "vector b")),
+    Case(sla.cholesky, lambda rng, dt: (pd(rng, dt, 3),), dtypes=C),
+    Case(sla.cholesky, lambda rng, dt: (pd(rng, dt, 3),), kwargs={"lower": True}, dtypes=C),
+    Case(sla.cho_factor, lambda rng, dt: (pd(rng, dt, 3),), dtypes=C),
+    Case(sla.cho_factor, lambda rng, dt: (pd(rng, dt, 3),), kwargs={"lower": True}, dtypes=C),
+    Case(sla.cho_solve, lambda rng, dt: (_cho(rng, dt, False), arr(rng, dt, (3, 2))),
+         dtypes=C, name=_name(sla.cho_solve, "upper")),
+    Case(sla.cho_solve, lambda rng, dt: (_cho(rng, dt, True), arr(rng, dt, (3,))),
+         dtypes=C, name=_name(sla.cho_solve, "lower, vector b")),
+    Case(sla.lu_factor, lambda rng, dt: (wc(rng, dt, 3) + np.flipud(np.eye(3, dtype=dt)),),
+         dtypes=C),
+    *[Case(sla.lu_solve, lambda rng, dt: (_lu(rng, dt), arr(rng, dt, (3, 2))),
+           kwargs={"trans": t}, dtypes=C) for t in (0, 1, 2)],
+    Case(sla.lu_solve, lambda rng, dt: (_lu(rng, dt), arr(rng, dt, (3,))), dtypes=C,
+         name=_name(sla.lu_solve, "vector b")),
+    Case(sla.lu, lambda rng, dt: (wc(rng, dt, 3) + np.flipud(np.eye(3, dtype=dt)),),
+         dtypes=C),
+    Case(sla.lu, lambda rng, dt: (wc(rng, dt, 3) + np.flipud(np.eye(3, dtype=dt)),),
+         kwargs={"permute_l": True}, dtypes=C),
+    Case(sla.lu, lambda rng, dt: (wc(rng, dt, 3) + np.flipud(np.eye(3, dtype=dt)),),
+         kwargs={"p_indices": True}, dtypes=C),
+    # matrix functions
+    Case(sla.expm, lambda rng, dt: (arr(rng, dt, (3, 3), -1, 1),), dtypes=C),
+    Case(sla.expm, lambda rng, dt: (arr(rng, dt, (2, 3, 3), -1, 1),), dtypes=C,
+         name=_name(sla.expm, "stack")),
+    Case(sla.sqrtm, lambda rng, dt: (wc(rng, dt, 3),), dtypes=C),
+    Case(sla.sqrtm, lambda rng, dt: (pd(rng, dt, 3),), dtypes=C,
+         name=_name(sla.sqrtm, "positive definite")),
+    Case(sla.logm, lambda rng, dt: (wc(rng, dt, 2),), dtypes=D),
+    Case(sla.logm, lambda rng, dt: (pd(rng, dt, 3),), dtypes=("float64",),
+         name=_name(sla.logm, "positive definite")),
+    # Sylvester and Lyapunov equations (spectra of A and -B kept apart)
+    Case(sla.solve_sylvester, lambda rng, dt: (wc(rng, dt, 3), wc(rng, dt, 2),
+                                               arr(rng, dt, (3, 2))), dtypes=C),
+    Case(sla.solve_continuous_lyapunov, lambda rng, dt: (wc(rng, dt, 3), arr(rng, dt, (3, 3))),
+         dtypes=C),
+    # eigh: the default drivers (evr, gvx) flip eigenvector signs under perturbations
+    # of order 1e-6, so raw vectors are tested with the divide-and-conquer drivers
+    # (evd, gvd), whose signs are continuous; complex vectors via a phase-blind y_bar
+    Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 3),), kwargs={"driver": "evd"}, dtypes=R),
+    Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 3),),
+         kwargs={"lower": False, "driver": "evd"}, dtypes=R),
+    Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 3), pd(rng, dt, 3)),
+         kwargs={"driver": "gvd"}, dtypes=R, name=_name(sla.eigh, "generalized")),
+    Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 3), pd(rng, dt, 3)),
+         kwargs={"lower": False, "driver": "gvd"}, dtypes=R,
+         name=_name(sla.eigh, "generalized, upper")),
+    Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 4), pd(rng, dt, 4)),
+         kwargs={"lower": False, "subset_by_index": (1, 2), "eigvals_only": True}, dtypes=C,
+         name=_name(sla.eigh, "generalized values, upper, subset_by_index")),
+    Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 3), pd(rng, dt, 3)),
+         kwargs={"eigvals_only": True}, dtypes=C, name=_name(sla.eigh, "generalized values")),
+    Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 3),), kwargs={"driver": "evd"},
+         dtypes=("complex128",), frule=False, output_tangent=_gen_phase_blind,
+         name=_name(sla.eigh, "complex, phase-blind y_bar")),
+    Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 3), pd(rng, dt, 3)),
+         kwargs={"driver": "gvd"}, dtypes=("complex128",), frule=False,
+         output_tangent=_gen_phase_blind,
+         name=_name(sla.eigh, "complex generalized, phase-blind y_bar")),
+    # det, inv, solve
+    Case(sla.det, lambda rng, dt: (wc(rng, dt, 3),), dtypes=C),
+    Case(sla.inv, lambda rng, dt: (wc(rng, dt, 3),), dtypes=C),
+    Case(sla.inv, lambda rng, dt: (herm(rng, dt, 3) + 5 * np.eye(3, dtype=dt),),
+         kwargs={"assume_a": "pos", "lower": True}, dtypes=C),
+    Case(sla.solve, lambda rng, dt: (wc(rng, dt, 3), arr(rng, dt, (3, 2))), dtypes=C),
+    Case(sla.solve, lambda rng, dt: (wc(rng, dt, 3), arr(rng, dt, (3,))),
+         kwargs={"transposed": True}, dtypes=R),
+    Case(sla.solve, lambda rng, dt: (pd(rng, dt, 3), arr(rng, dt, (3, 2))),
+         kwargs={"assume_a": "pos"}, dtypes=C),
+    Case(sla.solve, lambda rng, dt: (wc(rng, dt, 3), arr(rng, dt, (3, 2))),
+         kwargs={"assume_a": "sym", "lower": True}, dtypes=C),
+    Case(sla.solve, lambda rng, dt: (herm(rng, dt, 3) + 5 * np.eye(3, dtype=dt),
+                                     arr(rng, dt, (3,))),
+         kwargs={"assume_a": "her"}, dtypes=C),
+    Case(sla.solve, lambda rng, dt: (wc(rng, dt, 3), arr(rng, dt, (3, 2))),
+         kwargs={"assume_a": "lower triangular"}, dtypes=C),
+    Case(sla.solve, lambda rng, dt: (wc(rng, dt, 3), arr(rng, dt, (3, 2))),
+         kwargs={"assume_a": "diagonal"}, dtypes=C),
+    # block_diag: 2-d, 1-d (a row) and 0-d (1 x 1) blocks
+    Case(sla.block_diag, lambda rng, dt: (arr(rng, dt, (2, 2)), arr(rng, dt, (3,)),
+                                          arr(rng, dt, ()), arr(rng, dt, (1, 2))), dtypes=C),
+]

@@ -1,0 +1,80 @@
+"""Tests of the scipy.linalg rules: the case table plus targeted checks."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("scipy")
+
+import scipy.linalg as sla
+
+from chainrules import NoTangent, Thunk, frule, rrule, unthunk
+from chainrules.testing import case_id, run_case, test_frule, test_rrule
+from chainrules.testing.cases.scipy_linalg import CASES
+
+PARAMS = [(c, d, m) for c in CASES for d in c.dtypes for m in ("frule", "rrule") if getattr(c, m)]
+
+
+@pytest.mark.parametrize(("case", "dtype", "mode"), PARAMS, ids=[case_id(*p) for p in PARAMS])
+def test_rule(case, dtype, mode):
+    result = run_case(case, dtype, mode)
+    if result.status == "xfail":
+        pytest.xfail(result.message)
+    assert result.status == "passed", result.message
+
+
+SCOPE = ["solve_triangular", "cho_factor", "cho_solve", "lu_factor", "lu_solve", "lu", "expm",
+         "sqrtm", "logm", "solve_sylvester", "solve_continuous_lyapunov", "eigh", "det", "inv",
+         "block_diag", "solve", "cholesky"]
+
+
+def test_scope_has_frule_and_rrule():
+    a = np.eye(3) * 2 + 0.1
+    b = np.ones((3, 2))
+    args = {"solve_triangular": (a, b), "cho_solve": (sla.cho_factor(a), b),
+            "lu_solve": (sla.lu_factor(a), b), "solve_sylvester": (a, a, a),
+            "solve_continuous_lyapunov": (a, a), "solve": (a, b), "block_diag": (a, a)}
+    missing = []
+    for name in SCOPE:
+        f = getattr(sla, name)
+        xs = args.get(name, (a,))
+        if rrule(f, *xs) is None:
+            missing.append(f"rrule {name}")
+        if frule((NoTangent(), *(NoTangent() for _ in xs)), f, *xs) is None:
+            missing.append(f"frule {name}")
+    assert not missing, missing
+
+
+def test_lu_rectangular_is_not_implemented():
+    a = np.random.default_rng(0).standard_normal((4, 3))
+    with pytest.raises(pytest.xfail.Exception):
+        test_rrule(sla.lu, a)
+    with pytest.raises(pytest.xfail.Exception):
+        test_frule(sla.lu_factor, a)
+
+
+def test_solve_banded_structure_is_not_implemented():
+    a = np.eye(3) * 3 + 0.1
+    with pytest.raises(pytest.xfail.Exception):
+        test_rrule(sla.inv, a, fkwargs={"assume_a": "diagonal"})
+
+
+def test_eigh_type_2_is_not_implemented():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 3))
+    a = a + a.T
+    b = np.eye(3) * 2
+    with pytest.raises(pytest.xfail.Exception):
+        test_rrule(sla.eigh, a, b, fkwargs={"type": 2})
+
+
+def test_eigh_degenerate_no_nan():
+    y, pullback = rrule(sla.eigh, np.eye(3))
+    _, a_bar = pullback((np.ones(3), np.ones((3, 3))))
+    assert np.all(np.isfinite(unthunk(a_bar)))
+
+
+def test_solve_triangular_thunk_unused_is_not_computed():
+    a = np.triu(np.ones((3, 3))) + np.eye(3)
+    _, pullback = rrule(sla.solve_triangular, a, np.ones(3))
+    _, a_bar, b_bar = pullback(np.ones(3))
+    assert isinstance(a_bar, Thunk) and isinstance(b_bar, np.ndarray)
