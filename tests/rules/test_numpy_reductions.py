@@ -25,7 +25,8 @@ def test_rule(case, dtype, mode):
 SCOPE = [
     np.sum, np.nansum, np.prod, np.nanprod, np.mean, np.nanmean, np.var, np.std, np.nanvar,
     np.nanstd, np.nancumsum, np.nancumprod,
-    np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin, np.ptp, np.median, np.average,
+    np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin, np.ptp, np.median, np.nanmedian,
+    np.quantile, np.percentile, np.average,
     np.cumsum, np.cumprod, np.cumulative_sum, np.cumulative_prod, np.diff, np.linspace,
     np.arange, np.bincount,
 ]
@@ -35,7 +36,7 @@ NON_DIFFERENTIABLE = [
     np.lexsort, np.argwhere, np.nonzero, np.flatnonzero, np.searchsorted, np.digitize,
     np.count_nonzero, np.any, np.all, np.isclose, np.allclose, np.array_equal,
     np.array_equiv, np.isreal, np.iscomplex, np.isrealobj, np.iscomplexobj, np.isscalar,
-    np.isposinf, np.isneginf,
+    np.isposinf, np.isneginf, np.isin,
 ]
 
 
@@ -130,6 +131,11 @@ def test_ties_split_equally(f, x, expected):
 def test_max_initial_wins():
     _, pullback = rrule(np.max, np.array([1.0, 2.0]), initial=5.0)
     assert np.array_equal(pullback(1.0)[1], [0.0, 0.0])
+
+
+def test_quantile_method_not_implemented_error():
+    with pytest.raises(NotImplementedError, match="method='linear'"):
+        rrule(np.quantile, np.arange(4.0), 0.5, method="nearest")
 
 
 def test_median_even_count_splits_middle_pair():

@@ -2,12 +2,13 @@
 
 Covered (frule and rrule): ``sum``, ``nansum``, ``prod``, ``nanprod``, ``mean``,
 ``nanmean``, ``var``, ``std``, ``nanvar``, ``nanstd``, ``max``/``amax``, ``min``/``amin``,
-``nanmax``, ``nanmin``, ``ptp``, ``median``, ``average`` (w.r.t. ``a`` and ``weights``,
-``returned=``), ``cumsum``, ``cumprod``, ``nancumsum``, ``nancumprod``,
-``cumulative_sum``, ``cumulative_prod``,
-``diff`` (``n``, ``axis``, ``prepend``/``append``), ``linspace`` (w.r.t. ``start``
-and ``stop``, ``retstep=``), ``arange`` (w.r.t. ``start`` and ``step``; ``stop`` only
-sets the length) and ``bincount`` (w.r.t. positional ``weights``).
+``nanmax``, ``nanmin``, ``ptp``, ``median``, ``nanmedian``, ``quantile`` and
+``percentile`` (``method="linear"``; w.r.t. ``a`` and ``q``), ``average`` (w.r.t. ``a``
+and ``weights``, ``returned=``), ``cumsum``, ``cumprod``, ``nancumsum``, ``nancumprod``,
+``cumulative_sum``, ``cumulative_prod``, ``diff`` (``n``, ``axis``,
+``prepend``/``append``), ``linspace`` (w.r.t. ``start`` and ``stop``, ``retstep=``),
+``arange`` (w.r.t. ``start`` and ``step``; ``stop`` only sets the length) and
+``bincount`` (w.r.t. positional ``weights``).
 Non-differentiable: index and count results (``argmax``, ``argmin``, ``argsort``,
 ``argwhere``, ``nonzero``, ``searchsorted``, ``digitize``, ``count_nonzero``...)
 and predicates (``any``, ``all``, ``isclose``, ``allclose``, ``array_equal``...).
@@ -35,6 +36,9 @@ Conventions:
 - ``median``: the cotangent goes to the middle element, or half to each of the two
   middle elements of an even count, as ranked by a stable ``argsort`` (ties: the
   elements at those ranks).
+- ``quantile``/``percentile``: the cotangent goes to the two order statistics that
+  are interpolated; where ``q (n - 1)`` is an integer, the derivative w.r.t. ``q`` is
+  the one from above (the slope to the next order statistic; 0 at ``q = 1``).
 - ``std`` at a zero standard deviation is not differentiable (the rule gives
   ``inf``/``nan`` there, as ``sqrt`` does at 0).
 - ``nan*`` functions: elements that are NaN get a zero cotangent.
@@ -709,6 +713,177 @@ def median_frule(dargs, a, *args, **kwargs):
     return y, _like(y_dot, y)
 
 
+_NANMEDIAN_SIG = _signature(np.nanmedian)
+
+
+def _nanmedian_weights(x: np.ndarray, axes: tuple) -> np.ndarray:
+    """As `_median_weights`, over the non-NaN elements of each slice (NaNs sort last)."""
+    xt, back = _to_end(x, axes)
+    order = np.argsort(xt, axis=-1, kind="stable")
+    m = np.sum(~np.isnan(xt), axis=-1, keepdims=True)
+    lo = np.maximum((m - 1) // 2, 0)
+    hi = np.maximum(m // 2, 0)
+    w = np.zeros(xt.shape)
+    if xt.shape[-1]:
+        np.put_along_axis(w, np.take_along_axis(order, lo, -1), 0.5, axis=-1)
+        idx = np.take_along_axis(order, np.minimum(hi, xt.shape[-1] - 1), -1)
+        np.put_along_axis(w, idx, np.take_along_axis(w, idx, -1) + 0.5, axis=-1)
+        w = np.where(m > 0, w, 0.0)
+    return back(w)
+
+
+@rrule.register(np.nanmedian)
+def nanmedian_rrule(a, *args, **kwargs):
+    p = _bind(_NANMEDIAN_SIG, (a, *args), kwargs)
+    _refuse(np.nanmedian, p)
+    keepdims = _keepdims(p)
+    y = np.nanmedian(np.array(a), axis=p["axis"], keepdims=keepdims)
+    x = np.asarray(a)
+    axes = _axes(p["axis"], x.ndim)
+    project_a = _projector(a)
+    nargs = len(args)
+
+    def nanmedian_pullback(y_bar):
+        y_bar = _cotangent(y_bar)
+        if y_bar is None:
+            return _zero_pullback_result(nargs)
+        a_bar = _nanmedian_weights(x, axes) * _expand(y_bar, x.shape, axes, keepdims)
+        return (NoTangent(), project_a(a_bar), *_rest_bars(args))
+
+    return y, nanmedian_pullback
+
+
+@frule.register(np.nanmedian)
+def nanmedian_frule(dargs, a, *args, **kwargs):
+    p = _bind(_NANMEDIAN_SIG, (a, *args), kwargs)
+    _refuse(np.nanmedian, p)
+    keepdims = _keepdims(p)
+    y = np.nanmedian(np.array(a), axis=p["axis"], keepdims=keepdims)
+    a_dot = _dense(dargs[1], a)
+    if a_dot is None:
+        return y, ZeroTangent()
+    x = np.asarray(a)
+    axes = _axes(p["axis"], x.ndim)
+    w = _nanmedian_weights(x, axes)
+    y_dot = np.sum(np.where(w > 0, w * a_dot, 0), axis=axes, keepdims=keepdims)
+    return y, _like(y_dot, y)
+
+
+# ------------------------------------------------------------------- quantile, percentile
+
+
+class _Quantile:
+    """Order statistics that ``quantile(a, q, method="linear")`` interpolates between.
+
+    For each q: the virtual index v = q (n - 1) between sorted positions f = floor(v)
+    and c = min(f + 1, n - 1) with fraction t = v - f; y = (1 - t) x_(f) + t x_(c)."""
+
+    def __init__(self, x: np.ndarray, q: Any, axes: tuple, keepdims: bool,
+                 scale: float) -> None:
+        self.x, self.axes, self.keepdims, self.scale = x, axes, keepdims, scale
+        self.xt, self.back = _to_end(x, axes)
+        n = self.xt.shape[-1]
+        self.order = np.argsort(self.xt, axis=-1, kind="stable")
+        self.q_shape = np.shape(q)
+        v = np.clip(np.asarray(q, dtype=np.float64).reshape(-1) * scale, 0, 1) * (n - 1)
+        self.f = np.floor(v).astype(np.intp)
+        self.c = np.minimum(self.f + 1, n - 1)
+        self.t = v - self.f
+        self.n = n
+        # y = quantile has shape q.shape + reduced shape (with kept ones for keepdims)
+        self.red_shape = np.sum(np.zeros(x.shape), axis=axes, keepdims=keepdims).shape
+
+    def _stat(self, arr: np.ndarray, pos: int) -> np.ndarray:
+        idx = np.broadcast_to(np.intp(pos), self.xt.shape[:-1])[..., None]
+        return np.take_along_axis(arr, np.take_along_axis(self.order, idx, -1), -1)[..., 0]
+
+    def _out(self, per_q: list) -> np.ndarray:
+        return np.stack([v.reshape(self.red_shape) for v in per_q]).reshape(
+            self.q_shape + self.red_shape)
+
+    def pushforward(self, x_dot: Any, q_dot: Any) -> np.ndarray:
+        out = []
+        qd = None if q_dot is None else np.asarray(q_dot, dtype=np.float64).reshape(-1)
+        dt = None if x_dot is None else _to_end(np.broadcast_to(x_dot, self.x.shape),
+                                                  self.axes)[0]
+        for i, (f, c, t) in enumerate(zip(self.f, self.c, self.t)):
+            v = np.zeros(self.xt.shape[:-1])
+            if dt is not None:
+                v = (1 - t) * self._stat(dt, f) + t * self._stat(dt, c)
+            if qd is not None:
+                v = v + qd[i] * self._slope(f, c)
+            out.append(v)
+        return self._out(out)
+
+    def _slope(self, f: int, c: int) -> np.ndarray:
+        """dy/dq: (n - 1) (x_(c) - x_(f)) times the q scale (1/100 for percentiles)."""
+        return (self.n - 1) * self.scale * (self._stat(self.xt, c) - self._stat(self.xt, f))
+
+    def x_bar(self, y_bar: np.ndarray) -> np.ndarray:
+        g = np.broadcast_to(y_bar, self.q_shape + self.red_shape).reshape(
+            (len(self.f), *self.xt.shape[:-1]))
+        out = np.zeros(self.xt.shape)
+        for gi, f, c, t in zip(g, self.f, self.c, self.t):
+            for pos, w in ((f, 1 - t), (c, t)):
+                idx = np.broadcast_to(np.intp(pos), self.xt.shape[:-1])[..., None]
+                where = np.take_along_axis(self.order, idx, -1)
+                cur = np.take_along_axis(out, where, -1)
+                np.put_along_axis(out, where, cur + w * gi[..., None], -1)
+        return self.back(out)
+
+    def q_bar(self, y_bar: np.ndarray) -> np.ndarray:
+        g = np.broadcast_to(y_bar, self.q_shape + self.red_shape).reshape(
+            (len(self.f), *self.xt.shape[:-1]))
+        return np.array([np.sum(gi * self._slope(f, c))
+                         for gi, f, c in zip(g, self.f, self.c)]).reshape(self.q_shape)
+
+
+def _quantile_rules(f: Any, name: str, scale: float) -> None:
+    sig = _signature(f)
+
+    def setup(a: Any, q: Any, args: tuple, kwargs: dict) -> tuple:
+        p = _bind(sig, (a, q, *args), kwargs)
+        _refuse(f, p)
+        if p["method"] != "linear" or p.get("weights") is not None:
+            raise NotImplementedError(
+                f"the rule for {func_name(f)} supports method='linear' without weights only"
+            )
+        y = f(np.array(a), q, axis=p["axis"], keepdims=bool(p["keepdims"]))
+        x = np.asarray(a)
+        return y, _Quantile(x, q, _axes(p["axis"], x.ndim), bool(p["keepdims"]), scale)
+
+    def quantile_rrule(a, q, *args, **kwargs):
+        y, quant = setup(a, q, args, kwargs)
+        project_a, project_q = _projector(a), _projector(q)
+
+        def quantile_pullback(y_bar):
+            y_bar = _cotangent(y_bar)
+            if y_bar is None:
+                return (NoTangent(), project_a(ZeroTangent()), project_q(ZeroTangent()),
+                        *_rest_bars(args))
+            return (NoTangent(), Thunk(lambda: project_a(quant.x_bar(y_bar))),
+                    Thunk(lambda: project_q(quant.q_bar(y_bar))), *_rest_bars(args))
+
+        quantile_pullback.__name__ = quantile_pullback.__qualname__ = f"{name}_pullback"
+        return y, quantile_pullback
+
+    def quantile_frule(dargs, a, q, *args, **kwargs):
+        y, quant = setup(a, q, args, kwargs)
+        a_dot, q_dot = _dense(dargs[1], a), _dense(dargs[2], q)
+        if a_dot is None and q_dot is None:
+            return y, ZeroTangent()
+        return y, _like(quant.pushforward(a_dot, q_dot), y)
+
+    quantile_rrule.__name__ = quantile_rrule.__qualname__ = f"{name}_rrule"
+    quantile_frule.__name__ = quantile_frule.__qualname__ = f"{name}_frule"
+    rrule.register(f)(quantile_rrule)
+    frule.register(f)(quantile_frule)
+
+
+_quantile_rules(np.quantile, "quantile", 1.0)
+_quantile_rules(np.percentile, "percentile", 0.01)
+
+
 # ------------------------------------------------------------------------------- average
 
 _AVERAGE_SIG = _signature(np.average)
@@ -1241,7 +1416,7 @@ for _f in (
     np.lexsort, np.argwhere, np.nonzero, np.flatnonzero, np.searchsorted, np.digitize,
     np.count_nonzero, np.any, np.all, np.isclose, np.allclose, np.array_equal,
     np.array_equiv, np.isreal, np.iscomplex, np.isrealobj, np.iscomplexobj, np.isscalar,
-    np.isposinf, np.isneginf,
+    np.isposinf, np.isneginf, np.isin,
 ):
     non_differentiable(_f)
 

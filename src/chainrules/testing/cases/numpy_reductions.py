@@ -151,6 +151,26 @@ CASES += [
          dtypes=F),
 ]
 
+# nanmedian, quantile, percentile (q differentiated too)
+CASES += [
+    Case(np.nanmedian, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN, distinct=True),),
+         dtypes=F),
+    Case(np.nanmedian, lambda rng, dt: (_with_nans(rng, dt, (3, 4), _NAN, distinct=True),),
+         kwargs={"axis": 1}, dtypes=F),
+    Case(np.nanmedian, lambda rng, dt: (_with_nans(rng, dt, (4, 3), [(0, 1), (2, 1)], True),),
+         kwargs={"axis": 0, "keepdims": True}, dtypes=F),
+    Case(np.quantile, lambda rng, dt: (_distinct(rng, dt, (3, 4)), dt.type(0.3)), dtypes=F,
+         name="numpy.quantile(a, 0.3)"),
+    Case(np.quantile, lambda rng, dt: (_distinct(rng, dt, (3, 4)), np.array([0.3, 0.55], dt)),
+         kwargs={"axis": 1}, dtypes=F, name="numpy.quantile(a, [q], axis=1)"),
+    Case(np.quantile, lambda rng, dt: (_distinct(rng, dt, (2, 3, 4)),
+                                       np.array([[0.1], [0.9]], dt)),
+         kwargs={"axis": (0, 2), "keepdims": True}, dtypes=F,
+         name="numpy.quantile(a, [[q]], axis=(0, 2), keepdims)"),
+    Case(np.percentile, lambda rng, dt: (_distinct(rng, dt, (3, 4)), dt.type(35.0)),
+         kwargs={"axis": 0}, dtypes=F, name="numpy.percentile(a, 35, axis=0)"),
+]
+
 # average: weights (positional: differentiated), returned=
 CASES += [
     Case(np.average, _a(3, 4), dtypes=FC),
