@@ -27,7 +27,8 @@ def test_case_names_are_unique():
 
 
 FUNCTIONS = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
-             "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift"]
+             "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift", "fftfreq",
+             "rfftfreq"]
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
@@ -78,3 +79,10 @@ def test_zero_and_thunk_cotangents_and_no_mutation():
     np.testing.assert_array_equal(y_bar, np.ones_like(y))
     np.testing.assert_array_equal(x, np.arange(6.0))
     assert frule((NoTangent(), ZeroTangent()), np.fft.fft, x)[1] == ZeroTangent()
+
+
+def test_fftfreq_count_gets_no_tangent():
+    y, pullback = rrule(np.fft.fftfreq, 4)
+    assert pullback(np.ones(4)) == (NoTangent(), NoTangent())
+    y, pullback = rrule(np.fft.rfftfreq, 4, 0.5)
+    assert pullback(np.ones(3))[1] == NoTangent()

@@ -6,7 +6,8 @@ kept), with every form of ``n`` / ``s`` (padding or truncation), ``axis`` /
 ``fft``, ``ifft``, ``rfft``, ``irfft``, ``hfft``, ``ihfft``, ``fft2``, ``ifft2``,
 ``rfft2``, ``irfft2``, ``fftn``, ``ifftn``, ``rfftn``, ``irfftn``, and the
 permutations ``fftshift`` and ``ifftshift``. ``out=`` is refused
-(:class:`~chainrules.OutArgumentError`).
+(:class:`~chainrules.OutArgumentError`). Also ``fftfreq(n, d)`` and
+``rfftfreq(n, d)``: differentiable in the sample spacing ``d`` (``n`` is a count).
 
 Every transform is linear over the reals, so the pushforward is the transform of
 the tangent, and the pullback is the adjoint (DESIGN §2: for ``y = A x``,
@@ -282,3 +283,44 @@ def _shift_rules(f: Any, inverse: Any) -> None:
 
 _shift_rules(np.fft.fftshift, np.fft.ifftshift)
 _shift_rules(np.fft.ifftshift, np.fft.fftshift)
+
+
+# ------------------------------------------------------------ frequencies
+
+
+def _freq_rules(f: Any) -> None:
+    """``f(n, d)`` is ``k / (n * d)``: the count ``n`` gets ``NoTangent()``, the sample
+    spacing ``d`` the derivative ``-y / d``."""
+    name = f.__name__
+
+    def freq_rrule(n: int, *args: Any, **kwargs: Any) -> Any:
+        y = f(n, *args, **kwargs)
+        d = args[0] if args else None
+        project_d = ProjectTo(d) if args else None
+
+        def freq_pullback(y_bar: Any) -> tuple:
+            y_bar = unthunk(y_bar)
+            if not args:
+                return NoTangent(), NoTangent()
+            if _is_zero(y_bar):
+                return NoTangent(), NoTangent(), ZeroTangent()
+            return NoTangent(), NoTangent(), project_d(-np.vdot(y, y_bar).real / d)
+
+        freq_pullback.__qualname__ = f"{name}_pullback"
+        return y, freq_pullback
+
+    def freq_frule(dargs: tuple, n: int, *args: Any, **kwargs: Any) -> Any:
+        y = f(n, *args, **kwargs)
+        d_dot = unthunk(dargs[2]) if args else ZeroTangent()
+        if _is_zero(d_dot):
+            return y, ZeroTangent()
+        return y, y * (-d_dot / args[0])
+
+    freq_rrule.__qualname__ = f"{name}_rrule"
+    freq_frule.__qualname__ = f"{name}_frule"
+    rrule.register(f)(freq_rrule)
+    frule.register(f)(freq_frule)
+
+
+_freq_rules(np.fft.fftfreq)
+_freq_rules(np.fft.rfftfreq)

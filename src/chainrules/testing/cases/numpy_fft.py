@@ -95,4 +95,9 @@ CASES: list[Case] = [
     Case(np.fft.ifftshift, _a((5,)), dtypes=_ALL),
     Case(np.fft.ifftshift, _a((3, 4)), kwargs={"axes": (1,)}, dtypes=_ALL,
          name="numpy.fft.ifftshift(axes=(1,))"),
+    Case(np.fft.fftfreq, lambda rng, dt: (5, float(rng.uniform(0.2, 2.0))), dtypes=("float64",)),
+    Case(np.fft.fftfreq, lambda rng, dt: (6, np.float32(rng.uniform(0.2, 2.0))),
+         dtypes=("float32",), name="numpy.fft.fftfreq(float32 d)"),
+    Case(np.fft.rfftfreq, lambda rng, dt: (7, float(rng.uniform(0.2, 2.0))),
+         dtypes=("float64",)),
 ]
