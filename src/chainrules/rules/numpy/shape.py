@@ -35,6 +35,7 @@ an array of element positions, and the cotangent is scattered back with ``np.bin
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -617,6 +618,28 @@ def _seq_pullback_result(xs: Any, pieces: Callable[[], list]) -> Any:
     return Tangent[T](*items)
 
 
+def _direct_pieces(f: Any, shapes: list, args: tuple,
+                   kwargs: dict) -> Callable[[np.ndarray], list] | None:
+    """Cut ``y_bar`` of ``concatenate``/``stack`` into the items' cotangents by slicing
+    (copies: an item's cotangent must not be a view of ``y_bar``); None for the other
+    joining functions, which scatter element positions instead."""
+    axis = _arg(args, kwargs, 0, "axis", 0)
+    if f is np.concatenate and axis is not None:
+        def concatenate_pieces(y_bar: np.ndarray) -> list:
+            ax = axis % y_bar.ndim
+            bounds = np.cumsum([0, *(s[ax] for s in shapes)])
+            return [y_bar[(slice(None),) * ax + (slice(lo, hi),)].copy()
+                    for lo, hi in itertools.pairwise(bounds)]
+
+        return concatenate_pieces
+    if f is np.stack:
+        def stack_pieces(y_bar: np.ndarray) -> list:
+            return [np.take(y_bar, k, axis=axis) for k in range(len(shapes))]
+
+        return stack_pieces
+    return None
+
+
 def _joining_rules(f: Any) -> None:
     """Rules for ``f(arrays, *args, **kwargs)`` joining a sequence of arrays.
 
@@ -658,6 +681,7 @@ def _joining_rules(f: Any) -> None:
         shapes = [np.shape(x) for x in xs]
         sizes = [math.prod(s) for s in shapes]
         offsets = np.cumsum([0, *sizes])
+        direct = _direct_pieces(f, shapes, args, kwargs)
 
         def joining_pullback(y_bar: Any) -> tuple:
             y_bar = unthunk(y_bar)
@@ -665,6 +689,8 @@ def _joining_rules(f: Any) -> None:
                 return (NoTangent(), ZeroTangent(), *rest)
 
             def pieces() -> list:
+                if direct is not None:
+                    return direct(np.asarray(y_bar))
                 positions = [np.arange(o + 1, o + n + 1, dtype=np.intp).reshape(s)
                              for o, n, s in zip(offsets, sizes, shapes)]
                 src = np.asarray(f(type(xs)(positions), *args, **index_kwargs)) - 1
