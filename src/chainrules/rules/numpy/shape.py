@@ -194,14 +194,6 @@ def _seq_bars(y_bar: Any, n: int) -> list:
     return [unthunk(b) for b in items]
 
 
-def _materialize(t: Any, like: Any) -> np.ndarray:
-    """A cotangent item as an array, zeros shaped like ``like`` for a zero."""
-    if _is_zero(t):
-        like = np.asarray(like)
-        return np.zeros(like.shape, like.dtype if like.dtype.kind in "fc" else np.float64)
-    return np.asarray(t)
-
-
 def _scatter(y_bar: Any, src: np.ndarray, size: int) -> np.ndarray:
     """Sum ``y_bar`` into a flat vector of ``size`` at positions ``src`` (-1: nowhere)."""
     src = np.asarray(src)
@@ -520,7 +512,7 @@ def _roll_adjoint(x: Any, shift: Any, axis: Any = None) -> Callable[[Any], Any]:
     back = np.negative(shift)
 
     def roll_pullback(y_bar: Any) -> np.ndarray:
-        return np.roll(np.reshape(y_bar, np.shape(x)), back, axis)
+        return np.roll(y_bar, back, axis)
 
     return roll_pullback
 
@@ -587,10 +579,6 @@ def broadcast_arrays_rrule(*args: Any, **kwargs: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------ joining
-
-
-def _seq_items(xs: Any) -> list:
-    return list(xs) if type(xs) in (list, tuple) else [xs]
 
 
 def _seq_dense(dxs: Any, xs: Any) -> list:
