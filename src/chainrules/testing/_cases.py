@@ -242,6 +242,10 @@ def run_case(case: Case, dtype: str, mode: str, seed: int = 0) -> CaseResult:
             status, message = "xfail", str(e)
         else:
             status, message = "failed", f"{type(e).__name__}: {e}"
+    except BaseException as e:  # pytest's xfail outcome is a BaseException
+        if not is_xfail_exception(e):
+            raise
+        status, message = "xfail", str(e)
     seconds = time.perf_counter() - start
     if case.xfail is not None:
         if status == "failed":

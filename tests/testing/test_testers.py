@@ -1,0 +1,170 @@
+"""test_frule / test_rrule / test_scalar: usage errors, reports, options, configs."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from chainrules import NoTangent, frule, frule_via_ad, rrule, rrule_via_ad
+from chainrules.testing import (
+    ADviaRuleConfig,
+    FDMethod,
+    TesterUsageError,
+    test_frule,
+    test_rrule,
+    test_scalar,
+    with_tangent,
+)
+
+
+def twice(x):
+    return 2.0 * x
+
+
+@rrule.register(twice)
+def _(x):
+    def twice_pullback(y_bar):
+        return NoTangent(), 2.0 * y_bar
+
+    return twice(x), twice_pullback
+
+
+@frule.register(twice)
+def _(dargs, x):
+    return twice(x), 2.0 * dargs[1]
+
+
+def no_rules(x):
+    return x
+
+
+def test_rrule_counts_primal_calls():
+    r = test_rrule(twice, np.ones(1000))
+    # 1 primal call + 10 for one finite difference: O(1) in the size of x
+    assert r.primal_calls == 11
+    small = test_rrule(twice, np.ones(3))
+    assert small.primal_calls == 11 + 3 * 4  # plus the full Jacobian, 4 calls per element
+    assert "full Jacobian of argument 1" in small.checks
+
+
+def test_frule_counts_primal_calls():
+    assert test_frule(twice, np.ones(1000)).primal_calls == 11
+
+
+def test_report_str():
+    assert re.match(r"rrule of .*twice: \d+ checks passed, 11 primal calls",
+                    str(test_rrule(twice, np.ones(100))))
+
+
+def test_no_rrule_error():
+    with pytest.raises(AssertionError, match=r"no rrule found for .*no_rules\(float\); register"):
+        test_rrule(no_rules, 1.0)
+
+
+def test_no_frule_error():
+    with pytest.raises(AssertionError, match=r"no frule found for .*no_rules\(float\)"):
+        test_frule(no_rules, 1.0)
+
+
+def test_not_callable_error():
+    with pytest.raises(TesterUsageError,
+                       match=re.escape("test_rrule: argument 1 (f) must be callable, got float")):
+        test_rrule(1.0, 2.0)
+
+
+def test_fkwargs_type_error():
+    with pytest.raises(TesterUsageError, match=re.escape("`fkwargs` must be a dict")):
+        test_frule(twice, 1.0, fkwargs=[("a", 1)])
+
+
+def test_fdm_type_error():
+    with pytest.raises(TesterUsageError, match=re.escape("`fdm` must be an FDMethod")):
+        test_rrule(twice, 1.0, fdm="central")
+
+
+def test_bad_explicit_tangent_error():
+    with pytest.raises(TesterUsageError, match=r"tangent given for argument 1 does not fit.*"
+                                               r"expected shape \(3,\), got shape \(2,\)"):
+        test_rrule(twice, with_tangent(np.ones(3), np.ones(2)))
+
+
+def test_bad_output_tangent_error():
+    with pytest.raises(TesterUsageError, match="output_tangent does not fit the output y"):
+        test_rrule(twice, np.ones(3), output_tangent=np.ones(4))
+
+
+def test_scalar_arg_error():
+    with pytest.raises(TesterUsageError, match=re.escape("test_scalar: argument 2 (z) must be a "
+                                                         "real or complex scalar, got ndarray")):
+        test_scalar(twice, np.ones(2))
+
+
+def test_scalar_real_and_complex():
+    assert [r.mode for r in test_scalar(twice, 0.5)] == ["frule", "rrule"]
+    assert [r.mode for r in test_scalar(twice, 0.5 + 1j)] == ["frule", "frule", "rrule", "rrule"]
+
+
+def test_explicit_fdm_and_tolerances():
+    r = test_rrule(twice, np.ones(3), fdm=FDMethod(points=7), rtol=1e-9, atol=1e-12)
+    assert r.primal_calls > 0
+
+
+def test_rrule_via_ad_as_rrule_f():
+    # the testing config falls back to finite differences for functions without rules
+    def cube(x):
+        return x**3
+
+    r = test_rrule(cube, 1.5, rrule_f=rrule_via_ad)
+    assert "cotangent of argument 1" in r.checks
+    test_frule(cube, 1.5, frule_f=frule_via_ad)
+
+
+def test_adviaruleconfig_uses_rules_first():
+    calls = []
+
+    def traced(x):
+        return 3.0 * x
+
+    @rrule.register(traced)
+    def _(x):
+        calls.append(x)
+
+        def traced_pullback(y_bar):
+            return NoTangent(), 3.0 * y_bar
+
+        return traced(x), traced_pullback
+
+    y, pb = rrule_via_ad(ADviaRuleConfig(), traced, 2.0)
+    assert calls == [2.0] and pb(1.0) == (NoTangent(), 3.0)
+
+
+def test_adviaruleconfig_functor_self_bar():
+    class Poly:
+        def __init__(self, a):
+            self.a = a
+
+        def __call__(self, x):
+            return self.a * x**2
+
+    y, pb = rrule_via_ad(ADviaRuleConfig(), Poly(2.0), 3.0)
+    self_bar, x_bar = pb(1.0)
+    assert abs(self_bar.a - 9.0) < 1e-8 and abs(x_bar - 12.0) < 1e-8
+
+
+def test_math_scalar_with_python_float():
+    def msin(x):
+        return math.sin(x)
+
+    @rrule.register(msin)
+    def _(x: float):
+        def msin_pullback(y_bar):
+            return NoTangent(), math.cos(x) * y_bar
+
+        return math.sin(x), msin_pullback
+
+    test_rrule(msin, 0.3)
+    with pytest.raises(AssertionError, match=r"no rrule found for .*msin\(int\)"):
+        test_rrule(msin, with_tangent(1, 1.0))  # the rule is for floats only
