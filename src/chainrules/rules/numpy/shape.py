@@ -75,10 +75,10 @@ def _refuse_out(f: Any, kwargs: dict, args: tuple = (), at: int | None = None) -
 
 def _is_diff(x: Any) -> bool:
     """Whether ``x`` can carry a tangent: float/complex arrays and scalars, and (nested)
-    lists and tuples holding one. Integers, bools and index arrays cannot, nor can
-    empty arrays (their tangent space has no dimension)."""
+    lists and tuples holding one (an empty float array too). Integers, bools and index
+    arrays cannot."""
     if isinstance(x, np.ndarray):
-        return x.dtype.kind in "fc" and x.size > 0
+        return x.dtype.kind in "fc"
     if isinstance(x, (float, complex, np.floating, np.complexfloating)):
         return True
     if type(x) in (list, tuple):
