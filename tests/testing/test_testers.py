@@ -168,3 +168,17 @@ def test_math_scalar_with_python_float():
     test_rrule(msin, 0.3)
     with pytest.raises(AssertionError, match=r"no rrule found for .*msin\(int\)"):
         test_rrule(msin, with_tangent(1, 1.0))  # the rule is for floats only
+
+
+def test_ad_gradient_via_rrule_f():
+    # testing an AD's own gradient: rrule_f=rrule_via_ad with the AD's config
+    ad = pytest.importorskip("chainrules.ad")
+
+    def model(x, w):
+        return np.tanh(x @ w).sum()
+
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((4, 3)), rng.standard_normal(3)
+    report = test_rrule(model, x, w, rrule_f=rrule_via_ad, config=ad.ADConfig())
+    assert "cotangent of argument 2" in report.checks
+    test_frule(model, x, w, frule_f=frule_via_ad, config=ad.ADConfig())
