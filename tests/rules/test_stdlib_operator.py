@@ -60,7 +60,8 @@ def test_non_differentiable(name, args):
 
 def test_string_operations_are_non_differentiable():
     for f, args in [(operator.add, ("a", "b")), (operator.mod, ("%.1f", 2.0)),
-                    (operator.concat, (b"a", b"b")), (operator.mod, ("%s %s", (1.0, 2.0)))]:
+                    (operator.concat, (b"a", b"b")), (operator.mod, ("%s %s", (1.0, 2.0))),
+                    (operator.getitem, ("abc", 1)), (operator.getitem, (range(5), slice(1, 3)))]:
         y, pullback = rrule(f, *args)
         assert y == f(*args)
         assert pullback("z") == (NoTangent(), NoTangent(), NoTangent())

@@ -20,7 +20,8 @@ arithmetic rules cover Python numbers, NumPy scalars and NumPy arrays alike:
   ``gt``), ``not_``, ``truth``, ``is_``, ``is_not``, ``contains``, ``countOf``,
   ``indexOf``, ``floordiv``, bitwise ``and_``, ``or_``, ``xor``, ``invert``,
   ``lshift``, ``rshift``, ``index``, ``length_hint``; ``add`` of two ``str`` or
-  ``bytes`` and ``mod`` with a ``str`` / ``bytes`` format (string formatting).
+  ``bytes``, ``mod`` with a ``str`` / ``bytes`` format (string formatting),
+  ``getitem`` of a ``str``, ``bytes`` or ``range``.
 
 Conventions at non-smooth points:
 
@@ -424,6 +425,8 @@ for _f in (operator.lt, operator.le, operator.eq, operator.ne, operator.ge, oper
            operator.index, operator.length_hint):
     non_differentiable(_f)
 
+for _t in (str, bytes, range):
+    non_differentiable(operator.getitem, _t, object)
 for _t in (str, bytes):
     non_differentiable(operator.add, _t, _t)
     non_differentiable(operator.concat, _t, _t)
