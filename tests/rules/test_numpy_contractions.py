@@ -136,3 +136,13 @@ def test_einsum_diagonal_cotangent_is_off_diagonal_zero():
     _, pullback = rrule(np.einsum, "ii->i", np.arange(9.0).reshape(3, 3))
     x_bar = unthunk(pullback(np.ones(3))[2])
     assert np.array_equal(x_bar, np.eye(3))
+
+
+@pytest.mark.parametrize("subscripts", ["ij->ij", "ij->ji", "ij->j", "ii->i"])
+def test_einsum_cotangent_is_a_fresh_writeable_array(subscripts):
+    x = np.arange(9.0).reshape(3, 3)
+    y, pullback = rrule(np.einsum, subscripts, x)
+    y_bar = np.ones_like(y)
+    x_bar = unthunk(pullback(y_bar)[2])
+    assert not np.shares_memory(x_bar, y_bar)
+    assert x_bar.flags.writeable

@@ -193,3 +193,9 @@ def test_average_thunks_not_computed_when_unused():
     bars = pullback(np.ones(2))
     assert isinstance(bars[1], Thunk) and isinstance(bars[3], Thunk)
     assert not bars[3].evaluated
+
+
+@pytest.mark.parametrize("f", [np.sum, np.mean])
+def test_cotangent_is_writeable(f):
+    _, pullback = rrule(f, np.ones((2, 3)), 0)
+    assert pullback(np.ones(3))[1].flags.writeable

@@ -287,8 +287,8 @@ class _Contraction:
             full = np.zeros(x.shape, dtype=np.result_type(g, x))
             np.einsum(t + "->" + uniq, full)[...] = g  # a writeable view of the diagonal
             g = full
-        else:
-            g = np.ascontiguousarray(g)
+        elif np.may_share_memory(g, y_bar) or not g.flags.writeable:
+            g = np.array(g)  # never hand out a view of y_bar (or a read-only broadcast)
         return np.conj(g) if self.conj[k] else g
 
     def pushforward(self, dots: list) -> Any:

@@ -223,6 +223,11 @@ def _expand(y_bar: np.ndarray, shape: tuple, axes: tuple, keepdims: bool) -> np.
     return np.broadcast_to(y_bar, shape)
 
 
+def _materialize(a: np.ndarray) -> np.ndarray:
+    """A writeable array for a broadcast view (callers may update cotangents in place)."""
+    return a if a.flags.writeable else np.array(a)
+
+
 def _count(shape: tuple, axes: tuple) -> int:
     return math.prod(shape[a] for a in axes)
 
@@ -290,7 +295,7 @@ def sum_rrule(a, *args, **kwargs):
         y_bar = _cotangent(y_bar)
         if y_bar is None:
             return _zero_pullback_result(nargs)
-        return (NoTangent(), project_a(_expand(y_bar, shape, axes, keepdims)),
+        return (NoTangent(), project_a(_materialize(_expand(y_bar, shape, axes, keepdims))),
                 *_rest_bars(args))
 
     return y, sum_pullback
@@ -426,7 +431,7 @@ def mean_rrule(a, *args, **kwargs):
         y_bar = _cotangent(y_bar)
         if y_bar is None:
             return _zero_pullback_result(nargs)
-        return (NoTangent(), project_a(_expand(y_bar / n, shape, axes, keepdims)),
+        return (NoTangent(), project_a(_materialize(_expand(y_bar / n, shape, axes, keepdims))),
                 *_rest_bars(args))
 
     return y, mean_pullback
