@@ -101,3 +101,10 @@ def test_not_callable_error():
     with pytest.raises(TypeError, match=re.escape(
             "autograd_primitive(f): f must be callable, got NoneType.")):
         autograd_primitive(None)
+
+
+def test_jvp_namedtuple_output(ex):
+    y, y_dot = autograd.make_jvp(autograd_primitive(ex.sincos))(X)(np.ones(3))
+    assert isinstance(y, tuple)
+    close(y_dot[0], np.cos(X))
+    close(y_dot[1], -np.sin(X))

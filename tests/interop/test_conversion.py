@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from chainrules import NoTangent, Tangent, Thunk, ZeroTangent
-from chainrules.interop import FrameworkNotInstalledError, TangentConversionError
-from chainrules.interop import _compat
+from chainrules.interop import FrameworkNotInstalledError, TangentConversionError, _compat
 from chainrules.interop._bridge import leaf_tangent, output_cotangent
 from chainrules.interop._tree import (
     PathError,

@@ -136,7 +136,8 @@ class _AutogradBridged:
             t = leaf_tangent(_BRIDGE, f, "output", 0, path, x, y_dot)
             return vspace(x).zeros() if t is None else _as_primal_type(t, x)
 
-        return map_leaves(leaf, ans)
+        # walk the function's own output (namedtuples and all), then give it ans's layout
+        return _plain_containers(map_leaves(leaf, y))
 
 
 def _plain_containers(y: Any) -> Any:

@@ -1,4 +1,4 @@
-"""The PyTorch bridge: functions with rules become ``torch.autograd.Function``s; torch.func as a RuleConfig.
+"""The PyTorch bridge: rules as ``torch.autograd.Function``s; ``torch.func`` as a RuleConfig.
 
 A bridged call flattens its arguments (tuples, lists, dicts, namedtuples,
 dataclasses); the tensor leaves are the inputs of an ``autograd.Function``, every
@@ -184,7 +184,7 @@ class _Call:
         return out
 
     def push(self, tangents: tuple) -> list:
-        """Output tangents (arrays; zeros for integer outputs) along ``tangents`` (one per input, or None)."""
+        """Output tangents (zeros for integer outputs) along one tangent (or None) per input."""
         args = self.numpy_args(self.np_inputs)
         dargs: list[Any] = [NoTangent()]
         for position in range(1, len(args) + 1):
@@ -340,8 +340,7 @@ def _functions() -> tuple[type, type, type]:
             needs = ctx.needs_input_grad[3:]
             if any(needs[n_g:]):
                 raise _second_order_error(call, "a second derivative with respect to the inputs")
-            saved = ctx.saved_tensors
-            grads_in, inputs = saved[:n_g], saved[n_g:]
+            inputs = ctx.saved_tensors[n_g:]
             g_needs = needs[:n_g]
             out: list = [None] * n_g
             if any(g_needs):
