@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from numpy.lib.stride_tricks import sliding_window_view
 
 import chainrules
 from chainrules import NoTangent, OutArgumentError, Tangent, ZeroTangent, frule, rrule, unthunk
@@ -29,7 +30,7 @@ DIFFERENTIABLE = [
     np.column_stack, np.append, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit,
     np.unstack, np.tile, np.repeat, np.pad, np.diag, np.diagonal, np.diagflat, np.triu,
     np.tril, np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray,
-    np.copy, np.astype,
+    np.copy, np.astype, np.resize, np.delete, np.insert, np.rollaxis, sliding_window_view,
 ]
 NON_DIFFERENTIABLE = [
     np.indices, np.unravel_index, np.ravel_multi_index, np.tril_indices, np.triu_indices,

@@ -11,7 +11,10 @@ Covered (frule and rrule):
   ``column_stack``, ``append``;
 - splitting (list / tuple outputs): ``split``, ``array_split``, ``hsplit``, ``vsplit``,
   ``dsplit``, ``unstack``;
-- repeating and padding: ``tile``, ``repeat``, ``pad`` (modes constant, edge, wrap,
+- picking and repeating: ``tile``, ``repeat``, ``resize``, ``delete``, ``insert`` (w.r.t.
+  the array and the values), ``rollaxis``, ``lib.stride_tricks.sliding_window_view``
+  (overlapping windows accumulate);
+- padding: ``pad`` (modes constant, edge, wrap,
   reflect and symmetric (even and odd), linear_ramp, mean; the others (maximum,
   minimum, median, empty, callables) give ``not_implemented``);
 - diagonals and triangles: ``diag`` (both directions), ``diagonal``, ``diagflat``,
@@ -41,6 +44,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from chainrules.core import (
     NoTangent,
@@ -812,6 +816,79 @@ def _repeat_adjoint(x: Any, repeats: Any, *args: Any, **kwargs: Any) -> Callable
 
 
 linear_rules(np.repeat, _repeat_adjoint)
+
+
+def _resize_adjoint(x: Any, new_shape: Any) -> Callable[[Any], Any]:
+    return gather_adjoint(x, lambda pos: np.resize(pos, new_shape))
+
+
+linear_rules(np.resize, _resize_adjoint)
+
+
+def _delete_adjoint(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+    return gather_adjoint(x, lambda pos: np.delete(pos, *args, **kwargs))
+
+
+linear_rules(np.delete, _delete_adjoint)
+
+
+def _rollaxis_adjoint(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+    return gather_adjoint(x, lambda pos: np.rollaxis(pos, *args, **kwargs))
+
+
+linear_rules(np.rollaxis, _rollaxis_adjoint)
+
+
+def _sliding_window_view_adjoint(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+    kwargs = {k: v for k, v in kwargs.items() if k not in ("subok", "writeable")}
+    return gather_adjoint(x, lambda pos: sliding_window_view(pos, *args, **kwargs))
+
+
+linear_rules(sliding_window_view, _sliding_window_view_adjoint)  # overlaps accumulate
+
+
+@frule.register(np.insert)
+def insert_frule(dargs: tuple, arr: Any, obj: Any, values: Any, *args: Any,
+                 **kwargs: Any) -> Any:
+    y = np.insert(arr, obj, values, *args, **kwargs)
+    arr_dot, values_dot = unthunk(dargs[1]), unthunk(dargs[3])
+    if not _is_diff(y) or (_is_zero(arr_dot) and _is_zero(values_dot)):
+        return y, _out_zero(y)
+    y_dot = np.insert(_dense(arr_dot, arr).astype(y.dtype), obj, _dense(values_dot, values),
+                      *args, **kwargs)
+    return y, _fit(y_dot, y)
+
+
+@rrule.register(np.insert)
+def insert_rrule(arr: Any, obj: Any, values: Any, *args: Any, **kwargs: Any) -> Any:
+    y = np.insert(arr, obj, values, *args, **kwargs)
+    rest = (NoTangent(),) * len(args)
+    shapes = (np.shape(arr), np.shape(values))
+    n_arr = math.prod(shapes[0])
+    n_all = n_arr + math.prod(shapes[1])
+    project_arr, project_values = _projector(arr), _projector(values)
+    diff = _is_diff(y)
+
+    def insert_pullback(y_bar: Any) -> tuple:
+        y_bar = unthunk(y_bar)
+        if _is_zero(y_bar) or not diff:
+            return (NoTangent(), _zero_for(arr), NoTangent(), _zero_for(values), *rest)
+        cache: list = []
+
+        def flat() -> np.ndarray:
+            if not cache:
+                pos = _positions((n_all,))
+                src = np.insert(pos[:n_arr].reshape(shapes[0]), obj,
+                                pos[n_arr:].reshape(shapes[1]), *args, **kwargs) - 1
+                cache.append(_scatter(y_bar, src, n_all))
+            return cache[0]
+
+        arr_bar = Thunk(lambda: project_arr(flat()[:n_arr].reshape(shapes[0])))
+        values_bar = Thunk(lambda: project_values(flat()[n_arr:].reshape(shapes[1])))
+        return (NoTangent(), arr_bar if _is_diff(arr) else NoTangent(), NoTangent(),
+                values_bar if _is_diff(values) else NoTangent(), *rest)
+
+    return y, insert_pullback
 
 
 # ------------------------------------------------------------------------------ padding

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from chainrules.testing import Case, arr, integers, scalar
 
@@ -137,6 +138,26 @@ CASES: list[Case] = [
     Case(np.repeat, lambda rng, dt: (arr(rng, dt, (2, 3)), np.array([0, 2, 3]), 1),
          dtypes=_ALL, name="numpy.repeat(array repeats, axis=1)"),
     Case(np.repeat, lambda rng, dt: (arr(rng, dt, (3,)), 2), kwargs={"axis": 0}, dtypes=_ALL),
+    Case(np.resize, lambda rng, dt: (arr(rng, dt, (2, 3)), (4, 4)), dtypes=_ALL),
+    Case(np.resize, lambda rng, dt: (arr(rng, dt, (5,)), 3), dtypes=_ALL,
+         name="numpy.resize(shrink)"),
+    Case(np.delete, lambda rng, dt: (arr(rng, dt, (5,)), [0, 0, 3]), dtypes=_ALL),
+    Case(np.delete, lambda rng, dt: (arr(rng, dt, (3, 4)), slice(1, None, 2), 1),
+         dtypes=_ALL, name="numpy.delete(slice, axis=1)"),
+    Case(np.insert, lambda rng, dt: (arr(rng, dt, (4,)), [1, 1, 4], arr(rng, dt, (3,))),
+         dtypes=_ALL),
+    Case(np.insert, lambda rng, dt: (arr(rng, dt, (2, 3)), 1, arr(rng, dt, ())), kwargs={},
+         dtypes=_ALL, name="numpy.insert(broadcast value)"),
+    Case(np.insert, lambda rng, dt: (arr(rng, dt, (2, 3)), 2, arr(rng, dt, (2, 1)), 1),
+         dtypes=_ALL, name="numpy.insert(axis=1)"),
+    Case(np.rollaxis, lambda rng, dt: (arr(rng, dt, (2, 3, 4)), 2), dtypes=_ALL),
+    Case(np.rollaxis, lambda rng, dt: (arr(rng, dt, (2, 3, 4)), 0, 2), dtypes=_ALL,
+         name="numpy.rollaxis(start=2)"),
+    Case(sliding_window_view, lambda rng, dt: (arr(rng, dt, (6,)), 3), dtypes=_ALL),
+    Case(sliding_window_view, lambda rng, dt: (arr(rng, dt, (4, 5)), (2, 3)), dtypes=_ALL,
+         name="sliding_window_view(2-d)"),
+    Case(sliding_window_view, lambda rng, dt: (arr(rng, dt, (3, 5)), 2),
+         kwargs={"axis": 1}, dtypes=_ALL),
     # ---------------------------------------------------------------- padding
     Case(np.pad, lambda rng, dt: (arr(rng, dt, (2, 3)), 1), dtypes=_ALL),
     Case(np.pad, lambda rng, dt: (arr(rng, dt, (2, 3)), ((1, 0), (2, 1))),
