@@ -108,6 +108,15 @@ def test_prod_with_zeros(f, x):
     assert np.all(np.isfinite(x_bar))
 
 
+def test_prod_underflow_without_zeros():
+    # the product underflows to 0 but no element is 0: prod/x would give 0 everywhere
+    x = np.array([1e-200, 2e-200, 3.0])
+    test_rrule(np.prod, x)
+    test_frule(np.prod, x)
+    _, pullback = rrule(np.prod, x)
+    assert np.all(pullback(1.0)[1][:2] > 0)
+
+
 def test_prod_two_zeros_gradient_vanishes():
     # with two zeros every product of "the others" contains a zero
     _, pullback = rrule(np.prod, np.array([2.0, 0.0, 3.0, 0.0]))

@@ -262,10 +262,17 @@ def _to_end(x: np.ndarray, axes: tuple) -> tuple[np.ndarray, Any]:
 
 
 def _prod_others(x: np.ndarray, axes: tuple) -> np.ndarray:
-    """For each element, the product of the other elements of its reduction slice,
-    computed from exclusive products on both sides (no division: zeros are exact)."""
+    """For each element, the product of the other elements of its reduction slice.
+
+    Without zeros (and when the product neither under- nor overflows) this is
+    ``prod / x``; otherwise it is computed from exclusive products on both sides,
+    with no division, so one zero or several are exact."""
     if x.size == 0:
         return np.zeros(x.shape, dtype=x.dtype)
+    if np.all(x != 0):
+        total = np.prod(x, axis=axes, keepdims=True)
+        if np.all(np.isfinite(total)) and np.all(total != 0):
+            return total / x
     xt, back = _to_end(x, axes)
     n = xt.shape[-1]
     ones = np.ones((*xt.shape[:-1], 1), dtype=xt.dtype)
