@@ -69,12 +69,21 @@ _CONFIG = ADConfig()
 # Inputs and outputs as structures of leaves
 
 
+_NUMBER_TYPES = (float, complex, int, np.floating, np.complexfloating)
+_BOOL_TYPES = (bool, np.bool_)
+
+
 def _is_leaf_differentiable(x: Any) -> bool:
-    if type(x) is Tracer:
+    t = type(x)
+    if t is float or t is complex:
+        return True
+    if t is np.ndarray:
+        return x.dtype.kind in "fc"
+    if t is Tracer:
         x = deep_primal(x)
-    if isinstance(x, bool | np.bool_):
+    if isinstance(x, _BOOL_TYPES):
         return False
-    if isinstance(x, float | complex | int | np.floating | np.complexfloating):
+    if isinstance(x, _NUMBER_TYPES):
         return True
     return isinstance(x, np.ndarray) and x.dtype.kind in "fc"
 
@@ -104,6 +113,12 @@ def _rebuild_dataclass(x: Any, changes: dict) -> Any:
 
 
 def _box_inputs(trace: ReverseTrace, x: Any, leaves: list) -> Any:
+    tx = type(x)
+    if tx is float or (tx is np.ndarray and x.dtype.kind in "fc"):
+        t = trace.new_input(x)
+        leaves.append((x, t.aux))
+        return t
+
     def box(v: Any) -> Any:
         if not _is_leaf_differentiable(v):
             leaves.append((v, None))
@@ -119,6 +134,9 @@ def _box_inputs(trace: ReverseTrace, x: Any, leaves: list) -> Any:
 
 def _tangent_structure(x: Any, leaf_grads: list) -> Any:
     """Rebuild gradients in the structure of input ``x`` (consumes ``leaf_grads``)."""
+    tx = type(x)
+    if len(leaf_grads) == 1 and (tx is float or tx is np.ndarray or tx is complex):
+        return leaf_grads[0]
     it = iter(leaf_grads)
 
     def build(v: Any) -> Any:
@@ -158,7 +176,11 @@ def _natural(primal: Any, g: Any, what: str) -> Any:
     if type(g) is NoTangent or not _is_leaf_differentiable(primal):
         return NoTangent() if not _is_leaf_differentiable(primal) else _natural(primal, None,
                                                                                  what)
-    if type(g) is float and type(primal) in (float, int):
+    tg = type(g)
+    if tg is float and type(primal) in (float, int):
+        return g
+    if tg is np.ndarray and type(primal) is np.ndarray and g.shape == primal.shape \
+            and g.dtype == primal.dtype:
         return g
     return ProjectTo(float(primal) if type(primal) is int else primal)(g)
 
@@ -346,9 +368,11 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         (2+4j)
     """
 
+    value_and_grad_f = value_and_grad(f, argnums)
+
     @functools.wraps(f)
     def grad_f(*args: Any, **kwargs: Any) -> Any:
-        return value_and_grad(f, argnums)(*args, **kwargs)[1]
+        return value_and_grad_f(*args, **kwargs)[1]
 
     return grad_f
 

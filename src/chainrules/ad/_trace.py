@@ -85,6 +85,7 @@ _NO_RULE = object()
 _SCALARS = (float, complex, np.floating, np.complexfloating)
 
 _level_counter = [0]
+_FreshThunk: Any = None  # set by _ad_rules (avoids an import cycle)
 
 
 def _fast_lookup(by_func: dict, f: Any, types_: tuple, config: Any, lookup: Any) -> Any:
@@ -361,6 +362,15 @@ class Tracer:
     def dtype(self) -> Any:
         p = deep_primal(self)
         return p.dtype if hasattr(p, "dtype") else np.result_type(p)
+
+    @property
+    def flags(self) -> Any:
+        # A traced array is a value, never written in place.
+        p = deep_primal(self)
+        return types.SimpleNamespace(
+            writeable=False, writable=False, owndata=False,
+            c_contiguous=getattr(getattr(p, "flags", None), "c_contiguous", True),
+            f_contiguous=getattr(getattr(p, "flags", None), "f_contiguous", True))
 
     @property
     def T(self) -> Any:
@@ -717,7 +727,12 @@ class _ScalarNode:
     def backward(self, b: Any, bars: list, owned: bytearray, tape: list) -> None:
         args = self.args
         traced = self.mixed or type(b) is Tracer
-        ps = _partials(self.part, self.y, args, traced)
+        part = self.part
+        if traced:
+            ps = _partials(part, self.y, args, True)
+        else:
+            p = part.fn(*args, y=self.y) if part.uses_output else part.fn(*args)
+            ps = p if part.nargs > 1 else (p,)
         for par in self.parents:
             pos = par[0] - 1
             p = ps[pos]
@@ -732,11 +747,16 @@ class _ScalarNode:
                     g = _project_plain(x, g)
             else:
                 tp = type(p)
-                if tp is complex or (tp is _ndarray and p.dtype.kind == "c") or (
-                        tp is not float and tp is not _ndarray and np.iscomplexobj(p)):
-                    p = np.conj(p)
+                if tp is _ndarray:
+                    if p.dtype.kind == "c":
+                        p = p.conj()
+                elif tp is complex or isinstance(p, np.complexfloating):
+                    p = p.conjugate()
                 g = p * b
-                g = _project_plain(x, g)
+                tx = type(x)
+                if tx is not type(g) or (tx is _ndarray and (g.shape != x.shape
+                                                             or g.dtype != x.dtype)):
+                    g = _project_plain(x, g)
             _accumulate(bars, owned, par[1], g, tape)
 
 
@@ -870,12 +890,17 @@ class ReverseTrace:
             call_args = (f, *call_args)
         if takes_config:
             call_args = (self.config, *call_args)
-        part = _scalar_partials(rule)
+        part = _scalar_rule_fns.get(rule, _NO_RULE)
+        if part is _NO_RULE:
+            part = _scalar_partials(rule)
         if part is not None and not kwargs and part.nout == 1:
             # A scalar_rule: record the partials instead of a pullback closure (its
             # derivatives_given_output; no projector objects for scalar chains).
             y = call(f, *call_args) if mixed else f(*call_args)
-            if not _boxable(y):
+            ty = type(y)
+            if ty is not float and ty is not _ndarray and not _boxable(y):
+                return y
+            if ty is _ndarray and y.dtype.kind not in "fc":
                 return y
             idx = len(self.tape)
             self.tape.append(_ScalarNode(part, call_args, y, parents, mixed))
@@ -1011,7 +1036,11 @@ def _accumulate(bars: list, owned: bytearray, j: int, g: Any, tape: list) -> Non
             bars[entry.node] = True
     cur = bars[j]
     if cur is None:
-        bars[j] = g
+        if tg is _FreshThunk:
+            bars[j] = g.unthunk()
+            owned[j] = type(bars[j]) is _ndarray
+        else:
+            bars[j] = g
         return
     if isinstance(cur, Thunk):
         cur = unthunk(cur)
@@ -1028,6 +1057,9 @@ def _accumulate(bars: list, owned: bytearray, j: int, g: Any, tape: list) -> Non
 def _captures_tracers(primals: list) -> bool:
     """Whether a function argument of a higher-order rule closes over tracers."""
     for p in primals:
+        tp = type(p)
+        if tp is float or tp is int or tp is _ndarray or not callable(p):
+            continue
         if _top_trace_deep(_closure_values(p), None) is not None:
             return True
     return False
@@ -1275,7 +1307,8 @@ def apply(f: Any, args: tuple, kwargs: dict, soft: bool = False,
         if type(a) is Tracer:
             if top is None or a.trace.level > top.level:
                 top = a.trace
-        elif type(a) is not float and type(a) is not _ndarray and _is_struct(a):
+        elif type(a) is not float and type(a) is not int and type(a) is not _ndarray \
+                and _is_struct(a):
             top = _top_trace_deep(a, top)
     if top is None:
         return f(*args, **kwargs)

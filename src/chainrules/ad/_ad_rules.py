@@ -1,0 +1,57 @@
+"""Rules specific to this AD (registered with ``config=ADConfig``, so tried first).
+
+``x[i]`` of a float array with an integer index: the built-in rule's pullback
+allocates a zero array per element read, so a loop reading every element of an
+array of ``n`` costs ``O(n^2)`` memory traffic in the backward pass (the
+reference document's "in-place accumulation" example). This rule returns an
+``InplaceableThunk`` instead: the AD adds ``y_bar`` into one accumulator per
+array, in place.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from chainrules.core import InplaceableThunk, NoTangent, rrule, unthunk
+
+from . import _trace
+from ._api import ADConfig
+
+__all__: list[str] = []
+
+_NO = NoTangent()
+
+
+class FreshInplaceableThunk(InplaceableThunk):
+    """An ``InplaceableThunk`` whose value is a newly allocated array (the AD may own it)."""
+
+    __slots__ = ()
+
+
+@rrule.register(operator.getitem, np.ndarray, int, config=ADConfig)
+def getitem_index_rrule(config: ADConfig, x: np.ndarray, i: int) -> Any:
+    """``x[i]`` of a float/complex array; the cotangent adds into ``x_bar[i]`` in place."""
+    y = x[i]
+    if x.dtype.kind not in "fc":
+        return y, lambda y_bar: (_NO, _NO, _NO)
+    shape, dtype = x.shape, x.dtype
+
+    def getitem_index_pullback(y_bar: Any) -> tuple:
+        def add_into(acc: np.ndarray) -> np.ndarray:
+            acc[i] += unthunk(y_bar)
+            return acc
+
+        def dense() -> np.ndarray:
+            x_bar = np.zeros(shape, dtype=dtype)
+            x_bar[i] = unthunk(y_bar)
+            return x_bar
+
+        return _NO, FreshInplaceableThunk(add_into, dense), _NO
+
+    return y, getitem_index_pullback
+
+
+_trace._FreshThunk = FreshInplaceableThunk
