@@ -204,17 +204,37 @@ class _LU:
             if not np.all(np.isfinite(lu)) or np.any(np.diagonal(lu) == 0):
                 raise np.linalg.LinAlgError("Singular matrix")
             self.factors = (lu, piv)
+            # LAPACK getrs directly: scipy.linalg.lu_solve's wrapper costs more than the
+            # O(n^2) solve itself for n ~ 100
+            (self.getrs,) = sla.lapack.get_lapack_funcs(("getrs",), (lu,))
 
     def solve(self, b: np.ndarray, adjoint: bool = False) -> np.ndarray:
         """``A^-1 b`` (``A^-H b``) for ``b`` of shape ``(..., n, k)``."""
         if self.factors is None:
             return np.linalg.solve(_H(self.a) if adjoint else self.a, b)
-        sla = _sla()
+        lu = self.factors[0]
         n = self.a.shape[-1]
         batch = b.shape[:-2]
         k = b.shape[-1]
-        flat = np.moveaxis(b, -2, 0).reshape(n, -1)
-        x = sla.lu_solve(self.factors, flat, trans=2 if adjoint else 0, check_finite=False)
+        flat = b if not batch else np.moveaxis(b, -2, 0).reshape(n, -1)
+        if np.iscomplexobj(flat) and not np.iscomplexobj(lu):
+            # real factors: solve for the real and imaginary parts
+            x = self._getrs(flat.real, adjoint) + 1j * self._getrs(flat.imag, adjoint)
+        else:
+            x = self._getrs(flat, adjoint)
+        return self._unflat(x, batch, k)
+
+    def _getrs(self, b: np.ndarray, adjoint: bool) -> np.ndarray:
+        lu, piv = self.factors
+        x, info = self.getrs(lu, piv, np.asarray(b, dtype=lu.dtype), trans=2 if adjoint else 0)
+        if info != 0:  # pragma: no cover - argument errors only
+            raise np.linalg.LinAlgError(f"getrs failed (info={info})")
+        return x
+
+    def _unflat(self, x: np.ndarray, batch: tuple, k: int) -> np.ndarray:
+        if not batch:
+            return x
+        n = self.a.shape[-1]
         return np.moveaxis(x.reshape((n, *batch, k)), 0, -2)
 
     def det(self) -> Any:
@@ -226,8 +246,24 @@ class _LU:
         return -d if swaps % 2 else d
 
     def inv_h(self) -> np.ndarray:
-        """``A^-H``."""
-        return self.solve(np.array(_eye_like(self.a)), adjoint=True)
+        """``A^-H`` (from the stored factors with LAPACK ``getri`` when there are some)."""
+        if self.factors is None:
+            return _H(np.linalg.inv(self.a))
+        sla = _sla()
+        lu, piv = self.factors
+        (getri,) = sla.lapack.get_lapack_funcs(("getri",), (lu,))
+        inv, info = getri(lu, piv)
+        if info != 0:
+            raise np.linalg.LinAlgError("Singular matrix")
+        return _H(inv)
+
+
+def _outer(g: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``g @ y^H`` for stacks of matrices; a broadcast product for single columns
+    (``matmul`` with an inner dimension of 1 is far slower than that)."""
+    if g.shape[-1] == 1:
+        return g * _H(y)
+    return g @ _H(y)
 
 
 def _tri_solve(t: np.ndarray, b: np.ndarray, lower: bool, trans: int = 0,
@@ -278,7 +314,8 @@ def _solve_parts(a: np.ndarray, b: np.ndarray) -> tuple:
     """(factor, b as a matrix stack, whether b is a vector)."""
     vec = np.ndim(b) == 1
     bm = b[:, None] if vec else b
-    return _LU(_float(a)), bm, vec
+    dtype = np.result_type(_float(a), _float(b))  # NumPy solves in the common type
+    return _LU(_float(a).astype(dtype, copy=False)), bm, vec
 
 
 @frule.register(np.linalg.solve)
@@ -312,7 +349,7 @@ def solve_rrule(a, b):
             return NoTangent(), ZeroTangent(), ZeroTangent()
         g = lu.solve(y_bar[..., None] if vec else y_bar, adjoint=True)
         b_bar = project_b(g[..., 0] if vec else g)
-        a_bar = Thunk(lambda: project_a(-(g @ _H(ym))))
+        a_bar = Thunk(lambda: project_a(-_outer(g, ym)))
         return NoTangent(), a_bar, b_bar
 
     return y, solve_pullback
@@ -341,9 +378,9 @@ def det_rrule(a):
         y_bar = _value(y_bar)
         if y_bar is None:
             return NoTangent(), ZeroTangent()
-        # d det = det * tr(A^-1 dA): adjoint conj(det) * y_bar * A^-H, as one solve
+        # d det = det * tr(A^-1 dA): adjoint conj(det) * y_bar * A^-H (from the LU factors)
         c = np.asarray(y_bar * np.conj(y))[..., None, None]
-        return NoTangent(), project_a(lu.solve(c * _eye_like(lu.a), adjoint=True))
+        return NoTangent(), project_a(c * lu.inv_h())
 
     return y, det_pullback
 
@@ -388,8 +425,7 @@ def slogdet_rrule(a):
             g = g + np.real(logabsdet_bar)
         if complex_sign and sign_bar is not None:
             g = g + 1j * np.imag(np.conj(sign_bar) * y.sign)
-        c = np.conj(g)[..., None, None]
-        return NoTangent(), project_a(lu.solve(c * _eye_like(lu.a), adjoint=True))
+        return NoTangent(), project_a(np.conj(g)[..., None, None] * lu.inv_h())
 
     return y, slogdet_pullback
 

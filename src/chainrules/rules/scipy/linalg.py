@@ -75,6 +75,11 @@ def _item(t: Any, index: int) -> Any:
     return _value(t[index])
 
 
+def _outer(g: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``g @ y^H``; a broadcast product for single columns (much faster than matmul)."""
+    return g * _H(y) if g.shape[-1] == 1 else g @ _H(y)
+
+
 def _nots(args: tuple) -> tuple:
     return tuple(NoTangent() for _ in args)
 
@@ -239,7 +244,7 @@ def solve_triangular_rrule(a, b, *args, **kwargs):
         else:
             g = np.conj(_tri_solve(a, np.conj(yb), lower, 0, unit))
         b_bar = project_b(g[..., 0] if vec else g)
-        a_bar = Thunk(lambda: project_a(_tri_part(_op(-(g @ _H(ym)), trans), lower, unit)))
+        a_bar = Thunk(lambda: project_a(_tri_part(_op(-_outer(g, ym), trans), lower, unit)))
         return NoTangent(), a_bar, b_bar, *_nots(args)
 
     return y, solve_triangular_pullback
@@ -341,7 +346,7 @@ def cho_solve_rrule(c_and_lower, b, *args, **kwargs):
     ym, vec = _col(y)
 
     def c_cotangent(g: np.ndarray) -> Any:
-        a_bar = -(g @ _H(ym))
+        a_bar = -_outer(g, ym)
         s = a_bar + _H(a_bar)
         return project_c(np.tril(s @ f) if lower else np.triu(f @ s))
 
@@ -460,7 +465,7 @@ def lu_solve_rrule(lu_and_piv, b, *args, **kwargs):
     ym, vec = _col(y)
 
     def lu_cotangent(g: np.ndarray) -> Any:
-        a_bar = _op(-(g @ _H(ym)), trans)
+        a_bar = _op(-_outer(g, ym), trans)
         pa_bar = a_bar[_perm(piv)]
         low, up = _unpack(lu)
         lu_bar = np.tril(pa_bar @ _H(up), -1) + np.triu(_H(low) @ pa_bar)
@@ -922,7 +927,7 @@ def solve_rrule(a, b, *args, **kwargs):
     ym, vec = _col(y)
 
     def a_cotangent(g: np.ndarray) -> Any:
-        m_bar = -(g @ _H(ym))
+        m_bar = -_outer(g, ym)
         return project_a(_structured_bar(_T(m_bar) if transposed else m_bar, kind, lower))
 
     def solve_pullback(y_bar):
