@@ -27,7 +27,8 @@ SCOPE = [
     np.nanstd, np.nancumsum, np.nancumprod,
     np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin, np.ptp, np.median, np.nanmedian,
     np.quantile, np.percentile, np.average,
-    np.cumsum, np.cumprod, np.cumulative_sum, np.cumulative_prod, np.diff, np.linspace,
+    np.cumsum, np.cumprod, np.cumulative_sum, np.cumulative_prod, np.diff, np.ediff1d,
+    np.trapezoid, np.linspace,
     np.arange, np.bincount,
 ]
 
@@ -36,7 +37,7 @@ NON_DIFFERENTIABLE = [
     np.lexsort, np.argwhere, np.nonzero, np.flatnonzero, np.searchsorted, np.digitize,
     np.count_nonzero, np.any, np.all, np.isclose, np.allclose, np.array_equal,
     np.array_equiv, np.isreal, np.iscomplex, np.isrealobj, np.iscomplexobj, np.isscalar,
-    np.isposinf, np.isneginf, np.isin,
+    np.isposinf, np.isneginf, np.isin, np.einsum_path,
 ]
 
 

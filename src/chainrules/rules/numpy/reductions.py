@@ -6,7 +6,8 @@ Covered (frule and rrule): ``sum``, ``nansum``, ``prod``, ``nanprod``, ``mean``,
 ``percentile`` (``method="linear"``; w.r.t. ``a`` and ``q``), ``average`` (w.r.t. ``a``
 and ``weights``, ``returned=``), ``cumsum``, ``cumprod``, ``nancumsum``, ``nancumprod``,
 ``cumulative_sum``, ``cumulative_prod``, ``diff`` (``n``, ``axis``,
-``prepend``/``append``), ``linspace`` (w.r.t. ``start`` and ``stop``, ``retstep=``),
+``prepend``/``append``), ``ediff1d``, ``trapezoid`` (w.r.t. ``y``, ``x`` and ``dx``),
+``linspace`` (w.r.t. ``start`` and ``stop``, ``retstep=``),
 ``arange`` (w.r.t. ``start`` and ``step``; ``stop`` only sets the length) and
 ``bincount`` (w.r.t. positional ``weights``).
 Non-differentiable: index and count results (``argmax``, ``argmin``, ``argsort``,
@@ -1252,6 +1253,165 @@ def diff_frule(dargs, a, *args, **kwargs):
     return y, _like(np.diff(np.concatenate(parts, axis=ax), int(p["n"]), axis=ax), y)
 
 
+# ------------------------------------------------------------------------------ ediff1d
+
+_EDIFF1D_SIG = _signature(np.ediff1d)
+
+
+@rrule.register(np.ediff1d)
+def ediff1d_rrule(ary, *args, **kwargs):
+    p = _bind(_EDIFF1D_SIG, (ary, *args), kwargs)
+    y = np.ediff1d(ary, *args, **kwargs)
+    x = np.asarray(ary)
+    # positional order: ary, to_end, to_begin
+    positional = ["to_end", "to_begin"][: len(args)]
+    n_begin = 0 if p["to_begin"] is None else np.size(p["to_begin"])
+    n_mid = max(x.size - 1, 0)
+    projectors = {k: _projector(p[k]) for k in positional if p[k] is not None}
+    project_a = _projector(ary)
+    nargs = len(args)
+
+    def ediff1d_pullback(y_bar):
+        y_bar = _cotangent(y_bar)
+        if y_bar is None:
+            return _zero_pullback_result(nargs)
+        mid = y_bar[n_begin:n_begin + n_mid]
+        a_bar = _diff_adjoint(mid, 0, 1) if x.size else np.zeros(0, dtype=y_bar.dtype)
+        rest = []
+        for k in positional:
+            if k not in projectors:
+                rest.append(NoTangent())
+            elif k == "to_begin":
+                rest.append(projectors[k](y_bar[:n_begin].reshape(np.shape(p[k]))))
+            else:
+                rest.append(projectors[k](y_bar[n_begin + n_mid:].reshape(np.shape(p[k]))))
+        return (NoTangent(), project_a(a_bar.reshape(x.shape)), *rest)
+
+    return y, ediff1d_pullback
+
+
+@frule.register(np.ediff1d)
+def ediff1d_frule(dargs, ary, *args, **kwargs):
+    p = _bind(_EDIFF1D_SIG, (ary, *args), kwargs)
+    y = np.ediff1d(ary, *args, **kwargs)
+    positional = ["to_end", "to_begin"][: len(args)]
+    tangents = dict(zip(positional, dargs[2:]))
+    a_dot = _dense(dargs[1], ary)
+    parts = []
+    any_tangent = a_dot is not None
+    for key in ("to_begin", None, "to_end"):
+        if key is None:
+            mid = np.diff(np.ravel(a_dot)) if a_dot is not None else np.zeros(
+                max(np.size(ary) - 1, 0))
+            parts.append(mid)
+        elif p[key] is not None:
+            t = _dense(tangents[key], p[key]) if key in tangents else None
+            any_tangent = any_tangent or t is not None
+            parts.append(np.zeros(np.size(p[key])) if t is None else np.ravel(t))
+    if not any_tangent:
+        return y, ZeroTangent()
+    return y, _like(np.concatenate(parts), y)
+
+
+# ---------------------------------------------------------------------------- trapezoid
+
+_TRAPEZOID_SIG = _signature(np.trapezoid) if hasattr(np, "trapezoid") else None
+
+
+def _trapezoid_parts(y: Any, x: Any, dx: Any, axis: int) -> tuple:
+    """(values moved to the last axis, spacings broadcast to them (n - 1 entries))."""
+    v = np.moveaxis(np.asarray(y), axis, -1)
+    if x is None:
+        d = np.full(v.shape[-1] - 1 if v.shape[-1] else 0, dx)
+    else:
+        xa = np.asarray(x)
+        d = np.diff(xa) if xa.ndim == 1 else np.moveaxis(np.diff(xa, axis=axis), axis, -1)
+    return v, d
+
+
+if _TRAPEZOID_SIG is not None:
+
+    @rrule.register(np.trapezoid)
+    def trapezoid_rrule(y, *args, **kwargs):
+        p = _bind(_TRAPEZOID_SIG, (y, *args), kwargs)
+        out = np.trapezoid(y, *args, **kwargs)
+        axis = int(p["axis"])
+        v, d = _trapezoid_parts(y, p["x"], p["dx"], axis)
+        x = p["x"]
+        names = ["x", "dx", "axis"][: len(args)]
+        project_y = _projector(y)
+        project_x = _projector(x) if "x" in names and x is not None else None
+        project_dx = _projector(p["dx"]) if "dx" in names and x is None else None
+        nargs = len(args)
+
+        def trapezoid_pullback(out_bar):
+            g = _cotangent(out_bar)
+            if g is None:
+                return _zero_pullback_result(nargs)
+            g = np.asarray(g)[..., None]  # the integrated (last) axis
+            avg = (v[..., 1:] + v[..., :-1]) / 2
+
+            def y_bar_thunk():
+                dd = np.conj(np.broadcast_to(d, np.broadcast_shapes(
+                    np.shape(d), (*v.shape[:-1], max(v.shape[-1] - 1, 0)))))
+                pad = np.zeros((*dd.shape[:-1], 1))
+                weights = (np.concatenate([dd, pad], -1) + np.concatenate([pad, dd], -1)) / 2
+                return project_y(np.moveaxis(weights * g, -1, axis))
+
+            bars: list = [NoTangent(), Thunk(y_bar_thunk), *(NoTangent(),) * nargs]
+            if project_x is not None:
+
+                def x_bar_thunk():
+                    d_bar = np.conj(avg) * g
+                    pad = np.zeros((*d_bar.shape[:-1], 1))
+                    full = np.concatenate([pad, d_bar], -1) - np.concatenate([d_bar, pad], -1)
+                    if np.ndim(x) == 1:
+                        return project_x(np.sum(full.reshape(-1, full.shape[-1]), axis=0))
+                    return project_x(_sum_to(np.moveaxis(full, -1, axis), np.shape(x)))
+
+                bars[2] = Thunk(x_bar_thunk)
+            if project_dx is not None:
+                bars[3] = Thunk(lambda: project_dx(np.sum(np.conj(
+                    np.sum(avg, axis=-1)) * g[..., 0])))
+            elif "dx" in names and _differentiable_scalar(p["dx"]):
+                bars[3] = ZeroTangent()  # dx is unused when x is given
+            return tuple(bars)
+
+        return out, trapezoid_pullback
+
+    @frule.register(np.trapezoid)
+    def trapezoid_frule(dargs, y, *args, **kwargs):
+        p = _bind(_TRAPEZOID_SIG, (y, *args), kwargs)
+        out = np.trapezoid(y, *args, **kwargs)
+        axis = int(p["axis"])
+        names = ["x", "dx", "axis"][: len(args)]
+        tangents = dict(zip(names, dargs[2:]))
+        y_dot = _dense(dargs[1], y)
+        x_dot = _dense(tangents["x"], p["x"]) if "x" in tangents and p["x"] is not None else None
+        dx_dot = (_dense(tangents["dx"], p["dx"])
+                  if "dx" in tangents and p["x"] is None else None)
+        if y_dot is None and x_dot is None and dx_dot is None:
+            return out, ZeroTangent()
+        total: Any = 0
+        if y_dot is not None:
+            total = total + np.trapezoid(y_dot, p["x"], p["dx"], axis)
+        if x_dot is not None:
+            # along the x tangent: sum((y_{k+1} + y_k) / 2 * diff(x_dot))
+            total = total + _trapezoid_dx(y, x_dot, axis)
+        if dx_dot is not None:
+            total = total + np.trapezoid(y, None, 1.0, axis) * dx_dot
+        return out, _like(total, out)
+
+
+def _differentiable_scalar(v: Any) -> bool:
+    return isinstance(v, (float, complex, np.floating, np.complexfloating))
+
+
+def _trapezoid_dx(y: Any, x_dot: Any, axis: int) -> Any:
+    v, d_dot = _trapezoid_parts(y, x_dot, 1.0, axis)
+    return np.sum((v[..., 1:] + v[..., :-1]) / 2 * d_dot, axis=-1)
+
+
 # ------------------------------------------------------------------------------ linspace
 
 _LINSPACE_SIG = _signature(np.linspace)
@@ -1428,7 +1588,7 @@ for _f in (
     np.lexsort, np.argwhere, np.nonzero, np.flatnonzero, np.searchsorted, np.digitize,
     np.count_nonzero, np.any, np.all, np.isclose, np.allclose, np.array_equal,
     np.array_equiv, np.isreal, np.iscomplex, np.isrealobj, np.iscomplexobj, np.isscalar,
-    np.isposinf, np.isneginf, np.isin,
+    np.isposinf, np.isneginf, np.isin, np.einsum_path,
 ):
     non_differentiable(_f)
 

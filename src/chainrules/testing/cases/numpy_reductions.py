@@ -238,6 +238,35 @@ CASES += [
          dtypes=FC, name="numpy.diff(a, 1, -1, prepend)"),
 ]
 
+# ediff1d (to_begin/to_end: keyword constants, positional differentiated)
+CASES += [
+    Case(np.ediff1d, _a(2, 3), dtypes=FC),
+    Case(np.ediff1d, _a(4), kwargs={"to_begin": np.array([1.0, 2.0]), "to_end": 3.0},
+         dtypes=FC),
+    Case(np.ediff1d, lambda rng, dt: (arr(rng, dt, (4,)), arr(rng, dt, (2,)), scalar(rng, dt)),
+         dtypes=FC, name="numpy.ediff1d(a, to_end, to_begin)"),
+]
+
+
+# trapezoid: w.r.t. y, x (1-d or full) and dx
+def _grid(rng, dt, shape, axis=0):
+    steps = rng.uniform(0.1, 1.0, shape)
+    return np.cumsum(steps, axis=axis).astype(np.dtype(dt).type(0).real.dtype)
+
+
+CASES += [
+    Case(np.trapezoid, _a(5), dtypes=FC),
+    Case(np.trapezoid, _a(3, 4), kwargs={"axis": 0}, dtypes=FC),
+    Case(np.trapezoid, lambda rng, dt: (arr(rng, dt, (3, 4)), _grid(rng, dt, (4,))),
+         dtypes=FC, name="numpy.trapezoid(y, x1d)"),
+    Case(np.trapezoid, lambda rng, dt: (arr(rng, dt, (4, 3)), _grid(rng, dt, (4, 3))),
+         kwargs={"axis": 0}, dtypes=FC, name="numpy.trapezoid(y, x, axis=0)"),
+    Case(np.trapezoid, lambda rng, dt: (arr(rng, dt, (2, 3)), None, dt.type(0.7)), dtypes=FC,
+         name="numpy.trapezoid(y, None, dx)"),
+    Case(np.trapezoid, lambda rng, dt: (arr(rng, dt, (4, 3)), _grid(rng, dt, (4,)), 1.0, 0),
+         dtypes=FC, name="numpy.trapezoid(y, x1d, 1.0, 0)"),
+]
+
 # linspace: w.r.t. start and stop
 CASES += [
     Case(np.linspace, lambda rng, dt: (scalar(rng, dt), scalar(rng, dt)), kwargs={"num": 5},
