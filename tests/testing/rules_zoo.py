@@ -409,6 +409,19 @@ def _(dargs, x, y):
     return x * y, x_dot * y  # forgets x * y_dot
 
 
+def affine_no_zero(p, x):
+    return p.w * x + p.b
+
+
+@frule.register(affine_no_zero)
+def _(dargs, p, x):
+    _, p_dot, x_dot = dargs
+    return p.w * x + p.b, p_dot.w * x + p.w * x_dot + p_dot.b
+
+
+WRONG.append(Entry("frule fails on a ZeroTangent argument", "frule", affine_no_zero,
+                   lambda r: (Affine(vec(r, 3), 0.5), vec(r, 3)),
+                   "raised AttributeError when argument 1 has tangent ZeroTangent"))
 WRONG.append(Entry("frule ignoring one tangent", "frule", mul_ignores_tangent,
                    lambda r: (vec(r, 3), vec(r, 3)), r"argument 2 \(args\[1\]\) alone: wrong"))
 
@@ -608,7 +621,9 @@ def _(p, x):
 @frule.register(affine)
 def _(dargs, p, x):
     _, p_dot, x_dot = dargs
-    return p.w * x + p.b, p_dot.w * x + p.w * x_dot + p_dot.b
+    # a forward-mode AD passes ZeroTangent() for a constant p
+    w_dot, b_dot = (p_dot.w, p_dot.b) if isinstance(p_dot, Tangent) else (0.0, 0.0)
+    return p.w * x + p.b, w_dot * x + p.w * x_dot + b_dot
 
 
 def polar(r, t):

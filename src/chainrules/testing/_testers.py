@@ -692,6 +692,7 @@ def test_frule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
             f"by {float(np.linalg.norm(got - want)):.3g} (tolerance "
             f"{_tol_vec(s, got, want, fd_res):.3g}){_fd_note(fd_res)}.\n{culprits}")
     report.checks.append("pushforward")
+    _check_partial_zero_tangents(s, got, run, report)
     if check_zero_tangents:
         zargs = tuple(ZeroTangent() if sp.perturbable else NoTangent() for sp in s.specs)
         _, z_dot = run(zargs, "ZeroTangent() tangents")
@@ -704,6 +705,40 @@ def test_frule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
     report.primal_calls = s.counted.calls
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _check_partial_zero_tangents(s: _Setup, full: np.ndarray, run: Callable,
+                                 report: RuleTestReport) -> None:
+    """With several differentiable arguments, give one of them ``ZeroTangent()`` (what a
+    forward-mode AD passes for a constant): the rule must accept it, and by linearity
+    ``pushforward(i zero) + pushforward(only i) == pushforward(all)``. No primal calls."""
+    active = [i for i, sp in enumerate(s.specs) if sp.perturbable]
+    if len(active) < 2:
+        return
+    zero = [ZeroTangent() if sp.perturbable else NoTangent() for sp in s.specs]
+    for i in active:
+        without_i = tuple(zero[j] if j == i else t for j, t in enumerate(s.tangents))
+        only_i = tuple(t if j == i else zero[j] for j, t in enumerate(s.tangents))
+        parts = []
+        for dargs, what in ((without_i, f"{_arg_label(i)} has tangent ZeroTangent()"),
+                            (only_i, f"only {_arg_label(i)} has a nonzero tangent")):
+            try:
+                _, y_dot = run(dargs, what)
+            except AssertionError:
+                raise
+            except Exception as e:
+                raise AssertionError(
+                    f"{s.name}: the frule raised {type(e).__name__} when {what}: {e}. "
+                    "Forward-mode ADs pass ZeroTangent() for constant arguments; it acts as "
+                    "zero in arithmetic with arrays.") from e
+            parts.append(_pushforward_vec(s, unthunk(y_dot), f"the pushforward when {what}"))
+        if not _close(s, parts[0] + parts[1], full):
+            raise AssertionError(
+                f"{s.name}: the pushforward is not linear in the tangents: with "
+                f"{_arg_label(i)}'s tangent set to ZeroTangent() plus with only "
+                f"{_arg_label(i)}'s tangent, it differs from the full pushforward by "
+                f"{float(np.linalg.norm(parts[0] + parts[1] - full)):.3g}.")
+    report.checks.append("ZeroTangent for one argument")
 
 
 def _pushforward_vec(s: _Setup, y_dot: Any, what: str) -> np.ndarray:
