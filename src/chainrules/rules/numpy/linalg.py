@@ -187,26 +187,47 @@ def _max_abs(v: np.ndarray) -> np.ndarray:
     return np.maximum(m, np.finfo(np.float64).tiny)
 
 
+_SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
+
+
 class _LU:
     """Factorization of a square matrix (stack), solving with ``A`` and ``A^H``.
 
-    A single matrix is LU-factored once with SciPy (when installed) and the
-    factors are reused: each later solve costs O(n^2) per right-hand side.
-    A stack falls back to ``np.linalg.solve`` per call.
+    A single matrix is LU-factored once with LAPACK (via SciPy, when installed)
+    and the factors are reused: each later solve costs O(n^2) per right-hand
+    side. A stack falls back to ``np.linalg.solve`` per call. ``strict``:
+    raise ``LinAlgError`` for an exactly singular matrix (as ``np.linalg.solve``).
     """
 
-    def __init__(self, a: np.ndarray) -> None:
+    def __init__(self, a: np.ndarray, strict: bool = True) -> None:
         self.a = a
         self.factors = None
+        self.singular = False
         sla = _sla()
         if a.ndim == 2 and sla is not None and a.shape[0] > 0:
-            lu, piv = sla.lu_factor(a, check_finite=False)
-            if not np.all(np.isfinite(lu)) or np.any(np.diagonal(lu) == 0):
+            # LAPACK directly: SciPy's lu_factor/lu_solve wrappers cost more than an
+            # O(n^2) solve for n ~ 100
+            getrf, self.getrs, self.getri = sla.lapack.get_lapack_funcs(
+                ("getrf", "getrs", "getri"), (a,))
+            lu, piv, info = getrf(a)
+            self.singular = info > 0
+            if self.singular and strict:
                 raise np.linalg.LinAlgError("Singular matrix")
             self.factors = (lu, piv)
-            # LAPACK getrs directly: scipy.linalg.lu_solve's wrapper costs more than the
-            # O(n^2) solve itself for n ~ 100
-            (self.getrs,) = sla.lapack.get_lapack_funcs(("getrs",), (lu,))
+
+    def slogdet(self) -> Any:
+        if self.factors is None:
+            return np.linalg.slogdet(self.a)
+        lu, piv = self.factors
+        d = np.diagonal(lu)
+        swaps = np.count_nonzero(piv != np.arange(piv.shape[0]))
+        ad = np.abs(d)
+        if self.singular:
+            sign, logabsdet = d.dtype.type(0), ad.dtype.type(-np.inf)
+        else:
+            sign = np.prod(d / ad) * (-1 if swaps % 2 else 1)
+            logabsdet = np.sum(np.log(ad))
+        return _SlogdetResult(sign, logabsdet)
 
     def solve(self, b: np.ndarray, adjoint: bool = False) -> np.ndarray:
         """``A^-1 b`` (``A^-H b``) for ``b`` of shape ``(..., n, k)``."""
@@ -249,10 +270,8 @@ class _LU:
         """``A^-H`` (from the stored factors with LAPACK ``getri`` when there are some)."""
         if self.factors is None:
             return _H(np.linalg.inv(self.a))
-        sla = _sla()
         lu, piv = self.factors
-        (getri,) = sla.lapack.get_lapack_funcs(("getri",), (lu,))
-        inv, info = getri(lu, piv)
+        inv, info = self.getri(lu, piv)
         if info != 0:
             raise np.linalg.LinAlgError("Singular matrix")
         return _H(inv)
@@ -358,19 +377,25 @@ def solve_rrule(a, b):
 # ------------------------------------------------------------------------ det, slogdet
 
 
+_SINGULAR = ("gradient of det/slogdet at an exactly singular matrix (the adjugate) is not "
+             "written")
+
+
 @frule.register(np.linalg.det)
 def det_frule(dargs, a):
     a_dot = _value(dargs[1])
-    lu = _LU(_float(a))
+    lu = _LU(_float(a), strict=False)
     y = lu.det()
     if a_dot is None:
         return y, ZeroTangent()
+    if lu.singular:
+        return y, not_implemented(_SINGULAR)
     return y, ProjectTo(y)(y * _trace(lu.solve(a_dot)))
 
 
 @rrule.register(np.linalg.det)
 def det_rrule(a):
-    lu = _LU(_float(a))
+    lu = _LU(_float(a), strict=False)
     y = lu.det()
     project_a = ProjectTo(a)
 
@@ -378,6 +403,8 @@ def det_rrule(a):
         y_bar = _value(y_bar)
         if y_bar is None:
             return NoTangent(), ZeroTangent()
+        if lu.singular:
+            return NoTangent(), not_implemented(_SINGULAR)
         # d det = det * tr(A^-1 dA): adjoint conj(det) * y_bar * A^-H (from the LU factors)
         c = np.asarray(y_bar * np.conj(y))[..., None, None]
         return NoTangent(), project_a(c * lu.inv_h())
@@ -400,17 +427,19 @@ def _slogdet_tangent(y: Any, t: Any) -> Any:
 @frule.register(np.linalg.slogdet)
 def slogdet_frule(dargs, a):
     a_dot = _value(dargs[1])
-    y = np.linalg.slogdet(a)
+    lu = _LU(_float(a), strict=False)
+    y = lu.slogdet()
     if a_dot is None:
         return y, ZeroTangent()
-    lu = _LU(_float(a))
+    if lu.singular:
+        return y, not_implemented(_SINGULAR)
     return y, _slogdet_tangent(y, _trace(lu.solve(a_dot)))
 
 
 @rrule.register(np.linalg.slogdet)
 def slogdet_rrule(a):
-    y = np.linalg.slogdet(a)
-    lu = _LU(_float(a))
+    lu = _LU(_float(a), strict=False)
+    y = lu.slogdet()
     project_a = ProjectTo(a)
     complex_sign = np.iscomplexobj(y.sign)
 
@@ -419,6 +448,8 @@ def slogdet_rrule(a):
         logabsdet_bar = _field(y_bar, "logabsdet", 1)
         if logabsdet_bar is None and (sign_bar is None or not complex_sign):
             return NoTangent(), ZeroTangent()
+        if lu.singular:
+            return NoTangent(), not_implemented(_SINGULAR)
         # the loss is Re(g * tr(A^-1 dA)) with g below; its gradient is conj(g) A^-H
         g = np.zeros(np.shape(y.logabsdet), dtype=np.result_type(lu.a.dtype, np.complex64))
         if logabsdet_bar is not None:
