@@ -510,11 +510,13 @@ def _check_zero_field(s: _Setup, y_bar: Any, w: np.ndarray, bars: tuple,
     keys = [k for k, _ in y_bar.items()]
     key = keys[-1]
     backing = y_bar.backing
-    if isinstance(backing, dict):
-        zeroed = type(y_bar)._from_backing({**backing, key: ZeroTangent()})
+    P = y_bar.primal_type
+    if isinstance(backing, dict) and P is not None and issubclass(P, dict):
+        zeroed = type(y_bar)({**backing, key: ZeroTangent()})
+    elif isinstance(backing, dict):
+        zeroed = type(y_bar)(**{**backing, key: ZeroTangent()})
     else:
-        zeroed = type(y_bar)._from_backing(
-            tuple(ZeroTangent() if k == key else v for k, v in enumerate(backing)))
+        zeroed = type(y_bar)(*(ZeroTangent() if k == key else v for k, v in enumerate(backing)))
     numeric = s.out_spec.vec_to_tangent(s.out_spec.tangent_to_vec(zeroed))
     zbars = call_pullback(zeroed, f"y_bar with field {key!r} = ZeroTangent()")
     nbars = call_pullback(numeric, f"y_bar with field {key!r} zero")
