@@ -110,7 +110,9 @@ def measure(go: Callable[[], int], repeats: int) -> tuple[float, int] | None:
     times = []
     calls = 0
     signal.signal(signal.SIGALRM, _alarm)
-    for k in range(repeats + 1):  # the first run warms up (imports, tracing, caches)
+    k = 0
+    while k <= repeats:  # run 0 warms up (imports, tracing, caches), not measured
+        k += 1
         signal.alarm(LIMIT_S)
         try:
             t = time.perf_counter()
@@ -120,10 +122,9 @@ def measure(go: Callable[[], int], repeats: int) -> tuple[float, int] | None:
             return None
         finally:
             signal.alarm(0)
-        if k == 0:
+        if k == 1:
             if elapsed > 5:
-                times.append(elapsed)  # too slow to repeat: the first run is the measurement
-                break
+                repeats = 1  # slow: one measured run after the warm-up
             continue
         times.append(elapsed)
         if times[-1] > 5:
