@@ -9,6 +9,11 @@ from chainrules.testing import Case, arr, integers, scalar
 
 _ALL = ("float64", "float32", "complex128")
 
+# A float64 input with a float32 output: the finite differences see float32 rounding, so
+# the tolerances are float32's defaults (the testers derive them from the inputs only;
+# with float64 ones seed 3 fails for a correct rule).
+F32_OUT = {"rtol": 2e-3, "atol": 1e-5}
+
 # The testers rebuild perturbed inputs as C-contiguous arrays, so a function whose result
 # depends on the memory layout of its input is differentiated as another function.
 # tests/rules/test_numpy_shape.py checks these rules with the layout made inside f.
@@ -200,7 +205,7 @@ CASES: list[Case] = [
          name="numpy.array(list of arrays)"),
     Case(np.array, lambda rng, dt: (arr(rng, dt, (3,)),), kwargs={"ndmin": 3}, dtypes=_ALL),
     Case(np.array, lambda rng, dt: (arr(rng, dt, (3,)), np.float32), dtypes=("float64",),
-         name="numpy.array(float64 -> float32)"),
+         name="numpy.array(float64 -> float32)", **F32_OUT),
     Case(np.asarray, lambda rng, dt: ((scalar(rng, dt), float(scalar(rng, np.dtype("float64"))),
                                        3),), dtypes=_ALL, name="numpy.asarray(tuple)"),
     Case(np.asarray, lambda rng, dt: (arr(rng, dt, (2,)),), kwargs={"dtype": np.complex128},
@@ -210,7 +215,7 @@ CASES: list[Case] = [
     Case(np.asfortranarray, _a(3, 2), dtypes=_ALL),
     Case(np.copy, lambda rng, dt: (arr(rng, dt, (4, 3))[::2],), dtypes=_ALL),
     Case(np.astype, lambda rng, dt: (arr(rng, dt, (3,)), np.float32), dtypes=("float64",),
-         name="numpy.astype(float64 -> float32)"),
+         name="numpy.astype(float64 -> float32)", **F32_OUT),
     Case(np.astype, lambda rng, dt: (arr(rng, dt, (3,)), np.float64), dtypes=("float32",),
          name="numpy.astype(float32 -> float64)"),
     Case(np.astype, lambda rng, dt: (arr(rng, dt, (3,)), np.complex128),
