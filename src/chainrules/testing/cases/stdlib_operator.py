@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.testing import Case, arr, integers, positive, with_tangent
+from chainrules.testing import Case, arr, integers, no_tangent, positive, with_tangent
 
 _ALL = ("float64", "float32", "complex128")
 _REAL = ("float64", "float32")
@@ -128,9 +128,11 @@ CASES: list[Case] = [
          dtypes=_ALL, name="operator.pow(array, int array)"),
     Case(operator.pow, lambda rng, dt: (_py(rng, dt, 0.2, 2.0), _py(rng, dt)),
          dtypes=("float64", "complex128"), name="operator.pow(python scalars)"),
-    Case(operator.pow, lambda rng, dt: (_py(rng, dt, -2.0, -0.2), with_tangent(3, 0.0)),
-         dtypes=("float64",), rrule=False,
-         name="operator.pow(negative python float, int fixed)"),
+    # x < 0 with a real result: p is an integer, held fixed (no_tangent)
+    Case(operator.pow, lambda rng, dt: (_py(rng, dt, -2.0, -0.2), no_tangent(3.0)),
+         dtypes=("float64",), name="operator.pow(negative python float, p fixed)"),
+    Case(operator.pow, lambda rng, dt: (arr(rng, dt, (3,), -2.0, -0.2), no_tangent(2.0)),
+         dtypes=_ALL, name="operator.pow(negative array, p fixed)"),
     Case(operator.pow, lambda rng, dt: (_py(rng, dt, -2.0, -0.2), 0.5), dtypes=("float64",),
          name="operator.pow(negative python float, complex result)",
          output_tangent=lambda rng, dt, y: complex(rng.standard_normal(), rng.standard_normal())),
