@@ -55,12 +55,8 @@ def _is_zero(t: Any) -> bool:
 
 
 def _norm(norm: Any) -> str:
-    if norm is None:
-        return "backward"
-    if norm not in _SWAP:
-        raise ValueError(f'Invalid norm value {norm!r}; should be "backward", "ortho" or '
-                         f'"forward".')
-    return norm
+    # the primal call, made first, has already rejected any other value
+    return "backward" if norm is None else norm
 
 
 def _resize(z: np.ndarray, axis: int, m: int) -> np.ndarray:
