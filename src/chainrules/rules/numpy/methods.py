@@ -134,7 +134,7 @@ def _ndarray_reshape_adjoint(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any
 
 def _ndarray_reshape_pushforward(x: Any, x_dot: np.ndarray, *args: Any, **kwargs: Any) -> Any:
     kwargs = {**kwargs, "order": _memory_order(x, kwargs.get("order", "C"))}
-    return np.reshape(x_dot, _method_shape(args), **kwargs)
+    return np.ndarray.reshape(x_dot, *args, **kwargs)
 
 
 linear_rules(np.ndarray.reshape, _ndarray_reshape_adjoint, _ndarray_reshape_pushforward)
