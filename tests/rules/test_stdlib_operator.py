@@ -165,3 +165,22 @@ def test_inplace_operators_have_no_rule_for_arrays():
     for f in (operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow):
         assert rrule(f, np.ones(2), 1.0) is None
         assert rrule(f, 2.0, 1.0) is not None
+
+
+def test_matmul_thunk_not_needed_is_never_computed(monkeypatch):
+    import chainrules.rules.stdlib.operator as rules
+
+    calls = []
+    original = rules._matmul_a_bar
+
+    def counting(*args):
+        calls.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(rules, "_matmul_a_bar", counting)
+    a, b = np.ones((2, 3)), np.ones((3, 4))
+    _, a_bar, b_bar = rrule(operator.matmul, a, b)[1](np.ones((2, 4)))
+    np.testing.assert_allclose(chainrules.unthunk(b_bar), np.full((3, 4), 2.0))
+    assert calls == []
+    np.testing.assert_allclose(chainrules.unthunk(a_bar), np.full((2, 3), 4.0))
+    assert calls == [1]
