@@ -43,8 +43,23 @@ Conventions:
   ``not_implemented``. Needs full rank.
 - ``lstsq``, ``pinv``: rank assumed constant near the input (full rank in the
   tests); ``lstsq`` differentiates ``x``, ``residuals`` and ``s``.
+- ``svd``/``svdvals``/``cond`` need nonzero singular values where they divide
+  by them (the vectors' derivatives, ``cond``); ``det``/``slogdet`` of an
+  exactly singular matrix: the value is returned, the derivative is
+  ``not_implemented`` (it is the adjugate).
 - ``norm``: ``ord`` 0 has derivative zero; at ties (``inf`` norms, matrix
   1/inf norms) the subgradient is averaged over the tied entries.
+
+Example: the pullback of ``det`` reuses the forward LU factors.
+
+>>> import numpy as np
+>>> from chainrules import rrule
+>>> y, det_pullback = rrule(np.linalg.det, np.array([[2.0, 1.0], [0.0, 3.0]]))
+>>> float(y)
+6.0
+>>> det_pullback(1.0)[1]  # det(A) * inv(A).T
+array([[ 3.,  0.],
+       [-1.,  2.]])
 """
 
 from __future__ import annotations
@@ -1458,10 +1473,14 @@ def tensorsolve_rrule(a, b, *args, **kwargs):
         if y_bar is None:
             return NoTangent(), ZeroTangent(), ZeroTangent(), *_nots(args)
         g = lu.solve(np.reshape(y_bar, (-1, 1)), adjoint=True)[:, 0]
-        am_bar = -np.outer(g, np.conj(y.reshape(-1)))
-        shape = tuple(a.shape[i] for i in perm)
-        a_bar = np.transpose(am_bar.reshape(shape), np.argsort(perm))
-        return NoTangent(), project_a(a_bar), project_b(g.reshape(np.shape(b))), *_nots(args)
+
+        def a_cotangent() -> Any:
+            am_bar = -np.outer(g, np.conj(y.reshape(-1)))
+            shape = tuple(a.shape[i] for i in perm)
+            return project_a(np.transpose(am_bar.reshape(shape), np.argsort(perm)))
+
+        return (NoTangent(), Thunk(a_cotangent), project_b(g.reshape(np.shape(b))),
+                *_nots(args))
 
     return y, tensorsolve_pullback
 

@@ -28,7 +28,17 @@ Conventions (as for ``numpy.linalg``, see ``chainrules.rules.numpy.linalg``):
   round-off level); generalized vectors are ``B``-orthonormal; complex vectors
   have a free phase (frule: ``Im diag(V^H B dV) = 0``);
 - ``eigh(type=2 or 3)``, ``solve``/``inv`` with ``assume_a`` banded or
-  tridiagonal: ``not_implemented``.
+  tridiagonal (and ``inv(assume_a="diagonal")``): ``not_implemented``.
+
+Example: ``expm``'s pullback is the Fréchet derivative at ``A^H``.
+
+>>> import numpy as np
+>>> import scipy.linalg as sla
+>>> from chainrules import rrule
+>>> y, expm_pullback = rrule(sla.expm, np.diag([0.0, 1.0]))
+>>> expm_pullback(np.eye(2))[1]  # d tr(expm(A)) / dA = expm(A)^T
+array([[1.        , 0.        ],
+       [0.        , 2.71828183]])
 """
 
 from __future__ import annotations
@@ -802,15 +812,20 @@ def eigh_rrule(a, *args, **kwargs):
             vb[:, idx] = v_bar
             g = _H(v) @ vb
         fg = _inv_gaps(w) * g
-        m_a = _diag_embed(wb.astype(v.dtype)) + fg
         lower = bool(o["lower"])
-        a_bar = project_a(_structured_bar(v @ m_a @ _H(v), "her", lower))
-        if b_positional:
+
+        def a_cotangent() -> Any:
+            m_a = _diag_embed(wb.astype(v.dtype)) + fg
+            return project_a(_structured_bar(v @ m_a @ _H(v), "her", lower))
+
+        def b_cotangent() -> Any:
             m_b = -_diag_embed((wb * w).astype(v.dtype)) - fg * w[None, :]
             m_b = m_b - 0.5 * _diag_embed(np.real(_diag(g)).astype(v.dtype))
-            b_bar = project_b(_structured_bar(v @ m_b @ _H(v), "her", lower))
-            return NoTangent(), a_bar, b_bar, *rest
-        return NoTangent(), a_bar, *rest
+            return project_b(_structured_bar(v @ m_b @ _H(v), "her", lower))
+
+        if b_positional:
+            return NoTangent(), Thunk(a_cotangent), Thunk(b_cotangent), *rest
+        return NoTangent(), a_cotangent(), *rest
 
     return y, eigh_pullback
 
