@@ -53,7 +53,8 @@ def _binary(f: Any, dtypes: tuple = _ALL, low2: float = -2.0, high2: float = 2.0
         return arr(rng, dt, shape, low2, high2)
 
     return [
-        Case(f, lambda rng, dt: (a(rng, dt, (3, 2)), b(rng, dt, (3, 2))), dtypes=dtypes),
+        Case(f, lambda rng, dt: (a(rng, dt, (3, 2)), b(rng, dt, (3, 2))), dtypes=dtypes,
+             name=name),
         Case(f, lambda rng, dt: (a(rng, dt, (3, 1)), b(rng, dt, (2,))), dtypes=dtypes,
              name=f"{name}(broadcast)"),
         Case(f, lambda rng, dt: (a(rng, dt, (2, 3)), b(rng, dt, ())), dtypes=dtypes,
@@ -119,7 +120,7 @@ CASES: list[Case] = [
     Case(abs, lambda rng, dt: (with_tangent(-3, 0.5),), name="abs(int)"),
     # pow: base in the right half-plane so the exponent can be perturbed
     Case(operator.pow, lambda rng, dt: (positive(rng, dt, (3, 2)), arr(rng, dt, (3, 2))),
-         dtypes=_ALL),
+         dtypes=_ALL, name="operator.pow"),
     Case(operator.pow, lambda rng, dt: (positive(rng, dt, (3, 1)), arr(rng, dt, (2,))),
          dtypes=_ALL, name="operator.pow(broadcast)"),
     Case(operator.pow, lambda rng, dt: (positive(rng, dt, (2, 2)), 3.0), dtypes=_ALL,
@@ -152,15 +153,15 @@ CASES: list[Case] = [
          name="operator.truediv(int, int)"),
     # in-place forms on immutable scalars
     *(Case(f, lambda rng, dt: (_py(rng, dt), _py(rng, dt, 0.5, 2.0)),
-           dtypes=("float64", "complex128")) for f in (operator.iadd, operator.isub,
-                                                        operator.imul, operator.itruediv)),
+           dtypes=("float64", "complex128"), name=f"operator.{f.__name__}")
+      for f in (operator.iadd, operator.isub, operator.imul, operator.itruediv)),
     Case(operator.ipow, lambda rng, dt: (_py(rng, dt, 0.2, 2.0), _py(rng, dt)),
-         dtypes=("float64", "complex128")),
+         dtypes=("float64", "complex128"), name="operator.ipow"),
     Case(operator.iadd, lambda rng, dt: ((_py(rng, dt),), (arr(rng, dt, (2,)),)), dtypes=_ALL,
          name="operator.iadd(tuple, tuple)"),
     # matmul
     Case(operator.matmul, lambda rng, dt: (arr(rng, dt, (3, 4)), arr(rng, dt, (4, 2))),
-         dtypes=_ALL),
+         dtypes=_ALL, name="operator.matmul"),
     Case(operator.matmul, lambda rng, dt: (arr(rng, dt, (4,)), arr(rng, dt, (4,))),
          dtypes=_ALL, name="operator.matmul(1-d, 1-d)"),
     Case(operator.matmul, lambda rng, dt: (arr(rng, dt, (3, 4)), arr(rng, dt, (4,))),
@@ -183,7 +184,8 @@ CASES: list[Case] = [
                                            arr(rng, dt, (6, 4)).T[:, 1:4]),
          dtypes=_ALL, name="operator.matmul(non-contiguous)"),
     # sequences and dicts
-    Case(operator.getitem, lambda rng, dt: (_tuple(rng, dt), 1), dtypes=_ALL),
+    Case(operator.getitem, lambda rng, dt: (_tuple(rng, dt), 1), dtypes=_ALL,
+         name="operator.getitem(tuple)"),
     Case(operator.getitem, lambda rng, dt: (_tuple(rng, dt), -1), dtypes=_ALL,
          name="operator.getitem(tuple, negative index)"),
     Case(operator.getitem, lambda rng, dt: (_tuple(rng, dt), slice(0, 4, 2)), dtypes=_ALL,
