@@ -9,6 +9,7 @@ phase-blind output cotangent (their phase is not fixed by SciPy).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,16 @@ D = ("float64", "complex128")
 
 def _name(f: Any, what: str) -> str:
     return f"scipy.linalg.{f.__name__}({what})"
+
+
+def _named(case: Case) -> Case:
+    """Name a row ``scipy.linalg.<f>(<kwargs>)`` (SciPy's functions live in private
+    modules, which the default name would show)."""
+    if case.name is not None:
+        return case
+    inner = ", ".join(f"{k}={v!r}" for k, v in case.kwargs.items())
+    name = f"scipy.linalg.{case.f.__name__}" + (f"({inner})" if inner else "")
+    return dataclasses.replace(case, name=name)
 
 
 def _tri(rng: np.random.Generator, dt: Any, n: int, lower: bool) -> np.ndarray:
@@ -110,6 +121,12 @@ CASES: list[Case] = [
     Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 4), pd(rng, dt, 4)),
          kwargs={"lower": False, "subset_by_index": (1, 2), "eigvals_only": True}, dtypes=C,
          name=_name(sla.eigh, "generalized values, upper, subset_by_index")),
+    Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 4),),
+         kwargs={"subset_by_index": (1, 2), "driver": "evx"}, dtypes=R,
+         name=_name(sla.eigh, "subset_by_index, evx")),
+    Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 4), pd(rng, dt, 4)),
+         kwargs={"subset_by_value": (0.0, np.inf), "driver": "gvx", "lower": False},
+         dtypes=R, name=_name(sla.eigh, "generalized, subset_by_value, gvx")),
     Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 3), pd(rng, dt, 3)),
          kwargs={"eigvals_only": True}, dtypes=C, name=_name(sla.eigh, "generalized values")),
     Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 3),), kwargs={"driver": "evd"},
@@ -142,3 +159,4 @@ CASES: list[Case] = [
     Case(sla.block_diag, lambda rng, dt: (arr(rng, dt, (2, 2)), arr(rng, dt, (3,)),
                                           arr(rng, dt, ()), arr(rng, dt, (1, 2))), dtypes=C),
 ]
+CASES = [_named(c) for c in CASES]
