@@ -30,7 +30,8 @@ def test_case_names_are_unique():
 
 DIFFERENTIABLE = ["abs", "pow", "sum", "min", "max", "float", "complex", "divmod", "sorted"]
 NON_DIFFERENTIABLE = ["round", "int", "len", "bool", "range", "hash", "id", "isinstance",
-                      "issubclass", "any", "all", "ord", "chr", "str", "repr", "format"]
+                      "issubclass", "any", "all", "ord", "chr", "str", "repr", "format", "bin",
+                      "oct", "hex", "ascii", "callable", "hasattr"]
 
 
 @pytest.mark.parametrize("name", DIFFERENTIABLE + NON_DIFFERENTIABLE)
@@ -45,7 +46,8 @@ def test_coverage(name):
     (range, (3,)), (hash, (1.5,)), (id, (1.5,)), (isinstance, (1.5, float)),
     (issubclass, (float, object)), (any, ([0.0, 1.0],)), (all, ([0.0],)), (ord, ("a",)),
     (chr, (97,)), (str, (1.5,)), (repr, (1.5,)), (format, (1.5, ".2f")),
-    (float, ("1.5",)), (complex, ("1+2j",)),
+    (float, ("1.5",)), (complex, ("1+2j",)), (bin, (5,)), (oct, (5,)), (hex, (5,)),
+    (ascii, ("é",)), (callable, (abs,)), (hasattr, (1.5, "real")),
 ])
 def test_non_differentiable(f, args):
     y, pullback = rrule(f, *args)

@@ -29,10 +29,12 @@ def test_case_names_are_unique():
 
 
 DIFFERENTIABLE = ["add", "sub", "mul", "truediv", "neg", "pos", "pow", "abs", "matmul", "mod",
-                  "getitem", "concat", "iadd", "isub", "imul", "itruediv", "ipow", "iconcat"]
+                  "getitem", "concat", "iadd", "isub", "imul", "itruediv", "ipow", "iconcat",
+                  "imod"]
 NON_DIFFERENTIABLE = ["lt", "le", "eq", "ne", "ge", "gt", "not_", "truth", "is_", "is_not",
                       "contains", "countOf", "indexOf", "floordiv", "and_", "or_", "xor",
-                      "invert", "lshift", "rshift", "index", "length_hint"]
+                      "invert", "lshift", "rshift", "index", "length_hint", "inv", "ifloordiv",
+                      "iand", "ior", "ixor", "ilshift", "irshift"]
 
 
 @pytest.mark.parametrize("name", DIFFERENTIABLE + NON_DIFFERENTIABLE)
@@ -48,7 +50,9 @@ def test_coverage(name):
     ("is_", (1.0, None)), ("is_not", (1.0, None)), ("contains", ([1.0], 1.0)),
     ("countOf", ([1.0, 1.0], 1.0)), ("indexOf", ([1.0, 2.0], 2.0)), ("floordiv", (7.5, 2.0)),
     ("and_", (6, 3)), ("or_", (6, 3)), ("xor", (6, 3)), ("invert", (6,)), ("lshift", (1, 3)),
-    ("rshift", (8, 1)), ("index", (3,)), ("length_hint", ([1, 2],)),
+    ("rshift", (8, 1)), ("index", (3,)), ("length_hint", ([1, 2],)), ("inv", (6,)),
+    ("ifloordiv", (7.5, 2.0)), ("iand", (6, 3)), ("ior", (6, 3)), ("ixor", (6, 3)),
+    ("ilshift", (1, 3)), ("irshift", (8, 1)),
 ])
 def test_non_differentiable(name, args):
     f = getattr(operator, name)
@@ -162,7 +166,8 @@ def test_getitem_tangent_structure():
 
 def test_inplace_operators_have_no_rule_for_arrays():
     # they would write into their first argument
-    for f in (operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow):
+    for f in (operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow,
+              operator.imod):
         assert rrule(f, np.ones(2), 1.0) is None
         assert rrule(f, 2.0, 1.0) is not None
 

@@ -19,7 +19,8 @@ Covered with frule + rrule:
 
 Non-differentiable: ``round``, ``int``, ``len``, ``bool``, ``range``, ``hash``,
 ``id``, ``isinstance``, ``issubclass``, ``any``, ``all``, ``ord``, ``chr``,
-``str``, ``repr``, ``format``; ``float`` and ``complex`` of a ``str``.
+``str``, ``repr``, ``format``, ``bin``, ``oct``, ``hex``, ``ascii``, ``callable``,
+``hasattr``; ``float`` and ``complex`` of a ``str``.
 
 Conventions at non-smooth points:
 
@@ -340,6 +341,7 @@ def sorted_frule(dargs: tuple, x: _SEQ, *, key=None, reverse=False) -> Any:
 for _f in (builtins.round, builtins.int, builtins.len, builtins.bool, builtins.range,
            builtins.hash, builtins.id, builtins.isinstance, builtins.issubclass, builtins.any,
            builtins.all, builtins.ord, builtins.chr, builtins.str, builtins.repr,
-           builtins.format):
+           builtins.format, builtins.bin, builtins.oct, builtins.hex, builtins.ascii,
+           builtins.callable, builtins.hasattr):
     non_differentiable(_f)
 del _f

@@ -13,13 +13,15 @@ arithmetic rules cover Python numbers, NumPy scalars and NumPy arrays alike:
 - ``getitem`` of tuples, lists (index or slice) and dicts; ``add`` / ``concat``
   of two tuples or two lists; ``mul`` of a tuple or list by an ``int``
   (repetition). ``getitem`` of arrays is registered elsewhere (numpy indexing);
-- ``iadd``, ``isub``, ``imul``, ``itruediv``, ``ipow`` of two numbers (for
+- ``iadd``, ``isub``, ``imul``, ``itruediv``, ``ipow``, ``imod`` of two numbers (for
   immutable scalars they are the plain operators; arrays, which they would
   mutate, get no rule), ``iadd`` / ``iconcat`` of two tuples;
 - non-differentiable: comparisons (``lt``, ``le``, ``eq``, ``ne``, ``ge``,
   ``gt``), ``not_``, ``truth``, ``is_``, ``is_not``, ``contains``, ``countOf``,
   ``indexOf``, ``floordiv``, bitwise ``and_``, ``or_``, ``xor``, ``invert``,
-  ``lshift``, ``rshift``, ``index``, ``length_hint``; ``add`` of two ``str`` or
+  ``lshift``, ``rshift``, ``index``, ``length_hint``, ``inv``, and the in-place
+  ``ifloordiv``, ``iand``, ``ior``, ``ixor``, ``ilshift``, ``irshift``; ``add`` of
+  two ``str`` or
   ``bytes``, ``mod`` with a ``str`` / ``bytes`` format (string formatting),
   ``getitem`` of a ``str``, ``bytes`` or ``range``.
 
@@ -87,6 +89,7 @@ scalar_rule(operator.iadd, lambda x, z: (1.0, 1.0), types=(_SCALAR, _SCALAR))
 scalar_rule(operator.isub, lambda x, z: (1.0, -1.0), types=(_SCALAR, _SCALAR))
 scalar_rule(operator.imul, lambda x, z: (z, x), types=(_SCALAR, _SCALAR))
 scalar_rule(operator.itruediv, lambda x, z, *, y: (1 / z, -y / z), types=(_SCALAR, _SCALAR))
+scalar_rule(operator.imod, lambda x, m: (1.0, -operator.floordiv(x, m)), types=(_SCALAR, _SCALAR))
 
 
 def _py_pow_dx(x: Any, p: Any) -> Any:
@@ -422,7 +425,8 @@ for _f in (operator.lt, operator.le, operator.eq, operator.ne, operator.ge, oper
            operator.not_, operator.truth, operator.is_, operator.is_not, operator.contains,
            operator.countOf, operator.indexOf, operator.floordiv, operator.and_,
            operator.or_, operator.xor, operator.invert, operator.lshift, operator.rshift,
-           operator.index, operator.length_hint):
+           operator.index, operator.length_hint, operator.inv, operator.ifloordiv,
+           operator.iand, operator.ior, operator.ixor, operator.ilshift, operator.irshift):
     non_differentiable(_f)
 
 for _t in (str, bytes, range):

@@ -157,6 +157,8 @@ CASES: list[Case] = [
       for f in (operator.iadd, operator.isub, operator.imul, operator.itruediv)),
     Case(operator.ipow, lambda rng, dt: (_py(rng, dt, 0.2, 2.0), _py(rng, dt)),
          dtypes=("float64", "complex128"), name="operator.ipow"),
+    Case(operator.imod, lambda rng, dt: (_py(rng, dt, 0.1, 1.5), _py(rng, dt, 1.6, 2.0)),
+         dtypes=("float64",), name="operator.imod"),
     Case(operator.iadd, lambda rng, dt: ((_py(rng, dt),), (arr(rng, dt, (2,)),)), dtypes=_ALL,
          name="operator.iadd(tuple, tuple)"),
     # matmul
