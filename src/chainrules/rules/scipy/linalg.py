@@ -272,7 +272,7 @@ def cholesky_frule(dargs, a, *args, **kwargs):
     y = sla.cholesky(a, *args, **kwargs)
     _, y_dot = frule((NoTangent(), dargs[1]), np.linalg.cholesky, a,
                      upper=not _lower_opt(args, kwargs))
-    return y, y_dot
+    return y, ProjectTo(y)(y_dot)
 
 
 @rrule.register(sla.cholesky)
@@ -837,7 +837,8 @@ def eigh_rrule(a, *args, **kwargs):
 def det_frule(dargs, a, *args, **kwargs):
     y = sla.det(a, *args, **kwargs)
     _, y_dot = frule((NoTangent(), dargs[1]), np.linalg.det, a)
-    return y, y_dot
+    # SciPy returns float64 for float32 input where NumPy keeps float32
+    return y, ProjectTo(y)(y_dot)
 
 
 @rrule.register(sla.det)
