@@ -30,6 +30,7 @@ PyTorch's complex convention is ChainRules' (``grad(abs(z)**2) == 2z``): nothing
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -290,6 +291,11 @@ def _functions() -> tuple[type, type, type]:
             inputs = ctx.saved_tensors
             if not any(needs):
                 return (None,) * (1 + len(needs))
+            if not torch.is_grad_enabled():
+                # a plain backward pass (no create_graph, no torch.func level above):
+                # nothing differentiates the cotangents, so skip the second Function
+                arrays = ctx.call.pull(grads, needs)
+                return (None, *tensors_from(arrays, list(inputs)))
             n_g = len(grads)
             out = _Pullback.apply(ctx.call, needs, n_g, *grads, *inputs)
             return (None, *out)
@@ -427,6 +433,10 @@ def _functions() -> tuple[type, type, type]:
 
             return batched_apply(one, info.batch_size, in_dims[2:], rest)
 
+    # Function.apply binds its arguments to forward's signature on every call (for
+    # setup_context-style Functions); a precomputed __signature__ spares it recomputing.
+    for cls in (_Primal, _Pullback, _Pushforward):
+        cls.forward.__signature__ = inspect.signature(cls.forward)
     return _Primal, _Pullback, _Pushforward
 
 

@@ -40,8 +40,15 @@ def _object_field_names(x: Any) -> tuple[str, ...] | None:
     return None
 
 
+# Types known to be leaves (not containers, dataclasses or attrs classes): whether a
+# type is a structure is a property of the type, so the answer is cached per type.
+_LEAF_TYPES: set[type] = {float, int, complex, bool, str, bytes, type(None)}
+
+
 def children(x: Any) -> list[tuple[tuple, Any]] | None:
     """The ``(step, child)`` pairs of a structure, or None for a leaf."""
+    if type(x) in _LEAF_TYPES:
+        return None
     if _is_namedtuple(x):
         return [(("attr", k), getattr(x, k)) for k in type(x)._fields]
     if isinstance(x, (tuple, list)):
@@ -51,6 +58,8 @@ def children(x: Any) -> list[tuple[tuple, Any]] | None:
     names = _object_field_names(x)
     if names is not None:
         return [(("attr", k), getattr(x, k)) for k in names]
+    if not isinstance(x, type):
+        _LEAF_TYPES.add(type(x))
     return None
 
 
