@@ -365,3 +365,21 @@ def test_as_numpy_function_float64():
     out = as_numpy_function(jnp.sin)(np.array([1.0]))
     assert isinstance(out, np.ndarray)
     assert out.dtype == np.float64
+
+
+def test_result_dtype_follows_announced_shape(ex):
+    # the example call gives float64, the announced result_shape float32: cast, not an error
+    def upcast(x):
+        return np.asarray(x, dtype=np.float64) * 2
+
+    f = jax_function(upcast, result_shape=lambda x: jax.ShapeDtypeStruct(x.shape, np.float32))
+    out = jax.jit(f)(jnp.asarray(X))
+    assert out.dtype == jnp.float32
+    close(out, 2 * X)
+
+
+def test_result_shape_count_mismatch_error(ex):
+    f = jax_function(ex.cube, result_shape=lambda x: (jax.ShapeDtypeStruct(x.shape, x.dtype),) * 2)
+    with pytest.raises(Exception, match=re.escape(
+            "jax_function: the function returned 1 arrays under tracing, but 2 were expected")):
+        jax.jit(f)(jnp.asarray(X)).block_until_ready()

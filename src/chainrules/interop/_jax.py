@@ -300,6 +300,17 @@ def _np_tangent(t: Any, leaf: Any) -> Any:
     return t
 
 
+def _fit(leaves: list, spec: list) -> tuple:
+    """The callback's results in the dtypes announced to JAX (a rule may compute in another)."""
+    if len(leaves) != len(spec):
+        raise ValueError(
+            f"{_BRIDGE}: the function returned {len(leaves)} arrays under tracing, but "
+            f"{len(spec)} were expected from its result_shape / example call. Pass "
+            f"result_shape= matching what the function returns."
+        )
+    return tuple(a if a.dtype == s.dtype else a.astype(s.dtype) for a, s in zip(leaves, spec))
+
+
 def _is_concrete(xs: Any) -> bool:
     return not any(_compat.is_jax_tracer(x) for x in xs)
 
@@ -357,7 +368,7 @@ def _primal(call: _Call, dyn: tuple) -> tuple:
     spec = call.out_spec(list(dyn))
 
     def primal_callback(*d: Any) -> tuple:
-        return tuple(call.run_primal([_to_numpy(x) for x in d]))
+        return _fit(call.run_primal([_to_numpy(x) for x in d]), spec)
 
     return tuple(_callback(call, primal_callback, spec, *dyn))
 
@@ -395,7 +406,7 @@ def _reverse_mode(call: _Call) -> Callable:
 
         def fwd_callback(*d: Any) -> tuple:
             leaves, token = call.run_rrule([_to_numpy(x) for x in d])
-            return (*leaves, np.int32(token))
+            return (*_fit(leaves, spec), np.int32(token))
 
         res = _callback(call, fwd_callback, [*spec, jax.ShapeDtypeStruct((), np.int32)],
                         *values)
