@@ -194,3 +194,26 @@ def _equal(t, u):
 
 
 from chainrules import Tangent, Thunk, unthunk  # noqa: E402
+
+
+@pytest.mark.parametrize("f", [np.linalg.eigh, np.linalg.svd, np.linalg.qr, np.linalg.slogdet,
+                               np.linalg.eig])
+def test_structured_cotangent_as_tuple_or_with_zero_entries(f):
+    """A pullback takes a Tangent of the result type, a plain tuple, or ZeroTangent entries."""
+    from chainrules import ZeroTangent
+    from chainrules.testing import rand_tangent
+
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    a = a + a.T if f is np.linalg.eigh else a
+    y, pullback = rrule(f, a)
+    t = rand_tangent(y, 0)
+    items = [t.backing[k] for k in y._fields]
+    want = unthunk(pullback(t)[1])
+    np.testing.assert_allclose(unthunk(pullback(tuple(items))[1]), want)
+    first_only = unthunk(pullback(Tangent[type(y)](**{y._fields[0]: items[0]}))[1])
+    zeros_after = unthunk(pullback(tuple([items[0]] + [ZeroTangent()] * (len(items) - 1)))[1])
+    if isinstance(first_only, ZeroTangent):  # slogdet's sign of a real matrix
+        assert isinstance(zeros_after, ZeroTangent)
+    else:
+        np.testing.assert_allclose(zeros_after, first_only)
