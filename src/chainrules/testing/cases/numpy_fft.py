@@ -1,7 +1,8 @@
 """Rule cases for ``numpy.fft``: every transform with ``n`` / ``s`` smaller and
 larger than the input (truncation and zero-padding), odd and even lengths,
 ``axis`` / ``axes``, the three norms, non-contiguous inputs; real and complex
-inputs (``rfft``, ``ihfft`` and friends take real inputs only)."""
+inputs (``rfft``, ``ihfft`` and friends take real inputs only), single precision
+(float32, complex64) kept."""
 
 from __future__ import annotations
 
@@ -20,19 +21,25 @@ def _a(shape: tuple) -> Any:
     return lambda rng, dt: (arr(rng, dt, shape),)
 
 
+def _single(dtypes: tuple) -> tuple:
+    """The single-precision dtypes matching ``dtypes``."""
+    return ("float32", "complex64") if "complex128" in dtypes else ("float32",)
+
+
 def _name(f: Any, tag: str) -> str:
     return f"numpy.fft.{f.__name__}({tag})"
 
 
 def _one_d(f: Any, dtypes: tuple, length: int = 6) -> list[Case]:
+    single = _single(dtypes)
     cases = [Case(f, _a((length,)), dtypes=dtypes, name=_name(f, f"n={length} default")),
+             Case(f, _a((2, length)), kwargs={"n": length + 1}, dtypes=single,
+                  name=_name(f, "single precision")),
              Case(f, _a((length - 1,)), dtypes=dtypes, name=_name(f, f"length {length - 1}"))]
     for n in (3, 4, 9, 10):  # truncation and zero-padding, odd and even
         cases.append(Case(f, _a((length,)), kwargs={"n": n}, dtypes=dtypes,
                           name=_name(f, f"n={n}")))
     for norm in _NORMS:
-        cases.append(Case(f, _a((length,)), kwargs={"norm": norm}, dtypes=dtypes,
-                          name=_name(f, f"norm={norm}")))
         cases.append(Case(f, _a((length - 1,)), kwargs={"norm": norm, "n": 7}, dtypes=dtypes,
                           name=_name(f, f"norm={norm}, n=7")))
     cases += [
@@ -49,8 +56,11 @@ def _one_d(f: Any, dtypes: tuple, length: int = 6) -> list[Case]:
 
 
 def _n_d(f: Any, dtypes: tuple, default_axes: bool) -> list[Case]:
+    single = _single(dtypes)
     cases = [
         Case(f, _a((3, 4)), dtypes=dtypes, name=_name(f, "2-d")),
+        Case(f, _a((3, 4)), kwargs={"s": (4, 3), "axes": (0, 1)}, dtypes=single,
+             name=_name(f, "single precision")),
         Case(f, _a((2, 3, 4)), kwargs={"axes": (0, 2)}, dtypes=dtypes,
              name=_name(f, "axes=(0, 2)")),
         Case(f, _a((3, 4)), kwargs={"s": (2, 6), "axes": (0, 1)}, dtypes=dtypes,
