@@ -843,14 +843,51 @@ def _svd_options(args: tuple, kwargs: dict) -> dict:
 
 
 def _svd_reason(a: np.ndarray, opts: dict) -> str | None:
-    if opts["hermitian"]:
-        return "svd(hermitian=True): derivative not written (use eigh)"
     m, n = a.shape[-2:]
     if opts["compute_uv"] and opts["full_matrices"] and m != n:
         return ("svd(full_matrices=True) of a non-square matrix: the extra singular "
                 "vectors span the complement of the range and are not a function of A; "
                 "use full_matrices=False")
     return None
+
+
+class _HermitianSVD:
+    """``svd(hermitian=True)`` as NumPy computes it: ``eigh`` (lower triangle), singular
+    values ``|w|`` sorted in decreasing order, the signs of ``w`` moved into ``Vh``."""
+
+    def __init__(self, a: np.ndarray) -> None:
+        self.w, self.v = np.linalg.eigh(a)
+        self.order = np.argsort(np.abs(self.w), axis=-1)[..., ::-1]
+        self.sgn = np.take_along_axis(np.sign(self.w), self.order, axis=-1)
+
+    def _sorted(self, x: np.ndarray, columns: bool) -> np.ndarray:
+        idx = self.order[..., None, :] if columns else self.order
+        return np.take_along_axis(x, idx, axis=-1)
+
+    def _unsorted(self, x: np.ndarray, columns: bool) -> np.ndarray:
+        out = np.zeros(x.shape, dtype=x.dtype)
+        idx = self.order[..., None, :] if columns else self.order
+        np.put_along_axis(out, np.broadcast_to(idx, x.shape), x, axis=-1)
+        return out
+
+    def tangent(self, a_dot: np.ndarray, compute_uv: bool) -> Any:
+        w_dot, v_dot = _eigh_tangent(self.w, self.v, a_dot, "L")
+        s_dot = self.sgn * self._sorted(w_dot, False)
+        if not compute_uv:
+            return s_dot
+        u_dot = self._sorted(v_dot, True)
+        return u_dot, s_dot, _H(u_dot * self.sgn[..., None, :])
+
+    def cotangent(self, u_bar: Any, s_bar: Any, vh_bar: Any) -> np.ndarray:
+        w_bar = None if s_bar is None else self._unsorted(np.real(s_bar) * self.sgn, False)
+        ub = None
+        if u_bar is not None:
+            ub = u_bar
+        if vh_bar is not None:
+            extra = _H(vh_bar) * self.sgn[..., None, :]
+            ub = extra if ub is None else ub + extra
+        v_bar = None if ub is None else self._unsorted(np.asarray(ub), True)
+        return _eigh_cotangent(self.w, self.v, w_bar, v_bar, "L")
 
 
 @frule.register(np.linalg.svd)
@@ -860,7 +897,13 @@ def svd_frule(dargs, a, *args, **kwargs):
     y = np.linalg.svd(a, *args, **kwargs)
     if a_dot is None:
         return y, ZeroTangent()
-    if opts["hermitian"] or (opts["compute_uv"] and _svd_reason(a, opts)):
+    if opts["hermitian"]:
+        t = _HermitianSVD(a).tangent(a_dot, opts["compute_uv"])
+        if not opts["compute_uv"]:
+            return y, ProjectTo(y)(t)
+        return y, Tangent[type(y)](U=ProjectTo(y[0])(t[0]), S=ProjectTo(y[1])(t[1]),
+                                   Vh=ProjectTo(y[2])(t[2]))
+    if opts["compute_uv"] and _svd_reason(a, opts):
         return y, not_implemented(_svd_reason(a, opts))
     if not opts["compute_uv"]:
         u, _, vh = np.linalg.svd(a, full_matrices=False)
@@ -878,7 +921,9 @@ def svd_rrule(a, *args, **kwargs):
     project_a = ProjectTo(a)
     m, n = a.shape[-2:]
     k = min(m, n)
-    if opts["compute_uv"]:
+    if opts["hermitian"]:
+        herm = _HermitianSVD(a)
+    elif opts["compute_uv"]:
         u, s, vh = y[0][..., :, :k], y[1], y[2][..., :k, :]
     else:
         u, s, vh = np.linalg.svd(a, full_matrices=False)
@@ -892,7 +937,7 @@ def svd_rrule(a, *args, **kwargs):
         if u_bar is None and s_bar is None and vh_bar is None:
             return NoTangent(), ZeroTangent(), *_nots(args)
         if opts["hermitian"]:
-            return NoTangent(), not_implemented(_svd_reason(a, opts)), *_nots(args)
+            return NoTangent(), project_a(herm.cotangent(u_bar, s_bar, vh_bar)), *_nots(args)
         if u_bar is not None and u_bar.shape[-1] > k:
             if np.any(u_bar[..., :, k:]):
                 return NoTangent(), not_implemented(_svd_reason(a, opts)), *_nots(args)
@@ -943,6 +988,22 @@ def _uplo(args: tuple, kwargs: dict) -> str:
     return _options(args, kwargs, ("UPLO", "L"))["UPLO"]
 
 
+def _eigh_tangent(w: np.ndarray, v: np.ndarray, a_dot: np.ndarray, uplo: str) -> tuple:
+    """(dw, dV) of ``eigh`` (gauge ``diag(V^H dV) = 0``)."""
+    m = _H(v) @ _her_tangent(a_dot, uplo) @ v
+    return _diag(m).real, v @ (_eigh_f(w) * m)
+
+
+def _eigh_cotangent(w: np.ndarray, v: np.ndarray, w_bar: Any, v_bar: Any,
+                    uplo: str) -> np.ndarray:
+    core = np.zeros(v.shape, dtype=v.dtype)
+    if w_bar is not None:
+        core = core + _diag_embed(np.real(w_bar).astype(w.dtype))
+    if v_bar is not None:
+        core = core + _eigh_f(w) * (_H(v) @ v_bar)
+    return _her_cotangent(v @ core @ _H(v), uplo)
+
+
 @frule.register(np.linalg.eigh)
 def eigh_frule(dargs, a, *args, **kwargs):
     a_dot = _value(dargs[1])
@@ -950,9 +1011,7 @@ def eigh_frule(dargs, a, *args, **kwargs):
     if a_dot is None:
         return y, ZeroTangent()
     w, v = y
-    m = _H(v) @ _her_tangent(a_dot, _uplo(args, kwargs)) @ v
-    w_dot = _diag(m).real
-    v_dot = v @ (_eigh_f(w) * m)
+    w_dot, v_dot = _eigh_tangent(w, v, a_dot, _uplo(args, kwargs))
     return y, Tangent[type(y)](eigenvalues=ProjectTo(w)(w_dot),
                                eigenvectors=ProjectTo(v)(v_dot))
 
@@ -969,13 +1028,7 @@ def eigh_rrule(a, *args, **kwargs):
         v_bar = _field(y_bar, "eigenvectors", 1)
         if w_bar is None and v_bar is None:
             return NoTangent(), ZeroTangent(), *_nots(args)
-        core = np.zeros(v.shape, dtype=v.dtype)
-        if w_bar is not None:
-            core = core + _diag_embed(np.real(w_bar).astype(w.dtype))
-        if v_bar is not None:
-            core = core + _eigh_f(w) * (_H(v) @ v_bar)
-        s = v @ core @ _H(v)
-        return NoTangent(), project_a(_her_cotangent(s, uplo)), *_nots(args)
+        return NoTangent(), project_a(_eigh_cotangent(w, v, w_bar, v_bar, uplo)), *_nots(args)
 
     return y, eigh_pullback
 
