@@ -143,6 +143,9 @@ def test_ufunc_method_out_argument_error(method):
         rrule(method, x, axis=0, out=out)
     with pytest.raises(OutArgumentError, match="does not support out="):
         frule((NoTangent(), x), method, x, 0, None, out)
+    if method.__name__ == "reduce":
+        with pytest.raises(OutArgumentError, match="does not support out="):
+            rrule(method, x, axis=0, where=np.array([True, False, True]))
 
 
 def test_clip_and_nan_to_num_refuse_writing_into_their_input():

@@ -112,29 +112,17 @@ def _is_inexact(x: Any) -> bool:
 
 
 def _projector(x: Any) -> Callable[[Any], Any]:
-    """``ProjectTo(x)`` made safe for elementwise broadcasting.
-
-    The core's ``ProjectTo`` of a scalar refuses an array cotangent, and passes a
-    ``ZeroTangent`` through for integer arrays (which must get ``NoTangent``); a
-    scalar broadcast against an array gets the sum of the array's cotangent.
-    """
+    """``ProjectTo(x)``, except that non-differentiable arguments (integer and bool
+    arrays and scalars, None) always get ``NoTangent()``, even for a zero cotangent,
+    and lists and tuples used as arrays get a ``Tangent`` of their items."""
     if isinstance(x, (bool, np.bool_)) or x is None:
         return _no_tangent
     if isinstance(x, np.ndarray):
-        if x.dtype.kind not in "fc":
-            return _no_tangent
+        return ProjectTo(x) if x.dtype.kind in "fc" else _no_tangent
+    if isinstance(x, np.generic):
+        return ProjectTo(x) if x.dtype.kind in "fc" else _no_tangent
+    if isinstance(x, (int, float, complex)):
         return ProjectTo(x)
-    if isinstance(x, np.generic) and x.dtype.kind not in "fc":
-        return _no_tangent
-    if isinstance(x, (int, float, complex, np.generic)):
-        project_scalar = ProjectTo(x)
-
-        def project_broadcast_scalar(dx: Any) -> Any:
-            if isinstance(dx, np.ndarray) and dx.ndim:
-                dx = dx.sum()
-            return project_scalar(dx)
-
-        return project_broadcast_scalar
     arr = np.asarray(x)
     if arr.dtype.kind not in "fc":
         return _no_tangent
