@@ -4,8 +4,9 @@ Covered with frule + rrule:
 
 - ``sum(x[, start])`` of a tuple or list of numbers or arrays (items may
   broadcast against each other and ``start``), or of an array (sums over its
-  first axis, as iteration does); ``start`` passed positionally is
-  differentiated, passed by keyword it is not (keyword arguments never are);
+  first axis, as iteration does), or of tuples / lists with a tuple / list
+  ``start`` (concatenation); ``start`` passed positionally is differentiated,
+  passed by keyword it is not (keyword arguments never are);
 - ``min`` / ``max`` of several arguments or of one tuple, list or array, with
   ``key=`` and ``default=``;
 - ``float(x)`` and ``complex(x[, imag])`` of numbers and 0-d arrays;
@@ -75,9 +76,36 @@ def _sum_start(args: tuple, kwargs: dict) -> Any:
     return args[0] if args else kwargs.get("start", 0)
 
 
+def _concat_sum_rrule(x: Any, args: tuple, start: Any, y: Any) -> Any:
+    """sum(x, start) of tuples or lists: a concatenation; y_bar is split back."""
+    bounds = []
+    offset = len(start)
+    for item in x:
+        bounds.append((offset, offset + len(item)))
+        offset += len(item)
+    projectors = [ProjectTo(item) for item in x]
+    project_start = ProjectTo(start)
+
+    def sum_pullback(y_bar: Any) -> tuple:
+        y_bar = unthunk(y_bar)
+        if _is_zero(y_bar):
+            return (NoTangent(), ZeroTangent(), *(ZeroTangent() for _ in args))
+        items = _items(y_bar, len(y))
+        x_bar = Tangent[type(x)](*(p(Tangent[type(item)](*items[a:b]))
+                                   for p, item, (a, b) in zip(projectors, x, bounds)))
+        start_bar = project_start(Tangent[type(start)](*items[:len(start)])) if len(
+            start) else NoTangent()
+        return (NoTangent(), x_bar if len(x) else NoTangent(), *(start_bar for _ in args))
+
+    return y, sum_pullback
+
+
 @rrule.register(builtins.sum)
 def sum_rrule(x: _SEQ | np.ndarray, *args, **kwargs) -> Any:
     y = builtins.sum(x, *args, **kwargs)
+    start = _sum_start(args, kwargs)
+    if isinstance(start, (tuple, list)):
+        return _concat_sum_rrule(x, args, start, y)
     n = len(x)
     if isinstance(x, np.ndarray):
         project_row = ProjectTo(np.zeros(x.shape[1:], x.dtype))
@@ -103,6 +131,14 @@ def sum_rrule(x: _SEQ | np.ndarray, *args, **kwargs) -> Any:
 def sum_frule(dargs: tuple, x: _SEQ | np.ndarray, *args, **kwargs) -> Any:
     y = builtins.sum(x, *args, **kwargs)
     x_dot = unthunk(dargs[1])
+    start = _sum_start(args, kwargs)
+    if isinstance(start, (tuple, list)):  # concatenation
+        if _is_zero(x_dot) and all(_is_zero(unthunk(d)) for d in dargs[2:]):
+            return y, ZeroTangent()
+        start_items = _items(dargs[2], len(start)) if args else [ZeroTangent()] * len(start)
+        item_dots = _items(x_dot, len(x))
+        parts = [t for item, d in zip(x, item_dots) for t in _items(d, len(item))]
+        return y, Tangent[type(y)](*start_items, *parts)
     y_dot: Any = ZeroTangent()
     if not _is_zero(x_dot):
         if isinstance(x, np.ndarray):
