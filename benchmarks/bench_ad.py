@@ -10,8 +10,9 @@ All implementations run in this one process, interleaved round by round (so drif
 machine load hits all alike), with one thread each (OMP/MKL/OpenBLAS, torch, XLA) and
 the same glibc allocator settings (the script re-executes itself with
 ``MALLOC_MMAP_THRESHOLD_``/``MALLOC_TRIM_THRESHOLD_`` set, so big temporaries are not
-re-mapped on every call). It prints medians and the ratios peer/ours (> 1: ours is
-faster) and checks that every implementation computes the same gradient.
+re-mapped on every call). It prints the median time per call and the median over rounds of
+the paired ratio impl/ours (> 1: ours is faster) and checks that every
+implementation computes the same gradient.
 
 Run: ``python benchmarks/bench_ad.py [--quick] [program ...]`` (or ``python
 benchmarks/run.py ad``).
@@ -33,18 +34,18 @@ if any(os.environ.get(k) != v for k, v in _ENV.items()):
     os.environ.update(_ENV)
     os.execv(sys.executable, [sys.executable, *sys.argv])
 
-import importlib.util  # noqa: E402 -- the environment must be set before these imports
-import math  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from pathlib import Path  # noqa: E402
+import importlib.util
+import math
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import chainrules  # noqa: E402
-from chainrules import NoTangent, rrule, scoped_rules  # noqa: E402
-from chainrules.ad import grad  # noqa: E402
+import chainrules
+from chainrules import NoTangent, rrule, scoped_rules
+from chainrules.ad import grad
 
 HERE = Path(__file__).resolve().parent
 
@@ -333,21 +334,30 @@ def per_call(fn: Callable[[], object], min_time: float) -> tuple[int, float]:
     return n, one
 
 
-def measure(impls: dict[str, Callable[[], object]], rounds: int, min_time: float) -> dict:
-    """Interleaved rounds: each implementation runs one batch per round."""
+def measure(impls: dict[str, Callable[[], object]], rounds: int,
+            min_time: float) -> tuple[dict, dict]:
+    """Interleaved rounds: each implementation runs one short batch per round, in a
+    rotating order. Returns the median time per call and, per implementation, the
+    median over rounds of its time divided by ours in the same round (paired, so
+    machine load that drifts between rounds cancels out)."""
     batches = {}
     for name, fn in impls.items():
         fn()  # warm up (compilation, caches)
         batches[name] = per_call(fn, min_time)[0]
+    names = list(impls)
     times: dict[str, list[float]] = {name: [] for name in impls}
-    for _ in range(rounds):
-        for name, fn in impls.items():
-            n = batches[name]
+    for r in range(rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for name in order:
+            fn, n = impls[name], batches[name]
             t0 = time.perf_counter()
             for _ in range(n):
                 fn()
             times[name].append((time.perf_counter() - t0) / n)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    medians = {name: statistics.median(ts) for name, ts in times.items()}
+    ratios = {name: statistics.median(t / o for t, o in zip(ts, times["ours"]))
+              for name, ts in times.items()}
+    return medians, ratios
 
 
 def _close(a, b) -> bool:
@@ -366,8 +376,8 @@ def fmt(t: float) -> str:
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     wanted = [a for a in argv if not a.startswith("--")]
-    rounds = 5 if quick else 15
-    min_time = 0.02 if quick else 0.05
+    rounds = 9 if quick else 31
+    min_time = 0.003 if quick else 0.005
     _stopgap()
     rng = np.random.default_rng(0)
     y30, h30 = rng.random(30), rng.random(30)
@@ -429,12 +439,11 @@ def main(argv: list[str]) -> int:
                 if not _close(impls["ours + rrule"](), reference):
                     print(f"  !! {pname}: ours + rrule disagrees", file=sys.stderr)
                     status = 1
-                medians = measure(impls, rounds, min_time)
+                medians, ratios = measure(impls, rounds, min_time)
         else:
-            medians = measure(impls, rounds, min_time)
-        base = medians["ours"]
+            medians, ratios = measure(impls, rounds, min_time)
         for label, t in medians.items():
-            print(f"{pname:<13}{label:<22}{fmt(t):>12}{t / base:>10.2f}x")
+            print(f"{pname:<13}{label:<22}{fmt(t):>12}{ratios[label]:>10.2f}x")
         print(flush=True)
     return status
 

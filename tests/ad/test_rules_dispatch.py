@@ -150,7 +150,7 @@ def test_forward_mode_falls_back_to_rrule_for_small_outputs():
 
         return weird(x, y), weird_pullback
 
-    rrule.opt_out  # noqa: B018 -- (no frule registered on purpose)
+    rrule.opt_out
     assert jvp(weird, (2.0, 3.0), (1.0, 10.0)) == (6.0, 3.0 + 20.0)
 
 
@@ -171,3 +171,32 @@ def test_scalar_rule_function_used_in_both_modes():
     scalar_rule(lse, lambda a, b, *, y: (np.exp(a - y), np.exp(b - y)))
     g = grad(lambda s: np.sum(lse(s, x)))(0.5)
     assert g == pytest.approx(np.sum(np.exp(0.5 - np.logaddexp(0.5, x))))
+
+
+def test_rule_registered_on_a_method_function_serves_bound_calls():
+    class Model:
+        def __init__(self, k):
+            self.k = k
+
+        def energy(self, x):
+            return self.k * x * x
+
+    @rrule.register(Model.energy)
+    def energy_rrule(m, x: float):
+        def energy_pullback(y_bar):
+            return NoTangent(), NoTangent(), -5.0 * y_bar  # marked: shows the rule ran
+
+        return m.energy(x), energy_pullback
+
+    assert grad(lambda x: Model(2.0).energy(x))(1.0) == -5.0
+
+
+def test_function_with_rule_but_only_closure_tracers_is_traced():
+    def outer(x):
+        def helper():
+            return math.sin(x)
+
+        rrule.register(helper)(lambda: (helper(), lambda y_bar: (NoTangent(),)))
+        return helper()
+
+    assert grad(outer)(0.5) == pytest.approx(math.cos(0.5))

@@ -17,8 +17,8 @@ Example:
     -1.0531613736418153
 """
 
-from . import _ad_rules as _ad_rules  # noqa: F401 -- registers this AD's own rules
-from . import _higher_order as _higher_order  # noqa: F401 -- registers the HOF rules
+from . import _ad_rules as _ad_rules
+from . import _higher_order as _higher_order
 from ._api import ADConfig, grad, hessian, jacobian, jvp, value_and_grad, vjp
 from ._errors import (
     ADError,

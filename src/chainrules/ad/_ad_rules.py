@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import InplaceableThunk, NoTangent, rrule, unthunk
+from chainrules.core import InplaceableThunk, NoTangent, ZeroTangent, frule, rrule, unthunk
 
 from . import _trace
 from ._api import ADConfig
@@ -40,6 +40,11 @@ def getitem_index_rrule(config: ADConfig, x: np.ndarray, i: int) -> Any:
     shape, dtype = x.shape, x.dtype
 
     def getitem_index_pullback(y_bar: Any) -> tuple:
+        y_bar = unthunk(y_bar)
+        if type(y_bar) is _trace.Tracer:
+            # a cotangent of an outer trace (higher-order derivatives): stay traceable
+            return _NO, _trace.call(index_scatter, shape, dtype, i, y_bar), _NO
+
         def add_into(acc: np.ndarray) -> np.ndarray:
             acc[i] += unthunk(y_bar)
             return acc
@@ -52,6 +57,32 @@ def getitem_index_rrule(config: ADConfig, x: np.ndarray, i: int) -> Any:
         return _NO, FreshInplaceableThunk(add_into, dense), _NO
 
     return y, getitem_index_pullback
+
+
+def index_scatter(shape: tuple, dtype: Any, i: int, v: Any) -> np.ndarray:
+    """Zeros of ``shape`` with ``v`` at ``i``: the adjoint of ``x[i]``, linear in ``v``."""
+    if type(v) is _trace.Tracer:
+        return _trace.call(index_scatter, shape, dtype, i, v)
+    out = np.zeros(shape, dtype=np.result_type(dtype, _trace.deep_primal(v)))
+    out[i] = v
+    return out
+
+
+@rrule.register(index_scatter)
+def index_scatter_rrule(shape: tuple, dtype: Any, i: int, v: Any) -> Any:
+    def index_scatter_pullback(out_bar: Any) -> tuple:
+        return _NO, _NO, _NO, _NO, unthunk(out_bar)[i]
+
+    return index_scatter(shape, dtype, i, v), index_scatter_pullback
+
+
+@frule.register(index_scatter)
+def index_scatter_frule(dargs: tuple, shape: tuple, dtype: Any, i: int, v: Any) -> Any:
+    v_dot = unthunk(dargs[4])
+    y = index_scatter(shape, dtype, i, v)
+    if isinstance(v_dot, (ZeroTangent, NoTangent)):
+        return y, ZeroTangent()
+    return y, index_scatter(shape, dtype, i, v_dot)
 
 
 _trace._FreshThunk = FreshInplaceableThunk

@@ -510,7 +510,7 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
                 columns.append(np.asarray(y_dot))
             y_arr = np.asarray(y)
             _check_real_output(y_arr)
-            jac = np.stack(columns, axis=-1) if columns else np.zeros(y_arr.shape + (0,))
+            jac = np.stack(columns, axis=-1) if columns else np.zeros((*y_arr.shape, 0))
             return jac.reshape(y_arr.shape + x_arr.shape)
         if y is None:
             y, pullback = _vjp(_CONFIG, f, args, kwargs, (i,))
@@ -522,7 +522,7 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
             e.reshape(-1)[k] = 1.0
             seed = e if isinstance(y, np.ndarray) else type(y)(1.0)
             rows.append(np.asarray(pullback(seed)[0]))
-        jac = np.stack(rows) if rows else np.zeros((0,) + x_arr.shape)
+        jac = np.stack(rows) if rows else np.zeros((0, *x_arr.shape))
         return jac.reshape(y_arr.shape + x_arr.shape)
 
     return jacobian_f

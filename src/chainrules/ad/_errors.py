@@ -13,19 +13,26 @@ from chainrules.core import ChainRulesError
 
 __all__ = [
     "ADError",
-    "func_name",
     "InputTypeError",
     "MutationError",
     "NoRuleError",
     "NonScalarOutputError",
     "TracerConversionError",
     "UntrackedOutputError",
+    "func_name",
 ]
 
 
 
 def func_name(f: Any) -> str:
-    """A readable name for a function, class or callable object (for messages)."""
+    """A readable name for a function, class or callable object (for messages).
+
+    Example:
+        >>> import math, operator
+        >>> from chainrules.ad._errors import func_name
+        >>> func_name(math.sin), func_name(operator.add)
+        ('math.sin', 'operator.add')
+    """
     module = getattr(f, "__module__", None)
     name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None)
     if name is None:
@@ -43,7 +50,14 @@ _FIX = "write a rule for the enclosing function (rrule.register / frule.register
 
 
 class ADError(ChainRulesError):
-    """Base class of the reference AD's errors."""
+    """Base class of the reference AD's errors.
+
+    Example:
+        >>> from chainrules import ChainRulesError
+        >>> from chainrules.ad import ADError, MutationError
+        >>> issubclass(MutationError, ADError) and issubclass(ADError, ChainRulesError)
+        True
+    """
 
 
 class TracerConversionError(ADError, TypeError):
@@ -55,6 +69,16 @@ class TracerConversionError(ADError, TypeError):
     Attributes:
         operation: what was attempted, e.g. ``"float()"``.
         primal: a description of the traced value.
+        function: the function that asked for the conversion, when known.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrules.ad import grad, TracerConversionError
+        >>> try:
+        ...     grad(lambda x: x.item())(np.array([1.0]))
+        ... except TracerConversionError as e:
+        ...     print(e.operation)
+        x.item()
     """
 
     def __init__(self, operation: str, primal: Any, function: str | None = None) -> None:
@@ -76,6 +100,15 @@ class NoRuleError(ADError, TypeError):
         function: the function called.
         mode: ``"rrule"`` or ``"frule"``.
         argtypes: the types of the positional arguments.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrules.ad import grad, NoRuleError
+        >>> try:
+        ...     grad(lambda x: np.sum(np.add.outer(x, x)))(np.ones(2))
+        ... except NoRuleError as e:
+        ...     print(e.mode)
+        rule
     """
 
     def __init__(self, function: Any, mode: str, argtypes: tuple, detail: str = "") -> None:
@@ -96,6 +129,18 @@ class MutationError(ADError, TypeError):
 
     Attributes:
         operation: the in-place operation.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrules.ad import grad, MutationError
+        >>> def addone(a):
+        ...     a += 1
+        ...     return np.sum(a)
+        >>> try:
+        ...     grad(addone)(np.ones(2))
+        ... except MutationError as e:
+        ...     print(e.operation)
+        `x += ...` on a traced array
     """
 
     def __init__(self, operation: str, detail: str = "") -> None:
@@ -114,6 +159,15 @@ class NonScalarOutputError(ADError, TypeError):
 
     Attributes:
         output: a description of the output.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrules.ad import grad, NonScalarOutputError
+        >>> try:
+        ...     grad(lambda x: x * np.ones(2))(1.0)
+        ... except NonScalarOutputError as e:
+        ...     print(e.output)
+        ndarray(shape=(2,), dtype=float64)
     """
 
     def __init__(self, api: str, output: str) -> None:
@@ -130,6 +184,14 @@ class InputTypeError(ADError, TypeError):
     Attributes:
         what: which argument or field.
         got: a description of the value.
+
+    Example:
+        >>> from chainrules.ad import grad, InputTypeError
+        >>> try:
+        ...     grad(lambda x: x, argnums=2)(1.0)
+        ... except InputTypeError as e:
+        ...     print(e.what)
+        grad(argnums=2)
     """
 
     def __init__(self, what: str, expected: str, got: str, fix: str) -> None:
@@ -147,6 +209,23 @@ class UntrackedOutputError(ADError, TypeError):
     Attributes:
         function: the function whose rule returned the value.
         output: a description of the value.
+
+    Example:
+        >>> from chainrules import NoTangent, rrule, scoped_rules
+        >>> from chainrules.ad import grad, UntrackedOutputError
+        >>> class Box:
+        ...     __slots__ = ("v",)
+        ...     def __init__(self, v):
+        ...         self.v = v
+        >>> def wrap(x):
+        ...     return Box(x)
+        >>> with scoped_rules():
+        ...     _ = rrule.register(wrap)(lambda x: (Box(x), lambda y_bar: (NoTangent(), 1.0)))
+        ...     try:
+        ...         grad(lambda x: wrap(x).v)(1.0)
+        ...     except UntrackedOutputError as e:
+        ...         print(e.output)
+        a Box
     """
 
     def __init__(self, function: Any, output: str) -> None:

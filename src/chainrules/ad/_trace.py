@@ -38,7 +38,6 @@ import numpy as np
 
 from chainrules.core import (
     AbstractTangent,
-    InplaceableThunk,
     NoTangent,
     NotImplementedDerivativeError,
     NotImplementedTangent,
@@ -52,7 +51,6 @@ from chainrules.core import (
     rrule,
     unthunk,
 )
-
 from chainrules.core import _helpers as _core_helpers
 
 from ._errors import (
@@ -141,6 +139,15 @@ class Tracer:
     define the operators, NumPy's ``__array_ufunc__`` / ``__array_function__`` and
     the common ndarray attributes and methods; they do not define ``__array__``,
     so NumPy can never silently turn one into a plain array.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrules.ad import Tracer, grad
+        >>> def f(x):
+        ...     assert type(x) is Tracer and isinstance(x, np.ndarray)
+        ...     return np.sum(x * x)
+        >>> grad(f)(np.array([1.0, 2.0]))
+        array([2., 4.])
     """
 
     __slots__ = ("aux", "primal", "trace")
@@ -163,7 +170,7 @@ class Tracer:
         raise TracerConversionError(_coercion_operation("complex()"), _describe(self))
 
     @property  # type: ignore[misc]
-    def __class__(self) -> type:  # noqa: PLE0237
+    def __class__(self) -> type:
         # isinstance(x, float) / isinstance(x, np.ndarray) answer for the primal, so rule
         # code run on values of an outer trace takes the branch it takes for primals.
         # type(x) is still Tracer; the AD itself only ever tests `type(x) is Tracer`.
@@ -334,6 +341,12 @@ class Tracer:
             raise MutationError(f"numpy.{ufunc.__name__}(..., out=...)",
                                 "an in-place update such as `a += x` writes into `a`")
         if method == "__call__":
+            if not kwargs and len(inputs) == 2:
+                op = _OPERATOR_OF_UFUNC.get(ufunc)
+                if op is not None:
+                    # `ndarray @ tracer` reaches us as np.matmul; use the same rule
+                    # as `tracer @ ndarray` (the operator's), then the ufunc's.
+                    return _binop(op, ufunc, inputs[0], inputs[1])
             return apply(ufunc, inputs, kwargs)
         equivalent = _UFUNC_METHODS.get((ufunc, method))
         if equivalent is not None:
@@ -479,6 +492,15 @@ def _astype_frule(dargs: tuple, x: Any, dtype: Any) -> Any:
         x_dot = np.real(x_dot)
     return y, np.asarray(x_dot).astype(y.dtype)
 
+
+_OPERATOR_OF_UFUNC = {
+    np.add: operator.add,
+    np.subtract: operator.sub,
+    np.multiply: operator.mul,
+    np.true_divide: operator.truediv,
+    np.power: operator.pow,
+    np.matmul: operator.matmul,
+}
 
 _UFUNC_METHODS = {
     (np.add, "reduce"): np.sum,
@@ -1399,11 +1421,14 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
             for v in kwargs.values():
                 top = _top_trace_deep(v, top)
         if top is None:
-            if tf is _MethodType or tf is _FunctionType:
+            if tf is _FunctionType:
+                g = _rewritten(f)
+                return (g or f)(*args, **kwargs)
+            if tf is _MethodType:
                 return f(*args, **kwargs)
-            if not isinstance(f, type) and type(getattr(tf, "__call__", None)) is _FunctionType:
+            if not isinstance(f, type) and type(_call_method(tf)) is _FunctionType:
                 # a callable object: its fields may hold tracers, so trace its __call__
-                g = _rewritten(tf.__call__)
+                g = _rewritten(_call_method(tf))
                 if g is not None:
                     return g(f, *args, **kwargs)
             if kwargs or args:
@@ -1417,6 +1442,11 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         out = top.process(f, args, kwargs)
         if out is not _NO_RULE:
             return out
+        if tf is _MethodType and type(f.__func__) is _FunctionType:
+            # a rule registered for the function `Foo.method` serves `foo.method(x)`
+            out = top.process(f.__func__, (f.__self__, *args), kwargs)
+            if out is not _NO_RULE:
+                return out
     return _through(f, args, kwargs, top)
 
 
@@ -1506,7 +1536,7 @@ def _through(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
                 g(obj, *args, **kwargs)
                 return obj
         return _call_opaque_traced(f, args, kwargs, top)
-    method = getattr(tf, "__call__", None)
+    method = _call_method(tf)
     if type(method) is _FunctionType and not isinstance(f, (types.BuiltinFunctionType,)):
         g = _rewritten(method)
         if g is not None:
@@ -1514,11 +1544,20 @@ def _through(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
     return _call_opaque_traced(f, args, kwargs, top)
 
 
+def _call_method(cls: type) -> Any:
+    """The ``__call__`` defined by a class (None if only ``object``'s or a C slot)."""
+    for klass in cls.__mro__:
+        method = klass.__dict__.get("__call__")
+        if method is not None:
+            return method
+    return None
+
+
 def _wrap_callable(v: Any) -> Any:
     if v is call or (type(v) is functools.partial and v.func is call):
         return v
     if type(v) is _FunctionType or type(v) is _MethodType or (
-            callable(v) and type(getattr(type(v), "__call__", None)) is _FunctionType
+            callable(v) and type(_call_method(type(v))) is _FunctionType
             and not isinstance(v, type)):
         return functools.partial(call, v)
     return v
