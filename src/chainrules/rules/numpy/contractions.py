@@ -441,6 +441,8 @@ def _dot_terms(na: int, nb: int) -> tuple[str, str, str]:
 def _dot_plan(args: tuple, kwargs: dict) -> tuple:
     a, b = _arrays(*args[:2])
     ta, tb, out = _dot_terms(a.ndim, b.ndim)
+    if 1 <= a.ndim <= 2 and 1 <= b.ndim <= 2:
+        return _MatmulContraction([ta, tb], out, [a, b]), 2  # dot is matmul here
     return _Contraction([ta, tb], out, [a, b]), 2
 
 
@@ -519,13 +521,43 @@ def _batched(cores: list[str], arrays: list[np.ndarray], out_core: str) -> tuple
     return terms, batch + out_core
 
 
+class _MatmulContraction(_Contraction):
+    """matmul's derivatives by matmul itself (faster than the einsum engine):
+    A_bar = y_bar @ B^H and B_bar = A^H @ y_bar, with 1-d operands promoted to
+    matrices and broadcast batch dimensions summed away."""
+
+    def cotangent(self, k: int, y_bar: np.ndarray) -> np.ndarray:
+        a, b = self.ops
+        a2 = a[None, :] if a.ndim == 1 else a
+        b2 = b[:, None] if b.ndim == 1 else b
+        batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+        g = np.reshape(y_bar, (*batch, a2.shape[-2], b2.shape[-1]))  # 1-d: size-1 dims back
+        if k == 0:
+            out = _sum_to(np.matmul(g, np.conj(np.swapaxes(b2, -1, -2))), a2.shape)
+            return out.reshape(a.shape)
+        out = _sum_to(np.matmul(np.conj(np.swapaxes(a2, -1, -2)), g), b2.shape)
+        return out.reshape(b.shape)
+
+    def pushforward(self, dots: list) -> Any:
+        a, b = self.ops
+        y_dot: Any = None
+        if dots[0] is not None:
+            y_dot = np.matmul(dots[0], b)
+        if dots[1] is not None:
+            term = np.matmul(a, dots[1])
+            y_dot = term if y_dot is None else y_dot + term
+        return y_dot
+
+
 def _matmul_plan(args: tuple, kwargs: dict) -> tuple:
     a, b = _arrays(*args[:2])
     ca = "k" if a.ndim == 1 else "ik"
     cb = "k" if b.ndim == 1 else "kj"
     out_core = ("i" if a.ndim > 1 else "") + ("j" if b.ndim > 1 else "")
     terms, out = _batched([ca, cb], [a, b], out_core)
-    return _Contraction(terms, out, [a, b]), 2
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul: input operand does not have enough dimensions")
+    return _MatmulContraction(terms, out, [a, b]), 2
 
 
 _contraction_rules(np.matmul, "matmul", _matmul_plan, refuse=_refuse_gufunc_axes,

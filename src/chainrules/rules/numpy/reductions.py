@@ -119,7 +119,23 @@ def _signature(f: Any) -> inspect.Signature:
     return inspect.signature(f)
 
 
+_SIG_DEFAULTS: dict = {}
+
+
 def _bind(sig: inspect.Signature, args: tuple, kwargs: dict) -> dict:
+    """The call's arguments by name, defaults filled in (as ``Signature.bind``)."""
+    cached = _SIG_DEFAULTS.get(id(sig))  # Signature.__hash__ is slow; ours live forever
+    if cached is None:
+        params = list(sig.parameters.values())
+        defaults = {p.name: p.default for p in params if p.default is not p.empty}
+        cached = _SIG_DEFAULTS[id(sig)] = (params[0].name, defaults, sig)
+    first, defaults, _ = cached
+    if len(args) == 1 and all(k in defaults for k in kwargs):
+        # fast path (binding costs microseconds): the array, then keywords only
+        out = dict(defaults)
+        out[first] = args[0]
+        out.update(kwargs)
+        return out
     bound = sig.bind(*args, **kwargs)
     bound.apply_defaults()
     return dict(bound.arguments)
@@ -219,14 +235,16 @@ def _axes(axis: Any, ndim: int) -> tuple:
 
 def _expand(y_bar: np.ndarray, shape: tuple, axes: tuple, keepdims: bool) -> np.ndarray:
     """Broadcast a reduced cotangent back over the reduced axes (read-only view)."""
-    if not keepdims and axes:
-        y_bar = np.expand_dims(y_bar, axes) if len(shape) else y_bar
+    if not keepdims and axes and shape:
+        y_bar = np.reshape(y_bar, tuple(1 if i in axes else n for i, n in enumerate(shape)))
     return np.broadcast_to(y_bar, shape)
 
 
-def _materialize(a: np.ndarray) -> np.ndarray:
-    """A writeable array for a broadcast view (callers may update cotangents in place)."""
-    return a if a.flags.writeable else np.array(a)
+def _spread(y_bar: np.ndarray, shape: tuple, axes: tuple, keepdims: bool) -> np.ndarray:
+    """`_expand` as a fresh writeable array (callers may update cotangents in place)."""
+    if y_bar.size == 1:
+        return np.full(shape, y_bar.reshape(()), dtype=y_bar.dtype)
+    return np.array(_expand(y_bar, shape, axes, keepdims))
 
 
 def _count(shape: tuple, axes: tuple) -> int:
@@ -303,7 +321,7 @@ def sum_rrule(a, *args, **kwargs):
         y_bar = _cotangent(y_bar)
         if y_bar is None:
             return _zero_pullback_result(nargs)
-        return (NoTangent(), project_a(_materialize(_expand(y_bar, shape, axes, keepdims))),
+        return (NoTangent(), project_a(_spread(y_bar, shape, axes, keepdims)),
                 *_rest_bars(args))
 
     return y, sum_pullback
@@ -439,7 +457,7 @@ def mean_rrule(a, *args, **kwargs):
         y_bar = _cotangent(y_bar)
         if y_bar is None:
             return _zero_pullback_result(nargs)
-        return (NoTangent(), project_a(_materialize(_expand(y_bar / n, shape, axes, keepdims))),
+        return (NoTangent(), project_a(_spread(y_bar / n, shape, axes, keepdims)),
                 *_rest_bars(args))
 
     return y, mean_pullback
