@@ -190,3 +190,23 @@ def test_against_torch_loop_mse_and_hessian():
     h_torch = torch.autograd.functional.hessian(
         lambda t: torch.sum(torch.sin(t) * t ** 2), torch.tensor(x))
     np.testing.assert_allclose(hessian(f)(x), h_torch.numpy(), rtol=1e-10)
+
+
+@dataclasses.dataclass
+class Affine:
+    a: float
+    b: np.ndarray
+
+    def __call__(self, x):
+        return np.sum(np.sin(self.b * x)) * self.a
+
+
+def test_rrule_via_ad_callable_object_fields_get_a_tangent():
+    from chainrules import Tangent
+    from chainrules.testing import PrimalAndTangent
+
+    f = Affine(1.5, np.array([0.2, 0.7]))
+    test_rrule(PrimalAndTangent(f, Tangent[Affine](a=0.3, b=np.array([0.1, -0.2]))),
+               np.array([0.4, 0.9]), rrule_f=rrule_via_ad, config=CONFIG)
+    test_frule(PrimalAndTangent(f, Tangent[Affine](a=0.3, b=np.array([0.1, -0.2]))),
+               np.array([0.4, 0.9]), frule_f=frule_via_ad, config=CONFIG)

@@ -49,7 +49,18 @@ class ADConfig(RuleConfig, HasReverseMode, HasForwardsMode):
     __slots__ = ()
 
     def rrule_via_ad(self, f: Any, *args: Any, **kwargs: Any) -> Any:
-        """``(y, pullback)`` of ``f(*args, **kwargs)`` by tracing ``f`` in reverse mode."""
+        """``(y, pullback)`` of ``f(*args, **kwargs)`` by tracing ``f`` in reverse mode.
+
+        ``self_bar`` is ``NoTangent()`` for functions and a ``Tangent`` of the fields
+        for callable dataclass instances (their fields are differentiated too).
+        """
+        if _is_callable_struct(f):
+            y, pullback = _vjp(self, _call_self, (f, *args), kwargs, range(len(args) + 1))
+
+            def via_ad_self_pullback(y_bar: Any) -> tuple:
+                return pullback(y_bar)
+
+            return y, via_ad_self_pullback
         y, pullback = _vjp(self, f, args, kwargs, range(len(args)))
 
         def via_ad_pullback(y_bar: Any) -> tuple:
@@ -58,8 +69,20 @@ class ADConfig(RuleConfig, HasReverseMode, HasForwardsMode):
         return y, via_ad_pullback
 
     def frule_via_ad(self, dargs: tuple, f: Any, *args: Any, **kwargs: Any) -> Any:
-        """``(y, y_dot)`` of ``f(*args, **kwargs)`` along ``dargs[1:]`` by forward tracing."""
+        """``(y, y_dot)`` of ``f(*args, **kwargs)`` along ``dargs[1:]`` by forward tracing
+        (and along ``dargs[0]`` for a callable dataclass instance with a ``Tangent``)."""
+        if isinstance(dargs[0], Tangent) and _is_callable_struct(f):
+            return _jvp(self, _call_self, (f, *args), tuple(dargs), kwargs)
         return _jvp(self, f, args, tuple(dargs[1:]), kwargs)
+
+
+def _is_callable_struct(f: Any) -> bool:
+    return dataclasses.is_dataclass(f) and not isinstance(f, type) and callable(f)
+
+
+def _call_self(f: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call ``f`` through the dispatch point (``f`` itself is being differentiated)."""
+    return call(f, *args, **kwargs)
 
 
 _CONFIG = ADConfig()
