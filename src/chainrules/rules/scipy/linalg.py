@@ -43,6 +43,7 @@ array([[1.        , 0.        ],
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -659,10 +660,41 @@ def logm_rrule(a, *args, **kwargs):
 # ------------------------------------------------------------------------ Sylvester, Lyapunov
 
 
+class _SylvesterSolver:
+    """Bartels-Stewart as SciPy does it, keeping the Schur forms.
+
+    Solves ``A X + X B = Q`` (``adjoint=False``) and ``A^H G + G B^H = R``
+    (``adjoint=True``) with ``A = U T_A U^H`` and ``B^H = V T_B V^H`` computed
+    once, so the pullback costs triangular Sylvester solves and products only.
+    """
+
+    def __init__(self, a: np.ndarray, b: np.ndarray) -> None:
+        self.ta, self.u = sla.schur(a, output="real")
+        self.tb, self.v = sla.schur(_H(np.asarray(b)), output="real")
+
+    def solve(self, q: np.ndarray, adjoint: bool = False) -> np.ndarray:
+        f = _H(self.u) @ np.asarray(q) @ self.v
+        (trsyl,) = sla.get_lapack_funcs(("trsyl",), (self.ta, self.tb, f))
+        if adjoint:
+            # T_A^H Z + Z T_B = U^H R V, then G = U Z V^H
+            y, scale, info = trsyl(self.ta, self.tb, f, trana="C")
+        else:
+            # T_A Y + Y T_B^H = U^H Q V, then X = U Y V^H
+            y, scale, info = trsyl(self.ta, self.tb, f, tranb="C")
+        if info < 0:  # pragma: no cover - argument errors only
+            raise np.linalg.LinAlgError(f"?TRSYL: illegal value in argument {-info}")
+        if info == 1:
+            warnings.warn("solve_sylvester/solve_continuous_lyapunov: A and -B (or -A^H) "
+                          "have (nearly) common eigenvalues; LAPACK perturbed them",
+                          RuntimeWarning, stacklevel=3)
+        return self.u @ (y / scale) @ _H(self.v)
+
+
 @frule.register(sla.solve_sylvester)
 def solve_sylvester_frule(dargs, a, b, q):
     a_dot, b_dot, q_dot = (_value(d) for d in dargs[1:])
-    y = sla.solve_sylvester(a, b, q)
+    solver = _SylvesterSolver(a, b)
+    y = solver.solve(q)
     if a_dot is None and b_dot is None and q_dot is None:
         return y, ZeroTangent()
     rhs = np.zeros(y.shape, dtype=y.dtype) if q_dot is None else np.asarray(q_dot)
@@ -670,20 +702,21 @@ def solve_sylvester_frule(dargs, a, b, q):
         rhs = rhs - a_dot @ y
     if b_dot is not None:
         rhs = rhs - y @ b_dot
-    return y, ProjectTo(y)(sla.solve_sylvester(a, b, rhs))
+    return y, ProjectTo(y)(solver.solve(rhs))
 
 
 @rrule.register(sla.solve_sylvester)
 def solve_sylvester_rrule(a, b, q):
-    y = sla.solve_sylvester(a, b, q)
+    solver = _SylvesterSolver(a, b)
+    y = solver.solve(q)
     project_a, project_b, project_q = ProjectTo(a), ProjectTo(b), ProjectTo(q)
 
     def solve_sylvester_pullback(y_bar):
         y_bar = _value(y_bar)
         if y_bar is None:
             return NoTangent(), ZeroTangent(), ZeroTangent(), ZeroTangent()
-        # the adjoint of X -> AX + XB is G -> A^H G + G B^H
-        g = sla.solve_sylvester(_H(a), _H(b), y_bar)
+        # the adjoint of X -> AX + XB is G -> A^H G + G B^H (same Schur forms)
+        g = solver.solve(y_bar, adjoint=True)
         return (NoTangent(), Thunk(lambda: project_a(-(g @ _H(y)))),
                 Thunk(lambda: project_b(-(_H(y) @ g))), project_q(g))
 
@@ -693,26 +726,28 @@ def solve_sylvester_rrule(a, b, q):
 @frule.register(sla.solve_continuous_lyapunov)
 def solve_continuous_lyapunov_frule(dargs, a, q):
     a_dot, q_dot = _value(dargs[1]), _value(dargs[2])
-    y = sla.solve_continuous_lyapunov(a, q)
+    solver = _SylvesterSolver(a, _H(np.asarray(a)))
+    y = solver.solve(q)
     if a_dot is None and q_dot is None:
         return y, ZeroTangent()
     rhs = np.zeros(y.shape, dtype=y.dtype) if q_dot is None else np.asarray(q_dot)
     if a_dot is not None:
         rhs = rhs - a_dot @ y - y @ _H(a_dot)
-    return y, ProjectTo(y)(sla.solve_continuous_lyapunov(a, rhs))
+    return y, ProjectTo(y)(solver.solve(rhs))
 
 
 @rrule.register(sla.solve_continuous_lyapunov)
 def solve_continuous_lyapunov_rrule(a, q):
-    y = sla.solve_continuous_lyapunov(a, q)
+    solver = _SylvesterSolver(a, _H(np.asarray(a)))
+    y = solver.solve(q)
     project_a, project_q = ProjectTo(a), ProjectTo(q)
 
     def solve_continuous_lyapunov_pullback(y_bar):
         y_bar = _value(y_bar)
         if y_bar is None:
             return NoTangent(), ZeroTangent(), ZeroTangent()
-        # adjoint of X -> AX + XA^H is G -> A^H G + G A: a Lyapunov solve with A^H
-        g = sla.solve_continuous_lyapunov(_H(a), y_bar)
+        # adjoint of X -> AX + XA^H is G -> A^H G + G A (same Schur form)
+        g = solver.solve(y_bar, adjoint=True)
         return (NoTangent(), Thunk(lambda: project_a(-(g @ _H(y) + _H(g) @ y))),
                 project_q(g))
 
