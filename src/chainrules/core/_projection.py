@@ -74,9 +74,18 @@ class ProjectTo:
     __slots__ = ("_fn", "_kind")
 
     def __init__(self, x: Any) -> None:
-        self._kind, self._fn = _make_projector(x)
+        t = type(x)
+        if t is float or t is int:  # the hot cases first
+            self._kind, self._fn = "float", _project_float
+        elif t is np.ndarray and x.dtype.kind in "fc":
+            self._kind, self._fn = "ndarray", _array_projector(x)
+        else:
+            self._kind, self._fn = _make_projector(x)
 
     def __call__(self, dx: Any) -> Any:
+        t = type(dx)
+        if t is np.ndarray or t is float:
+            return self._fn(dx)
         passed = _passthrough(dx)
         if passed is not None:
             return passed
@@ -108,7 +117,11 @@ def _make_projector(x: Any) -> tuple[str, Callable[[Any], Any]]:
             return str(x.dtype), _scalar_projector(x.dtype.type, real=False)
         return "NoTangent", _to_no_tangent
     if isinstance(x, np.ndarray):
-        return _array_projector(x)
+        if x.dtype.kind not in "fc":
+            if x.dtype.kind == "O":
+                return "object array", _identity
+            return "NoTangent", _to_no_tangent
+        return "ndarray", _array_projector(x)
     if isinstance(x, AbstractTangent):
         return "identity", _identity
     sparse = _sparse_projector(x)
@@ -172,34 +185,42 @@ def _scalar_projector(T: type, real: bool) -> Callable[[Any], Any]:
     return project_scalar
 
 
-def _array_projector(x: np.ndarray) -> tuple[str, Callable[[Any], Any]]:
+def _array_projector(x: np.ndarray) -> Callable[[Any], Any]:
+    """The projector of a float or complex array (the caller checked the dtype)."""
     dtype = x.dtype
-    if dtype.kind not in "fc":
-        if dtype.kind == "O":
-            return "object array", _identity
-        return "NoTangent", _to_no_tangent
     shape = x.shape
     real = dtype.kind == "f"
-    desc = f"ndarray(shape={shape}, dtype={dtype})"
+
+    def describe_primal() -> str:
+        # Only for error messages: str(dtype) is slow enough to matter on the hot path.
+        return f"ndarray(shape={shape}, dtype={dtype})"
 
     def project_array(dx: Any) -> Any:
-        if isinstance(dx, Tangent) or isinstance(dx, AbstractTangent):
-            raise ProjectionError(desc, dx, "an array's tangent is an array")
-        dx = np.asarray(dx)
-        if dx.dtype.kind not in "fciub":
-            raise ProjectionError(desc, dx, f"expected a numeric array, got dtype {dx.dtype}")
-        if real and dx.dtype.kind == "c":
+        if type(dx) is np.ndarray:
+            dt = dx.dtype
+            if dt is dtype and dx.shape == shape:  # the common case: nothing to do
+                return dx
+        elif isinstance(dx, AbstractTangent):
+            raise ProjectionError(describe_primal(), dx, "an array's tangent is an array")
+        else:
+            dx = np.asarray(dx)
+            dt = dx.dtype
+        if dt.kind not in "fciub":
+            raise ProjectionError(describe_primal(), dx,
+                                  f"expected a numeric array, got dtype {dt}")
+        if real and dt.kind == "c":
             dx = dx.real
         if dx.shape != shape:
-            dx = _fit_shape(dx, shape, desc)
+            dx = _fit_shape(dx, shape, describe_primal)
         if dx.dtype != dtype:
             dx = dx.astype(dtype)
         return dx
 
-    return desc, project_array
+    return project_array
 
 
-def _fit_shape(dx: np.ndarray, shape: tuple, desc: str) -> np.ndarray:
+def _fit_shape(dx: np.ndarray, shape: tuple, desc: Any) -> np.ndarray:
+    """Fit dx to shape; ``desc`` describes the primal (a string, or a function making one)."""
     if dx.size == int(np.prod(shape)) and _squeezed(dx.shape) == _squeezed(shape):
         return dx.reshape(shape)  # only size-1 dimensions differ
     # Sum away what broadcasting added: leading dims, and dims where the primal has 1.
@@ -218,7 +239,7 @@ def _fit_shape(dx: np.ndarray, shape: tuple, desc: str) -> np.ndarray:
             out = dx.sum(axis=tuple(axes), keepdims=True) if axes else dx
             return out.reshape(shape)
     raise ProjectionError(
-        desc, dx,
+        desc() if callable(desc) else desc, dx,
         f"shape {dx.shape} does not fit shape {shape} (neither equal up to size-1 dimensions "
         f"nor a broadcast of it)",
     )
