@@ -189,3 +189,16 @@ def test_matmul_thunk_not_needed_is_never_computed(monkeypatch):
     assert calls == []
     np.testing.assert_allclose(chainrules.unthunk(a_bar), np.full((2, 3), 4.0))
     assert calls == [1]
+
+
+def test_pow_negative_base_int_exponent():
+    # x ** 3 with x < 0: the exponent cannot be perturbed (the power turns complex), so the
+    # rrule tester cannot run it (it checks an int with a float cotangent as a float);
+    # the frule tester holds it fixed
+    from chainrules.testing import no_tangent
+
+    test_frule(operator.pow, -1.5, no_tangent(3))
+    test_frule(operator.pow, np.array([-1.5, -0.5]), no_tangent(3))
+    _, x_bar, p_bar = rrule(operator.pow, -1.5, 3)[1](1.0)
+    assert x_bar == pytest.approx(3 * 1.5 ** 2)
+    assert p_bar == pytest.approx(-(1.5 ** 3) * np.log(1.5))
