@@ -88,6 +88,15 @@ def test_where_argument_error(f):
     assert np.allclose(y, f(x))
 
 
+@pytest.mark.parametrize("f", [np.sum, np.prod, np.nansum])
+def test_positional_initial_not_implemented_error(f):
+    x = np.arange(1.0, 4.0)
+    with pytest.raises(NotImplementedError, match="pass it as a keyword, initial="):
+        rrule(f, x, None, None, None, False, 2.0)
+    y, _ = rrule(f, x, initial=2.0)
+    assert np.isclose(y, f(x, initial=2.0))
+
+
 def test_var_mean_argument_error():
     x = np.arange(1.0, 7.0)
     with pytest.raises(NotImplementedError, match="does not support mean="):

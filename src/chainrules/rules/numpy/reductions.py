@@ -19,7 +19,7 @@ and predicates (``any``, ``all``, ``isclose``, ``allclose``, ``array_equal``...)
 Conventions:
 
 - ``axis`` (int, negative, tuple, None), ``keepdims``, ``dtype``, ``ddof`` /
-  ``correction`` and ``initial`` are supported; ``out=`` is refused with
+  ``correction`` and ``initial`` (as a keyword: a constant) are supported; ``out=`` is refused with
   :class:`~chainrules.OutArgumentError`, ``where=`` (other than True) with
   `WhereArgumentError`, ``var``/``std``'s ``mean=`` with ``NotImplementedError``.
   Positional arguments that are not arrays of values (``axis``, ``dtype``, ``n``,
@@ -136,6 +136,13 @@ def _bind(sig: inspect.Signature, args: tuple, kwargs: dict) -> dict:
         out[first] = args[0]
         out.update(kwargs)
         return out
+    if "initial" in list(sig.parameters)[1:len(args)]:
+        # a positional value would be an argument to differentiate; as a keyword it is a
+        # constant (keywords are never differentiated)
+        raise NotImplementedError(
+            "the reduction rules do not differentiate w.r.t. `initial`: pass it as a "
+            "keyword, initial=..., where it is treated as a constant"
+        )
     bound = sig.bind(*args, **kwargs)
     bound.apply_defaults()
     return dict(bound.arguments)
