@@ -17,7 +17,7 @@ from chainrules.testing import Case, arr, integers, no_tangent, positive, unit_i
 __all__ = ["CASES"]
 
 REAL = ("float64", "float32")
-ALL = ("float64", "float32", "complex128")
+ALL = ("float64", "float32", "complex128", "complex64")
 
 
 def _away(rng: np.random.Generator, dtype: np.dtype, shape: Any = (), low: float = 0.5,
