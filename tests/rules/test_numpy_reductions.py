@@ -28,7 +28,7 @@ SCOPE = [
     np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin, np.ptp, np.median, np.nanmedian,
     np.quantile, np.percentile, np.average,
     np.cumsum, np.cumprod, np.cumulative_sum, np.cumulative_prod, np.diff, np.ediff1d,
-    np.trapezoid, np.linspace,
+    np.trapezoid, np.linspace, np.full, np.full_like,
     np.arange, np.bincount,
 ]
 
@@ -37,7 +37,8 @@ NON_DIFFERENTIABLE = [
     np.lexsort, np.argwhere, np.nonzero, np.flatnonzero, np.searchsorted, np.digitize,
     np.count_nonzero, np.any, np.all, np.isclose, np.allclose, np.array_equal,
     np.array_equiv, np.isreal, np.iscomplex, np.isrealobj, np.iscomplexobj, np.isscalar,
-    np.isposinf, np.isneginf, np.isin, np.einsum_path,
+    np.isposinf, np.isneginf, np.isin, np.einsum_path, np.shape, np.ndim, np.size, np.zeros,
+    np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye, np.identity, np.tri,
 ]
 
 
@@ -55,6 +56,9 @@ def test_has_frule_and_rrule(f):
     (np.count_nonzero, (np.array([0.0, 2.0]),)),
     (np.digitize, (np.array([0.5, 2.5]), np.array([0.0, 1.0, 2.0]))),
     (np.any, (np.array([0.0, 2.0]),)),
+    (np.zeros_like, (np.array([0.5, 2.0]),)),
+    (np.ones_like, (np.array([0.5, 2.0]),)),
+    (np.shape, (np.array([0.5, 2.0]),)),
 ])
 def test_non_differentiable(f, args):
     y, pullback = rrule(f, *args)

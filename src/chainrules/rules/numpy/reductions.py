@@ -1,4 +1,4 @@
-"""Rules for NumPy reductions, scans, differences and array constructors.
+"""Rules for NumPy reductions, scans, differences, statistics and array constructors.
 
 Covered (frule and rrule): ``sum``, ``nansum``, ``prod``, ``nanprod``, ``mean``,
 ``nanmean``, ``var``, ``std``, ``nanvar``, ``nanstd``, ``max``/``amax``, ``min``/``amin``,
@@ -8,13 +8,13 @@ and ``weights``, ``returned=``), ``cumsum``, ``cumprod``, ``nancumsum``, ``nancu
 ``cumulative_sum``, ``cumulative_prod``, ``diff`` (``n``, ``axis``,
 ``prepend``/``append``), ``ediff1d``, ``trapezoid`` (w.r.t. ``y``, ``x`` and ``dx``),
 ``linspace`` (w.r.t. ``start`` and ``stop``, ``retstep=``),
-``arange`` (w.r.t. ``start`` and ``step``; ``stop`` only sets the length) and
-``bincount`` (w.r.t. positional ``weights``).
+``arange`` (w.r.t. ``start`` and ``step``; ``stop`` only sets the length), ``full``
+and ``full_like`` (w.r.t. the fill value) and ``bincount`` (w.r.t. positional ``weights``).
 Non-differentiable: index and count results (``argmax``, ``argmin``, ``argsort``,
 ``argwhere``, ``nonzero``, ``searchsorted``, ``digitize``, ``count_nonzero``...)
-and predicates (``any``, ``all``, ``isclose``, ``allclose``, ``array_equal``...).
-(``shape``, ``ndim``, ``size``, ``zeros``, ``ones``, ``eye``, ``zeros_like``,
-``full``, ``full_like``... are in ``shape.py``.)
+predicates (``any``, ``all``, ``isclose``, ``allclose``, ``array_equal``...), array
+metadata (``shape``, ``ndim``, ``size``) and constant constructors (``zeros``, ``ones``,
+``empty``, ``zeros_like``, ``ones_like``, ``empty_like``, ``eye``, ``identity``, ``tri``).
 
 Conventions:
 
@@ -1577,6 +1577,47 @@ def arange_frule(dargs, *args, **kwargs):
     return y, _like(y_dot, y)
 
 
+# ------------------------------------------------------------------------ full, full_like
+
+
+def _fill_rules(f: Any, name: str) -> None:
+    """full(shape, fill_value, ...) / full_like(a, fill_value, ...): linear in the fill
+    value (broadcast to the output); the shape and ``a`` get NoTangent()."""
+
+    def fill_rrule(first, fill_value, *args, **kwargs):
+        y = f(first, fill_value, *args, **kwargs)
+        project_fill = _projector(fill_value)
+        no_tangent = _no_tangent_output(y)
+        fill_shape = np.shape(fill_value)
+
+        def fill_pullback(y_bar):
+            y_bar = _cotangent(y_bar)
+            if y_bar is None or no_tangent:
+                fill_bar = project_fill(ZeroTangent())
+            else:
+                fill_bar = project_fill(_sum_to(y_bar, fill_shape))
+            return (NoTangent(), NoTangent(), fill_bar, *_rest_bars(args))
+
+        fill_pullback.__name__ = fill_pullback.__qualname__ = f"{name}_pullback"
+        return y, fill_pullback
+
+    def fill_frule(dargs, first, fill_value, *args, **kwargs):
+        y = f(first, fill_value, *args, **kwargs)
+        fill_dot = _dense(dargs[2], fill_value)
+        if fill_dot is None or _no_tangent_output(y):
+            return y, ZeroTangent()
+        return y, _like(np.broadcast_to(fill_dot, y.shape), y)
+
+    fill_rrule.__name__ = fill_rrule.__qualname__ = f"{name}_rrule"
+    fill_frule.__name__ = fill_frule.__qualname__ = f"{name}_frule"
+    rrule.register(f)(fill_rrule)
+    frule.register(f)(fill_frule)
+
+
+_fill_rules(np.full, "full")
+_fill_rules(np.full_like, "full_like")
+
+
 # ------------------------------------------------------------------------------ bincount
 
 
@@ -1614,6 +1655,9 @@ for _f in (
     np.count_nonzero, np.any, np.all, np.isclose, np.allclose, np.array_equal,
     np.array_equiv, np.isreal, np.iscomplex, np.isrealobj, np.iscomplexobj, np.isscalar,
     np.isposinf, np.isneginf, np.isin, np.einsum_path,
+    # metadata and constant constructors (their outputs do not depend on array values)
+    np.shape, np.ndim, np.size, np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like,
+    np.empty_like, np.eye, np.identity, np.tri,
 ):
     non_differentiable(_f)
 

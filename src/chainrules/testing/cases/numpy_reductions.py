@@ -291,6 +291,20 @@ CASES += [
          name="numpy.arange(ints)"),
 ]
 
+# full, full_like: w.r.t. the fill value (scalar or broadcast array)
+CASES += [
+    Case(np.full, lambda rng, dt: ((2, 3), scalar(rng, dt)), dtypes=FC,
+         name="numpy.full(shape, scalar)"),
+    Case(np.full, lambda rng, dt: ((2, 3), arr(rng, dt, (3,))), dtypes=FC,
+         name="numpy.full(shape, row)"),
+    Case(np.full_like, lambda rng, dt: (arr(rng, dt, (2, 3)), scalar(rng, dt)), dtypes=FC,
+         name="numpy.full_like(a, scalar)"),
+    Case(np.full_like, lambda rng, dt: (arr(rng, dt, (2, 3)), arr(rng, dt, (2, 1))),
+         dtypes=FC, name="numpy.full_like(a, column)"),
+    Case(np.full_like, lambda rng, dt: (arr(rng, dt, (2, 3)), 1.5), kwargs={"dtype": np.float64},
+         dtypes=F, name="numpy.full_like(a, python float, dtype=float64)"),
+]
+
 # bincount: w.r.t. positional weights
 CASES += [
     Case(np.bincount, lambda rng, dt: (integers(rng, (7,), 0, 4), arr(rng, dt, (7,))),
