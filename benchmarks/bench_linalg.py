@@ -1,10 +1,12 @@
 """Linear-algebra pullbacks reuse the forward factorization.
 
-For ``solve``, ``det`` and ``slogdet`` at n = 100 and 500, times (medians) the
+For ``solve``, ``slogdet`` and ``scipy.linalg.solve_sylvester`` at n = 100 and
+500, times (medians) the
 pullback of ``rrule(f, A, ...)`` — every cotangent unthunked — against calling
 the primal again, and against the pullback one would write without the stored
-factors (a fresh ``np.linalg.solve`` with ``A^H``), and the rrule's forward pass
-against the primal (it factors once and keeps the factors). The ratio ``again / pullback``
+factors (a fresh solve with ``A^H``), and the rrule's forward pass against the
+primal (it factors once and keeps the factors: LU, or the Schur forms of
+Bartels-Stewart). The ratio ``again / pullback``
 above 1 means the pullback costs less than one more forward call: it does O(n^2)
 work per right-hand side on the stored LU factors instead of O(n^3).
 
@@ -79,17 +81,40 @@ def bench_slogdet(n: int, rounds: int) -> dict[str, float]:
     }, rounds)
 
 
+def bench_sylvester(n: int, rounds: int) -> dict[str, float]:
+    import scipy.linalg as sla
+
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((n, n)) + n**0.5 * np.eye(n)
+    b = rng.standard_normal((n, n)) + n**0.5 * np.eye(n)
+    q = rng.standard_normal((n, n))
+    y, pullback = rrule(sla.solve_sylvester, a, b, q)
+    y_bar = rng.standard_normal((n, n))
+
+    def naive_pullback() -> None:
+        g = sla.solve_sylvester(a.conj().T, b.conj().T, y_bar)
+        -(g @ y.conj().T), -(y.conj().T @ g)
+
+    return _median_times({
+        "pullback (stored Schur forms)": lambda: _unthunk_all(pullback(y_bar)),
+        "pullback without stored forms": naive_pullback,
+        "sla.solve_sylvester again": lambda: sla.solve_sylvester(a, b, q),
+        "rrule forward (Schur + solve)": lambda: rrule(sla.solve_sylvester, a, b, q),
+    }, rounds)
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
     sizes = (100, 300) if quick else (100, 500)
     print(f"numpy {np.__version__}, one thread; medians in ms")
-    for name, bench in (("solve(A, b)", bench_solve), ("slogdet(A)", bench_slogdet)):
+    for name, bench in (("solve(A, b)", bench_solve), ("slogdet(A)", bench_slogdet),
+                        ("solve_sylvester(A, B, Q)", bench_sylvester)):
         for n in sizes:
-            rounds = 30 if n <= 100 else (10 if quick else 20)
+            rounds = 30 if n <= 100 else (5 if quick else 15)
             t = bench(n, rounds)
-            pb = t["pullback (stored LU)"]
+            pb = next(v for k, v in t.items() if k.startswith("pullback (stored"))
             again = next(v for k, v in t.items() if k.endswith("again"))
-            naive = t["pullback without stored LU"]
+            naive = next(v for k, v in t.items() if k.startswith("pullback without"))
             print(f"\n{name}, n = {n} ({rounds} rounds)")
             for k, v in t.items():
                 print(f"  {k:32s} {v * 1e3:9.3f} ms")
