@@ -157,7 +157,7 @@ def _refuse(f: Any, p: dict) -> None:
     if p.get("out") is not None:
         raise OutArgumentError(f)
     where = p.get("where", True)
-    if _given(where) and where is not True:
+    if _given(where) and not (isinstance(where, (bool, np.bool_)) and where):
         raise WhereArgumentError(f)
 
 
