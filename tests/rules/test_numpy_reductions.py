@@ -28,7 +28,7 @@ SCOPE = [
     np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin, np.ptp, np.median, np.nanmedian,
     np.quantile, np.percentile, np.average,
     np.cumsum, np.cumprod, np.cumulative_sum, np.cumulative_prod, np.diff, np.ediff1d,
-    np.trapezoid, np.linspace, np.full, np.full_like,
+    np.trapezoid, np.linspace, np.logspace, np.geomspace, np.full, np.full_like,
     np.arange, np.bincount,
 ]
 

@@ -7,7 +7,8 @@ Covered (frule and rrule): ``sum``, ``nansum``, ``prod``, ``nanprod``, ``mean``,
 and ``weights``, ``returned=``), ``cumsum``, ``cumprod``, ``nancumsum``, ``nancumprod``,
 ``cumulative_sum``, ``cumulative_prod``, ``diff`` (``n``, ``axis``,
 ``prepend``/``append``), ``ediff1d``, ``trapezoid`` (w.r.t. ``y``, ``x`` and ``dx``),
-``linspace`` (w.r.t. ``start`` and ``stop``, ``retstep=``),
+``logspace`` (w.r.t. ``start``, ``stop``, ``base``), ``geomspace``, ``linspace``
+(w.r.t. ``start`` and ``stop``, ``retstep=``),
 ``arange`` (w.r.t. ``start`` and ``step``; ``stop`` only sets the length), ``full``
 and ``full_like`` (w.r.t. the fill value) and ``bincount`` (w.r.t. positional ``weights``).
 Non-differentiable: index and count results (``argmax``, ``argmin``, ``argsort``,
@@ -1575,6 +1576,96 @@ def arange_frule(dargs, *args, **kwargs):
     if step_dot is not None:
         y_dot = y_dot + step_dot * np.arange(y.size)
     return y, _like(y_dot, y)
+
+
+# -------------------------------------------------------------------- logspace, geomspace
+
+
+def _along(v: Any, y: np.ndarray, axis: int) -> np.ndarray:
+    """A start/stop/base argument broadcast against the output, with the sample axis."""
+    bshape = y.shape[:axis] + y.shape[axis + 1:]
+    return np.expand_dims(np.broadcast_to(v, bshape), axis)
+
+
+def _logspace_partials(p: dict, y: np.ndarray, axis: int) -> dict:
+    """d y / d start, stop, base (full output shape) of y = base ** linspace(start, stop)."""
+    t = _linspace_along(_linspace_weights(p)[0], y.ndim, axis)
+    base = _along(p["base"], y, axis)
+    exponent = _along(p["start"], y, axis) * (1 - t) + _along(p["stop"], y, axis) * t
+    dy_de = y * np.log(base)
+    return {"start": dy_de * (1 - t), "stop": dy_de * t, "base": exponent * y / base}
+
+
+def _geomspace_partials(p: dict, y: np.ndarray, axis: int) -> dict:
+    """d y / d start, stop of y_k = start^(1 - t_k) stop^t_k."""
+    t = _linspace_along(_linspace_weights(p)[0], y.ndim, axis)
+    start, stop = _along(p["start"], y, axis), _along(p["stop"], y, axis)
+    return {"start": (1 - t) * y / start, "stop": t * y / stop}
+
+
+def _spaced_rules(f: Any, name: str, partials: Any, names: list) -> None:
+    """Rules for logspace/geomspace given their partial derivatives (holomorphic)."""
+    sig = _signature(f)
+
+    def setup(args: tuple, kwargs: dict) -> tuple:
+        p = _bind(sig, args, kwargs)
+        y = f(*args, **kwargs)
+        axis = int(p["axis"]) % max(np.ndim(y), 1)
+        return p, y, axis
+
+    def spaced_rrule(*args, **kwargs):
+        p, y, axis = setup(args, kwargs)
+        positional = names[: len(args)]
+        no_tangent = _no_tangent_output(y)
+        projectors = {k: _projector(p[k]) for k in positional if k in ("start", "stop", "base")}
+
+        def spaced_pullback(y_bar):
+            y_bar = _cotangent(y_bar)
+            ds = None if (y_bar is None or no_tangent) else partials(p, y, axis)
+            bars = []
+            for k in positional:
+                if k not in projectors:
+                    bars.append(NoTangent())
+                elif ds is None:
+                    bars.append(projectors[k](ZeroTangent()))
+                else:
+                    g = np.sum(np.conj(ds[k]) * y_bar, axis=axis)
+                    bars.append(projectors[k](_sum_to(g, np.shape(p[k]))))
+            return (NoTangent(), *bars)
+
+        spaced_pullback.__name__ = spaced_pullback.__qualname__ = f"{name}_pullback"
+        return y, spaced_pullback
+
+    def spaced_frule(dargs, *args, **kwargs):
+        p, y, axis = setup(args, kwargs)
+        if _no_tangent_output(y):
+            return y, ZeroTangent()
+        bshape = y.shape[:axis] + y.shape[axis + 1:]
+        ds = None
+        y_dot: Any = None
+        for k, t in zip(names, dargs[1:]):
+            if k not in ("start", "stop", "base"):
+                continue
+            t = _dense(t, p[k])
+            if t is None:
+                continue
+            ds = partials(p, y, axis) if ds is None else ds
+            term = ds[k] * np.expand_dims(np.broadcast_to(t, bshape), axis)
+            y_dot = term if y_dot is None else y_dot + term
+        if y_dot is None:
+            return y, ZeroTangent()
+        return y, _like(y_dot, y)
+
+    spaced_rrule.__name__ = spaced_rrule.__qualname__ = f"{name}_rrule"
+    spaced_frule.__name__ = spaced_frule.__qualname__ = f"{name}_frule"
+    rrule.register(f)(spaced_rrule)
+    frule.register(f)(spaced_frule)
+
+
+_spaced_rules(np.logspace, "logspace", _logspace_partials,
+              ["start", "stop", "num", "endpoint", "base", "dtype", "axis"])
+_spaced_rules(np.geomspace, "geomspace", _geomspace_partials,
+              ["start", "stop", "num", "endpoint", "dtype", "axis"])
 
 
 # ------------------------------------------------------------------------ full, full_like

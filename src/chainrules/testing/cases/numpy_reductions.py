@@ -281,6 +281,23 @@ CASES += [
          dtypes=FC, name="numpy.linspace(num=1)"),
 ]
 
+# logspace (w.r.t. start, stop, base), geomspace (w.r.t. start, stop)
+CASES += [
+    Case(np.logspace, lambda rng, dt: (scalar(rng, dt, 0.0, 1.0), scalar(rng, dt, 0.0, 1.0)),
+         kwargs={"num": 5}, dtypes=FC),
+    Case(np.logspace, lambda rng, dt: (arr(rng, dt, (2,), 0.0, 1.0), scalar(rng, dt, 0.0, 1.0),
+                                       4, True, positive(rng, dt, (2,), 1.5, 3.0)),
+         dtypes=F, name="numpy.logspace(start, stop, 4, True, base)"),
+    Case(np.logspace, lambda rng, dt: (arr(rng, dt, (2,), 0.0, 1.0), arr(rng, dt, (3, 1), 0, 1)),
+         kwargs={"num": 4, "axis": -1, "endpoint": False}, dtypes=FC),
+    Case(np.geomspace, lambda rng, dt: (positive(rng, dt, (), 0.5, 1.0),
+                                        positive(rng, dt, (), 2.0, 3.0)), kwargs={"num": 5},
+         dtypes=FC),
+    Case(np.geomspace, lambda rng, dt: (-positive(rng, dt, (3,), 0.5, 1.0),
+                                        -positive(rng, dt, (), 2.0, 3.0)),
+         kwargs={"num": 4, "axis": 1}, dtypes=F, name="numpy.geomspace(negative, axis=1)"),
+]
+
 # arange: w.r.t. start and step (stop only sets the length)
 CASES += [
     Case(np.arange, lambda rng, dt: (dt.type(0.3), dt.type(2.05), dt.type(0.5)), dtypes=F,
