@@ -27,7 +27,8 @@ X = np.array([0.5, -1.0, 2.0])
 
 def msg(text: str) -> str:
     """A regex matching ``text`` literally, whatever package prefix the test module has."""
-    return re.escape(text).replace("conftest\\.", r"[\w.]*conftest\.")
+    return re.escape(text).replace("conftest\\.", r"[\w.]*conftest\.").replace(
+        "test_torch\\.", r"[\w.]*test_torch\.")
 
 
 def close(a, b, rtol=1e-6, atol=1e-7):
@@ -169,13 +170,26 @@ def test_integer_arguments_not_differentiated(ex):
     close(x.grad, [3.0, 0.0, 6.0])
 
 
-def test_second_derivative_error(ex):
+def test_second_derivative_of_cube(ex):
     x = tensor(X, requires_grad=True)
     (g,) = torch.autograd.grad(torch_function(ex.cube)(x).sum(), x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), x)
+    close(h, 6 * X)
+
+
+def test_second_derivative_rule_not_differentiable_error(ex):
+    # the rule's pullback writes into an array (np.add.at): chainrules.ad cannot trace it
+    x = tensor(X, requires_grad=True)
+    y = torch_function(ex.scaled_take)(x, torch.tensor([0, 2]), 3)
+    (g,) = torch.autograd.grad((y**2).sum(), x, create_graph=True)
     with pytest.raises(UnsupportedTransformError, match=msg(
-            "torch_function(conftest.cube) does not support a second derivative with respect "
-            "to the inputs: it needs the derivative of the rule itself")):
+            "torch_function(conftest.scaled_take) does not support a second derivative with "
+            "respect to the inputs: it differentiates the rrule of conftest.scaled_take with "
+            "chainrules.ad, which failed:")):
         g.sum().backward()
+
+
+def test_forward_over_reverse_error(ex):
     with pytest.raises(UnsupportedTransformError, match=msg(
             "torch_function(conftest.cube) does not support forward mode over reverse mode")):
         torch.func.hessian(lambda x: torch_function(ex.cube)(x).sum())(tensor(X))
@@ -264,3 +278,50 @@ def test_config_structures():
     close(p_bar["a"], np.sin(x))
     assert p_bar["n"] == NoTangent()
     close(x_bar, p["a"] * np.cos(x) + 1.0)
+
+
+def _tanh_affine(A, x):
+    return np.tanh(A @ x)
+
+
+@pytest.fixture(scope="module")
+def tanh_affine():
+    from chainrules import Thunk, rrule
+
+    @rrule.register(_tanh_affine)
+    def tanh_affine_rrule(A, x):
+        y = np.tanh(A @ x)
+
+        def tanh_affine_pullback(y_bar):
+            s = y_bar * (1 - y**2)
+            return NoTangent(), Thunk(lambda: np.outer(s, x)), Thunk(lambda: A.T @ s)
+
+        return y, tanh_affine_pullback
+
+    return _tanh_affine
+
+
+def test_hessian_by_differentiating_the_rule(tanh_affine):
+    # the rule's code (tanh, @, outer, thunks) is differentiable by chainrules.ad, so
+    # reverse-over-reverse through the bridge equals PyTorch's own Hessian
+    A = tensor([[1.0, 2.0, -1.0], [0.5, -1.0, 0.3]])
+    x = tensor([0.3, -0.2, 0.1])
+    f = torch_function(tanh_affine)
+    bridged = torch.autograd.functional.hessian(lambda A, x: (f(A, x) ** 2).sum(), (A, x))
+    native = torch.autograd.functional.hessian(
+        lambda A, x: (torch.tanh(A @ x) ** 2).sum(), (A, x))
+    for i in range(2):
+        for j in range(2):
+            close(bridged[i][j], native[i][j], rtol=1e-10, atol=1e-12)
+
+
+def test_third_derivative_error(tanh_affine):
+    A = tensor([[1.0, 2.0, -1.0], [0.5, -1.0, 0.3]])
+    x = tensor([0.3, -0.2, 0.1], requires_grad=True)
+    (g,) = torch.autograd.grad(torch_function(tanh_affine)(A, x).sum(), x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), x, create_graph=True)
+    with pytest.raises(UnsupportedTransformError, match=msg(
+            "torch_function(test_torch._tanh_affine) does not support a third derivative: "
+            "second derivatives are computed by differentiating the rrule's code with "
+            "chainrules.ad")):
+        torch.autograd.grad(h.sum() + x.sum(), x)

@@ -18,10 +18,13 @@ The Function is written the way ``torch.func`` needs (``forward`` without ``ctx`
 - ``jvp`` is the frule's pushforward, also its own Function (``_Pushforward``).
 - Second derivatives: both of these are linear in the cotangent (tangent) they
   carry, and that part of their derivative is exact (the pushforward is the
-  transpose of the pullback); the part that differentiates the rule itself with
-  respect to the primal inputs (needed for a Hessian) is not available from
-  first-order rules and raises :class:`UnsupportedTransformError`, never a silent
-  zero.
+  transpose of the pullback). The part that differentiates the rule itself with
+  respect to the primal inputs (needed for a Hessian) comes from the reference AD,
+  ``chainrules.ad``, which differentiates the rrule's own code (NumPy functions with
+  rules, operators, thunks): reverse-over-reverse works (``create_graph=True``,
+  ``torch.autograd.functional.hessian``) when the rule's code is differentiable by
+  it. Otherwise, and for forward-over-reverse (``torch.func.hessian``) and third
+  derivatives, :class:`UnsupportedTransformError` is raised, never a silent zero.
 - ``vmap`` runs the function once per batch element.
 
 PyTorch's complex convention is ChainRules' (``grad(abs(z)**2) == 2z``): nothing to convert.
@@ -49,7 +52,7 @@ from chainrules.core._errors import func_name
 
 from . import _compat
 from ._bridge import call_frule, call_rrule, leaf_tangent, output_cotangent
-from ._errors import TangentConversionError, UnsupportedTransformError
+from ._errors import NoRuleError, TangentConversionError, UnsupportedTransformError
 from ._tree import leaves_with_paths, map_leaves, tangent_at, tangent_like
 
 __all__ = ["TorchConfig", "as_numpy_function", "torch_function"]
@@ -221,6 +224,49 @@ def _leaf_or_zero(x: Any) -> Any:
     return ZeroTangent() if x is None else x
 
 
+def _third_order_error(call: _Call) -> UnsupportedTransformError:
+    return UnsupportedTransformError(
+        _BRIDGE, call.f, "a third derivative",
+        "second derivatives are computed by differentiating the rrule's code with "
+        "chainrules.ad on NumPy arrays, and that result is not differentiable again",
+        f"Stop at second derivatives of torch_function({func_name(call.f)}), or write "
+        f"{func_name(call.f)} in torch operations")
+
+
+def _pullback_as_function(call: _Call, need_idx: list[int], n_in: int) -> Callable:
+    """``(*inputs, *grads) -> cotangents of inputs need_idx``: the rule, as a plain function.
+
+    The rule is looked up for the NumPy argument types and called directly, so that the
+    reference AD traces its code (with tracers as arguments, ``rrule(f, ...)`` would
+    dispatch on the tracers' type).
+    """
+    from chainrules.core import rrule
+
+    f, config = call.f, call.bridged.config
+    args_np = call.numpy_args(call.np_inputs)
+    hit = rrule.lookup(f, tuple(map(type, args_np)), config)
+    if hit is None:
+        raise NoRuleError(_BRIDGE, f, "rrule", tuple(map(type, args_np)),
+                          "a second derivative")
+    rule, takes_config, takes_instance = hit
+    prefix = ((config,) if takes_config else ()) + ((f,) if takes_instance else ())
+
+    def rule_pullback(*leaves: Any) -> tuple:
+        inputs, grads = leaves[:n_in], leaves[n_in:]
+        _, pullback = rule(*prefix, *call.numpy_args(list(inputs)), **call.kwargs)
+        by_path = dict(zip(call.out_paths, grads))
+        y_bar = tangent_like(call.y, lambda path, leaf: by_path.get(path, ZeroTangent()))
+        bars = pullback(y_bar)
+        out = []
+        for i in need_idx:
+            position, path = call.where[i]
+            t = tangent_at(bars[position], path)
+            out.append(0.0 * inputs[i] if isinstance(t, (ZeroTangent, NoTangent)) else t)
+        return tuple(out)
+
+    return rule_pullback
+
+
 def _is_zero(t: Any) -> bool:
     # torch.func materializes the tangents of inputs it does not differentiate as zeros;
     # an exactly-zero direction contributes nothing, so the rule's own derivative is not needed
@@ -345,7 +391,17 @@ def _functions() -> tuple[type, type, type]:
             call, n_g = ctx.call, ctx.n_g
             needs = ctx.needs_input_grad[3:]
             if any(needs[n_g:]):
-                raise _second_order_error(call, "a second derivative with respect to the inputs")
+                # the rule itself must be differentiated: the reference AD can, when the
+                # rule's code is differentiable (NumPy functions with rules, operators)
+                saved = ctx.saved_tensors
+                out = _second_order_by_reference_ad(call, ctx.needs, needs, saved[:n_g],
+                                                    saved[n_g:], vs)
+                if torch.is_grad_enabled():
+                    # connected to the inputs, so that differentiating it again raises
+                    # instead of silently treating these derivatives as constants
+                    out = _NoFurther.apply(call, len(out), *out, *saved)
+                    out = out if isinstance(out, tuple) else (out,)
+                return (None, None, None, *out)
             inputs = ctx.saved_tensors[n_g:]
             g_needs = needs[:n_g]
             out: list = [None] * n_g
@@ -382,6 +438,68 @@ def _functions() -> tuple[type, type, type]:
                 return _Pullback.apply(c, needs, n_g, *sliced)
 
             return batched_apply(one, info.batch_size, in_dims[3:], rest)
+
+    class _NoFurther(torch.autograd.Function):
+        """Identity that refuses to be differentiated: marks a derivative computed in NumPy."""
+
+        @staticmethod
+        def forward(call: _Call, n: int, *tensors: Any) -> tuple:  # type: ignore[override]
+            return tuple(None if t is None else t.clone() for t in tensors[:n])
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
+            ctx.call = inputs[0]
+
+        @staticmethod
+        def backward(ctx: Any, *gs: Any) -> tuple:
+            raise _third_order_error(ctx.call)
+
+        @staticmethod
+        def jvp(ctx: Any, *ts: Any) -> tuple:
+            raise _third_order_error(ctx.call)
+
+    def _second_order_by_reference_ad(call: _Call, pull_needs: tuple, needs: tuple,
+                                      grads: tuple, inputs: tuple, vs: tuple) -> list:
+        """Cotangents of (grads, inputs) of ``x_bar = pullback(grads)`` along ``vs``."""
+        try:
+            import chainrules.ad as reference_ad
+        except ImportError as e:  # pragma: no cover - chainrules.ad ships with chainrules
+            raise _second_order_error(call, "a second derivative with respect to the "
+                                            "inputs") from e
+        n_in = len(inputs)
+        np_inputs = [tensor_to_numpy(t) for t in inputs]
+        y_leaves = dict(leaves_with_paths(call.y))
+        np_grads = [np.zeros(np.shape(y_leaves[p]), np.asarray(y_leaves[p]).dtype)
+                    if g is None else tensor_to_numpy(g) for p, g in zip(call.out_paths, grads)]
+        need_idx = [i for i, n in enumerate(pull_needs) if n]
+        fn = _pullback_as_function(call, need_idx, n_in)
+        try:
+            _, pullback = reference_ad.vjp(fn, *np_inputs, *np_grads)
+            seeds = tuple(np.zeros(np.shape(np_inputs[i]), np.asarray(np_inputs[i]).dtype)
+                          if vs[i] is None else tensor_to_numpy(vs[i]) for i in need_idx)
+            cts = pullback(seeds)
+        except Exception as e:
+            raise UnsupportedTransformError(
+                _BRIDGE, call.f, "a second derivative with respect to the inputs",
+                f"it differentiates the rrule of {func_name(call.f)} with chainrules.ad, "
+                f"which failed: {type(e).__qualname__}: {e}",
+                f"Make the rule's code differentiable by chainrules.ad (NumPy functions "
+                f"with rules), or differentiate once through "
+                f"torch_function({func_name(call.f)})") from e
+        out: list = []
+        like = [*grads, *inputs]
+        for k, need in enumerate(needs):
+            if not need or like[k] is None:
+                out.append(None)
+                continue
+            ct = cts[n_in + k] if k < len(grads) else cts[k - len(grads)]
+            if isinstance(ct, (ZeroTangent, NoTangent)):
+                out.append(None)
+                continue
+            ref = like[k]
+            t = numpy_to_tensor(np.asarray(ct), ref.device)
+            out.append(t.to(ref.dtype) if t.dtype != ref.dtype else t)
+        return out
 
     class _Pushforward(torch.autograd.Function):
         """``(tangents, inputs) -> output tangents``: linear in ``tangents``."""
