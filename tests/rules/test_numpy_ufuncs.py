@@ -110,15 +110,20 @@ OUT_CALLS = [
     (np.sin, (_X,)), (np.add, (_X, _X)), (np.absolute, (_X,)), (np.sign, (_X,)),
     (np.conjugate, (_X,)), (np.ldexp, (_X, np.array([1, 2]))), (np.frexp, (_X,)),
     (np.modf, (_X,)), (np.divmod, (_X, _X + 1)), (np.maximum, (_X, _X[::-1])),
+    (np.round, (_X,)), (np.fix, (_X,)),
 ]
 
 
 @pytest.mark.parametrize(("f", "args"), OUT_CALLS, ids=lambda v: getattr(v, "__name__", ""))
 @pytest.mark.parametrize("mode", ["rrule", "frule"])
 def test_out_argument_error(f, args, mode):
-    out = tuple(np.empty(2) for _ in range(f.nout)) if f.nout > 1 else np.empty(2)
+    nout = getattr(f, "nout", 1)
+    out = tuple(np.empty(2) for _ in range(nout)) if nout > 1 else np.empty(2)
     message = re.escape(f"the rule for numpy.{f.__name__} does not support out=")
-    for kwargs in ({"out": out}, {"where": np.array([True, False])}):
+    calls = [{"out": out}]
+    if isinstance(f, np.ufunc):
+        calls.append({"where": np.array([True, False])})
+    for kwargs in calls:
         with pytest.raises(OutArgumentError, match=message):
             if mode == "rrule":
                 rrule(f, *args, **kwargs)
@@ -181,7 +186,8 @@ def test_zero_at_origin_conventions():
     assert np.all(_pull(np.angle, zc)[1] == 0)
 
 
-@pytest.mark.parametrize("f", [np.sign, np.floor, np.ceil, np.trunc, np.rint])
+@pytest.mark.parametrize("f", [np.sign, np.floor, np.ceil, np.trunc, np.rint, np.round,
+                               np.around, np.fix])
 def test_piecewise_constant_functions_have_zero_derivative(f):
     x = np.array([-1.0, 0.0, 2.0])  # including the jumps
     assert _pull(f, x)[1] == ZeroTangent()

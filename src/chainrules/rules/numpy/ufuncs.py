@@ -16,7 +16,8 @@ NumPy scalars, float32 kept float32, complex wherever NumPy accepts it):
 - trigonometric and hyperbolic functions and their inverses, ``arctan2``,
   ``hypot``, ``deg2rad``/``radians``, ``rad2deg``/``degrees``;
 - piecewise: ``maximum``, ``minimum``, ``fmax``, ``fmin``, ``copysign``, ``ldexp``,
-  ``frexp``, ``modf``, ``heaviside``, ``floor``, ``ceil``, ``trunc``, ``rint``;
+  ``frexp``, ``modf``, ``heaviside``, ``floor``, ``ceil``, ``trunc``, ``rint``, and
+  the functions ``np.round`` (``np.around``) and ``np.fix``;
 - ``np.add.reduce``, ``np.add.accumulate`` and the same for ``multiply``,
   ``maximum``, ``minimum``.
 
@@ -36,7 +37,8 @@ Conventions:
   ``nan_to_num`` are written out as real-linear maps;
 - non-smooth points: ``abs``/``fabs`` at 0, ``hypot`` and ``arctan2`` at the
   origin, ``copysign`` at ``x1 == 0`` and complex ``sign`` at 0 give 0; ``sign``
-  (real), ``floor``, ``ceil``, ``trunc``, ``rint``, ``floor_divide`` have zero
+  (real), ``floor``, ``ceil``, ``trunc``, ``rint``, ``round``, ``fix``,
+  ``floor_divide`` have zero
   derivative (a ``ZeroTangent()``); ``fmod`` and ``remainder`` have derivative 1
   in ``x1`` and ``-k`` in ``x2`` where ``x1 = k*x2 + y``, the jumps ignored;
   ``heaviside(x1, x2)`` has derivative 0 in ``x1`` and ``x1 == 0`` in ``x2``;
@@ -968,6 +970,41 @@ _elementwise(np.heaviside, _heaviside_partials)
 
 for _f in (np.floor, np.ceil, np.trunc, np.rint):
     _elementwise(_f, _zero_partial)
+
+
+def _register_rounding(f: Any, max_args: int) -> None:
+    """Rules for a rounding function (``np.round``, ``np.fix``): zero derivative away
+    from the jumps; at most ``max_args`` positional arguments (a further one is ``out``)."""
+    name = _name(f)
+
+    def rounding_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
+        _check_nargs(f, (x, *args), max_args)
+        _refuse_out(f, kwargs)
+        y = f(x, *args, **kwargs)
+        x_bar = NoTangent() if _projector(x) is _no_tangent else ZeroTangent()
+        n_extra = len(args)
+
+        def rounding_pullback(y_bar: Any) -> tuple:
+            return NoTangent(), x_bar, *((NoTangent(),) * n_extra)
+
+        rounding_pullback.__qualname__ = f"{name}_pullback"
+        return y, rounding_pullback
+
+    def rounding_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
+        _check_nargs(f, (x, *args), max_args)
+        _refuse_out(f, kwargs)
+        y = f(x, *args, **kwargs)
+        return y, ZeroTangent() if _is_inexact(y) else NoTangent()
+
+    rounding_rrule.__qualname__ = f"{name}_rrule"
+    rounding_frule.__qualname__ = f"{name}_frule"
+    rrule.register(f, object, ...)(rounding_rrule)
+    frule.register(f, object, ...)(rounding_frule)
+
+
+_register_rounding(np.round, 2)
+_register_rounding(np.around, 2)
+_register_rounding(np.fix, 1)
 
 
 @rrule.register(np.ldexp, object, object, ...)

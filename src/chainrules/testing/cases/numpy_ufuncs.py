@@ -168,6 +168,11 @@ CASES: list[Case] = [
                                         + 1j * _off_grid(rng, np.dtype("float64"), s)
                                         ).astype(dt),
            ("complex128",), name="numpy.rint complex"),
+    _unary(np.round, _off_grid, ALL),
+    _unary(np.around, _off_grid, ALL),
+    Case(np.round, lambda rng, dt: (_off_grid(rng, dt, (4,)) / 10, 1), dtypes=ALL,
+         name="numpy.round(x, 1)"),
+    _unary(np.fix, _off_grid, REAL),
     _unary(np.modf, _off_grid, REAL),
     _unary(np.frexp, _no_power_of_two, REAL),
     _unary(np.nan_to_num),
