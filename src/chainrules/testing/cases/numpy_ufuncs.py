@@ -249,6 +249,9 @@ CASES: list[Case] = [
          name="numpy.power negative base, float exponent 2"),
     Case(np.multiply, lambda rng, dt: (arr(rng, dt, (3,)), np.array([1, -2, 3])),
          dtypes=ALL, name="numpy.multiply by int array"),
+    Case(np.multiply, lambda rng, dt: ([float(v) for v in arr(rng, np.dtype("float64"), (3,))],
+                                       arr(rng, dt, (2, 3))),
+         dtypes=("float64",), name="numpy.multiply list-array"),
     Case(np.hypot, lambda rng, dt: (arr(rng, dt, (3,)), np.float32(0.5)), dtypes=REAL,
          name="numpy.hypot NumPy scalar"),
     # --- clip
