@@ -21,10 +21,11 @@ The Function is written the way ``torch.func`` needs (``forward`` without ``ctx`
   transpose of the pullback). The part that differentiates the rule itself with
   respect to the primal inputs (needed for a Hessian) comes from the reference AD,
   ``chainrules.ad``, which differentiates the rrule's own code (NumPy functions with
-  rules, operators, thunks): reverse-over-reverse works (``create_graph=True``,
-  ``torch.autograd.functional.hessian``) when the rule's code is differentiable by
-  it. Otherwise, and for forward-over-reverse (``torch.func.hessian``) and third
-  derivatives, :class:`UnsupportedTransformError` is raised, never a silent zero.
+  rules, operators, thunks), in a third Function (``_SecondOrder``). So
+  ``create_graph=True``, ``torch.autograd.functional.hessian``,
+  ``torch.func.hessian`` and Hessian-vector products work when the rule's code is
+  differentiable by it; otherwise, and for third derivatives,
+  :class:`UnsupportedTransformError` is raised, never a silent zero.
 - ``vmap`` runs the function once per batch element.
 
 PyTorch's complex convention is ChainRules' (``grad(abs(z)**2) == 2z``): nothing to convert.
@@ -394,13 +395,8 @@ def _functions() -> tuple[type, type, type]:
                 # the rule itself must be differentiated: the reference AD can, when the
                 # rule's code is differentiable (NumPy functions with rules, operators)
                 saved = ctx.saved_tensors
-                out = _second_order_by_reference_ad(call, ctx.needs, needs, saved[:n_g],
-                                                    saved[n_g:], vs)
-                if torch.is_grad_enabled():
-                    # connected to the inputs, so that differentiating it again raises
-                    # instead of silently treating these derivatives as constants
-                    out = _NoFurther.apply(call, len(out), *out, *saved)
-                    out = out if isinstance(out, tuple) else (out,)
+                out = _SecondOrder.apply(call, "vjp", ctx.needs, needs, n_g, *saved, *vs)
+                out = out if isinstance(out, tuple) else (out,)
                 return (None, None, None, *out)
             inputs = ctx.saved_tensors[n_g:]
             g_needs = needs[:n_g]
@@ -417,8 +413,10 @@ def _functions() -> tuple[type, type, type]:
         def jvp(ctx: Any, _c: Any, _n: Any, _k: Any, *tangents: Any) -> tuple:
             call, n_g = ctx.call, ctx.n_g
             if not all(_is_zero(t) for t in tangents[n_g:]):
-                raise _second_order_error(call, "forward mode over reverse mode (e.g. jacfwd of "
-                                                "jacrev) with respect to the inputs")
+                saved = ctx.saved_tensors
+                out = _SecondOrder.apply(call, "jvp", ctx.needs, None, n_g, *saved, *tangents)
+                out = out if isinstance(out, tuple) else (out,)
+                return out
             g_dots = tangents[:n_g]
             if all(t is None for t in g_dots):
                 return tuple(None for _ in ctx.needs)
@@ -439,12 +437,26 @@ def _functions() -> tuple[type, type, type]:
 
             return batched_apply(one, info.batch_size, in_dims[3:], rest)
 
-    class _NoFurther(torch.autograd.Function):
-        """Identity that refuses to be differentiated: marks a derivative computed in NumPy."""
+    class _SecondOrder(torch.autograd.Function):
+        """Second derivatives of the pullback, computed by chainrules.ad on NumPy arrays.
+
+        ``mode="vjp"``: inputs ``(*grads, *inputs, *vs)``, outputs the cotangents of
+        ``(*grads, *inputs)``; ``mode="jvp"``: inputs ``(*grads, *inputs, *g_dots,
+        *x_dots)``, outputs the tangents of the pullback's outputs. Not differentiable
+        again: its own derivatives raise.
+        """
 
         @staticmethod
-        def forward(call: _Call, n: int, *tensors: Any) -> tuple:  # type: ignore[override]
-            return tuple(None if t is None else t.clone() for t in tensors[:n])
+        def forward(call: _Call, mode: str, pull_needs: tuple, needs: tuple | None, n_g: int,
+                    *rest: Any) -> tuple:  # type: ignore[override]
+            n_in = len(pull_needs)
+            grads, inputs = rest[:n_g], rest[n_g:n_g + n_in]
+            seeds = rest[n_g + n_in:]
+            if mode == "vjp":
+                return tuple(_second_order_by_reference_ad(call, pull_needs, needs, grads,
+                                                           inputs, seeds))
+            return tuple(_second_order_jvp(call, pull_needs, grads, inputs, seeds[:n_g],
+                                           seeds[n_g:]))
 
         @staticmethod
         def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
@@ -457,6 +469,15 @@ def _functions() -> tuple[type, type, type]:
         @staticmethod
         def jvp(ctx: Any, *ts: Any) -> tuple:
             raise _third_order_error(ctx.call)
+
+        @staticmethod
+        def vmap(info: Any, in_dims: tuple, call: _Call, mode: str, pull_needs: tuple,
+                 needs: tuple | None, n_g: int, *rest: Any) -> tuple:
+            def one(b: int, sliced: list) -> tuple:
+                res = _SecondOrder.apply(call, mode, pull_needs, needs, n_g, *sliced)
+                return res if isinstance(res, tuple) else (res,)
+
+            return batched_apply(one, info.batch_size, in_dims[5:], rest)
 
     def _second_order_by_reference_ad(call: _Call, pull_needs: tuple, needs: tuple,
                                       grads: tuple, inputs: tuple, vs: tuple) -> list:
@@ -500,6 +521,39 @@ def _functions() -> tuple[type, type, type]:
             t = numpy_to_tensor(np.asarray(ct), ref.device)
             out.append(t.to(ref.dtype) if t.dtype != ref.dtype else t)
         return out
+
+    def _second_order_jvp(call: _Call, pull_needs: tuple, grads: tuple, inputs: tuple,
+                          g_dots: tuple, x_dots: tuple) -> list:
+        """Tangent of ``x_bar = pullback(grads)`` along (g_dots, x_dots), by chainrules.ad."""
+        import chainrules.ad as reference_ad
+
+        n_in = len(inputs)
+        y_leaves = dict(leaves_with_paths(call.y))
+        zeros_y = [np.zeros(np.shape(y_leaves[p]), np.asarray(y_leaves[p]).dtype)
+                   for p in call.out_paths]
+        np_inputs = [tensor_to_numpy(t) for t in inputs]
+        np_grads = [z if g is None else tensor_to_numpy(g) for z, g in zip(zeros_y, grads)]
+        t_in = [np.zeros_like(a) if t is None else tensor_to_numpy(t)
+                for a, t in zip(np_inputs, x_dots)]
+        t_g = [z if t is None else tensor_to_numpy(t) for z, t in zip(zeros_y, g_dots)]
+        need_idx = [i for i, n in enumerate(pull_needs) if n]
+        fn = _pullback_as_function(call, need_idx, n_in)
+        try:
+            _, out_dot = reference_ad.jvp(fn, (*np_inputs, *np_grads), (*t_in, *t_g))
+        except Exception as e:
+            raise UnsupportedTransformError(
+                _BRIDGE, call.f, "forward mode over reverse mode with respect to the inputs",
+                f"it differentiates the rrule of {func_name(call.f)} with chainrules.ad, "
+                f"which failed: {type(e).__qualname__}: {e}",
+                f"Make the rule's code differentiable by chainrules.ad, or differentiate "
+                f"once through torch_function({func_name(call.f)})") from e
+        result: list = [None] * n_in
+        for i, t in zip(need_idx, out_dot):
+            if not isinstance(t, (ZeroTangent, NoTangent)):
+                ref = inputs[i]
+                tt = numpy_to_tensor(np.asarray(t), ref.device)
+                result[i] = tt.to(ref.dtype) if tt.dtype != ref.dtype else tt
+        return result
 
     class _Pushforward(torch.autograd.Function):
         """``(tangents, inputs) -> output tangents``: linear in ``tangents``."""
