@@ -1,12 +1,13 @@
 """Bridges between chainrules and other AD systems.
 
 - :mod:`chainrules.interop.jax`: :func:`~chainrules.interop.jax.jax_function`,
-  :class:`~chainrules.interop.jax.JaxConfig`;
+  :class:`~chainrules.interop.jax.JaxConfig`,
+  :func:`~chainrules.interop.jax.as_numpy_function`;
 - :mod:`chainrules.interop.torch`: :func:`~chainrules.interop.torch.torch_function`,
-  :class:`~chainrules.interop.torch.TorchConfig`;
+  :class:`~chainrules.interop.torch.TorchConfig`,
+  :func:`~chainrules.interop.torch.as_numpy_function`;
 - :mod:`chainrules.interop.autograd`:
-  :func:`~chainrules.interop.autograd.autograd_primitive`,
-  :class:`~chainrules.interop.autograd.AutogradConfig`.
+  :func:`~chainrules.interop.autograd.autograd_primitive`.
 
 A rule written once (``rrule`` and/or ``frule``) makes a function differentiable in
 each framework; the bridges translate the conventions for zeros (``ZeroTangent`` /
