@@ -26,9 +26,13 @@ _NO = NoTangent()
 
 
 class FreshInplaceableThunk(InplaceableThunk):
-    """An ``InplaceableThunk`` whose value is a newly allocated array (the AD may own it)."""
+    """An ``InplaceableThunk`` whose value is a newly allocated array (the AD may own it).
 
-    __slots__ = ()
+    ``index`` and ``value`` say what it adds where (``acc[index] += value``), so the
+    AD can accumulate it without calling ``add_fn``.
+    """
+
+    __slots__ = ("index", "value")
 
 
 @rrule.register(operator.getitem, np.ndarray, int, config=ADConfig)
@@ -38,6 +42,7 @@ def getitem_index_rrule(config: ADConfig, x: np.ndarray, i: int) -> Any:
     if x.dtype.kind not in "fc":
         return y, lambda y_bar: (_NO, _NO, _NO)
     shape, dtype = x.shape, x.dtype
+    real = dtype.kind == "f"
 
     def getitem_index_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
@@ -45,16 +50,22 @@ def getitem_index_rrule(config: ADConfig, x: np.ndarray, i: int) -> Any:
             # a cotangent of an outer trace (higher-order derivatives): stay traceable
             return _NO, _trace.call(index_scatter, shape, dtype, i, y_bar), _NO
 
+        if real and isinstance(y_bar, (complex, np.complexfloating, np.ndarray)):
+            y_bar = np.real(y_bar)  # project onto the real array's tangent space
+
         def add_into(acc: np.ndarray) -> np.ndarray:
-            acc[i] += unthunk(y_bar)
+            acc[i] += y_bar
             return acc
 
         def dense() -> np.ndarray:
             x_bar = np.zeros(shape, dtype=dtype)
-            x_bar[i] = unthunk(y_bar)
+            x_bar[i] = y_bar
             return x_bar
 
-        return _NO, FreshInplaceableThunk(add_into, dense), _NO
+        x_bar = FreshInplaceableThunk(add_into, dense)
+        x_bar.index = i
+        x_bar.value = y_bar
+        return _NO, x_bar, _NO
 
     return y, getitem_index_pullback
 

@@ -300,6 +300,9 @@ class Tracer:
         return op(self, other)
 
     def __iadd__(self, other: Any) -> Any:
+        p = self.primal
+        if type(p) is float or (type(p) is not _ndarray and type(p) is not Tracer):
+            return _binop(operator.add, np.add, self, other)
         return self._inplace("+=", operator.add, other)
 
     def __isub__(self, other: Any) -> Any:
@@ -323,6 +326,10 @@ class Tracer:
     # -- containers and indexing -------------------------------------------------------
 
     def __getitem__(self, key: Any) -> Any:
+        if type(key) is int:
+            out = self.trace.process(operator.getitem, (self, key), _EMPTY)
+            if out is not _NO_RULE:
+                return out
         return apply(operator.getitem, (self, key), {})
 
     def __len__(self) -> int:
@@ -1057,6 +1064,9 @@ def _accumulate(bars: list, owned: bytearray, j: int, g: Any, tape: list) -> Non
         if bars[entry.node] is None:
             bars[entry.node] = True
     cur = bars[j]
+    if tg is _FreshThunk and cur is not None and owned[j]:
+        cur[g.index] += g.value  # x[i]'s cotangent, added in place into the accumulator
+        return
     if cur is None:
         if tg is _FreshThunk:
             bars[j] = g.unthunk()
