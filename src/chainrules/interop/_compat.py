@@ -51,6 +51,7 @@ def import_torch() -> ModuleType:
     """``torch``, imported on first use; :class:`FrameworkNotInstalledError` if missing."""
     torch = _import("torch", "torch")
     _import("torch.func", "torch")
+    _import("torch.autograd.forward_ad", "torch")
     return torch
 
 

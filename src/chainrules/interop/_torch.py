@@ -131,7 +131,10 @@ class _Call:
 
     def run(self, tensors: tuple) -> tuple:
         """Run ``f`` (through its rrule if a pullback will be needed); the output leaves."""
-        self.np_inputs = [tensor_to_numpy(t) for t in tensors]
+        return self.run_numpy([tensor_to_numpy(t) for t in tensors])
+
+    def run_numpy(self, np_inputs: list) -> tuple:
+        self.np_inputs = np_inputs
         args = self.numpy_args(self.np_inputs)
         if self.need_pullback:
             self.y, self.pullback = call_rrule(_BRIDGE, self.bridged.config, self.f, args,
@@ -266,6 +269,14 @@ def _pullback_as_function(call: _Call, need_idx: list[int], n_in: int) -> Callab
         return tuple(out)
 
     return rule_pullback
+
+
+def _any_dual(tensors: list) -> bool:
+    """Whether any tensor carries a forward-mode tangent (``torch.autograd.forward_ad``)."""
+    if not tensors:
+        return False
+    fwad = _compat.import_torch().autograd.forward_ad
+    return any(fwad.unpack_dual(t).tangent is not None for t in tensors)
 
 
 def _is_zero(t: Any) -> bool:
@@ -629,6 +640,16 @@ class _TorchBridged:
         call = _Call(self, args, kwargs)
         call.need_pullback = torch.is_grad_enabled() and any(
             t.requires_grad for t in call.tensors)
+        if not call.need_pullback and not _any_dual(call.tensors):
+            # Nothing to differentiate: skip autograd.Function (its apply costs more than
+            # a small f). torch.func's wrapped tensors have no storage and refuse .numpy();
+            # they take the Function path, whose jvp/vmap they need.
+            try:
+                np_inputs = [tensor_to_numpy(t) for t in call.tensors]
+            except RuntimeError:
+                pass
+            else:
+                return call.rebuild_output(call.run_numpy(np_inputs))
         flat = primal_fn.apply(call, *call.tensors)
         if not isinstance(flat, tuple):
             flat = (flat,)
