@@ -173,6 +173,8 @@ def fd_derivative(g: Callable[[float], Any], t: float = 0.0, method: FDMethod | 
         return np.asarray(g(t + s), dtype=np.float64)
 
     acc = math.nan
+    f_mag = math.nan
+    df_bound = math.nan
     if step is None:
         h_default, _ = _step_and_acc(p, 1, eps, method.condition, f_mult, df_mult)
         h = h_default
@@ -186,7 +188,7 @@ def fd_derivative(g: Callable[[float], Any], t: float = 0.0, method: FDMethod | 
             df_bound = _max_abs([dp])
             f_mag = _max_abs(fs)
             if math.isfinite(df_bound) and df_bound > 0 and f_mag > 0:
-                h, acc = _step_and_acc(p, 1, eps * f_mag, df_bound, f_mult, df_mult)
+                h, _ = _step_and_acc(p, 1, eps * f_mag, df_bound, f_mult, df_mult)
             h = min(h, 1000 * h_default)
             if f0 is None:
                 f0 = fs[len(fs) // 2] if len(fs) == len(bgrid) else None
@@ -200,6 +202,10 @@ def fd_derivative(g: Callable[[float], Any], t: float = 0.0, method: FDMethod | 
         if np.all(np.isfinite(value)) or (f0a is not None and not np.all(np.isfinite(f0a))):
             break
         h /= 10
+    if math.isfinite(f_mag):
+        # error estimate at the step actually used (a capped step has more round-off)
+        truncation = df_bound * df_mult * h ** (p - 1) if math.isfinite(df_bound) else 0.0
+        acc = eps * f_mag * f_mult / h + truncation
     return FDResult(value, h, acc, calls)
 
 
