@@ -153,8 +153,35 @@ def test_scalar_rule_refuses_out():
     msg = f"the rule for {__name__}.mul does not support out="
     with pytest.raises(OutArgumentError, match=re.escape(msg)):
         rrule(mul, np.ones(2), np.ones(2), out=np.empty(2))
-    with pytest.raises(OutArgumentError, match="does not support out="):
+    with pytest.raises(OutArgumentError, match="does not support where=: where= leaves"):
         frule((NoTangent(), 1.0, 1.0), mul, np.ones(2), np.ones(2), where=np.ones(2, bool))
+
+
+def test_scalar_rule_refuses_positional_out_for_ufuncs():
+    with pytest.raises(OutArgumentError, match=re.escape("numpy.sin does not support out=")):
+        rrule(np.sin, np.ones(2), np.empty(2))
+
+
+def test_scalar_rule_list_used_as_array():
+    def mysin(x):
+        return np.sin(x)
+
+    scalar_rule(mysin, lambda x: np.cos(x))
+    _, pullback = rrule(mysin, [0.1, 0.2])
+    x_bar = pullback(np.ones(2))[1]
+    assert type(x_bar) is Tangent[list]
+    np.testing.assert_allclose(x_bar.backing, [np.cos(0.1), np.cos(0.2)])
+    _, y_dot = frule((NoTangent(), Tangent[list](1.0, 2.0)), mysin, [0.1, 0.2])
+    np.testing.assert_allclose(y_dot, [np.cos(0.1), 2 * np.cos(0.2)])
+
+
+def test_scalar_rule_no_warning_at_singular_points():
+    def root(x):
+        return np.sqrt(x)
+
+    scalar_rule(root, lambda x, *, y: 0.5 / y)
+    _, pullback = rrule(root, np.array([0.0, 1.0]))  # warnings are errors in this suite
+    np.testing.assert_array_equal(pullback(np.ones(2))[1], [np.inf, 0.5])
 
 
 def test_scalar_rule_registration_errors():

@@ -521,3 +521,26 @@ def test_zero_tangent():
     assert isinstance(zero_tangent(Point(1.0, 2.0)), MutableTangent)
     assert type(zero_tangent(Frozen(1.0, np.ones(1)))) is Tangent[Frozen]
     assert type(zero_tangent(Pair(1.0, 2.0))) is Tangent[Pair]
+
+
+def test_tangent_copy_deepcopy_pickle():
+    import copy
+
+    t = Tangent[Point](x=np.ones(2))
+    d = copy.deepcopy(t)
+    assert d == t and d.x is not t.x
+    c = copy.copy(t)
+    assert c == t and c.x is t.x
+    p = pickle.loads(pickle.dumps(Tangent[Pair](first=1.0)))
+    assert p == Tangent[Pair](first=1.0) and type(p) is Tangent[Pair]
+    m = copy.deepcopy(MutableTangent[Point](x=1.0))
+    assert type(m) is MutableTangent[Point]
+    m.x = 2.0
+    assert pickle.loads(pickle.dumps(Tangent[tuple](1.0, Z))) == Tangent[tuple](1.0, Z)
+
+
+def test_namedtuple_tangent_indexes_by_position():
+    t = Tangent[Pair](second=2.0)
+    assert t[1] == 2.0 and t[0] is Z
+    with pytest.raises(IndexError):
+        t[2]

@@ -291,8 +291,10 @@ class RuleTable:
                 if old.same_signature(entry):
                     # Declaring something non-differentiable twice is harmless; replacing
                     # a rule is not.
+                    # Defaults the core adds (e.g. refusing a positional out=) step aside.
                     if (old.rule is not rule or old.kind != kind) and not (
                         old.kind == kind == "non_differentiable"
+                        or getattr(old.rule, "replaceable_default", False)
                     ):
                         warnings.warn(
                             f"{_info(tab, entry).signature()}: a {self.name} was already "

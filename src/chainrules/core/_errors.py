@@ -21,13 +21,31 @@ def describe(x: Any) -> str:
 
 def func_name(f: Any) -> str:
     """A readable qualified name for a function, class or callable object."""
+    owner = getattr(f, "__self__", None)
+    if owner is not None and type(owner).__name__ == "ufunc":  # np.add.reduce
+        return f"numpy.{owner.__name__}.{f.__name__}"
+    objclass = getattr(f, "__objclass__", None)
+    if objclass is not None:  # np.ndarray.sum
+        return f"{_public_module(objclass.__module__)}.{objclass.__name__}.{f.__name__}"
     module = getattr(f, "__module__", None)
     name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None)
     if name is None:
         return f"<{type(f).__qualname__} instance>"
     if module in (None, "builtins"):
         return name
-    return f"{module}.{name}"
+    return f"{_public_module(module)}.{name}"
+
+
+def _public_module(module: str) -> str:
+    """numpy._core.fromnumeric -> numpy, _operator -> operator, scipy.special._basic ->
+    scipy.special."""
+    if module == "_operator":
+        return "operator"
+    parts = module.split(".")
+    for i, part in enumerate(parts):
+        if part.startswith("_") and i > 0:
+            return ".".join(parts[:i])
+    return module
 
 
 class ChainRulesError(Exception):
@@ -147,12 +165,21 @@ class PullbackError(ChainRulesError, TypeError):
 
 
 class OutArgumentError(ChainRulesError, TypeError):
-    """A rule was called with an `out=` array, whose tangent it cannot track."""
+    """A rule was called with an ``out=`` array (or a ``where=`` mask), which it cannot track.
 
-    def __init__(self, function: Any) -> None:
+    Attributes:
+        function: the function called.
+        argument: ``"out"`` or ``"where"``.
+    """
+
+    def __init__(self, function: Any, argument: str = "out") -> None:
         self.function = function
-        super().__init__(
-            f"the rule for {func_name(function)} does not support out=: writing into a "
-            f"preallocated array hides the result from differentiation. Call "
-            f"{func_name(function)} without out= and assign the result."
-        )
+        self.argument = argument
+        name = func_name(function)
+        if argument == "where":
+            why = (f"where= leaves the unselected elements of the result undefined. Call "
+                   f"{name} without where= and select with np.where afterwards.")
+        else:
+            why = (f"writing into a preallocated array hides the result from "
+                   f"differentiation. Call {name} without out= and assign the result.")
+        super().__init__(f"the rule for {name} does not support {argument}=: {why}")

@@ -44,7 +44,13 @@ class _Partials:
 
     def __call__(self, y: Any, args: tuple) -> tuple:
         """Partials as a tuple (per output) of tuples (per argument)."""
-        p = self.fn(*args, y=y) if self.uses_output else self.fn(*args)
+        if any(isinstance(a, (np.ndarray, np.generic)) for a in args):
+            # A derivative that is infinite at a singular point (sqrt at 0) is the
+            # answer, not a warning; NumPy would warn, and warnings may be errors.
+            with np.errstate(all="ignore"):
+                p = self.fn(*args, y=y) if self.uses_output else self.fn(*args)
+        else:
+            p = self.fn(*args, y=y) if self.uses_output else self.fn(*args)
         if self.nout == 1:
             return (p if self.nargs > 1 else (p,),)
         if not isinstance(p, tuple) or len(p) != self.nout:
@@ -61,9 +67,8 @@ _PARTIALS: dict[Any, _Partials] = {}
 def _refuse_out(f: Any, kwargs: dict) -> None:
     if kwargs.get("out") is not None:
         raise OutArgumentError(f)
-    where = kwargs.get("where", True)
-    if where is not True:
-        raise OutArgumentError(f)
+    if kwargs.get("where", True) is not True:
+        raise OutArgumentError(f, "where")
 
 
 def _conj(p: Any) -> Any:
@@ -167,6 +172,29 @@ def scalar_rule(
     _PARTIALS[f] = part
     frule_table.add_rule(f, _scalar_frule(f, part), tuple(types), kind="scalar")
     rrule_table.add_rule(f, _scalar_rrule(f, part), tuple(types), kind="scalar")
+    if isinstance(f, np.ufunc):
+        # np.sin(x, out_array): the output array passed positionally.
+        refuse = _refuse_positional_out(f)
+        frule_table.add_rule(f, refuse, (*types, object, ...), kind="scalar")
+        rrule_table.add_rule(f, refuse, (*types, object, ...), kind="scalar")
+
+
+def _refuse_positional_out(f: Any) -> Callable:
+    def positional_out_rule(*args: Any, **kwargs: Any) -> Any:
+        raise OutArgumentError(f)
+
+    # A rule module may register its own handling of these calls without a warning.
+    positional_out_rule.replaceable_default = True  # type: ignore[attr-defined]
+    return positional_out_rule
+
+
+def _as_array_tangent(t: Any) -> Any:
+    """A structural tangent of a list or tuple of numbers, as the array it stands for."""
+    if isinstance(t, Tangent) and isinstance(t.backing, tuple):
+        return np.asarray([_as_array_tangent(i) for i in t.backing])
+    if isinstance(t, (ZeroTangent, NoTangent)):
+        return 0.0
+    return t
 
 
 def _pushforward(ps: tuple, x_dots: tuple) -> Any:
@@ -178,6 +206,8 @@ def _pushforward(ps: tuple, x_dots: tuple) -> Any:
             if isinstance(x_dot, NotImplementedTangent):
                 return x_dot
             x_dot = x_dot.unthunk() if isinstance(x_dot, Thunk) else x_dot
+            if isinstance(x_dot, Tangent):  # a list or tuple used as an array
+                x_dot = _as_array_tangent(x_dot)
         y_dot = p * x_dot if isinstance(y_dot, ZeroTangent) else y_dot + p * x_dot
     return y_dot
 

@@ -249,12 +249,28 @@ def _squeezed(shape: tuple) -> tuple:
     return tuple(n for n in shape if n != 1)
 
 
+def _numeric_shape(x: Any) -> tuple | None:
+    """The array shape of a (nested) list or tuple of numbers, or None."""
+    try:
+        a = np.asarray(x)
+    except (ValueError, TypeError):
+        return None
+    return a.shape if a.dtype.kind in "biufc" else None
+
+
 def _sequence_projector(x: Any) -> tuple[str, Callable[[Any], Any]]:
     projectors = [ProjectTo(i) for i in x]
     T = type(x)
     desc = f"{T.__qualname__} of length {len(x)}"
+    array_shape = _numeric_shape(x)
 
     def project_sequence(dx: Any) -> Any:
+        if isinstance(dx, np.ndarray) and array_shape is not None:
+            # The sequence was used as an array (np.sin([0.1, 0.2])): fit the array
+            # cotangent to its shape, then split it into items.
+            if dx.shape != array_shape:
+                dx = _fit_shape(dx, array_shape, desc)
+            dx = tuple(dx)
         items = _items_of(dx, desc)
         if len(items) != len(projectors):
             raise ProjectionError(desc, dx, f"expected {len(projectors)} items, got "

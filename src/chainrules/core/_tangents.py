@@ -563,6 +563,20 @@ class Tangent(AbstractTangent, metaclass=_TangentMeta):
         object.__setattr__(t, "_backing", backing)
         return t
 
+    def __reduce__(self) -> Any:
+        # Tangent[P] classes are made on demand, so rebuild through Tangent[P] itself.
+        base = MutableTangent if isinstance(self, MutableTangent) else Tangent
+        return (_rebuild_tangent, (base, self.primal_type, self._backing))
+
+    def __copy__(self) -> Tangent:
+        b = self._backing
+        return type(self)._from_backing(dict(b) if isinstance(b, dict) else b)
+
+    def __deepcopy__(self, memo: dict) -> Tangent:
+        import copy
+
+        return type(self)._from_backing(copy.deepcopy(self._backing, memo))
+
     @property
     def backing(self) -> Any:
         """The fields as a dict (objects, dicts) or the items as a tuple (sequences)."""
@@ -596,6 +610,8 @@ class Tangent(AbstractTangent, metaclass=_TangentMeta):
             P = self.primal_type
             if P is not None and issubclass(P, dict):
                 return ZeroTangent()
+            if isinstance(key, int) and P is not None and _is_namedtuple_type(P):
+                return getattr(self, P._fields[key])  # a namedtuple indexes by position too
             return getattr(self, key)
         return b[key]
 
@@ -658,6 +674,11 @@ class Tangent(AbstractTangent, metaclass=_TangentMeta):
     @property
     def imag(self) -> Tangent:
         return self._map(_imag)
+
+
+def _rebuild_tangent(base: type, P: Any, backing: Any) -> Tangent:
+    cls = base if P is None else base[P]
+    return cls._from_backing(backing)
 
 
 class MutableTangent(Tangent):

@@ -203,7 +203,7 @@ def _refuse_out(f: Any, kwargs: dict) -> None:
         raise OutArgumentError(f)
     where = kwargs.get("where", True)
     if where is not True:
-        raise OutArgumentError(f)
+        raise OutArgumentError(f, "where")
 
 
 def _check_nargs(f: Any, args: tuple, nargs: int) -> None:
@@ -1251,8 +1251,10 @@ def _bind(f: Any, names: tuple, args: tuple, kwargs: dict) -> dict:
         raise TypeError(f"{_name(f)} takes at most {len(names) + 1} positional arguments")
     params = dict(zip(names, args))
     params.update(kwargs)
-    if params.get("out") is not None or params.get("where", True) is not True:
+    if params.get("out") is not None:
         raise OutArgumentError(f)
+    if params.get("where", True) is not True:
+        raise OutArgumentError(f, "where")
     return params
 
 
