@@ -836,3 +836,28 @@ RIGHT += [
     Entry("higher-order rule calling rrule_via_ad (FD fallback)", "rrule", apply_each,
           lambda r: (_inner, vec(r, 4))),
 ]
+
+
+class Counter:
+    """A callable object whose rule mutates its own field."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __call__(self, x):
+        return self.a * x
+
+
+@rrule.register_call(Counter)
+def _(c, x):
+    c.a = c.a + 1.0  # mutates the callable object
+    a = c.a - 1.0
+
+    def counter_pullback(y_bar):
+        return Tangent[Counter](a=float(np.sum(x * y_bar))), a * y_bar
+
+    return a * x, counter_pullback
+
+
+WRONG.append(Entry("rule mutates the callable object", "rrule", Counter(2.0),
+                   lambda r: (vec(r, 3),), "the rrule mutated f itself"))

@@ -106,13 +106,13 @@ def _compare_arrays(aa: np.ndarray, bb: np.ndarray, path: str, rtol: float,
         f" = {atol:.1g} + {rtol:.1g}·{scale:.3g} = {tol:.3g}"
     ]
     if a64.ndim == 0:
-        lines.append(f"  a = {aa[()]!r}, b = {bb[()]!r}")
+        lines.append(f"  a = {aa.item()!r}, b = {bb.item()!r}")
     else:
         lines.append(f"  shape {aa.shape}; worst elements (index: a vs b):")
         flat = np.argsort(diff.ravel())[::-1][:5]
         for k in flat:
             idx = np.unravel_index(k, diff.shape)
-            lines.append(f"    {_index_str(idx)}: {aa[idx]!r} vs {bb[idx]!r}")
+            lines.append(f"    {_index_str(idx)}: {aa[idx].item()!r} vs {bb[idx].item()!r}")
         n_bad = int(np.sum(diff > atol + rtol * np.max(np.abs(b64))))
         lines.append(f"  {n_bad} of {diff.size} elements differ by more than the tolerance")
     return "\n".join(lines)

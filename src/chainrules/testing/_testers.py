@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -175,10 +176,11 @@ def _same(a: Any, b: Any, depth: int = 0) -> bool:
             _same(a[k], b[k], depth + 1) for k in a)
     if isinstance(a, Tangent):
         return isinstance(b, Tangent) and _same(_plain_backing(a), _plain_backing(b), depth + 1)
-    if callable(a) and not hasattr(a, "__dict__"):
+    if isinstance(a, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+                      types.MethodType, np.ufunc)):
         return True
     d = getattr(a, "__dict__", None)
-    if isinstance(d, dict) and d and not isinstance(a, type) and not callable(a):
+    if isinstance(d, dict) and d:  # dataclasses, plain objects, callable objects
         return type(a) is type(b) and _same(d, getattr(b, "__dict__", {}), depth + 1)
     if isinstance(a, (int, float, complex, str, bytes, np.generic)):
         return type(a) is type(b) and (a == b or (a != a and b != b))
