@@ -8,7 +8,7 @@ reverse rule (``rrule``), test it against finite differences with one call
 ``import chainrules`` gives the core API (:mod:`chainrules.core`) and registers the
 built-in rule set (:mod:`chainrules.rules`).
 
-Example:
+Examples:
     >>> import math
     >>> import chainrules
     >>> y, pullback = chainrules.rrule(math.sin, 0.0)

@@ -49,7 +49,7 @@ def _refresh() -> None:
 def namespace_and_name(f: Any) -> tuple[str, str]:
     """``(namespace, name)`` of a function, e.g. ``("numpy", "sin")``.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from chainrules._naming import namespace_and_name
         >>> namespace_and_name(np.linalg.solve)
@@ -97,7 +97,7 @@ def _clean_module(module: str) -> str:
 def qualified_name(f: Any) -> str:
     """The public dotted name of a function, e.g. ``"scipy.special.gamma"``.
 
-    Example:
+    Examples:
         >>> import operator
         >>> from chainrules._naming import qualified_name
         >>> qualified_name(operator.add)

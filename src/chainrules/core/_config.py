@@ -31,7 +31,7 @@ class RuleConfig:
     receive the config first), and may call :func:`rrule_via_ad` on it to
     differentiate a function they were given (``map``, ``reduce``...).
 
-    Example:
+    Examples:
         >>> from chainrules import RuleConfig, HasReverseMode, NoForwardsMode
         >>> class MyConfig(RuleConfig, HasReverseMode, NoForwardsMode):
         ...     pass
@@ -78,7 +78,7 @@ def rrule_via_ad(config: RuleConfig, f: Any, *args: Any, **kwargs: Any) -> Any:
     Raises:
         MissingCapabilityError: the config does not implement reverse mode.
 
-    Example:
+    Examples:
         >>> from chainrules import RuleConfig, rrule_via_ad
         >>> rrule_via_ad(RuleConfig(), abs, 1.0)
         Traceback (most recent call last):
@@ -101,7 +101,7 @@ def frule_via_ad(config: RuleConfig, dargs: tuple, f: Any, *args: Any, **kwargs:
     Raises:
         MissingCapabilityError: the config does not implement forward mode.
 
-    Example:
+    Examples:
         >>> from chainrules import RuleConfig, frule_via_ad
         >>> frule_via_ad(RuleConfig(), (None, 1.0), abs, 1.0)
         Traceback (most recent call last):

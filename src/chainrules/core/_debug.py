@@ -32,7 +32,7 @@ def debug_mode(on: bool | None = None) -> bool:
     Returns:
         Whether debug mode is on (after the switch).
 
-    Example:
+    Examples:
         >>> import chainrules
         >>> chainrules.debug_mode()
         False

@@ -369,7 +369,7 @@ class RuleTable:
             subclasses: for a class ``f``, also use the rule for constructors of its
                 subclasses.
 
-        Example:
+        Examples:
             >>> import math
             >>> from chainrules import rrule, NoTangent
             >>> def my_sin(x):
@@ -407,7 +407,7 @@ class RuleTable:
         the nearest class in the method resolution order wins. The instance's tangent
         (``self_bar``) is a ``Tangent[cls]``.
 
-        Example:
+        Examples:
             >>> from chainrules import rrule, Tangent
             >>> class Scale:
             ...     def __init__(self, a):
@@ -451,7 +451,7 @@ class RuleTable:
         instead; ADs can ask with :meth:`is_opted_out`. A trailing ``...`` in
         ``types`` accepts any further arguments.
 
-        Example:
+        Examples:
             >>> import numpy as np
             >>> from chainrules import rrule
             >>> def total(x):
@@ -530,7 +530,7 @@ class RuleTable:
     def has_rules(self, f: Any) -> bool:
         """Whether any rule (or opt-out) is registered for ``f`` or its type.
 
-        Example:
+        Examples:
             >>> import math
             >>> import chainrules
             >>> chainrules.rrule.has_rules(math.sin)
@@ -561,7 +561,7 @@ class RuleTable:
         by subclassing, neither signature is more specific, and no registered signature
         covers exactly their overlap.
 
-        Example:
+        Examples:
             >>> from chainrules import rrule
             >>> rrule.ambiguities()
             []

@@ -125,7 +125,7 @@ def scalar_rule(
         nout: the number of outputs of ``f``.
         types: dispatch types of the arguments (default: ``object`` for each).
 
-    Example:
+    Examples:
         >>> import math
         >>> from chainrules import scalar_rule, rrule, frule, NoTangent
         >>> def cube(x):
@@ -316,7 +316,7 @@ def derivatives_given_output(y: Any, f: Any, *args: Any) -> tuple:
     Raises:
         KeyError: ``f`` was not defined with :func:`scalar_rule`.
 
-    Example:
+    Examples:
         >>> import math
         >>> from chainrules import derivatives_given_output
         >>> derivatives_given_output(math.exp(1.0), math.exp, 1.0)
@@ -349,7 +349,7 @@ def non_differentiable(f: Any, *types: Any) -> None:
     declaration to those positional argument types (a trailing ``...`` accepts any
     further arguments); by default it covers every call.
 
-    Example:
+    Examples:
         >>> from chainrules import non_differentiable, rrule, frule, NoTangent
         >>> def count_positive(x):
         ...     return sum(1 for v in x if v > 0)
@@ -389,7 +389,7 @@ def not_implemented(info: str = "") -> NotImplementedTangent:
     where it was created. Testers report it as an expected failure; an AD
     propagates it, and raises if its value is ever needed.
 
-    Example:
+    Examples:
         >>> from chainrules import not_implemented
         >>> t = not_implemented("derivative w.r.t. the order")
         >>> t.info
@@ -412,7 +412,7 @@ def ignore_derivatives(x: Any) -> Any:
     step-size heuristics). Its rules return ``NoTangent()``, so an AD treats the
     result as a constant.
 
-    Example:
+    Examples:
         >>> from chainrules import ignore_derivatives
         >>> ignore_derivatives(lambda: 1.0 + 1.0)
         2.0

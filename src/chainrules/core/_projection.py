@@ -61,7 +61,7 @@ class ProjectTo:
     - ``ZeroTangent``, ``NoTangent`` and ``NotImplementedTangent`` pass through, a
       ``Thunk`` becomes a thunk of the projection.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from chainrules import ProjectTo
         >>> project_x = ProjectTo(np.ones(3, dtype=np.float32))

@@ -56,7 +56,7 @@ def rrule(f: Any, /, *args: Any, **kwargs: Any) -> Any:
     ``rrule.register_call``, ``rrule.opt_out``, ``rrule.is_opted_out``,
     ``rrule.has_rules``, ``rrule.registered``, ``rrule.ambiguities``.
 
-    Example:
+    Examples:
         >>> import math
         >>> from chainrules import rrule
         >>> y, pullback = rrule(math.sin, 0.0)
@@ -145,7 +145,7 @@ def frule(dargs: Any, f: Any = None, /, *args: Any, **kwargs: Any) -> Any:
     positional argument). ``frule(config, dargs, f, *args)`` also considers rules
     registered for that config.
 
-    Example:
+    Examples:
         >>> import math
         >>> from chainrules import frule, NoTangent
         >>> frule((NoTangent(), 2.0), math.sin, 0.0)
@@ -215,7 +215,7 @@ def scoped_rules() -> Iterator[None]:
 
     For tests that register throw-away rules, or replace built-in ones.
 
-    Example:
+    Examples:
         >>> from chainrules import rrule, scoped_rules
         >>> def double(x):
         ...     return 2 * x

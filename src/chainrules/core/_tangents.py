@@ -137,7 +137,7 @@ class ZeroTangent(_Singleton):
     ``ZeroTangent() + x is x`` and ``ZeroTangent() * x == ZeroTangent()``; it combines
     with NumPy arrays in either operand order.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from chainrules import ZeroTangent
         >>> ZeroTangent() + 2.5
@@ -158,7 +158,7 @@ class NoTangent(_Singleton):
     ``ZeroTangent()``. Rules return it for arguments that have no derivative, and
     as ``self_bar`` for plain functions.
 
-    Example:
+    Examples:
         >>> from chainrules import NoTangent, ZeroTangent
         >>> NoTangent() + ZeroTangent()
         NoTangent()
@@ -181,7 +181,7 @@ class NotImplementedTangent(AbstractTangent):
         info: why it is missing.
         where: ``file:line`` where it was created.
 
-    Example:
+    Examples:
         >>> from chainrules import not_implemented
         >>> t = not_implemented("derivative w.r.t. the order nu")
         >>> (t + 1.0) is t
@@ -225,7 +225,7 @@ class Thunk(AbstractTangent):
     Args:
         fn: a function of no arguments computing the tangent.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from chainrules import Thunk, unthunk
         >>> t = Thunk(lambda: np.arange(3.0))
@@ -333,7 +333,7 @@ class InplaceableThunk(Thunk):
         add_fn: ``acc -> acc`` adding the tangent into ``acc`` in place.
         thunk: a :class:`Thunk` (or a function of no arguments) computing the tangent.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from chainrules import InplaceableThunk, Thunk, iadd
         >>> x = np.array([1.0, 2.0])
@@ -367,7 +367,7 @@ class InplaceableThunk(Thunk):
 def unthunk(x: Any) -> Any:
     """Evaluate a thunk (one layer); anything else is returned unchanged.
 
-    Example:
+    Examples:
         >>> from chainrules import Thunk, unthunk
         >>> unthunk(Thunk(lambda: 3.0)), unthunk(4.0)
         (3.0, 4.0)
@@ -471,7 +471,7 @@ class Tangent(AbstractTangent, metaclass=_TangentMeta):
     A field that ``P`` does not have is an error at construction
     (:class:`~chainrules.TangentFieldError`). ``primal + tangent`` builds a new primal.
 
-    Example:
+    Examples:
         >>> from dataclasses import dataclass
         >>> from chainrules import Tangent
         >>> @dataclass
@@ -687,7 +687,7 @@ class MutableTangent(Tangent):
     Like :class:`Tangent`, but its fields can be assigned, and ``iadd`` accumulates
     into it in place.
 
-    Example:
+    Examples:
         >>> from chainrules import MutableTangent
         >>> class Acc:
         ...     def __init__(self, total):
@@ -1018,7 +1018,7 @@ def backing(x: Any) -> Any:
 
     Numbers and arrays are returned unchanged.
 
-    Example:
+    Examples:
         >>> from collections import namedtuple
         >>> from chainrules import Tangent, backing
         >>> P = namedtuple("P", "a b")
@@ -1044,7 +1044,7 @@ def canonicalize(t: Any) -> Any:
     Absent fields become ``ZeroTangent()``. Tangents whose primal fields are not
     known from the class (plain classes with a ``__dict__``) are returned unchanged.
 
-    Example:
+    Examples:
         >>> from collections import namedtuple
         >>> from chainrules import Tangent, canonicalize
         >>> P = namedtuple("P", "a b")
@@ -1071,7 +1071,7 @@ def zero_tangent(x: Any) -> Any:
     dicts and objects give a ``Tangent`` of zeros (a ``MutableTangent`` for mutable
     objects with a ``__dict__``).
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from chainrules import zero_tangent
         >>> zero_tangent(np.ones(2, dtype=np.float32))
@@ -1119,7 +1119,7 @@ def iadd(acc: Any, dx: Any) -> Any:
     hold; into a :class:`MutableTangent` field-wise. Callers must own ``acc``.
     Always use the return value.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from chainrules import ZeroTangent, iadd
         >>> acc = np.zeros(2)

@@ -30,7 +30,7 @@ Conventions:
   ``axis=`` keywords of ``matmul``/``vecdot``/``matvec``/``vecmat`` raise
   ``NotImplementedError``. Integer, bool and index arguments get ``NoTangent()``.
 
-Example:
+Examples:
     >>> import numpy as np
     >>> from chainrules import rrule, unthunk
     >>> A, x = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1.0, -1.0])

@@ -45,7 +45,7 @@ Conventions:
   ``inf``/``nan`` there, as ``sqrt`` does at 0).
 - ``nan*`` functions: elements that are NaN get a zero cotangent.
 
-Example:
+Examples:
     >>> import numpy as np
     >>> from chainrules import frule, rrule, NoTangent
     >>> y, prod_pullback = rrule(np.prod, np.array([2.0, 0.0, 3.0]))
@@ -88,7 +88,7 @@ class WhereArgumentError(OutArgumentError):
     A subclass of :class:`~chainrules.OutArgumentError` (both hide elements of the
     computation from differentiation); ``function`` is the NumPy function.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from chainrules import rrule
         >>> from chainrules.rules.numpy.reductions import WhereArgumentError
