@@ -105,7 +105,7 @@ ROWS = [
         autograd=lambda a, b: _anp().maximum(a, b)),
     Row("hypot", np.hypot, lambda r: (_pos(r, 3), _pos(r, 3)),
         jax=lambda a, b: _jnp().hypot(a, b), torch=lambda a, b: _t().hypot(a, b),
-        autograd=None, why_not={"autograd": "autograd.numpy.hypot has no gradient"}),
+        autograd=lambda a, b: _anp().hypot(a, b)),
     # -- reductions -----------------------------------------------------------------------
     Row("sum (axis=1)", np.sum, lambda r: (r.standard_normal((2, 3)),), kwargs={"axis": 1},
         jax=lambda x, axis: _jnp().sum(x, axis=axis), torch=lambda x, axis: _t().sum(x, dim=axis),
@@ -166,7 +166,8 @@ ROWS = [
         autograd=lambda a: _anp().trace(a)),
     Row("linalg.qr (two outputs)", np.linalg.qr, lambda r: (_m(r),),
         jax=lambda a: tuple(_jnp().linalg.qr(a)), torch=lambda a: tuple(_t().linalg.qr(a)),
-        autograd=None, why_not={"autograd": "autograd.numpy.linalg.qr has no gradient"}),
+        autograd=None, why_not={"autograd": "autograd.numpy.linalg.qr has no VJP "
+                                            "('VJP of qr wrt argnums (0,) not defined')"}),
     # -- structured inputs and non-array arguments ----------------------------------------
     Row("concatenate (list of arrays)", np.concatenate,
         lambda r: ([r.standard_normal(2), r.standard_normal(3)],),
