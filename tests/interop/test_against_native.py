@@ -3,7 +3,9 @@
 Each row is a NumPy function from the rule set, how to make its inputs, and its
 native equivalent in JAX, PyTorch and autograd. For every framework the test
 checks that the bridged function's primal output and VJP (with a random
-cotangent, in the framework's own convention) equal the native ones. A row is
+cotangent, in the framework's own convention) equal the native ones, eagerly and
+(JAX) under ``jax.jit``; and for JAX and PyTorch that the JVP through the frule
+(``jax_function(mode="forward")``, ``torch.func.jvp``) equals the native JVP. A row is
 skipped, saying why, only when its rule is not registered (the rule set lands
 progressively) or the framework has no native equivalent.
 """
@@ -17,7 +19,7 @@ import numpy as np
 import pytest
 import scipy.special
 
-from chainrules import rrule
+from chainrules import frule, rrule
 
 RTOL, ATOL = 1e-7, 1e-9
 
@@ -215,7 +217,7 @@ ROWS = [
         autograd=lambda z: _anp().real(z)),
 ]
 
-FRAMEWORKS = ["jax", "jax-jit", "torch", "autograd"]
+FRAMEWORKS = ["jax", "jax-jit", "jax-jvp", "torch", "torch-jvp", "autograd"]
 
 
 def _params():
@@ -360,16 +362,85 @@ def _run_autograd(row, args, cts):
     return y_b, y_n, g_b, g_n
 
 
+def _tangents(args, diff, rng):
+    """A random tangent per differentiated argument (lists of arrays get lists)."""
+    def one(a):
+        t = rng.standard_normal(a.shape)
+        if a.dtype.kind == "c":
+            t = t + 1j * rng.standard_normal(a.shape)
+        return t.astype(a.dtype)
+
+    return [type(args[i])(one(a) for a in args[i]) if isinstance(args[i], (list, tuple))
+            else one(args[i]) for i in diff]
+
+
+def _run_jax_jvp(row, args, tangents):
+    jax = pytest.importorskip("jax")
+    from chainrules.interop.jax import jax_function
+
+    with jax.enable_x64(True):
+        diff = _differentiated(args)
+        conv = jax.tree_util.tree_map
+        jargs = [conv(jax.numpy.asarray, a) if i in diff else (
+            jax.numpy.asarray(a) if isinstance(a, np.ndarray) else a)
+            for i, a in enumerate(args)]
+        dyn = tuple(jargs[i] for i in diff)
+        t = tuple(conv(jax.numpy.asarray, x) for x in tangents)
+        out = []
+        for fn in (jax_function(row.fn, mode="forward"), row.jax):
+            y, y_dot = jax.jvp(lambda *d, fn=fn: fn(*_put(jargs, diff, d), **row.kwargs), dyn, t)
+            out.append((_leaves(y), jax.tree_util.tree_leaves(y_dot)))
+    return out[0][0], out[1][0], out[0][1], out[1][1]
+
+
+def _run_torch_jvp(row, args, tangents):
+    torch = pytest.importorskip("torch")
+    from chainrules.interop.torch import torch_function
+
+    diff = _differentiated(args)
+
+    def to_t(a):
+        if isinstance(a, np.ndarray):
+            return torch.tensor(a)
+        if isinstance(a, (list, tuple)) and a and all(isinstance(v, np.ndarray) for v in a):
+            return type(a)(torch.tensor(v) for v in a)
+        return a
+
+    targs = [to_t(a) for a in args]
+    dyn = tuple(targs[i] for i in diff)
+    t = tuple(to_t(x) for x in tangents)
+    out = []
+    for fn in (torch_function(row.fn), row.torch):
+        y, y_dot = torch.func.jvp(lambda *d, fn=fn: fn(*_put(targs, diff, d), **row.kwargs),
+                                  dyn, t)
+        out.append(([v.detach().numpy(force=True) for v in _leaves(y)],
+                    [v.detach().numpy(force=True) for v in _leaves(y_dot)]))
+    return out[0][0], out[1][0], out[0][1], out[1][1]
+
+
 @pytest.mark.parametrize("row, framework", _params())
 def test_bridge_matches_native_gradient(row, framework):
-    if not rrule.has_rules(row.fn):
-        pytest.skip(f"no rrule registered for {row.name} yet (the rule set lands progressively)")
+    forward = framework.endswith("-jvp")
+    table = frule if forward else rrule
+    if not table.has_rules(row.fn):
+        pytest.skip(f"no {'frule' if forward else 'rrule'} registered for {row.name} yet "
+                    f"(the rule set lands progressively)")
     native_name = framework.split("-")[0]
     if getattr(row, native_name) is None:
         pytest.skip(f"{native_name}: {row.why_not.get(native_name, 'no native equivalent')}")
     rng = np.random.default_rng(0)
     args = row.make(rng)
     y_np = row.fn(*args, **row.kwargs)
+    if forward:
+        tangents = _tangents(args, _differentiated(args), np.random.default_rng(2))
+        if row.symmetric:  # stay in the functions' domain: symmetric directions
+            tangents = [_sym(t) for t in tangents]
+        run = _run_jax_jvp if native_name == "jax" else _run_torch_jvp
+        y_b, y_n, t_b, t_n = run(row, args, tangents)
+        compared = row.outputs if row.outputs is not None else range(len(y_b))
+        _compare([y_b[k] for k in compared], [y_n[k] for k in compared], "primal output")
+        _compare([t_b[k] for k in compared], [t_n[k] for k in compared], "tangent")
+        return
     cts = _cotangents(row, y_np, np.random.default_rng(1))
     if native_name == "jax":
         y_b, y_n, g_b, g_n = _run_jax(row, args, cts, jit=framework == "jax-jit")
