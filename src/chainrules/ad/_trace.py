@@ -556,11 +556,10 @@ def _binop(op: Callable, ufunc: Any, a: Any, b: Any) -> Any:
         top = b.trace
     else:
         return op(a, b)
-    args = (a, b)
-    out = top.process(op, args, _EMPTY)
+    out = top.binop(op, a, b)
     if out is not _NO_RULE:
         return out
-    return apply(ufunc, args, _EMPTY)
+    return apply(ufunc, (a, b), _EMPTY)
 
 
 def _unop(op: Callable, ufunc: Any, a: Any) -> Any:
@@ -855,12 +854,62 @@ class ReverseTrace:
     path, picks it out of a structured cotangent.
     """
 
-    __slots__ = ("config", "level", "tape")
+    __slots__ = ("config", "ctype", "level", "tape")
 
     def __init__(self, config: RuleConfig) -> None:
         self.level = new_level()
         self.tape: list[Any] = []
         self.config = config
+        self.ctype = type(config)
+
+    def binop(self, f: Any, a: Any, b: Any) -> Any:
+        """``process`` for an operator on two arguments, with the common cases inlined
+        (a tracer of this trace or a plain float/int/array on each side)."""
+        ta = type(a)
+        if ta is Tracer:
+            if a.trace is not self or type(a.primal) is Tracer:
+                return self.process(f, (a, b), _EMPTY)
+            pa = a.primal
+            parents = [(1, a.aux)]
+        elif ta is float or ta is int or ta is _ndarray:
+            pa = a
+            parents = []
+        else:
+            return self.process(f, (a, b), _EMPTY)
+        tb = type(b)
+        if tb is Tracer:
+            if b.trace is not self or type(b.primal) is Tracer:
+                return self.process(f, (a, b), _EMPTY)
+            pb = b.primal
+            parents.append((2, b.aux))
+        elif tb is float or tb is int or tb is _ndarray:
+            pb = b
+        else:
+            return self.process(f, (a, b), _EMPTY)
+        types_ = (type(pa), type(pb))
+        tab = _r_by_func.get(f)
+        hit = _NO_RULE if tab is None else tab.config_cache.get((self.ctype, types_), _NO_RULE)
+        if hit is _NO_RULE:
+            hit = _rr_lookup(f, types_, self.config)
+        if hit is None:
+            return _NO_RULE
+        rule = hit[0]
+        if hit[1] or hit[2]:
+            return self.process(f, (a, b), _EMPTY)
+        part = _scalar_rule_fns.get(rule, _NO_RULE)
+        if part is _NO_RULE:
+            part = _scalar_partials(rule)
+        if part is not None and part.nout == 1:
+            y = f(pa, pb)
+            ty = type(y)
+            if (ty is _ndarray and y.dtype.kind not in "fc") or (
+                    ty is not float and ty is not _ndarray and not _boxable(y)):
+                return y
+            tape = self.tape
+            idx = len(tape)
+            tape.append(_ScalarNode(part, (pa, pb), y, parents, False))
+            return Tracer(y, self, idx)
+        return self.process(f, (a, b), _EMPTY)
 
     def new_input(self, x: Any) -> Tracer:
         idx = len(self.tape)
@@ -1134,6 +1183,9 @@ class ForwardTrace:
     def __init__(self, config: RuleConfig) -> None:
         self.level = new_level()
         self.config = config
+
+    def binop(self, f: Any, a: Any, b: Any) -> Any:
+        return self.process(f, (a, b), _EMPTY)
 
     def process(self, f: Any, args: tuple, kwargs: dict, soft: bool = False) -> Any:
         primals = list(args)
