@@ -36,6 +36,11 @@ class FrameworkNotInstalledError(ChainRulesError, ImportError):
     Attributes:
         framework: the module that could not be imported, e.g. ``"jax"``.
         extra: the chainrules extra that installs it, e.g. ``"jax"``.
+
+    Example:
+        >>> from chainrules.interop import FrameworkNotInstalledError
+        >>> print(FrameworkNotInstalledError("jax", "jax"))
+        chainrules.interop.jax needs jax, which cannot be imported. Install it with: ...
     """
 
     def __init__(self, framework: str, extra: str, cause: BaseException | None = None) -> None:
@@ -56,6 +61,12 @@ class NoRuleError(ChainRulesError, TypeError):
         function: the function that has no rule.
         kind: ``"rrule"`` or ``"frule"``.
         arg_types: the types of the positional arguments of the call.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrules.interop import NoRuleError
+        >>> print(NoRuleError("torch_function", np.sinc, "rrule", (np.ndarray,), "a gradient"))
+        torch_function(numpy.sinc): no rrule is registered for numpy.sinc(ndarray), and ...
     """
 
     def __init__(self, bridge: str, function: Any, kind: str, arg_types: tuple,
@@ -81,8 +92,16 @@ class TangentConversionError(ChainRulesError, TypeError):
         function: the function whose rule returned the tangent.
         position: 1-based position of the argument (0 for an output).
         path: where inside a structured argument, e.g. ``"['w']"`` (empty at top level).
-        primal: description of the primal (type, shape, dtype).
+        primal: the primal (leaf) the tangent was for.
         got: the offending tangent.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrules.interop import TangentConversionError
+        >>> print(TangentConversionError("jax_function", np.sin, "argument", 1, "", np.ones(2),
+        ...                              "oops", "not a number"))
+        jax_function(numpy.sin): cannot convert the tangent for argument 1: expected ...
+        got str; not a number. ...
     """
 
     def __init__(self, bridge: str, function: Any, what: str, position: int, path: str,
@@ -109,6 +128,13 @@ class UnsupportedTransformError(ChainRulesError, NotImplementedError):
         bridge: the bridge's name.
         function: the bridged function.
         transform: what was asked, e.g. ``"jax.jvp"``.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrules.interop import UnsupportedTransformError
+        >>> print(UnsupportedTransformError("jax_function", np.sin, "jax.jvp", "no frule",
+        ...                                 "Register one."))
+        jax_function(numpy.sin) does not support jax.jvp: no frule. Register one.
     """
 
     def __init__(self, bridge: str, function: Any, transform: str, reason: str,
@@ -127,6 +153,12 @@ class ResultShapeError(ChainRulesError, ValueError):
     Attributes:
         bridge: the bridge's name.
         function: the bridged function.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrules.interop import ResultShapeError
+        >>> print(ResultShapeError("jax_function", np.sin, "ValueError: bad input"))
+        jax_function(numpy.sin): under jax.jit the result's shape and dtype are needed ...
     """
 
     def __init__(self, bridge: str, function: Any, reason: str) -> None:
