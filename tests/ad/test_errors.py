@@ -174,3 +174,13 @@ def test_rule_returning_untracked_object_error():
                        match=re.escape("the rule for tests.ad.test_errors.test_rule_returning_"
                                        "untracked_object_error.<locals>.wrap returned a Opaque,")):
         grad(lambda x: wrap(x).v)(1.0)
+
+
+def test_value_view_of_traced_array_error():
+    with pytest.raises(TracerConversionError, match=re.escape("x.flat would turn a traced")):
+        grad(lambda x: sum(x.flat))(np.ones(2))
+
+
+def test_in_place_method_of_traced_array_error():
+    with pytest.raises(TracerConversionError, match=re.escape("x.sort would turn a traced")):
+        grad(lambda x: x.sort())(np.ones(2))

@@ -246,3 +246,15 @@ def test_np_array_of_traced_scalars():
         return np.sum(v * np.array([1.0, 2.0]))
 
     assert grad(f)(0.5) == pytest.approx(math.cos(0.5) + 4 * 0.5)
+
+
+def test_other_ndarray_methods_dispatch_to_numpy_functions():
+    x = np.array([0.5, 1.5, 2.0])
+    g = grad(lambda x: x.std() + x.var() * x.nbytes / 24)(x)
+    eps = 1e-6
+
+    def f(v):
+        return v.std() + v.var()
+
+    fd = [(f(x + eps * e) - f(x - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(g, fd, rtol=1e-6)

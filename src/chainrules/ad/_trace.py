@@ -463,6 +463,24 @@ class Tracer:
             return self
         return call(_astype, self, dtype)
 
+    def __getattr__(self, name: str) -> Any:
+        # Other ndarray methods (x.std(), x.argmax(), ...) as the NumPy function of the
+        # same name, so they reach its rule; metadata (x.nbytes) from the primal.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        p = deep_primal(self)
+        attr = getattr(p, name)
+        if name in _VALUE_VIEWS:
+            raise TracerConversionError(f"x.{name}", _describe(self))
+        if callable(attr):
+            fn = getattr(np, name, None)
+            if fn is None or not callable(fn):
+                raise NoRuleError(attr, _mode(self.trace), (type(p),),
+                                  f"the method {type(p).__name__}.{name} has no NumPy "
+                                  f"function of the same name to dispatch to")
+            return functools.partial(call, fn, self)
+        return attr
+
     def item(self) -> Any:
         raise TracerConversionError("x.item()", _describe(self))
 
@@ -499,6 +517,11 @@ def _astype_frule(dargs: tuple, x: Any, dtype: Any) -> Any:
         x_dot = np.real(x_dot)
     return y, np.asarray(x_dot).astype(y.dtype)
 
+
+# ndarray attributes that expose the values themselves (not metadata).
+_VALUE_VIEWS = frozenset({"flat", "base", "data", "ctypes", "view", "tobytes", "tofile",
+                          "fill", "put", "itemset", "resize", "setfield", "sort",
+                          "partition", "byteswap"})
 
 _OPERATOR_OF_UFUNC = {
     np.add: operator.add,
