@@ -544,3 +544,10 @@ def test_namedtuple_tangent_indexes_by_position():
     assert t[1] == 2.0 and t[0] is Z
     with pytest.raises(IndexError):
         t[2]
+
+
+def test_describe_structural_tangent():
+    from chainrules.core._errors import describe
+
+    assert describe(Tangent[Plain](a=1.0)) == "Tangent[Plain]"
+    assert describe(np.ones((2, 3))) == "ndarray(shape=(2, 3), dtype=float64)"

@@ -507,9 +507,22 @@ class RuleTable:
 
     def lookup(self, f: Any, argtypes: tuple, config: Any = None) -> tuple[Callable, bool,
                                                                              bool] | None:
-        """The rule for a call as ``(rule, takes_config, takes_instance)``, or None.
+        """The rule function for a call, without calling it: ``(rule, takes_config,
+        takes_instance)``, or None when no rule applies (none registered, or opted out).
 
-        ``argtypes`` are the types of the positional primal arguments. Cached.
+        For ADs that call the rule function themselves (to trace its code, say): call
+        ``rule(*lead, *args, **kwargs)`` where ``lead`` is the config (if
+        ``takes_config``), then for frules the tangent tuple, then the callable object
+        (if ``takes_instance``). ``argtypes`` are the types of the positional primal
+        arguments. Cached like every lookup.
+
+        Examples:
+            >>> import math
+            >>> from chainrules import rrule
+            >>> rule, takes_config, takes_instance = rrule.lookup(math.sin, (float,))
+            >>> y, pullback = rule(0.0)
+            >>> (takes_config, takes_instance), pullback(1.0)
+            ((False, False), (NoTangent(), 1.0))
         """
         tab = self._tables_for(f)
         if tab is None:

@@ -11,12 +11,13 @@ from typing import Any
 
 def describe(x: Any) -> str:
     """A short description of a value for error messages: type, and shape/dtype for arrays."""
-    shape = getattr(x, "shape", None)
-    dtype = getattr(x, "dtype", None)
     name = type(x).__qualname__
-    if shape is not None and dtype is not None:
-        return f"{name}(shape={tuple(shape)}, dtype={dtype})"
-    return name
+    # Only real arrays: a structural tangent answers any attribute with ZeroTangent().
+    shape = getattr(x, "shape", None) if hasattr(type(x), "shape") else None
+    dtype = getattr(x, "dtype", None) if hasattr(type(x), "dtype") else None
+    if isinstance(shape, tuple) and dtype is not None:
+        return f"{name}(shape={shape}, dtype={dtype})"
+    return repr(type(x)) if name == "Tangent" else name
 
 
 def func_name(f: Any) -> str:

@@ -54,7 +54,8 @@ def rrule(f: Any, /, *args: Any, **kwargs: Any) -> Any:
 
     Registration and queries are attributes of this function: ``rrule.register``,
     ``rrule.register_call``, ``rrule.opt_out``, ``rrule.is_opted_out``,
-    ``rrule.has_rules``, ``rrule.registered``, ``rrule.ambiguities``.
+    ``rrule.has_rules``, ``rrule.lookup``, ``rrule.registered``, ``rrule.ambiguities``
+    (see :class:`RuleTable`); ``frule`` has the same.
 
     Examples:
         >>> import math
