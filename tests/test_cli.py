@@ -1,0 +1,88 @@
+"""``python -m chainrules check`` and ``coverage``."""
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import chainrules.testing as testing
+from chainrules import NoTangent, rrule, scoped_rules
+from chainrules._cli import main
+from chainrules.testing import Case, arr
+
+
+def test_check_one_function_json(capsys):
+    assert main(["check", "--function", "math.sin", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["failed"] == 0
+    statuses = {(r["dtype"], r["mode"]): r["status"] for r in out["results"]}
+    assert statuses[("float64", "rrule")] == "passed"
+    assert statuses[("float64", "frule")] == "passed"
+    assert all(r["function"] == "math.sin" for r in out["results"])
+
+
+def test_check_table_lists_namespaces(capsys):
+    assert main(["check", "--namespace", "cmath", "-q"]) == 0
+    out = capsys.readouterr().out
+    header, rule = out.splitlines()[:2]
+    assert header.split()[:4] == ["namespace", "functions", "frule", "rrule"]
+    assert any(line.startswith("cmath ") for line in out.splitlines())
+    assert "0 failed" in out
+
+
+def broken_sin(x):
+    return np.sin(x)
+
+
+def test_check_fails_on_a_wrong_rule(monkeypatch, capsys):
+    with scoped_rules():
+
+        @rrule.register(broken_sin)
+        def broken_sin_rrule(x):
+            def broken_sin_pullback(y_bar):
+                return NoTangent(), -y_bar * np.cos(x)  # wrong sign
+
+            return np.sin(x), broken_sin_pullback
+
+        case = Case(broken_sin, lambda rng, dt: (arr(rng, dt, (3,)),), frule=False,
+                    dtypes=("float64",))
+        monkeypatch.setattr(testing, "iter_catalog", lambda namespace=None: iter([case]))
+        assert main(["check", "-q"]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED" in out and "broken_sin" in out and "1 failed" in out
+
+
+def test_check_unknown_function_error(capsys):
+    assert main(["check", "--function", "numpy.no_such_function"]) == 2
+    assert "no case in the catalog tests 'numpy.no_such_function'" in capsys.readouterr().err
+
+
+def test_coverage(capsys):
+    assert main(["coverage", "math"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("math: ")
+    assert "frule and rrule:" in out and "non-differentiable:" in out
+    assert main(["coverage", "math", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert "sin" in report["frule_and_rrule"] and "floor" in report["non_differentiable"]
+    assert math.sin  # the namespace really is the math module
+
+
+def test_coverage_unknown_namespace_error(capsys):
+    assert main(["coverage", "no_such_module_xyz"]) == 2
+    assert "cannot import 'no_such_module_xyz'" in capsys.readouterr().err
+
+
+def test_module_entry_point():
+    done = subprocess.run([sys.executable, "-m", "chainrules", "check", "--function", "math.exp",
+                           "-q"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "math" in done.stdout
+
+
+def test_usage_error():
+    with pytest.raises(SystemExit):
+        main(["nonsense"])
