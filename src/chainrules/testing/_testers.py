@@ -650,8 +650,10 @@ def test_frule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
     **Checks:** the primal output; the pushforward along the seeded tangents of
     all arguments at once equals the finite-difference ``J·x_dot`` (compared in
     full, O(1) primal calls); on failure each argument is checked alone to name
-    the one that is wrong, with the worst output elements; all-``ZeroTangent``
-    tangents give a zero pushforward; the rule does not mutate its inputs or
+    the one that is wrong, with the worst output elements; with several
+    arguments, a ``ZeroTangent()`` for one of them works and the pushforward is
+    linear; for inputs of at most 64 scalars, every Jacobian column is compared
+    too; (opt-in) all-``ZeroTangent`` tangents give a zero pushforward; the rule does not mutate its inputs or
     tangents. A ``NotImplementedTangent`` is an expected failure.
 
     >>> import numpy as np
@@ -702,6 +704,7 @@ def test_frule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
             f"{_tol_vec(s, got, want, fd_res):.3g}){_fd_note(fd_res)}.\n{culprits}")
     report.checks.append("pushforward")
     _check_partial_zero_tangents(s, got, run, report)
+    _check_full_jacobian_forward(s, run, fd_res, report)
     if check_zero_tangents:
         zargs = tuple(ZeroTangent() if sp.perturbable else NoTangent() for sp in s.specs)
         _, z_dot = run(zargs, "ZeroTangent() tangents")
@@ -748,6 +751,45 @@ def _check_partial_zero_tangents(s: _Setup, full: np.ndarray, run: Callable,
                 f"{_arg_label(i)}'s tangent, it differs from the full pushforward by "
                 f"{float(np.linalg.norm(parts[0] + parts[1] - full)):.3g}.")
     report.checks.append("ZeroTangent for one argument")
+
+
+def _check_full_jacobian_forward(s: _Setup, run: Callable, fd_res: Any,
+                                 report: RuleTestReport) -> None:
+    """For inputs of at most 64 scalars in all, compare the pushforward of every basis
+    direction with finite differences (one frule call and 4 primal calls per scalar),
+    norm-wise over the whole Jacobian like the reverse-mode element-wise check."""
+    assert s.out_spec is not None
+    active = [i for i, sp in enumerate(s.specs) if sp.perturbable and sp.size]
+    n = sum(s.specs[i].size for i in active)
+    if not active or n > FULL_JACOBIAN_MAX:
+        return
+    step = fd_res.step if fd_res is not None else None
+    zero = [ZeroTangent() if sp.perturbable else NoTangent() for sp in s.specs]
+    got_cols, want_cols, names = [], [], []
+    for i in active:
+        spec = s.specs[i]
+        for k in range(spec.size):
+            e = np.zeros(spec.size)
+            e[k] = 1.0
+            dargs = tuple(spec.vec_to_tangent(e) if j == i else zero[j]
+                          for j in range(len(s.specs)))
+            _, y_dot = run(dargs, f"the basis direction {spec.element_name(k)}")
+            got_cols.append(_pushforward_vec(s, unthunk(y_dot), "the pushforward"))
+            want_cols.append(_fd_along(s, i, e, step)[0])
+            names.append(spec.element_name(k))
+    got, want = np.stack(got_cols, axis=1), np.stack(want_cols, axis=1)
+    err = float(np.linalg.norm(got - want))
+    scale = max(float(np.linalg.norm(got)), float(np.linalg.norm(want)))
+    tol = s.atol + s.rtol * scale
+    if fd_res is not None:
+        tol += _fd_slack(fd_res.accuracy * np.sqrt(got.size), scale)
+    if not (np.all(np.isfinite(got)) and err <= tol):
+        col = int(np.argmax(np.linalg.norm(got - want, axis=0)))
+        raise AssertionError(
+            f"{s.name}: wrong pushforward: the Jacobian from the frule differs from finite "
+            f"differences by {err:.3g} (tolerance {tol:.3g}); worst along {names[col]}, "
+            f"output elements:\n" + _worst_lines(s.out_spec, got[:, col], want[:, col], k=3))
+    report.checks.append("full Jacobian (forward)")
 
 
 def _pushforward_vec(s: _Setup, y_dot: Any, what: str) -> np.ndarray:
