@@ -653,8 +653,8 @@ def test_frule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
     the one that is wrong, with the worst output elements; with several
     arguments, a ``ZeroTangent()`` for one of them works and the pushforward is
     linear; for inputs of at most 64 scalars, every Jacobian column is compared
-    too; (opt-in) all-``ZeroTangent`` tangents give a zero pushforward; the rule does not mutate its inputs or
-    tangents. A ``NotImplementedTangent`` is an expected failure.
+    too; (opt-in) all-``ZeroTangent`` tangents give a zero pushforward; the
+    rule does not mutate its inputs or tangents. A ``NotImplementedTangent`` is an expected failure.
 
     >>> import numpy as np
     >>> from chainrules.testing import test_frule
