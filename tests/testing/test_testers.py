@@ -182,3 +182,41 @@ def test_ad_gradient_via_rrule_f():
     report = test_rrule(model, x, w, rrule_f=rrule_via_ad, config=ad.ADConfig())
     assert "cotangent of argument 2" in report.checks
     test_frule(model, x, w, frule_f=frule_via_ad, config=ad.ADConfig())
+
+
+def to_f32(x):
+    return x.astype(np.float32) * 1.5
+
+
+@rrule.register(to_f32)
+def _(x):
+    def to_f32_pullback(y_bar):
+        return NoTangent(), (1.5 * np.asarray(y_bar)).astype(x.dtype)
+
+    return to_f32(x), to_f32_pullback
+
+
+def test_tolerances_follow_the_output_dtype():
+    # float64 in, float32 out: float32 tolerances, else correct rules fail on rounding
+    for seed in range(20):
+        test_rrule(to_f32, np.random.default_rng(seed).uniform(-2, 2, 7), seed=seed)
+
+
+def ravel_k(x):
+    return np.ravel(x, order="K")
+
+
+@rrule.register(ravel_k)
+def _(x):
+    def ravel_k_pullback(y_bar):
+        # order="K" follows the memory layout: undo it through the strides' order
+        perm = np.argsort([-abs(st) for st in x.strides], kind="stable")
+        y_bar = np.asarray(y_bar).reshape([x.shape[p] for p in perm])
+        return NoTangent(), np.transpose(y_bar, np.argsort(perm))
+
+    return ravel_k(x), ravel_k_pullback
+
+
+def test_perturbed_inputs_keep_their_memory_layout():
+    x = np.arange(12.0).reshape(3, 4).T  # F-contiguous: ravel(order="K") follows memory
+    test_rrule(ravel_k, x)

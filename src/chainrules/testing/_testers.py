@@ -152,6 +152,14 @@ def _setup(tester: str, f: Any, args: tuple, rtol: float | None, atol: float | N
                   fdm or FDMethod(), counted, rng)
 
 
+def _include_output_dtype(s: _Setup, rtol: float | None, atol: float | None) -> None:
+    """Default tolerances follow the least precise of the inputs *and* the output: a
+    float64 input with a float32 output gives float32-accurate finite differences."""
+    r, a = default_tolerances(*s.primals[1:], s.y)
+    s.rtol = r if rtol is None else rtol
+    s.atol = a if atol is None else atol
+
+
 def _snapshot(x: Any) -> Any:
     try:
         return copy.deepcopy(x)
@@ -373,6 +381,7 @@ def test_rrule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
     before = [_snapshot(x) for x in s.primals]
     s.y = s.counted(*s.primals)
     s.out_spec = spec_of(s.y, None, "y")
+    _include_output_dtype(s, rtol, atol)
     _check_not_mutated(s, before, "calling f")
     before = [_snapshot(x) for x in s.primals]
 
@@ -672,6 +681,7 @@ def test_frule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
     before = [_snapshot(x) for x in s.primals]
     s.y = s.counted(*s.primals)
     s.out_spec = spec_of(s.y, None, "y")
+    _include_output_dtype(s, rtol, atol)
     _check_not_mutated(s, before, "calling f")
 
     def run(dargs: tuple, what: str) -> Any:

@@ -222,6 +222,14 @@ class _Array(Spec):
         self.n = int(math.prod(x.shape))
         self.size = self.n * (2 if self.complex else 1)
         self.type = type(x)
+        # rebuild perturbed inputs with the primal's memory layout (F order, negative
+        # strides, strided views): layout-dependent functions (reshape order='A',
+        # ravel order='K') must see the same function of their input
+        item = x.dtype.itemsize
+        self.strides = None
+        if (self.n > 1 and not x.flags.c_contiguous
+                and all(st % item == 0 for st in x.strides)):
+            self.strides = x.strides
 
     def _eps(self) -> float:
         return float(np.finfo(self.dtype).eps)
@@ -248,7 +256,10 @@ class _Array(Spec):
             a = part.view(np.complex128)
         else:
             a = part
-        return a.astype(self.dtype).reshape(self.shape)
+        values = a.astype(self.dtype).reshape(self.shape)
+        if self.strides is None:
+            return values
+        return _with_strides(values, self.strides)
 
     def pack_tangent(self, t: Any, out: np.ndarray, o: int, strict: bool = False) -> None:
         t = _prepare(t, self.path)
@@ -283,6 +294,18 @@ class _Array(Spec):
 
     def unpack_tangent(self, vec: np.ndarray, o: int) -> Any:
         return self.unpack(vec, o)
+
+
+def _with_strides(values: np.ndarray, strides: tuple) -> np.ndarray:
+    """A fresh array holding ``values`` with the given (byte) strides."""
+    item = values.dtype.itemsize
+    lo = sum(min(0, (n - 1) * st) for n, st in zip(values.shape, strides))
+    hi = sum(max(0, (n - 1) * st) for n, st in zip(values.shape, strides))
+    buf = np.empty((hi - lo) // item + 1, dtype=values.dtype)
+    out = np.lib.stride_tricks.as_strided(buf[-lo // item:], values.shape, strides,
+                                          writeable=True)
+    out[...] = values
+    return out
 
 
 class _Container(Spec):
