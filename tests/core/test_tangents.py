@@ -551,3 +551,15 @@ def test_describe_structural_tangent():
 
     assert describe(Tangent[Plain](a=1.0)) == "Tangent[Plain]"
     assert describe(np.ones((2, 3))) == "ndarray(shape=(2, 3), dtype=float64)"
+
+
+def test_items_of_zeros_are_zeros():
+    assert Z[0] is Z and Z["eigenvalues"] is Z
+    assert N[1] is N
+    assert getattr(Z, "shape", None) is None  # attributes are not forwarded
+
+
+def test_from_backing():
+    assert Tangent[Point].from_backing({"x": 1.0}) == Tangent[Point](x=1.0)
+    with pytest.raises(TypeError, match="from_backing takes a dict of fields or a tuple"):
+        Tangent[Point].from_backing([1.0])

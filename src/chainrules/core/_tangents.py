@@ -113,6 +113,12 @@ class _Singleton(AbstractTangent):
     def imag(self) -> Any:
         return self
 
+    def __getitem__(self, key: Any) -> Any:
+        # Every item of a zero is zero, so structural pullbacks need no special case.
+        # (Attribute access is deliberately not forwarded: `getattr(t, "shape", None)`
+        # must keep meaning "t is not an array".)
+        return self
+
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         # Lets `array + ZeroTangent()` and `np.multiply(g, ZeroTangent())` follow the
         # tangent algebra instead of building object arrays.
@@ -562,6 +568,23 @@ class Tangent(AbstractTangent, metaclass=_TangentMeta):
         t = object.__new__(cls)
         object.__setattr__(t, "_backing", backing)
         return t
+
+    @classmethod
+    def from_backing(cls, backing: dict | tuple) -> Tangent:
+        """Build a tangent from its backing: a dict of fields (or dict entries), or a tuple
+        of items. Fields are not checked against the primal type.
+
+        Examples:
+            >>> from chainrules import Tangent
+            >>> Tangent[tuple].from_backing((1.0, 2.0))
+            Tangent[tuple](1.0, 2.0)
+        """
+        if not isinstance(backing, (dict, tuple)):
+            raise TypeError(
+                f"{cls!r}.from_backing takes a dict of fields or a tuple of items, got "
+                f"{type(backing).__qualname__}"
+            )
+        return cls._from_backing(backing)
 
     def __reduce__(self) -> Any:
         # Tangent[P] classes are made on demand, so rebuild through Tangent[P] itself.
