@@ -220,3 +220,15 @@ def _(x):
 def test_perturbed_inputs_keep_their_memory_layout():
     x = np.arange(12.0).reshape(3, 4).T  # F-contiguous: ravel(order="K") follows memory
     test_rrule(ravel_k, x)
+
+
+def test_arguments_held_fixed_are_not_perturbed():
+    # (-2) ** (3 + h) is complex: an exponent the caller holds fixed must stay fixed.
+    import operator
+
+    from chainrules.testing import no_tangent, with_tangent
+
+    for held in (no_tangent(3), with_tangent(3.0, 0.0), no_tangent(3.0)):
+        report = test_rrule(operator.pow, -2.0, held)
+        assert any("held fixed" in c for c in report.checks)
+        test_frule(operator.pow, -2.0, held)
