@@ -132,13 +132,19 @@ def test_second_derivative_against_finite_differences():
 # -- JAX and PyTorch as oracles ------------------------------------------------------
 
 
-def _jax():
-    return pytest.importorskip("jax")
-
-
-def test_against_jax_mlp_and_chain():
-    jax = _jax()
+@pytest.fixture
+def jax():
+    """JAX with 64-bit floats for this test only (the flag is global: restore it)."""
+    jax = pytest.importorskip("jax")
+    before = jax.config.jax_enable_x64
     jax.config.update("jax_enable_x64", True)
+    try:
+        yield jax
+    finally:
+        jax.config.update("jax_enable_x64", before)
+
+
+def test_against_jax_mlp_and_chain(jax):
     jnp = jax.numpy
 
     def jchain(x):
@@ -161,9 +167,7 @@ def test_against_jax_mlp_and_chain():
         np.testing.assert_allclose(a, b, rtol=1e-10)
 
 
-def test_against_jax_complex_convention():
-    jax = _jax()
-    jax.config.update("jax_enable_x64", True)
+def test_against_jax_complex_convention(jax):
     z = 0.3 + 0.2j
     ours = grad(lambda z: abs(cmath_program(z)) ** 2)(z)
     theirs = jax.grad(lambda z: jax.numpy.abs(jax.numpy.exp(z) * jax.numpy.sin(z) + z * z)
