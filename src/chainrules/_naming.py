@@ -43,7 +43,11 @@ def _refresh() -> None:
                 continue
             obj = getattr(module, attr, None)
             if callable(obj) and not isinstance(obj, type(sys)):
-                _index.setdefault(id(obj), (ns, attr))
+                # An alias (scipy.special.jn is jv) loses to the function's own name.
+                if getattr(obj, "__name__", None) == attr:
+                    _index[id(obj)] = (ns, attr)
+                else:
+                    _index.setdefault(id(obj), (ns, attr))
 
 
 def namespace_and_name(f: Any) -> tuple[str, str]:

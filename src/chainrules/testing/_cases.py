@@ -159,19 +159,9 @@ class CaseResult:
 
 
 def _function_name(f: Any) -> str:
-    if isinstance(f, np.ufunc):
-        return f"numpy.{f.__name__}"
-    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None)
-    if name is None:
-        name = type(f).__qualname__
-    module = getattr(f, "__module__", None)
-    if module is None and not isinstance(f, type):
-        module = type(f).__module__
-    if module in (None, "builtins"):
-        return name
-    if module.startswith("numpy"):
-        module = "numpy" if module.startswith("numpy._core") or module == "numpy" else module
-    return f"{module}.{name}"
+    from chainrules._naming import qualified_name
+
+    return qualified_name(f)
 
 
 def case_id(case: Case, dtype: str, mode: str) -> str:
