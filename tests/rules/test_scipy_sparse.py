@@ -11,8 +11,43 @@ import pytest
 
 sp = pytest.importorskip("scipy.sparse")
 
-from chainrules import NoTangent, Tangent, ZeroTangent, frule, rrule, unthunk  # noqa: E402
-from chainrules.testing import fd_jvp  # noqa: E402
+from chainrules import NoTangent, Tangent, ZeroTangent, frule, rrule, scoped_rules, unthunk  # noqa: E402
+from chainrules.testing import case_id, fd_jvp, run_case, test_rrule  # noqa: E402
+from chainrules.testing.cases.scipy_sparse import CASES  # noqa: E402
+
+PARAMS = [(c, d, m) for c in CASES for d in c.dtypes for m in ("frule", "rrule") if getattr(c, m)]
+
+
+@pytest.mark.parametrize(("case", "dtype", "mode"), PARAMS, ids=[case_id(*p) for p in PARAMS])
+def test_rule(case, dtype, mode):
+    result = run_case(case, dtype, mode)
+    if result.status == "xfail":
+        pytest.xfail(result.message)
+    assert result.status == "passed", result.message
+
+
+def scaled(A, x):
+    return A @ x
+
+
+@pytest.mark.parametrize("mistake", ["sign", "outside the pattern"])
+def test_wrong_sparse_rule_is_caught(mistake):
+    with scoped_rules():
+
+        @rrule.register(scaled)
+        def scaled_rrule(A, x):
+            def scaled_pullback(y_bar):
+                if mistake == "sign":
+                    A_bar = -unthunk(rrule(operator.matmul, A, x)[1](y_bar)[1])
+                else:  # a dense outer product: entries outside A's pattern
+                    A_bar = np.outer(y_bar, x)
+                return NoTangent(), A_bar, A.T @ y_bar
+
+            return A @ x, scaled_pullback
+
+        A = sp.random(4, 3, density=0.5, format="csr", random_state=0)
+        with pytest.raises(AssertionError, match="argument 1"):
+            test_rrule(scaled, A, np.ones(3))
 
 FORMATS = ["csr", "csc", "coo"]
 CLASSES = [sp.csr_matrix, sp.csc_matrix, sp.coo_matrix, sp.csr_array, sp.csc_array, sp.coo_array]

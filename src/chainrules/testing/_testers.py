@@ -203,6 +203,11 @@ def _same(a: Any, b: Any, depth: int = 0) -> bool:
     if isinstance(a, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
                       types.MethodType, np.ufunc)):
         return True
+    if type(a).__module__.startswith("scipy.sparse") and hasattr(a, "toarray"):
+        # Compared by value: SciPy itself reorders a matrix's internal arrays (sorting
+        # indices, summing duplicates) without changing the matrix.
+        return (type(b) is type(a) and a.shape == b.shape and a.dtype == b.dtype
+                and np.array_equal(a.toarray(), b.toarray(), equal_nan=True))
     d = getattr(a, "__dict__", None)
     if isinstance(d, dict) and d:  # dataclasses, plain objects, callable objects
         return type(a) is type(b) and _same(d, getattr(b, "__dict__", {}), depth + 1)

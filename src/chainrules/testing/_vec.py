@@ -432,6 +432,98 @@ def _object_fields(x: Any) -> list[str] | None:
     return None
 
 
+class _Sparse(Spec):
+    """A scipy.sparse matrix or array: its stored entries are its coordinates.
+
+    The sparsity pattern is part of the primal, so tangents are sparse matrices of the
+    same pattern (what ``ProjectTo`` makes); a dense tangent is read at the pattern,
+    and, with ``strict``, must be zero elsewhere.
+    """
+
+    def __init__(self, x: Any, path: str) -> None:
+        import scipy.sparse as sp
+
+        self.path = path
+        coo = x.tocoo()
+        self.rows, self.cols = coo.row.copy(), coo.col.copy()
+        self.shape = x.shape
+        self.dtype = x.dtype
+        self.format = x.format
+        self.make = sp.coo_array if isinstance(x, sp.sparray) else sp.coo_matrix
+        self.complex = x.dtype.kind == "c"
+        self.n = len(self.rows)
+        self.size = self.n * (2 if self.complex else 1)
+
+    def _eps(self) -> float:
+        return float(np.finfo(self.dtype).eps)
+
+    def _element_name(self, k: int) -> str:
+        part = ""
+        if self.complex:
+            k, r = divmod(k, 2)
+            part = ".real" if r == 0 else ".imag"
+        return f"{self.path}[{int(self.rows[k])}, {int(self.cols[k])}]{part}"
+
+    def _values(self, m: Any, strict: bool = False) -> np.ndarray:
+        import scipy.sparse as sp
+
+        if sp.issparse(m):
+            if m.shape != self.shape:
+                raise TangentLayoutError(self.path, f"expected a sparse matrix of shape "
+                                         f"{self.shape}, got shape {m.shape}")
+            dense = m.toarray()
+        else:
+            dense = np.asarray(m)
+            if dense.shape != self.shape:
+                raise TangentLayoutError(self.path, f"expected shape {self.shape} for a "
+                                         f"sparse primal, got {_describe(m)}")
+        values = dense[self.rows, self.cols]
+        if strict:
+            outside = dense.copy()
+            outside[self.rows, self.cols] = 0
+            if np.any(outside):
+                raise TangentLayoutError(
+                    self.path, "the tangent has entries outside the primal's sparsity "
+                    "pattern; project it with ProjectTo(x) in the rule")
+        return values
+
+    def _write(self, values: np.ndarray, out: np.ndarray, o: int) -> None:
+        if self.complex:
+            out[o:o + self.size] = values.astype(np.complex128).view(np.float64)
+        else:
+            if np.iscomplexobj(values) and np.any(np.imag(values)):
+                raise TangentLayoutError(self.path, "got a complex tangent for a real "
+                                         "sparse primal; project it with ProjectTo(x)")
+            out[o:o + self.size] = np.real(values)
+
+    def pack(self, x: Any, out: np.ndarray, o: int) -> None:
+        self._write(self._values(x), out, o)
+
+    def unpack(self, vec: np.ndarray, o: int) -> Any:
+        part = vec[o:o + self.size]
+        values = part.view(np.complex128) if self.complex else part
+        built = self.make((values.astype(self.dtype), (self.rows, self.cols)),
+                          shape=self.shape)
+        return built.asformat(self.format)
+
+    def pack_tangent(self, t: Any, out: np.ndarray, o: int, strict: bool = False) -> None:
+        t = _prepare(t, self.path)
+        if _is_zero_like(t):
+            return
+        self._write(self._values(t, strict), out, o)
+
+    def unpack_tangent(self, vec: np.ndarray, o: int) -> Any:
+        return self.unpack(vec, o)
+
+
+def _is_sparse(x: Any) -> bool:
+    if not type(x).__module__.startswith("scipy.sparse"):
+        return False
+    import scipy.sparse as sp
+
+    return bool(sp.issparse(x))
+
+
 def spec_of(x: Any, x_dot: Any = None, path: str = "x") -> Spec:
     """The layout of primal ``x``.
 
@@ -460,6 +552,8 @@ def spec_of(x: Any, x_dot: Any = None, path: str = "x") -> Spec:
         return _Const(x, path)
     if isinstance(x, core.AbstractTangent):
         return _Const(x, path)
+    if _is_sparse(x):
+        return _Sparse(x, path) if x.dtype.kind in "fc" else _Const(x, path)
     sub = _sub_tangents(x_dot)
     if isinstance(x, tuple) and hasattr(type(x), "_fields"):
         children = [spec_of(v, _pick(sub, i, k), f"{path}.{k}")

@@ -27,6 +27,7 @@ import scipy.sparse as sp
 
 from chainrules.core import (
     NoTangent,
+    OutArgumentError,
     ProjectTo,
     Tangent,
     Thunk,
@@ -143,15 +144,27 @@ def matmul_sparse_frule(dargs, X: np.ndarray, A: _SPARSE_BASE):
 _SUM_METHODS = {cls.sum for cls in _CONSTRUCTORS}
 
 
-def _sum_rrule(A, axis=None, dtype=None, out=None):
-    y = A.sum(axis=axis, dtype=dtype, out=out)
+def _sum_options(args: tuple, kwargs: dict) -> tuple:
+    if len(args) > 3:
+        raise TypeError("sum takes at most 3 arguments after the matrix (axis, dtype, out)")
+    options = dict(zip(("axis", "dtype", "out"), args), **kwargs)
+    if options.get("out") is not None:
+        raise OutArgumentError(sp.csr_matrix.sum)
+    return options.get("axis"), options.get("dtype")
+
+
+def _sum_rrule(A, *args, **kwargs):
+    axis, dtype = _sum_options(args, kwargs)
+    y = A.sum(axis=axis, dtype=dtype)
+    n_rest = len(args)
     rows, cols = _pattern(A)
     shape = A.shape
 
     def sparse_sum_pullback(y_bar):
         y_bar = unthunk(y_bar)
+        rest = (NoTangent(),) * n_rest  # axis, dtype: not differentiable
         if _is_zero(y_bar):
-            return NoTangent(), ZeroTangent()
+            return NoTangent(), ZeroTangent(), *rest
         g = np.asarray(y_bar)
         if axis is None:
             values = np.full(rows.shape, g.reshape(()))
@@ -161,14 +174,16 @@ def _sum_rrule(A, axis=None, dtype=None, out=None):
             values = g.reshape(shape[0])[rows]
         if A.dtype.kind == "f":
             values = values.real
-        return NoTangent(), _with_values(A, rows, cols, values.astype(A.dtype, copy=False))
+        return (NoTangent(), _with_values(A, rows, cols, values.astype(A.dtype, copy=False)),
+                *rest)
 
     return y, sparse_sum_pullback
 
 
-def _sum_frule(dargs, A, axis=None, dtype=None, out=None):
+def _sum_frule(dargs, A, *args, **kwargs):
+    axis, dtype = _sum_options(args, kwargs)
     A_dot = unthunk(dargs[1])
-    y = A.sum(axis=axis, dtype=dtype, out=out)
+    y = A.sum(axis=axis, dtype=dtype)
     if _is_zero(A_dot):
         return y, ZeroTangent()
     return y, A_dot.sum(axis=axis, dtype=dtype)
