@@ -194,7 +194,9 @@ def test_jacobian_bad_mode_error():
 
 
 def test_jacobian_complex_input_error():
-    with pytest.raises(InputTypeError, match="expected a real number or real array"):
+    with pytest.raises(InputTypeError,
+                       match=re.escape("expected a real number or real (float) array, got "
+                                       "complex")):
         jacobian(lambda z: z)(1j)
 
 
@@ -212,3 +214,9 @@ def test_hessian_small_function():
 def test_hessian_of_scalar_function():
     assert hessian(lambda x: x ** 3 * math.exp(x))(0.5) == pytest.approx(
         (6 * 0.5 + 6 * 0.25 + 0.125) * math.exp(0.5))
+
+
+def test_jacobian_integer_array_input_error():
+    with pytest.raises(InputTypeError, match=re.escape(
+            "got ndarray(shape=(2,), dtype=int64); convert integer arrays to float")):
+        jacobian(lambda x: x * 2.0)(np.array([1, 2]))

@@ -510,9 +510,11 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
         (i,) = _argnums_tuple(argnums, len(args), "jacobian")
         x = args[i]
         if not _is_leaf_differentiable(x) or np.iscomplexobj(x):
-            raise InputTypeError(f"jacobian argument {i}", "a real number or real array",
-                                 type(x).__qualname__,
-                                 "flatten structured inputs into one array first")
+            got = (f"ndarray(shape={x.shape}, dtype={x.dtype})" if isinstance(x, np.ndarray)
+                   else type(x).__qualname__)
+            raise InputTypeError(f"jacobian argument {i}", "a real number or real (float) array",
+                                 got, "convert integer arrays to float and flatten structured "
+                                 "inputs into one array first")
         x_arr = np.asarray(x, dtype=float if type(x) in (int, float) else None)
         n = x_arr.size
         use_forward = mode == "forward"
