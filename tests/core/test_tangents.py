@@ -563,3 +563,11 @@ def test_from_backing():
     assert Tangent[Point].from_backing({"x": 1.0}) == Tangent[Point](x=1.0)
     with pytest.raises(TypeError, match="from_backing takes a dict of fields or a tuple"):
         Tangent[Point].from_backing([1.0])
+
+
+def test_fields_of_zeros_are_zeros():
+    assert Z.A is Z and N.weights is N
+    assert Z @ np.ones(2) is Z and np.ones(2) @ Z is Z
+    assert np.matmul(np.ones((2, 2)), Z) is Z
+    for name in ("shape", "dtype", "_fields", "__array_interface__", "backing"):
+        assert not hasattr(Z, name)

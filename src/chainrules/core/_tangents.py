@@ -79,6 +79,14 @@ class AbstractTangent:
 # The zero-like singletons
 
 
+# Attribute names a zero does not answer as fields (see _Singleton.__getattr__).
+_NOT_FIELDS = frozenset({
+    "shape", "dtype", "ndim", "size", "flags", "T", "mT", "H", "data", "nbytes",
+    "itemsize", "strides", "base", "ctypes", "device", "format", "nnz",
+    "backing", "primal_type", "unthunk", "add_fn", "evaluated", "info", "where",
+})
+
+
 class _Singleton(AbstractTangent):
     __slots__ = ()
     _instance: ClassVar[Any] = None
@@ -114,10 +122,22 @@ class _Singleton(AbstractTangent):
         return self
 
     def __getitem__(self, key: Any) -> Any:
-        # Every item of a zero is zero, so structural pullbacks need no special case.
-        # (Attribute access is deliberately not forwarded: `getattr(t, "shape", None)`
-        # must keep meaning "t is not an array".)
+        # Every item of a zero is zero, so structural rules need no special case.
         return self
+
+    def __getattr__(self, name: str) -> Any:
+        # Every field of a zero is zero: `foo_dot.A @ B` works when foo_dot is
+        # ZeroTangent(). Private names, dunders and array attributes are not fields, so
+        # `getattr(t, "shape", None)` still means "t is not an array".
+        if name.startswith("_") or name in _NOT_FIELDS:
+            raise AttributeError(f"{type(self).__name__}() has no attribute {name!r}")
+        return self
+
+    def __matmul__(self, other: Any) -> Any:
+        return multiply(self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return multiply(other, self)
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         # Lets `array + ZeroTangent()` and `np.multiply(g, ZeroTangent())` follow the
@@ -128,7 +148,7 @@ class _Singleton(AbstractTangent):
             return add(*inputs)
         if ufunc is np.subtract and len(inputs) == 2:
             return subtract(*inputs)
-        if ufunc is np.multiply and len(inputs) == 2:
+        if ufunc in (np.multiply, np.matmul) and len(inputs) == 2:
             return multiply(*inputs)
         if ufunc in (np.negative, np.positive, np.conjugate) and len(inputs) == 1:
             return self

@@ -72,7 +72,8 @@ def _fname(f: Any) -> str:
 
 
 def _arg_label(i: int) -> str:
-    return "f itself (self)" if i == 0 else f"argument {i}"
+    # Messages add the path in parentheses: "f itself (self)", "argument 2 (args[1])".
+    return "f itself" if i == 0 else f"argument {i}"
 
 
 def _item_path(i: int) -> str:

@@ -282,7 +282,11 @@ class _Array(Spec):
         if strict and isinstance(t, np.ndarray) and a.dtype != self.dtype:
             raise TangentLayoutError(
                 self.path, f"expected dtype {self.dtype} (the primal's), got {a.dtype}; "
-                "project the cotangent with ProjectTo(x) so float32 stays float32")
+                + ("a real primal has real tangents: project the cotangent with "
+                   "ProjectTo(x), which takes the real part"
+                   if a.dtype.kind == "c" and self.dtype.kind == "f" else
+                   "project the cotangent with ProjectTo(x), which keeps the primal's "
+                   "dtype (float32 stays float32)"))
         if self.complex:
             out[o:o + self.size] = a.astype(np.complex128).reshape(-1).view(np.float64)
         else:
