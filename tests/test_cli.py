@@ -86,3 +86,20 @@ def test_module_entry_point():
 def test_usage_error():
     with pytest.raises(SystemExit):
         main(["nonsense"])
+
+
+def test_check_one_function_counts_its_rules(capsys):
+    assert main(["check", "--function", "numpy.sin", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["namespaces"]["numpy"]
+    assert (summary["functions"], summary["frule"], summary["rrule"]) == (1, 1, 1)
+
+
+def test_check_function_outside_namespace_error(capsys):
+    assert main(["check", "--namespace", "numpy.linalg", "--function", "numpy.sin"]) == 2
+    assert "in namespace 'numpy.linalg'" in capsys.readouterr().err
+
+
+def test_coverage_counts_higher_order_rules(capsys):
+    assert main(["coverage", "numpy", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert "apply_along_axis" not in report["no_rule"]

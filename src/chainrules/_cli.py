@@ -52,16 +52,24 @@ def _in_namespace(ns: str, wanted: str | None) -> bool:
     return wanted is None or ns == wanted or ns.startswith(wanted + ".")
 
 
-def _registry_rows(wanted: str | None) -> dict[str, _Row]:
+def _load_all_rules() -> None:
+    """The rule set, and the AD's higher-order rules (map, apply_along_axis, ...)."""
+    import chainrules  # registers the rule set
+    import chainrules.ad  # noqa: F401 -- registers the higher-order rules
+
+
+def _registry_rows(wanted: str | None, only: set | None = None) -> dict[str, _Row]:
     from chainrules import frule, rrule
 
     rows: dict[str, _Row] = defaultdict(_Row)
     for table, attr in ((rrule, "rrule"), (frule, "frule")):
         for info in table.registered():
-            if info.target != "function" or info.config is not None or info.kind == "opt_out":
+            if info.target != "function" or info.kind == "opt_out":
                 continue
             ns, name = _group(info.function)
             if not _in_namespace(ns, wanted):
+                continue
+            if only is not None and f"{ns}.{name}" not in only:
                 continue
             row = rows[ns]
             key = f"{ns}.{name}"
@@ -116,7 +124,7 @@ class _Progress:
 
 
 def _check(args: argparse.Namespace) -> int:
-    import chainrules  # noqa: F401 -- registers the rule set
+    _load_all_rules()
     from chainrules.testing import iter_catalog, run_case
 
     cases = []
@@ -128,7 +136,8 @@ def _check(args: argparse.Namespace) -> int:
             continue
         cases.append(case)
     if args.function and not cases:
-        print(f"no case in the catalog tests {args.function!r}; names look like "
+        where = f" in namespace {args.namespace!r}" if args.namespace else ""
+        print(f"no case in the catalog tests {args.function!r}{where}; names look like "
               f"'numpy.sin' (see `python -m chainrules coverage numpy`)", file=sys.stderr)
         return 2
     dtypes = args.dtype or None
@@ -136,7 +145,8 @@ def _check(args: argparse.Namespace) -> int:
     runs = [(c, d, m) for c in cases for d in c.dtypes if dtypes is None or d in dtypes
             for m in modes if getattr(c, m)]
 
-    rows = _registry_rows(args.namespace) if not args.function else defaultdict(_Row)
+    only = {"{}.{}".format(*_group(c.f)) for c in cases} if args.function else None
+    rows = _registry_rows(args.namespace, only)
     progress = _Progress(len(runs), sys.stderr, enabled=not args.json and not args.quiet)
     results = []
     start = time.perf_counter()
@@ -257,6 +267,7 @@ def _public_functions(namespace: str) -> dict[str, Any]:
 
 
 def _coverage(args: argparse.Namespace) -> int:
+    _load_all_rules()
     from chainrules import frule, rrule
 
     try:
