@@ -218,5 +218,6 @@ def test_hessian_of_scalar_function():
 
 def test_jacobian_integer_array_input_error():
     with pytest.raises(InputTypeError, match=re.escape(
-            "got ndarray(shape=(2,), dtype=int64); convert integer arrays to float")):
+            "got ndarray(shape=(2,), dtype=int64); integer and bool arrays have no "
+            "derivative; convert the input with x.astype(float)")):
         jacobian(lambda x: x * 2.0)(np.array([1, 2]))

@@ -223,6 +223,61 @@ def _unbox_output(trace: Any, y: Any, out: list) -> Any:
     return _map_leaves(y, leaf)
 
 
+def _arg_name(f: Any, i: int) -> str:
+    """``argument i (`name`)`` for messages, using ``f``'s signature when it has one."""
+    try:
+        import inspect
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY,
+                                              params[i].POSITIONAL_OR_KEYWORD):
+        return f"argument {i} ({params[i].name!r})"
+    return f"argument {i}"
+
+
+def _check_float_inputs(api: str, f: Any, args: tuple, nums: Sequence[int]) -> None:
+    """Refuse integer and bool NumPy inputs (they have no tangent space).
+
+    Python ints are treated as floats; ``np.int64`` and integer arrays are refused
+    instead of being silently given a ``NoTangent`` gradient.
+    """
+    for i in nums:
+        def check(v: Any, path: str, i: int = i) -> Any:
+            if type(v) is Tracer:
+                v = deep_primal(v)
+            if isinstance(v, np.ndarray) and v.dtype.kind in "iub":
+                got = f"ndarray(shape={v.shape}, dtype={v.dtype})"
+            elif isinstance(v, np.integer | np.bool_):
+                got = f"{type(v).__name__} {v!r}"
+            else:
+                return v
+            name = _arg_name(f, i)
+            raise InputTypeError(
+                f"{api} {name}{path}", "float or complex values", got,
+                "integer and bool arrays have no derivative; convert the input with "
+                "x.astype(float) (np.float64(x) for a scalar)")
+        _walk_paths(args[i], "", check)
+
+
+def _walk_paths(x: Any, path: str, fn: Callable[[Any, str], Any]) -> None:
+    t = type(x)
+    if t is tuple or t is list:
+        for k, v in enumerate(x):
+            _walk_paths(v, f"{path}[{k}]", fn)
+    elif isinstance(x, tuple) and hasattr(x, "_fields"):
+        for k, v in zip(x._fields, x):
+            _walk_paths(v, f"{path}.{k}", fn)
+    elif t is dict:
+        for k, v in x.items():
+            _walk_paths(v, f"{path}[{k!r}]", fn)
+    elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+        for fl in dataclasses.fields(x):
+            _walk_paths(getattr(x, fl.name), f"{path}.{fl.name}", fn)
+    else:
+        fn(x, path)
+
+
 def _argnums_tuple(argnums: int | Sequence[int], nargs: int, api: str) -> tuple[int, ...]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for n in nums:
@@ -322,6 +377,7 @@ def vjp(f: Callable, *primals: Any, **kwargs: Any) -> tuple[Any, Callable[[Any],
         >>> y, pullback(1.0)
         (10.0, (5.0, 2.0))
     """
+    _check_float_inputs("vjp", f, primals, range(len(primals)))
     return _vjp(_CONFIG, f, primals, kwargs, range(len(primals)))
 
 
@@ -350,6 +406,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         nums = _argnums_tuple(argnums, len(args), "grad")
+        _check_float_inputs("grad", f, args, nums)
         y, pullback = _vjp(_CONFIG, f, args, kwargs, nums)
         seed = _scalar_seed(deep_primal(y), "grad")
         grads = pullback(seed)
@@ -479,7 +536,11 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any],
         >>> jvp(math.sin, (0.0,), (2.0,))
         (0.0, 2.0)
     """
-    return _jvp(_CONFIG, f, tuple(primals), tuple(tangents), kwargs)
+    primals = tuple(primals)
+    _check_float_inputs("jvp", f, primals, [
+        k for k, d in enumerate(tuple(tangents)[:len(primals)])
+        if not isinstance(d, ZeroTangent | NoTangent)])
+    return _jvp(_CONFIG, f, primals, tuple(tangents), kwargs)
 
 
 # ---------------------------------------------------------------------------------------
@@ -509,6 +570,7 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
     def jacobian_f(*args: Any, **kwargs: Any) -> Any:
         (i,) = _argnums_tuple(argnums, len(args), "jacobian")
         x = args[i]
+        _check_float_inputs("jacobian", f, args, (i,))
         if not _is_leaf_differentiable(x) or np.iscomplexobj(x):
             got = (f"ndarray(shape={x.shape}, dtype={x.dtype})" if isinstance(x, np.ndarray)
                    else type(x).__qualname__)
@@ -573,4 +635,12 @@ def hessian(f: Callable, argnums: int = 0) -> Callable:
         array([[6., 2.],
                [2., 0.]])
     """
-    return jacobian(grad(f, argnums), argnums, mode="forward")
+    jac = jacobian(grad(f, argnums), argnums, mode="forward")
+
+    @functools.wraps(f)
+    def hessian_f(*args: Any, **kwargs: Any) -> Any:
+        (i,) = _argnums_tuple(argnums, len(args), "hessian")
+        _check_float_inputs("hessian", f, args, (i,))
+        return jac(*args, **kwargs)
+
+    return hessian_f
