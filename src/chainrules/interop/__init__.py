@@ -18,7 +18,7 @@ differentiated), structured arguments (``Tangent`` to pytrees) and complex numbe
 The frameworks are optional: each submodule imports its framework on first use and
 raises :class:`FrameworkNotInstalledError` naming the extra to install.
 
-Example:
+Examples:
     >>> from chainrules.interop import FrameworkNotInstalledError
     >>> issubclass(FrameworkNotInstalledError, ImportError)
     True

@@ -179,7 +179,7 @@ def autograd_primitive(f: Callable, *, config: RuleConfig | None = None) -> Call
         TangentConversionError: a rule returned a tangent that does not fit its argument.
         FrameworkNotInstalledError: autograd is not installed.
 
-    Example:
+    Examples:
         >>> import pytest; autograd = pytest.importorskip("autograd")  # skips without autograd
         >>> import chainrules
         >>> from chainrules.interop.autograd import autograd_primitive

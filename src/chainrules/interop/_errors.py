@@ -37,7 +37,7 @@ class FrameworkNotInstalledError(ChainRulesError, ImportError):
         framework: the module that could not be imported, e.g. ``"jax"``.
         extra: the chainrules extra that installs it, e.g. ``"jax"``.
 
-    Example:
+    Examples:
         >>> from chainrules.interop import FrameworkNotInstalledError
         >>> print(FrameworkNotInstalledError("jax", "jax"))
         chainrules.interop.jax needs jax, which cannot be imported. Install it with: ...
@@ -62,7 +62,7 @@ class NoRuleError(ChainRulesError, TypeError):
         kind: ``"rrule"`` or ``"frule"``.
         arg_types: the types of the positional arguments of the call.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from chainrules.interop import NoRuleError
         >>> print(NoRuleError("torch_function", np.sinc, "rrule", (np.ndarray,), "a gradient"))
@@ -95,7 +95,7 @@ class TangentConversionError(ChainRulesError, TypeError):
         primal: the primal (leaf) the tangent was for.
         got: the offending tangent.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from chainrules.interop import TangentConversionError
         >>> print(TangentConversionError("jax_function", np.sin, "argument", 1, "", np.ones(2),
@@ -129,7 +129,7 @@ class UnsupportedTransformError(ChainRulesError, NotImplementedError):
         function: the bridged function.
         transform: what was asked, e.g. ``"jax.jvp"``.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from chainrules.interop import UnsupportedTransformError
         >>> print(UnsupportedTransformError("jax_function", np.sin, "jax.jvp", "no frule",
@@ -154,7 +154,7 @@ class ResultShapeError(ChainRulesError, ValueError):
         bridge: the bridge's name.
         function: the bridged function.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from chainrules.interop import ResultShapeError
         >>> print(ResultShapeError("jax_function", np.sin, "ValueError: bad input"))

@@ -562,7 +562,7 @@ def jax_function(f: Callable, *, mode: str = "reverse", config: RuleConfig | Non
         UnsupportedTransformError: a transformation the chosen mode cannot do.
         FrameworkNotInstalledError: JAX is not installed.
 
-    Example:
+    Examples:
         >>> import pytest; jax = pytest.importorskip("jax")  # skips this example without JAX
         >>> import chainrules
         >>> from chainrules.interop.jax import jax_function
@@ -607,7 +607,7 @@ class JaxConfig(RuleConfig, HasReverseMode, HasForwardsMode):
     default JAX computes in 64 bits inside these calls (``x64=True``), so that float64
     inputs are not silently rounded to float32.
 
-    Example:
+    Examples:
         >>> import pytest; jax = pytest.importorskip("jax")  # skips this example without JAX
         >>> import numpy as np
         >>> from chainrules import rrule_via_ad
@@ -680,7 +680,7 @@ def as_numpy_function(f: Callable, *, x64: bool = True) -> Callable:
     what ``chainrules.testing`` needs to check JAX's derivatives of ``f`` against
     finite differences, which need the primal in float64.
 
-    Example:
+    Examples:
         >>> import pytest; jax = pytest.importorskip("jax")  # skips this example without JAX
         >>> import numpy as np
         >>> from chainrules.testing import test_rrule

@@ -681,7 +681,7 @@ def torch_function(f: Callable, *, config: RuleConfig | None = None) -> Callable
         UnsupportedTransformError: a second derivative with respect to the inputs.
         FrameworkNotInstalledError: PyTorch is not installed.
 
-    Example:
+    Examples:
         >>> import pytest; torch = pytest.importorskip("torch")  # skips this example without torch
         >>> import chainrules
         >>> from chainrules.interop.torch import torch_function
@@ -714,7 +714,7 @@ class TorchConfig(RuleConfig, HasReverseMode, HasForwardsMode):
     Python scalars) become tensors (float64 stays float64) and are differentiated;
     other leaves are passed unchanged. ``f`` must be written in torch operations.
 
-    Example:
+    Examples:
         >>> import pytest; torch = pytest.importorskip("torch")  # skips this example without torch
         >>> import numpy as np
         >>> from chainrules import rrule_via_ad
@@ -766,7 +766,7 @@ def as_numpy_function(f: Callable) -> Callable:
     ``f``. This is what ``chainrules.testing`` needs to check PyTorch's derivatives
     of ``f`` against finite differences.
 
-    Example:
+    Examples:
         >>> import pytest; torch = pytest.importorskip("torch")  # skips this example without torch
         >>> import numpy as np
         >>> from chainrules.testing import test_rrule

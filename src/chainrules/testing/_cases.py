@@ -70,18 +70,19 @@ class Case:
       run; it is reported as ``"xfail"`` when it fails and as ``"failed"``
       (an unexpected pass) when it passes, so stale markers get noticed.
 
-    **Example** (a module ``chainrules/testing/cases/mymath.py``):
+    Examples:
+        A module ``chainrules/testing/cases/mymath.py``:
 
-    >>> import numpy as np
-    >>> from chainrules.testing import Case, arr, positive
-    >>> CASES = [
-    ...     Case(np.sin, lambda rng, dtype: (arr(rng, dtype, (3, 2)),),
-    ...          dtypes=("float64", "float32", "complex128")),
-    ...     Case(np.log, lambda rng, dtype: (positive(rng, dtype, (4,)),)),
-    ...     Case(np.sum, lambda rng, dtype: (arr(rng, dtype, (3, 4)),), kwargs={"axis": 0}),
-    ... ]
-    >>> [c.display_name for c in CASES]
-    ['numpy.sin', 'numpy.log', 'numpy.sum(axis=0)']
+        >>> import numpy as np
+        >>> from chainrules.testing import Case, arr, positive
+        >>> CASES = [
+        ...     Case(np.sin, lambda rng, dtype: (arr(rng, dtype, (3, 2)),),
+        ...          dtypes=("float64", "float32", "complex128")),
+        ...     Case(np.log, lambda rng, dtype: (positive(rng, dtype, (4,)),)),
+        ...     Case(np.sum, lambda rng, dtype: (arr(rng, dtype, (3, 4)),), kwargs={"axis": 0}),
+        ... ]
+        >>> [c.display_name for c in CASES]
+        ['numpy.sin', 'numpy.log', 'numpy.sum(axis=0)']
     """
 
     f: Callable[..., Any]

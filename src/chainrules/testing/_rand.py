@@ -63,14 +63,15 @@ def rand_tangent(x: Any, rng: np.random.Generator | int | None = None) -> Any:
 
     ``rng`` is a ``np.random.Generator``, a seed, or ``None`` (`default_seed`).
 
-    >>> import numpy as np
-    >>> from chainrules.testing import rand_tangent
-    >>> rand_tangent(np.zeros((2, 3), dtype=np.float32), rng=0).dtype
-    dtype('float32')
-    >>> rand_tangent(3)
-    NoTangent()
-    >>> rand_tangent((1.0, "a"), rng=0)
-    Tangent[tuple](0.12573022..., NoTangent())
+    Examples:
+        >>> import numpy as np
+        >>> from chainrules.testing import rand_tangent
+        >>> rand_tangent(np.zeros((2, 3), dtype=np.float32), rng=0).dtype
+        dtype('float32')
+        >>> rand_tangent(3)
+        NoTangent()
+        >>> rand_tangent((1.0, "a"), rng=0)
+        Tangent[tuple](0.12573022..., NoTangent())
     """
     from chainrules.testing._vec import spec_of
 

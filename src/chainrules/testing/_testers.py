@@ -883,10 +883,11 @@ def test_scalar(f: Any, z: Any, *, rtol: float | None = None, atol: float | None
     ``1`` and ``1j`` (frule) and with output cotangents ``1`` and ``1j``
     (rrule); complex outputs of real inputs are handled too.
 
-    >>> import math
-    >>> from chainrules.testing import test_scalar
-    >>> [r.mode for r in test_scalar(math.sin, 0.5)]
-    ['frule', 'rrule']
+    Examples:
+        >>> import math
+        >>> from chainrules.testing import test_scalar
+        >>> [r.mode for r in test_scalar(math.sin, 0.5)]
+        ['frule', 'rrule']
     """
     __tracebackhide__ = True
     from chainrules.testing._pairs import with_tangent
