@@ -46,3 +46,16 @@ def test_python_int_still_treated_as_float():
     np.testing.assert_allclose(grad(_f)(np.array([1.0, 2.0, 3.0])), [3.0, 6.0, 9.0])
     # an integer array that is not differentiated is fine
     assert grad(lambda x, idx: x * float(idx[0]))(2.0, np.array([3, 4])) == 3.0
+
+
+def test_tracer_internals_do_not_shadow_ndarray_api():
+    from chainrules.ad import Tracer
+    assert not set(Tracer.__slots__) & set(dir(np.ndarray))
+
+
+def test_ndarray_trace_method():
+    np.testing.assert_array_equal(grad(lambda M: M.trace())(np.eye(2)), np.eye(2))
+    np.testing.assert_array_equal(grad(lambda M: M.trace(1))(np.zeros((3, 3))),
+                                  np.eye(3, k=1))
+    J = jacobian(lambda M: M.trace(axis1=1, axis2=2))(np.ones((2, 2, 2)))
+    assert J.shape == (2, 2, 2, 2) and J.sum() == 4.0

@@ -213,7 +213,7 @@ def _unbox_output(trace: Any, y: Any, out: list) -> Any:
 
     def leaf(v: Any) -> Any:
         if type(v) is Tracer:
-            if v.trace is trace:
+            if v._trace is trace:
                 out.append((v.primal, v))
                 return v.primal
             return v
@@ -473,12 +473,12 @@ def _jvp(config: RuleConfig, f: Callable, primals: tuple, tangents: tuple,
     y = call(f, *boxed, **kwargs)
 
     def leaf(v: Any) -> Any:
-        if type(v) is Tracer and v.trace is trace:
+        if type(v) is Tracer and v._trace is trace:
             return v.primal
         return v
 
     def leaf_dot(v: Any) -> Any:
-        if type(v) is Tracer and v.trace is trace:
+        if type(v) is Tracer and v._trace is trace:
             d = unthunk(v.aux)
             if type(d) is NotImplementedTangent:
                 raise NotImplementedDerivativeError(d, "return as the pushforward")

@@ -150,16 +150,16 @@ class Tracer:
         array([2., 4.])
     """
 
-    __slots__ = ("aux", "primal", "trace")
+    __slots__ = ("_trace", "aux", "primal")
     __array_priority__ = 1000.0
 
     def __init__(self, primal: Any, trace: Any, aux: Any) -> None:
         self.primal = primal
-        self.trace = trace
+        self._trace = trace
         self.aux = aux
 
     def __repr__(self) -> str:
-        return f"Tracer({self.primal!r}, level={self.trace.level})"
+        return f"Tracer({self.primal!r}, level={self._trace.level})"
 
     # -- conversions that would lose the derivative ------------------------------------
 
@@ -327,7 +327,7 @@ class Tracer:
 
     def __getitem__(self, key: Any) -> Any:
         if type(key) is int:
-            out = self.trace.process(operator.getitem, (self, key), _EMPTY)
+            out = self._trace.process(operator.getitem, (self, key), _EMPTY)
             if out is not _NO_RULE:
                 return out
         return apply(operator.getitem, (self, key), {})
@@ -427,6 +427,9 @@ class Tracer:
     def dot(self, other: Any) -> Any:
         return call(np.dot, self, other)
 
+    def trace(self, *args: Any, **kwargs: Any) -> Any:
+        return call(np.trace, self, *args, **kwargs)
+
     def reshape(self, *shape: Any, **kwargs: Any) -> Any:
         if len(shape) == 1:
             shape = shape[0]
@@ -475,7 +478,7 @@ class Tracer:
         if callable(attr):
             fn = getattr(np, name, None)
             if fn is None or not callable(fn):
-                raise NoRuleError(attr, _mode(self.trace), (type(p),),
+                raise NoRuleError(attr, _mode(self._trace), (type(p),),
                                   f"the method {type(p).__name__}.{name} has no NumPy "
                                   f"function of the same name to dispatch to")
             return functools.partial(call, fn, self)
@@ -572,11 +575,11 @@ _EMPTY: dict = {}
 
 def _binop(op: Callable, ufunc: Any, a: Any, b: Any) -> Any:
     if type(a) is Tracer:
-        top = a.trace
-        if type(b) is Tracer and b.trace.level > top.level:
-            top = b.trace
+        top = a._trace
+        if type(b) is Tracer and b._trace.level > top.level:
+            top = b._trace
     elif type(b) is Tracer:
-        top = b.trace
+        top = b._trace
     else:
         return op(a, b)
     out = top.binop(op, a, b)
@@ -586,7 +589,7 @@ def _binop(op: Callable, ufunc: Any, a: Any, b: Any) -> Any:
 
 
 def _unop(op: Callable, ufunc: Any, a: Any) -> Any:
-    out = a.trace.process(op, (a,), _EMPTY)
+    out = a._trace.process(op, (a,), _EMPTY)
     if out is not _NO_RULE:
         return out
     return apply(ufunc, (a,), _EMPTY)
@@ -606,7 +609,7 @@ def _find_tracers(x: Any, trace: Any, path: tuple, out: list) -> Any:
     """The primal copy of structure ``x`` with ``trace``'s tracers unboxed; records paths."""
     t = type(x)
     if t is Tracer:
-        if x.trace is trace:
+        if x._trace is trace:
             out.append((path, x.aux))
             return x.primal
         return x
@@ -637,7 +640,7 @@ def _find_tracers(x: Any, trace: Any, path: tuple, out: list) -> Any:
 def _top_trace_deep(x: Any, top: Any) -> Any:
     t = type(x)
     if t is Tracer:
-        return x.trace if top is None or x.trace.level > top.level else top
+        return x._trace if top is None or x._trace.level > top.level else top
     if t is list or t is tuple:
         for v in x:
             top = _top_trace_deep(v, top)
@@ -890,7 +893,7 @@ class ReverseTrace:
         (a tracer of this trace or a plain float/int/array on each side)."""
         ta = type(a)
         if ta is Tracer:
-            if a.trace is not self or type(a.primal) is Tracer:
+            if a._trace is not self or type(a.primal) is Tracer:
                 return self.process(f, (a, b), _EMPTY)
             pa = a.primal
             parents = [(1, a.aux)]
@@ -901,7 +904,7 @@ class ReverseTrace:
             return self.process(f, (a, b), _EMPTY)
         tb = type(b)
         if tb is Tracer:
-            if b.trace is not self or type(b.primal) is Tracer:
+            if b._trace is not self or type(b.primal) is Tracer:
                 return self.process(f, (a, b), _EMPTY)
             pb = b.primal
             parents.append((2, b.aux))
@@ -947,7 +950,7 @@ class ReverseTrace:
         for i, a in enumerate(args):
             ta = type(a)
             if ta is Tracer:
-                if a.trace is self:
+                if a._trace is self:
                     p = a.primal
                     primals[i] = p
                     parents.append((i + 1, a.aux))
@@ -1013,7 +1016,7 @@ class ReverseTrace:
         if res is None:
             return _NO_RULE
         y, pullback = res
-        if type(y) is Tracer and y.trace is self:
+        if type(y) is Tracer and y._trace is self:
             return y  # the rule returned one of its inputs unchanged (identity-like)
         tape = self.tape
         if _boxable(y):
@@ -1217,7 +1220,7 @@ class ForwardTrace:
         for i, a in enumerate(args):
             ta = type(a)
             if ta is Tracer:
-                if a.trace is self:
+                if a._trace is self:
                     p = a.primal
                     primals[i] = p
                     dargs.append(a.aux)
@@ -1412,8 +1415,8 @@ def apply(f: Any, args: tuple, kwargs: dict, soft: bool = False,
     top = None
     for a in args:
         if type(a) is Tracer:
-            if top is None or a.trace.level > top.level:
-                top = a.trace
+            if top is None or a._trace.level > top.level:
+                top = a._trace
         elif type(a) is not float and type(a) is not int and type(a) is not _ndarray \
                 and _is_struct(a):
             top = _top_trace_deep(a, top)
@@ -1485,8 +1488,8 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
     top = None
     for a in args:
         if type(a) is Tracer:
-            if top is None or a.trace.level > top.level:
-                top = a.trace
+            if top is None or a._trace.level > top.level:
+                top = a._trace
     tf = type(f)
     if top is None:
         if tf is _FunctionType and f not in _r_by_func and f not in _f_by_func:
