@@ -19,6 +19,7 @@ from ._dispatch import RuleTable, check_dargs, check_frule_result, check_rrule_r
 __all__ = ["frule", "frule_table", "rrule", "rrule_table", "scoped_rules"]
 
 _MISS = object()
+_NA = object()  # "argument not given", for the positional-only fast-path parameters
 
 rrule_table = RuleTable("rrule", leading=0)
 frule_table = RuleTable("frule", leading=1)
@@ -43,7 +44,7 @@ _r_types = rrule_table.type_cache
 _f_types = frule_table.type_cache
 
 
-def rrule(f: Any, /, *args: Any, **kwargs: Any) -> Any:
+def rrule(f: Any, x: Any = _NA, y: Any = _NA, /, *rest: Any, **kwargs: Any) -> Any:
     """The reverse-mode rule of a call: ``(y, pullback)``, or ``None`` if there is none.
 
     ``rrule(f, *args, **kwargs)`` runs ``y = f(*args, **kwargs)`` and returns it with
@@ -66,32 +67,40 @@ def rrule(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         >>> rrule(print, "no rule for this") is None
         True
     """
-    # Fast path: `f` has its own rules and this arity is cached. Keys are the type
-    # itself for one argument and a tuple of types for two, which never collide.
-    # In debug mode the fast caches stay empty, so every call takes the slow path.
+    # Fast path: `f` has its own rules and the call has one or two positional
+    # arguments, taken as named parameters so no argument tuple is built. Cached misses
+    # are stored as `_no_rule`, so a miss costs no more than a hit. In debug mode the
+    # fast caches stay empty, so every call takes the slow path.
     try:
         tab = _r_get(f)
     except TypeError:
         tab = None
-    if tab is not None:
-        n = len(args)
-        if n == 1:
-            x = args[0]
-            hit = tab.get(type(x), _MISS)
-            if hit is None:
-                return None
-            if hit is not _MISS:
+    if tab is not None and not rest:
+        if y is _NA:
+            hit = tab.get(type(x))
+            if hit is not None:
                 return hit(x, **kwargs) if kwargs else hit(x)
-        elif n == 2:
-            x1, x2 = args
-            hit = tab.get((type(x1), type(x2)), _MISS)
-            if hit is None:
-                return None
-            if hit is not _MISS:
-                return hit(x1, x2, **kwargs) if kwargs else hit(x1, x2)
-    elif not isinstance(f, (RuleConfig, type)) and _r_types.get(type(f), _MISS) is None:
+        else:
+            hit = tab.get((type(x), type(y)))
+            if hit is not None:
+                return hit(x, y, **kwargs) if kwargs else hit(x, y)
+    elif tab is None and not isinstance(f, (RuleConfig, type)) and \
+            _r_types.get(type(f), _MISS) is None:
         return None  # nothing registered for f or its type: the common miss
-    return _rrule_slow(f, args, kwargs)
+    return _rrule_slow(f, _positional(x, y, rest), kwargs)
+
+
+def _no_rule(*args: Any, **kwargs: Any) -> None:
+    """The cached answer for a call no rule applies to."""
+    return None
+
+
+def _positional(x: Any, y: Any, rest: tuple) -> tuple:
+    if x is _NA:
+        return ()
+    if y is _NA:
+        return (x,)
+    return (x, y, *rest)
 
 
 def _fast_key(args: tuple) -> Any:
@@ -134,10 +143,11 @@ def _remember(table: RuleTable, f: Any, args: tuple, hit: Any) -> None:
         return
     key = _fast_key(args)
     if fast is not None and key is not None:
-        fast[key] = None if hit is None else hit[0]
+        fast[key] = _no_rule if hit is None else hit[0]
 
 
-def frule(dargs: Any, f: Any = None, /, *args: Any, **kwargs: Any) -> Any:
+def frule(dargs: Any, f: Any = _NA, x: Any = _NA, y: Any = _NA, /, *rest: Any,
+          **kwargs: Any) -> Any:
     """The forward-mode rule of a call: ``(y, y_dot)``, or ``None`` if there is none.
 
     ``frule((self_dot, *arg_dots), f, *args, **kwargs)`` runs ``y = f(*args, **kwargs)``
@@ -156,26 +166,19 @@ def frule(dargs: Any, f: Any = None, /, *args: Any, **kwargs: Any) -> Any:
         tab = _f_get(f)
     except TypeError:
         tab = None
-    if tab is not None:
-        n = len(args)
-        if n == 1:
-            x = args[0]
-            hit = tab.get(type(x), _MISS)
-            if hit is None:
-                return None
-            if hit is not _MISS:
+    if tab is not None and not rest:
+        if y is _NA:
+            hit = tab.get(type(x))
+            if hit is not None:
                 return hit(dargs, x, **kwargs) if kwargs else hit(dargs, x)
-        elif n == 2:
-            x1, x2 = args
-            hit = tab.get((type(x1), type(x2)), _MISS)
-            if hit is None:
-                return None
-            if hit is not _MISS:
-                return hit(dargs, x1, x2, **kwargs) if kwargs else hit(dargs, x1, x2)
-    elif (f is not None and not isinstance(dargs, RuleConfig) and not isinstance(f, type)
-          and _f_types.get(type(f), _MISS) is None):
+        else:
+            hit = tab.get((type(x), type(y)))
+            if hit is not None:
+                return hit(dargs, x, y, **kwargs) if kwargs else hit(dargs, x, y)
+    elif (tab is None and f is not _NA and not isinstance(dargs, RuleConfig)
+          and not isinstance(f, type) and _f_types.get(type(f), _MISS) is None):
         return None
-    return _frule_slow(dargs, f, args, kwargs)
+    return _frule_slow(dargs, f, _positional(x, y, rest), kwargs)
 
 
 def _frule_slow(dargs: Any, f: Any, args: tuple, kwargs: dict) -> Any:
@@ -186,7 +189,7 @@ def _frule_slow(dargs: Any, f: Any, args: tuple, kwargs: dict) -> Any:
                 "frule(config, dargs, f, *args) is missing the function f"
             )
         config, dargs, f, args = dargs, f, args[0], args[1:]
-    if f is None and not args and config is None:
+    if f is _NA:
         raise TypeError(
             "frule expects the tangents and the function: frule((self_dot, *arg_dots), f, *args)"
         )
