@@ -232,3 +232,33 @@ def test_arguments_held_fixed_are_not_perturbed():
         report = test_rrule(operator.pow, -2.0, held)
         assert any("held fixed" in c for c in report.checks)
         test_frule(operator.pow, -2.0, held)
+
+
+def test_dataclass_output_with_array_fields():
+    import dataclasses
+
+    from chainrules import NoTangent, Tangent, rrule, scoped_rules, unthunk
+
+    @dataclasses.dataclass
+    class Stats:
+        mean: np.ndarray
+        total: np.ndarray
+
+    def stats(x):
+        return Stats(np.mean(x, axis=0), np.sum(x, axis=0))
+
+    with scoped_rules():
+
+        @rrule.register(stats)
+        def stats_rrule(x):
+            n = x.shape[0]
+
+            def stats_pullback(y_bar):
+                y_bar = unthunk(y_bar)
+                g = np.broadcast_to(unthunk(y_bar.mean) / n + unthunk(y_bar.total), x.shape)
+                return NoTangent(), np.array(g)
+
+            return stats(x), stats_pullback
+
+        test_rrule(stats, np.random.default_rng(0).normal(size=(4, 3)))
+        assert Tangent  # the cotangent reaches the pullback as a Tangent[Stats]

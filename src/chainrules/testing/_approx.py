@@ -157,6 +157,20 @@ def _unthunk(v: Any) -> Any:
     return v
 
 
+def _object_fields(v: Any) -> dict | None:
+    """The fields of a dataclass, attrs class or plain data object; None otherwise."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return {f.name: getattr(v, f.name) for f in dataclasses.fields(v)}
+    if hasattr(type(v), "__attrs_attrs__"):
+        return {a.name: getattr(v, a.name) for a in type(v).__attrs_attrs__}
+    d = getattr(v, "__dict__", None)
+    if isinstance(d, dict) and d and not callable(v) and not isinstance(v, type):
+        return dict(d)
+    return None
+
+
 def _densify_sparse(v: Any) -> Any:
     """Sparse tangents compare as the dense arrays they stand for."""
     if type(v).__module__.startswith("scipy.sparse"):
@@ -209,6 +223,17 @@ def _compare(a: Any, b: Any, path: str, rtol: float, atol: float) -> str | None:
         return None
     if type(a) is not type(b):
         return f"{path}: types differ: {type(a).__name__} vs {type(b).__name__}"
+    fields_a, fields_b = _object_fields(a), _object_fields(b)
+    if fields_a is not None and fields_b is not None:
+        # Objects holding arrays (dataclasses, plain objects): `==` is ambiguous there,
+        # so compare field by field.
+        for k in list(fields_a) + [k for k in fields_b if k not in fields_a]:
+            if k not in fields_a or k not in fields_b:
+                return f"{path}.{k}: present on one side only"
+            msg = _compare(fields_a[k], fields_b[k], f"{path}.{k}", rtol, atol)
+            if msg:
+                return msg
+        return None
     try:
         same = bool(a == b)
     except Exception:

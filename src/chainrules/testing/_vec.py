@@ -379,8 +379,14 @@ class _Container(Spec):
                         f"the primal {self.type.__qualname__} lacks")
                 return [b.get(k, core.ZeroTangent()) for k in self.keys]
             if len(b) != len(self.children):
+                hint = ""
+                if len(b) == 1 and isinstance(b[0], (tuple, list)) and \
+                        len(b[0]) == len(self.children):
+                    hint = (f" (a single {type(b[0]).__name__} of {len(b[0])}: "
+                            f"Tangent[{self.type.__name__}] takes the items as separate "
+                            f"arguments, Tangent[{self.type.__name__}](*items))")
                 raise TangentLayoutError(
-                    self.path, f"expected {len(self.children)} items, got {len(b)}")
+                    self.path, f"expected {len(self.children)} items, got {len(b)}{hint}")
             return list(b)
         if self.kind in ("seq", "namedtuple") and isinstance(t, (tuple, list)):
             if len(t) != len(self.children):
