@@ -378,7 +378,35 @@ def vjp(f: Callable, *primals: Any, **kwargs: Any) -> tuple[Any, Callable[[Any],
         (10.0, (5.0, 2.0))
     """
     _check_float_inputs("vjp", f, primals, range(len(primals)))
-    return _vjp(_CONFIG, f, primals, kwargs, range(len(primals)))
+    y, pullback = _vjp(_CONFIG, f, primals, kwargs, range(len(primals)))
+    y_primal = deep_primal(y)
+
+    @functools.wraps(pullback)
+    def vjp_pullback(y_bar: Any) -> tuple:
+        _check_output_cotangent(y_primal, y_bar)
+        return pullback(y_bar)
+
+    return y, vjp_pullback
+
+
+def _check_output_cotangent(y: Any, y_bar: Any) -> None:
+    """A cotangent for an array output must have its shape (and be real if it is real):
+    NumPy would otherwise broadcast a wrong one and the pullback would sum it silently."""
+    y_bar = unthunk(y_bar)
+    if not isinstance(y, (np.ndarray, np.generic, float, complex)) or isinstance(
+            y_bar, (ZeroTangent, NoTangent)):
+        return
+    if not isinstance(y_bar, (np.ndarray, np.generic, int, float, complex)):
+        return  # structural cotangents are checked by the rules' projections
+    y_shape, bar_shape = np.shape(y), np.shape(y_bar)
+    if bar_shape != y_shape:
+        raise InputTypeError(
+            "vjp pullback: the output cotangent y_bar", f"shape {y_shape} (the output's)",
+            f"shape {bar_shape}", "give one cotangent entry per output entry")
+    if np.iscomplexobj(y_bar) and not np.iscomplexobj(y):
+        raise InputTypeError(
+            "vjp pullback: the output cotangent y_bar", "a real cotangent for a real output",
+            f"dtype {np.result_type(y_bar)}", "take its real part")
 
 
 def _scalar_seed(y: Any, api: str) -> Any:
