@@ -59,3 +59,72 @@ def test_ndarray_trace_method():
                                   np.eye(3, k=1))
     J = jacobian(lambda M: M.trace(axis1=1, axis2=2))(np.ones((2, 2, 2)))
     assert J.shape == (2, 2, 2, 2) and J.sum() == 4.0
+
+
+@pytest.fixture
+def jax():
+    """JAX with 64-bit floats for this test only (the flag is global: restore it)."""
+    jax = pytest.importorskip("jax")
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        yield jax
+    finally:
+        jax.config.update("jax_enable_x64", before)
+
+
+_X = np.array([0.5, -1.0, 2.0])
+
+
+def test_hessians_through_builtin_pullbacks_against_jax(jax):
+    jnp = jax.numpy
+    cases = [
+        (lambda v: np.sum(np.outer(v, v) ** 2), lambda v: jnp.sum(jnp.outer(v, v) ** 2)),
+        (lambda v: np.linalg.norm(v) ** 3, lambda v: jnp.linalg.norm(v) ** 3),
+        (lambda v: np.linalg.norm(v, 1) ** 3, lambda v: jnp.linalg.norm(v, 1) ** 3),
+    ]
+    for ours, theirs in cases:
+        np.testing.assert_allclose(hessian(ours)(_X), np.asarray(jax.hessian(theirs)(_X)),
+                                   rtol=1e-12, atol=1e-12)
+
+
+def test_norm_gradient_at_zero_unchanged():
+    np.testing.assert_array_equal(grad(lambda v: np.linalg.norm(v))(np.zeros(3)), np.zeros(3))
+    np.testing.assert_array_equal(grad(lambda v: np.linalg.norm(v, 1))(np.array([0.0, -2.0])),
+                                  [0.0, -1.0])
+
+
+def test_memory_and_dtype_queries_on_traced_values():
+    def f(v):
+        assert not np.may_share_memory(v, v * 2.0) or True
+        assert np.result_type(v, 1.0) == np.float64
+        assert np.can_cast(v, np.float64)
+        return np.sum(v ** 2)
+
+    np.testing.assert_allclose(grad(f)(_X), 2 * _X)
+    np.testing.assert_allclose(hessian(f)(_X), 2 * np.eye(3))
+
+
+def test_traced_flags_are_complete():
+    def f(v):
+        fl = v.flags
+        assert fl.c_contiguous and fl.fortran == fl.f_contiguous and fl.aligned and fl["C"]
+        assert not fl.writeable and not fl.writable and not fl.owndata and not fl["W"]
+        return np.sum(v)
+
+    np.testing.assert_array_equal(grad(f)(_X), np.ones(3))
+
+
+def test_not_twice_differentiable_builtin_rule_message():
+    from chainrules.ad import TracerConversionError
+
+    A = 2.0 * np.eye(3)
+    with pytest.raises(TracerConversionError, match=re.escape(
+            "the built-in rule for numpy.linalg.det is not twice differentiable")):
+        hessian(lambda v: np.linalg.det(A + np.outer(v, v)))(_X)
+    with pytest.raises(TracerConversionError, match=re.escape(
+            "the built-in rule for numpy.trace is not twice differentiable")):
+        hessian(lambda M: M.trace() ** 2)(np.eye(2))
+    # first derivatives are unaffected
+    np.testing.assert_allclose(
+        grad(lambda v: np.linalg.det(A + np.outer(v, v)))(_X), 4.0 * 2 * _X, rtol=1e-12)

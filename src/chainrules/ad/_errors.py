@@ -41,8 +41,8 @@ def func_name(f: Any) -> str:
         return name
     if module == "_operator":
         module = "operator"
-    if module == "numpy" or module.startswith("numpy."):
-        module = "numpy"
+    if module.startswith("numpy.") and any(p.startswith("_") for p in module.split(".")):
+        module = "numpy"  # numpy._core.fromnumeric.sum -> numpy.sum; numpy.linalg stays
     return f"{module}.{name}"
 
 

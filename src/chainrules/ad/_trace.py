@@ -31,6 +31,7 @@ import functools
 import operator
 import sys
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +42,7 @@ from chainrules.core import (
     NoTangent,
     NotImplementedDerivativeError,
     NotImplementedTangent,
+    OutArgumentError,
     ProjectTo,
     RuleConfig,
     Tangent,
@@ -48,6 +50,7 @@ from chainrules.core import (
     ZeroTangent,
     frule,
     iadd,
+    ignore_derivatives,
     rrule,
     unthunk,
 )
@@ -385,12 +388,15 @@ class Tracer:
 
     @property
     def flags(self) -> Any:
-        # A traced array is a value, never written in place.
+        # The primal's flags, except that a traced array is a value, never written in
+        # place (and owns no memory a caller could write through).
         p = deep_primal(self)
-        return types.SimpleNamespace(
-            writeable=False, writable=False, owndata=False,
-            c_contiguous=getattr(getattr(p, "flags", None), "c_contiguous", True),
-            f_contiguous=getattr(getattr(p, "flags", None), "f_contiguous", True))
+        f = p.flags if isinstance(p, np.ndarray) else np.asarray(p).flags
+        d = {name: getattr(f, name) for name in _FLAG_NAMES if hasattr(f, name)}
+        d.update(writeable=False, owndata=False, writebackifcopy=False)
+        d["behaved"] = False
+        d["carray"] = d["farray"] = False
+        return _Flags(**d)
 
     @property
     def T(self) -> Any:
@@ -492,6 +498,29 @@ class Tracer:
         if p.ndim == 0:
             raise TracerConversionError("x.tolist()", _describe(self))
         return [self[i].tolist() if p.ndim > 1 else self[i] for i in range(len(p))]
+
+
+_FLAG_NAMES = ("aligned", "behaved", "c_contiguous", "carray", "contiguous", "f_contiguous",
+               "farray", "fnc", "forc", "fortran", "num", "owndata", "writeable",
+               "writebackifcopy")
+_FLAG_KEYS = {"C": "c_contiguous", "F": "f_contiguous", "W": "writeable", "O": "owndata",
+              "A": "aligned", "X": "writebackifcopy", "B": "behaved", "CA": "carray",
+              "FA": "farray", "FNC": "fnc", "FORC": "forc", "CONTIGUOUS": "c_contiguous",
+              "C_CONTIGUOUS": "c_contiguous", "F_CONTIGUOUS": "f_contiguous",
+              "FORTRAN": "fortran", "WRITEABLE": "writeable", "OWNDATA": "owndata",
+              "ALIGNED": "aligned", "WRITEBACKIFCOPY": "writebackifcopy",
+              "BEHAVED": "behaved", "CARRAY": "carray", "FARRAY": "farray"}
+
+
+class _Flags(types.SimpleNamespace):
+    """A traced array's ``flags``: attributes and ``flags["C_CONTIGUOUS"]`` as on ndarrays."""
+
+    @property
+    def writable(self) -> bool:
+        return self.writeable
+
+    def __getitem__(self, key: str) -> bool:
+        return getattr(self, _FLAG_KEYS[key.upper()])
 
 
 def _astype(x: Any, dtype: Any) -> Any:
@@ -1085,7 +1114,7 @@ class ReverseTrace:
                     b = unthunk(b)
             if type(b) is Tracer:
                 # a cotangent of an outer trace: trace the pullback's own code
-                grads = call(_traceable(pullback), b)
+                grads = _run_pullback_traced(pullback, b)
             else:
                 grads = pullback(b)
             for par in parents:
@@ -1377,7 +1406,61 @@ def _struct_tangent(primal: Any, found: list) -> Any:
 
 def _run_mixed(rule: Callable, f: Any, call_args: tuple, kwargs: dict) -> Any:
     """Run ``rule`` on arguments that hold tracers of outer traces, tracing its code."""
-    return call(_traceable(rule), *call_args, **kwargs)
+    try:
+        res = call(_traceable(rule), *call_args, **kwargs)
+    except (ADError, OutArgumentError) as e:
+        if _is_builtin_rule(rule):
+            raise _not_twice_differentiable(e, f"the built-in rule for {func_name(f)}") \
+                from e
+        raise
+    if type(res) is tuple and len(res) == 2 and callable(res[1]) and _is_builtin_rule(rule):
+        try:
+            _PULLBACK_OWNER[res[1]] = func_name(f)
+        except TypeError:
+            pass
+    return res
+
+
+# built-in pullbacks created on values of an outer trace -> the function they are for
+_PULLBACK_OWNER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _is_builtin_rule(fn: Any) -> bool:
+    return (getattr(fn, "__module__", None) or "").startswith("chainrules.rules.")
+
+
+def _not_twice_differentiable(e: BaseException, what: str) -> BaseException:
+    """``e`` (same class and attributes) saying that a built-in rule's own code cannot be
+    differentiated again: a second derivative through it needs other code."""
+    if getattr(e, "_chainrules_not_twice", False):
+        return e
+    new = type(e).__new__(type(e))
+    new.__dict__.update(e.__dict__)
+    new.args = (f"{what} is not twice differentiable: its own code (run again on traced "
+                f"values for a higher-order derivative) fails with: {e}",)
+    new._chainrules_not_twice = True
+    return new
+
+
+def _run_pullback_traced(pullback: Callable, b: Any) -> Any:
+    """A pullback run on a cotangent of an outer trace (its own code is traced)."""
+    try:
+        return call(_traceable(pullback), b)
+    except (ADError, OutArgumentError) as e:
+        if _is_builtin_rule(pullback):
+            owner = _PULLBACK_OWNER.get(pullback) if _weakrefable(pullback) else None
+            what = (f"the built-in rule for {owner}" if owner else
+                    f"the built-in pullback {func_name(pullback)}")
+            raise _not_twice_differentiable(e, what) from e
+        raise
+
+
+def _weakrefable(fn: Any) -> bool:
+    try:
+        weakref.ref(fn)
+    except TypeError:
+        return False
+    return True
 
 
 def _traceable(fn: Callable) -> Callable:
@@ -1485,6 +1568,10 @@ _STRIP_FUNCS = {np.zeros_like, np.ones_like, np.empty_like, np.shape, np.ndim,
 
 def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
     """The dispatch point every call in rewritten code goes through."""
+    if f is ignore_derivatives:
+        # Stops differentiation: the result is the plain value, never a tracer, so it
+        # can be logged, formatted and kept after the trace ends.
+        return deep_primal(ignore_derivatives(*(deep_primal(a) for a in args)))
     top = None
     for a in args:
         if type(a) is Tracer:

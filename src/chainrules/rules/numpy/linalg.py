@@ -1220,9 +1220,9 @@ def matrix_power_rrule(a, n):
 def _sgn(x: np.ndarray) -> np.ndarray:
     """x / |x| (0 where x == 0)."""
     ax = np.abs(x)
-    out = np.zeros(x.shape, dtype=x.dtype)
-    np.divide(x, ax, out=out, where=ax != 0)
-    return out
+    # no out=/where=, so the expression can itself be differentiated (Hessians)
+    nz = ax != 0
+    return np.where(nz, x / np.where(nz, ax, 1), 0)
 
 
 def _norm_axes(x: np.ndarray, ord: Any, axis: Any) -> tuple:
@@ -1241,9 +1241,9 @@ def _norm_axes(x: np.ndarray, ord: Any, axis: Any) -> tuple:
 def _vector_norm_grad(x: np.ndarray, yk: np.ndarray, ord: Any, axes: tuple) -> Any:
     """d||x|| / dx (keepdims layout); None where the norm is locally constant."""
     if ord is None or ord == 2:
-        out = np.zeros(x.shape, dtype=x.dtype)
-        np.divide(x, yk, out=out, where=np.broadcast_to(yk != 0, x.shape))
-        return out
+        # no out=/where=, so the expression can itself be differentiated (Hessians)
+        nz = yk != 0
+        return np.where(nz, x / np.where(nz, yk, 1), 0)
     if ord == 0:
         return None
     ax = np.abs(x)

@@ -1752,4 +1752,10 @@ for _f in (
 ):
     non_differentiable(_f)
 
+# memory and dtype queries (pullbacks call them; under a second derivative they see tracers)
+for _name in ("may_share_memory", "shares_memory", "result_type", "can_cast",
+              "promote_types", "broadcast_shapes", "min_scalar_type", "isdtype", "issubdtype"):
+    if callable(getattr(np, _name, None)):
+        non_differentiable(getattr(np, _name))
+
 del _f, _fn, _name
