@@ -128,3 +128,24 @@ def test_not_twice_differentiable_builtin_rule_message():
     # first derivatives are unaffected
     np.testing.assert_allclose(
         grad(lambda v: np.linalg.det(A + np.outer(v, v)))(_X), 4.0 * 2 * _X, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["auto", "forward", "reverse"])
+def test_jacobian_of_tuple_output_against_jax(jax, mode):
+    jnp = jax.numpy
+    J = jacobian(lambda x: (np.sin(x) * x[0], np.sum(x ** 2)), mode=mode)(_X)
+    J_ref = jax.jacfwd(lambda x: (jnp.sin(x) * x[0], jnp.sum(x ** 2)))(_X)
+    assert type(J) is tuple and len(J) == 2
+    for a, b in zip(J, J_ref):
+        np.testing.assert_allclose(a, np.asarray(b), rtol=1e-13)
+    J = jacobian(lambda x: [x * 2.0, x[1]], mode=mode)(_X)
+    assert type(J) is list and J[0].shape == (3, 3) and J[1].shape == (3,)
+
+
+def test_jacobian_of_structured_output_error():
+    with pytest.raises(InputTypeError, match=re.escape(
+            "jacobian output: expected a number or array, or a flat tuple or list of them, "
+            "got dict; return one array (np.concatenate the outputs) or a tuple of arrays")):
+        jacobian(lambda x: {"a": x})(_X)
+    with pytest.raises(InputTypeError, match="got tuple holding tuple"):
+        jacobian(lambda x: (x, (x,)))(_X)

@@ -578,7 +578,8 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any],
 def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
     """The Jacobian of ``f`` with respect to argument ``argnums`` (a number or array).
 
-    The result has shape ``y.shape + x.shape``. ``mode="auto"`` uses forward mode
+    The result has shape ``y.shape + x.shape``; for a function returning a tuple or
+    list of arrays, a tuple with one such Jacobian per output. ``mode="auto"`` uses forward mode
     (one ``jvp`` per input entry) when the input has no more entries than the
     output, reverse mode (one pullback per output entry, on one recorded trace)
     otherwise; ``"forward"`` and ``"reverse"`` force one. Complex inputs or outputs
@@ -611,9 +612,9 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
         y = None
         if mode == "auto":
             y, pullback = _vjp(_CONFIG, f, args, kwargs, (i,))
-            use_forward = n <= np.size(y)
+            use_forward = n <= sum(np.size(o) for o in _jacobian_outputs(y))
         if use_forward:
-            columns = []
+            columns: list[list] = []
             for k in range(n):
                 e = np.zeros(x_arr.shape, dtype=x_arr.dtype)
                 e.reshape(-1)[k] = 1.0
@@ -622,25 +623,53 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
                 tangents = [ZeroTangent()] * len(args)
                 tangents[i] = tangent
                 y, y_dot = _jvp(_CONFIG, f, args, tuple(tangents), kwargs)
-                columns.append(np.asarray(y_dot))
-            y_arr = np.asarray(y)
-            _check_real_output(y_arr)
-            jac = np.stack(columns, axis=-1) if columns else np.zeros((*y_arr.shape, 0))
-            return jac.reshape(y_arr.shape + x_arr.shape)
+                dots = _jacobian_outputs(y_dot) if type(y) in (tuple, list) else [y_dot]
+                columns.append([np.asarray(d) for d in dots])
+            outs = _jacobian_outputs(y)
+            jacs = []
+            for j, out in enumerate(outs):
+                y_arr = np.asarray(out)
+                _check_real_output(y_arr)
+                cols = [c[j] for c in columns]
+                jac = np.stack(cols, axis=-1) if cols else np.zeros((*y_arr.shape, 0))
+                jacs.append(jac.reshape(y_arr.shape + x_arr.shape))
+            return type(y)(jacs) if type(y) in (tuple, list) else jacs[0]
         if y is None:
             y, pullback = _vjp(_CONFIG, f, args, kwargs, (i,))
-        y_arr = np.asarray(y)
-        _check_real_output(y_arr)
-        rows = []
-        for k in range(y_arr.size):
-            e = np.zeros(y_arr.shape, dtype=y_arr.dtype)
-            e.reshape(-1)[k] = 1.0
-            seed = e if isinstance(y, np.ndarray) else type(y)(1.0)
-            rows.append(np.asarray(pullback(seed)[0]))
-        jac = np.stack(rows) if rows else np.zeros((0, *x_arr.shape))
-        return jac.reshape(y_arr.shape + x_arr.shape)
+        outs = _jacobian_outputs(y)
+        jacs = []
+        for j, out in enumerate(outs):
+            y_arr = np.asarray(out)
+            _check_real_output(y_arr)
+            rows = []
+            for k in range(y_arr.size):
+                e = np.zeros(y_arr.shape, dtype=y_arr.dtype)
+                e.reshape(-1)[k] = 1.0
+                seed = e if isinstance(out, np.ndarray) else type(out)(1.0)
+                if type(y) in (tuple, list):
+                    seed = type(y)(seed if m == j else ZeroTangent() for m in range(len(y)))
+                rows.append(np.asarray(pullback(seed)[0]))
+            jac = np.stack(rows) if rows else np.zeros((0, *x_arr.shape))
+            jacs.append(jac.reshape(y_arr.shape + x_arr.shape))
+        return type(y)(jacs) if type(y) in (tuple, list) else jacs[0]
 
     return jacobian_f
+
+
+def _jacobian_outputs(y: Any) -> list:
+    """The outputs of a function given to ``jacobian``: one array or number, or a flat
+    tuple or list of them (one Jacobian each, like ``jax.jacfwd``)."""
+    outs = list(y) if type(y) in (tuple, list) else [y]
+    for o in outs:
+        if not isinstance(o, np.ndarray | float | int | complex | np.number) or \
+                isinstance(o, bool | np.bool_):
+            raise InputTypeError(
+                "jacobian output", "a number or array, or a flat tuple or list of them",
+                f"{type(y).__name__} holding {type(o).__name__}" if o is not y
+                else type(o).__name__,
+                "return one array (np.concatenate the outputs) or a tuple of arrays; use "
+                "vjp for structured outputs")
+    return outs
 
 
 def _check_real_output(y: np.ndarray) -> None:
