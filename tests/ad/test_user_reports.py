@@ -149,3 +149,21 @@ def test_jacobian_of_structured_output_error():
         jacobian(lambda x: {"a": x})(_X)
     with pytest.raises(InputTypeError, match="got tuple holding tuple"):
         jacobian(lambda x: (x, (x,)))(_X)
+
+
+def test_function_without_source_message():
+    from chainrules.ad import TracerConversionError
+
+    ns: dict = {"math": __import__("math")}
+    exec("def foo(x):\n    return math.sin(x)\n", ns)
+    with pytest.raises(TracerConversionError, match=re.escape(
+            "float() inside foo would turn a traced value (traced float 1.0) into a plain "
+            "number and lose its derivative: the source of foo could not be read (a function "
+            "defined in the REPL, with `python -c` or by exec), so the calls inside it cannot "
+            "be intercepted and reach their rules. To fix it, define foo in a file")):
+        grad(ns["foo"])(1.0)
+
+
+def test_float_of_traced_value_is_traced_through():
+    assert grad(lambda x: float(x) * 2.0)(3.0) == 2.0
+    assert grad(lambda x: float(x ** 2))(3.0) == 6.0

@@ -81,11 +81,21 @@ class TracerConversionError(ADError, TypeError):
         x.item()
     """
 
-    def __init__(self, operation: str, primal: Any, function: str | None = None) -> None:
+    def __init__(self, operation: str, primal: Any, function: str | None = None,
+                 source_unreadable: bool = False) -> None:
         self.operation = operation
         self.primal = primal
         self.function = function
         where = f" inside {function}" if function else ""
+        if source_unreadable:
+            super().__init__(
+                f"{operation}{where} would turn a traced value ({primal}) into a plain number "
+                f"and lose its derivative: the source of {function} could not be read "
+                f"(a function defined in the REPL, with `python -c` or by exec), so the calls "
+                f"inside it cannot be intercepted and reach their rules. To fix it, define "
+                f"{function} in a file (a module or script), or {_FIX}"
+            )
+            return
         super().__init__(
             f"{operation}{where} would turn a traced value ({primal}) into a plain number and "
             f"lose its derivative; expected an operation the AD can follow (a registered rule, "

@@ -28,6 +28,7 @@ import copy
 import dataclasses
 import dis
 import functools
+import linecache
 import operator
 import sys
 import types
@@ -1772,8 +1773,17 @@ def _call_opaque(f: Any, args: tuple, kwargs: dict) -> Any:
         return f(*args, **kwargs)
     except TracerConversionError as e:
         if e.function is None and f not in (float, complex, int) and not _is_ad_code(f):
-            raise TracerConversionError(e.operation, e.primal, func_name(f)) from e
+            raise TracerConversionError(e.operation, e.primal, func_name(f),
+                                        _source_unreadable(f)) from e
         raise
+
+
+def _source_unreadable(f: Any) -> bool:
+    """``f`` is Python code whose source the AD could not read (REPL, ``python -c``,
+    ``exec``), so it ran without its calls being intercepted."""
+    fn = f.__func__ if type(f) is _MethodType else f
+    code = getattr(fn, "__code__", None) if type(fn) is _FunctionType else None
+    return code is not None and not linecache.getlines(code.co_filename)
 
 
 def _is_ad_code(f: Any) -> bool:
