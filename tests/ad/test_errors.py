@@ -182,5 +182,6 @@ def test_value_view_of_traced_array_error():
 
 
 def test_in_place_method_of_traced_array_error():
-    with pytest.raises(TracerConversionError, match=re.escape("x.sort would turn a traced")):
+    with pytest.raises(MutationError, match=re.escape(
+            "x.sort() on a traced array mutates an array in place")):
         grad(lambda x: x.sort())(np.ones(2))

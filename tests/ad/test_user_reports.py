@@ -167,3 +167,55 @@ def test_function_without_source_message():
 def test_float_of_traced_value_is_traced_through():
     assert grad(lambda x: float(x) * 2.0)(3.0) == 2.0
     assert grad(lambda x: float(x ** 2))(3.0) == 6.0
+
+
+def _mut_out(y):
+    y = y * 1.0
+    np.multiply(y, 3, out=y)
+    return np.sum(y)
+
+
+def _mut_sort(y):
+    y = y * 1.0
+    y.sort()
+    return np.sum(y)
+
+
+def _mut_fill(y):
+    y = y * 1.0
+    y.fill(1.0)
+    return np.sum(y)
+
+
+def _mut_copyto(y):
+    y = y * 1.0
+    np.copyto(y, 2.0)
+    return np.sum(y)
+
+
+def _mut_out_only(y):
+    a = np.ones(3)
+    z = y * 1.0
+    np.multiply(a, 3.0, out=z)
+    return np.sum(z)
+
+
+@pytest.mark.parametrize("f, msg", [
+    (_mut_out, "numpy.multiply(..., out=x) on a traced array x mutates an array in place"),
+    (_mut_out_only, "numpy.multiply(..., out=x) on a traced array x mutates an array in place"),
+    (_mut_sort, "x.sort() on a traced array mutates an array in place (use the out-of-place "
+                "np.sort(x))"),
+    (_mut_fill, "x.fill() on a traced array mutates an array in place"),
+    (_mut_copyto, "numpy.copyto(x, ...) on a traced array x mutates an array in place"),
+])
+def test_in_place_writes_on_traced_arrays_are_mutation_errors(f, msg):
+    from chainrules.ad import MutationError
+
+    with pytest.raises(MutationError, match=re.escape(msg)):
+        grad(f)(_X)
+
+
+def test_out_of_place_equivalents_still_work():
+    np.testing.assert_allclose(grad(lambda y: np.sum(np.sort(y) * np.arange(3.0)))(_X),
+                               [1.0, 0.0, 2.0])
+    np.testing.assert_allclose(grad(lambda y: np.sum(np.multiply(y, 3)))(_X), [3.0] * 3)

@@ -480,6 +480,9 @@ class Tracer:
             raise AttributeError(name)
         p = deep_primal(self)
         attr = getattr(p, name)
+        if name in _MUTATING_METHODS:
+            raise MutationError(f"x.{name}() on a traced array",
+                                f"use the out-of-place np.{_MUTATING_METHODS[name]}")
         if name in _VALUE_VIEWS:
             raise TracerConversionError(f"x.{name}", _describe(self))
         if callable(attr):
@@ -553,8 +556,15 @@ def _astype_frule(dargs: tuple, x: Any, dtype: Any) -> Any:
 
 # ndarray attributes that expose the values themselves (not metadata).
 _VALUE_VIEWS = frozenset({"flat", "base", "data", "ctypes", "view", "tobytes", "tofile",
-                          "fill", "put", "itemset", "resize", "setfield", "sort",
-                          "partition", "byteswap"})
+                          "byteswap"})
+# ndarray methods that write into the array -> the out-of-place equivalent
+_MUTATING_METHODS = {"fill": "full_like(x, v)", "put": "where / concatenate",
+                     "itemset": "where", "resize": "resize(x, shape)",
+                     "setfield": "where", "sort": "sort(x)", "partition": "partition(x, k)"}
+# NumPy functions that write into their first argument
+_INPLACE_FUNCS = {id(getattr(np, _n)): _n for _n in (
+    "copyto", "put", "place", "putmask", "put_along_axis", "fill_diagonal")
+    if hasattr(np, _n)}
 
 _OPERATOR_OF_UFUNC = {
     np.add: operator.add,
@@ -1614,6 +1624,13 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         return project_traced(f, args[0])
     elif f is ProjectTo:
         return ProjectTo(_strip(args[0]))
+    if id(f) in _INPLACE_FUNCS and args and type(args[0]) is Tracer:
+        raise MutationError(f"numpy.{_INPLACE_FUNCS[id(f)]}(x, ...) on a traced array x",
+                            "it writes into its first argument")
+    if kwargs and kwargs.get("out") is not None and _top_trace_deep(kwargs["out"], None) \
+            is not None:
+        raise MutationError(f"{func_name(f)}(..., out=x) on a traced array x",
+                            "out= writes the result into x")
     if not _has_tracer_kwargs(kwargs, top):
         out = top.process(f, args, kwargs)
         if out is not _NO_RULE:
