@@ -219,3 +219,22 @@ def test_out_of_place_equivalents_still_work():
     np.testing.assert_allclose(grad(lambda y: np.sum(np.sort(y) * np.arange(3.0)))(_X),
                                [1.0, 0.0, 2.0])
     np.testing.assert_allclose(grad(lambda y: np.sum(np.multiply(y, 3)))(_X), [3.0] * 3)
+
+
+def test_pow_partials_of_numpy_float64_base_match_numpy_path():
+    import itertools
+
+    from chainrules.rules.stdlib.operator import _np_pow_partials, pow_partials
+
+    for v, p in itertools.product((1.3, -1.3, 0.0, 1e-300, -0.5, 1e200, 1.0),
+                                  (2.0, 3, -1, 0.5, 0, True, -2.5, 1j, 1.5, 1e10)):
+        x = np.float64(v)
+        with np.errstate(all="ignore"):
+            y = x ** p
+            expected = _np_pow_partials(x, p, y)
+        got = pow_partials(x, p, y=y)  # no warning: filterwarnings = error
+        for a, b in zip(got, expected):
+            np.testing.assert_allclose(a, b, equal_nan=True, rtol=1e-14)
+    y, y_hat = np.array([0.5, 2.0]), np.array([1.5, -1.0])
+    g = grad(lambda y: sum((y[i] - y_hat[i]) ** 2.0 for i in range(2)))(y)
+    np.testing.assert_allclose(g, 2 * (y - y_hat))

@@ -125,7 +125,9 @@ def _np_pow_partials(x: Any, p: Any, y: Any) -> tuple:
 
 def pow_partials(x: Any, p: Any, *, y: Any) -> tuple:
     """Partials of ``x ** p`` (conventions in the module docstring)."""
-    if type(x) in _PY_NUMBERS and type(p) in _PY_NUMBERS:
+    if type(p) in _PY_NUMBERS and (type(x) in _PY_NUMBERS or (  # np.float64 ** 2.0: fast path
+            type(x) is np.float64 and type(p) is not complex and p >= 1 and abs(y) < 1e150
+            and (x > 0 or (x < 0 and p == int(p))))):
         return _py_pow_dx(x, p), _py_pow_dp(x, p, y)
     return _np_pow_partials(x, p, y)
 
