@@ -731,10 +731,50 @@ EXTRA = [
 ]
 EXTRA = [r for r in EXTRA if r is not None]
 
-ROWS = EXTRA + UFUNCS + SCALARS + REDUCTIONS + CONTRACTIONS + SHAPE + LINALG + FFT + SPECIAL
+# mixed real/complex arguments, complex64, Python scalars
+MIXED = [
+ R("solve_mixedA", np.linalg.solve, jnp.linalg.solve, REAL(WC(3)), N(3, 2), dtypes=("c16",)),
+ R("solve_mixedb", np.linalg.solve, jnp.linalg.solve, WC(3), REAL(N(3, 2)), dtypes=("c16",)),
+ R("matmul_mixed", np.matmul, jnp.matmul, REAL(N(3, 4)), N(4, 2), dtypes=("c16",)),
+ R("dot_mixed", np.dot, jnp.dot, N(4), REAL(N(4)), dtypes=("c16",)),
+ R("vdot_mixed", np.vdot, jnp.vdot, REAL(N(4)), N(4), dtypes=("c16",)),
+ R("einsum_mixed", np.einsum, jnp.einsum, C("ij,jk->ik"), REAL(N(3, 4)), N(4, 2), dtypes=("c16",)),
+ R("tensordot_mixed", np.tensordot, jnp.tensordot, N(2, 3), REAL(N(3, 2)), C(1), dtypes=("c16",)),
+ R("fft_real_in", np.fft.fft, jnp.fft.fft, REAL(N(6)), dtypes=("c16",)),
+ R("ifft2_real_in", np.fft.ifft2, jnp.fft.ifft2, REAL(N(3, 4)), dtypes=("c16",)),
+ R("convolve_mixed", np.convolve, jnp.convolve, REAL(N(5)), N(3), dtypes=("c16",)),
+ R("correlate_mixed", np.correlate, jnp.correlate, N(5), REAL(N(3)), C("full"), dtypes=("c16",)),
+ R("kron_mixed", np.kron, jnp.kron, REAL(N(2, 2)), N(2, 3), dtypes=("c16",)),
+ R("outer_mixed", np.outer, jnp.outer, REAL(N(3)), N(2), dtypes=("c16",)),
+ R("power_mixed", np.power, jnp.power, P(4), REAL(N(4)), dtypes=("c16",)),
+ R("power_mixed2", np.power, jnp.power, REAL(P(4)), N(4), dtypes=("c16",)),
+ R("divide_mixed", np.divide, jnp.divide, REAL(N(4)), P(4), dtypes=("c16",)),
+ R("add_mixed", np.add, jnp.add, REAL(N(3, 4)), N(4), dtypes=("c16",)),
+ R("where_mixed", np.where, jnp.where, C(np.array([True, False, True])), REAL(N(3)), N(3),
+   dtypes=("c16",)),
+ R("concat_mixed", np.concatenate, jnp.concatenate, SEQ(REAL(N(2)), N(3)), dtypes=("c16",)),
+ R("stack_mixed", np.stack, jnp.stack, SEQ(REAL(N(2)), N(2)), dtypes=("c16",)),
+ R("polyval_mixed", np.polyval, jnp.polyval, REAL(N(3)), N(4), dtypes=("c16",)),
+ R("cross_mixed", np.cross, jnp.cross, REAL(N(3)), N(3), dtypes=("c16",)),
+ R("lstsq_mixed", np.linalg.lstsq, jnp.linalg.lstsq, REAL(N(5, 3)), N(5), cot=_first_cot, view=lambda ys, ts: [ts[0]],
+   dtypes=("c16",)),
+ R("sla.solve_triangular_mixed", sla.solve_triangular, jsl.solve_triangular, REAL(TRI(3, True)), N(3), kw=dict(lower=True),
+   dtypes=("c16",)),
+ R("mul_f4_f8", np.multiply, jnp.multiply, REAL(N(3)), N(3), dtypes=("f4",)),
+ R("xlogy_mixed", sc.xlogy, jss.xlogy, REAL(N(3)), P(3), dtypes=("c16",)),
+ R("sin_c8", np.sin, jnp.sin, N(3), dtypes=("c8",)),
+ R("inv_c8", np.linalg.inv, jnp.linalg.inv, WC(3), dtypes=("c8",)),
+ R("fft_c8", np.fft.fft, jnp.fft.fft, N(4), dtypes=("c8",)),
+ R("abs_c8", np.abs, jnp.abs, N(4), dtypes=("c8",)),
+ R("det_c8", np.linalg.det, jnp.linalg.det, WC(3), dtypes=("c8",)),
+ R("mul_scalar_first", np.multiply, jnp.multiply, _S(-2, 2), N(3), dtypes=("f8", "c16")),
+ R("matmul_scalarish", np.matmul, jnp.matmul, N(1, 3), N(3, 1), dtypes=("c16",)),
+]
+
+ROWS = MIXED + EXTRA + UFUNCS + SCALARS + REDUCTIONS + CONTRACTIONS + SHAPE + LINALG + FFT + SPECIAL
 FAMILIES = dict(ufuncs=UFUNCS, scalars=SCALARS, reductions=REDUCTIONS,
                 contractions=CONTRACTIONS, shape=SHAPE, linalg=LINALG, fft=FFT,
-                special=SPECIAL, extra=EXTRA)
+                special=SPECIAL, extra=EXTRA, mixed=MIXED)
 
 if os.environ.get("CHAINRULES_ORACLE_FAMILIES"):  # e.g. "linalg,fft" to run a subset
     ROWS = [r for f in os.environ["CHAINRULES_ORACLE_FAMILIES"].split(",") for r in FAMILIES[f]]

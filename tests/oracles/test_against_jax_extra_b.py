@@ -1,4 +1,4 @@
-"""Oracle check against JAX: harder variants, part 2 (indexing, shape, linalg, fft, special).
+"""Oracle check against JAX: harder variants, part 2 (indexing, shape).
 
 Rows, checker and complex convention: ``_jax_table.py`` / ``_harness.py``.
 Rows marked ``xfail(strict=True)`` are confirmed bugs or coverage gaps of our
@@ -17,6 +17,6 @@ sys.path.insert(0, os.path.dirname(__file__))
 import _jax_table as jt
 
 
-@pytest.mark.parametrize(("row", "dt", "mode"), jt.params(jt.EXTRA[60:], pytest))
+@pytest.mark.parametrize(("row", "dt", "mode"), jt.params(jt.EXTRA[60:120], pytest))
 def test_against_jax(row, dt, mode):
     jt.check(row, dt, mode)
