@@ -311,13 +311,27 @@ def _fd_slack(fd_err: float, cap_of: float) -> float:
     return min(fd_err, FD_ERROR_CAP * cap_of)
 
 
+#: How many "typical errors" the dot-product test allows (see `_tol_dot`).
+DOT_SAFETY = 3.0
+
+
 def _tol_dot(s: _Setup, w: np.ndarray, jv: np.ndarray, fd_res: Any = None,
-             rhs: float = 0.0, typical: float = 0.0) -> float:
-    """Tolerance of the dot-product test. ``typical`` is the size the right side has
-    for a random direction, ``‖x_bar‖·‖x_dot‖/√n``: when the direction happens to be
+             rhs: float = 0.0, typical: float = 0.0, xb: Any = None,
+             v: Any = None) -> float:
+    """Tolerance of the dot-product test ``<w, J v> = <x_bar, v>``.
+
+    Each side is a sum of n products. A relative error of ``rtol`` in each term of
+    ``J v`` (or of ``x_bar``) moves the sum by about ``rtol·‖w∘Jv‖₂`` (random signs
+    add up like a random walk), and the sum itself is of that size too. The
+    Cauchy-Schwarz bound ``rtol·‖w‖·‖Jv‖`` would grow like n instead of √n and, for
+    large inputs, hide a wrong sign. ``typical`` is the size the right side has for
+    a random direction, ``‖x_bar‖·‖x_dot‖/√n``: when the direction happens to be
     nearly orthogonal to the gradient both sides are small, and the reference's
     error is judged against this size, not against the cancelled value."""
-    base = s.atol + s.rtol * float(np.linalg.norm(w)) * float(np.linalg.norm(jv))
+    spread = float(np.linalg.norm(w * jv))
+    if xb is not None and v is not None:
+        spread += float(np.linalg.norm(xb * v))
+    base = s.atol + DOT_SAFETY * s.rtol * spread
     if fd_res is None:
         return base
     err = float(np.sum(np.abs(w))) * fd_res.accuracy
@@ -582,7 +596,7 @@ def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
     lhs = float(w @ jv)
     rhs = float(xb @ v)
     typical = float(np.linalg.norm(xb)) * float(np.linalg.norm(v)) / np.sqrt(max(v.size, 1))
-    tol = _tol_dot(s, w, jv, fd_res, rhs, typical)
+    tol = _tol_dot(s, w, jv, fd_res, rhs, typical, xb, v)
     step = fd_res.step if fd_res is not None else None
     if abs(lhs - rhs) > tol:
         where = _localise(s, i, xb, w, v, step)
@@ -591,6 +605,23 @@ def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
             f"<y_bar, J·x_dot> = <x_bar, x_dot> fails: finite differences give {lhs:.6g}, "
             f"the pullback {rhs:.6g} (difference {abs(lhs - rhs):.3g} > tolerance "
             f"{tol:.3g}){_fd_note(fd_res)}.\n{where}")
+    # Along the rule's own cotangent both sides equal |J^T y_bar| for a right rule, so
+    # a wrong sign or scale changes the right side by its whole size, however large
+    # the input, and cannot cancel by chance as it can along a random direction.
+    norm_xb = float(np.linalg.norm(xb))
+    if spec.size > 1 and norm_xb > 0 and np.isfinite(norm_xb):
+        u = xb / norm_xb
+        ju, fd_u = _fd_along(s, i, u, step)
+        lhs_u, rhs_u = float(w @ ju), norm_xb
+        tol_u = _tol_dot(s, w, ju, fd_u, rhs_u, rhs_u, xb, u)
+        if abs(lhs_u - rhs_u) > tol_u:
+            where = _localise(s, i, xb, w, u, step)
+            raise AssertionError(
+                f"{s.name}: wrong cotangent for {label} ({_item_path(i)}): along the "
+                f"pullback's own cotangent, <y_bar, J·x_bar>/|x_bar| from finite "
+                f"differences is {lhs_u:.6g} but |x_bar| is {rhs_u:.6g} (difference "
+                f"{abs(lhs_u - rhs_u):.3g} > tolerance {tol_u:.3g}){_fd_note(fd_u)}: the "
+                f"cotangent has the wrong sign or scale.\n{where}")
     report.checks.append(f"cotangent of {label}")
     if spec.size <= FULL_JACOBIAN_MAX:
         want = _jtv(s, i, w, np.arange(spec.size), step)
