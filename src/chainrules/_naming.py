@@ -88,8 +88,8 @@ def _resolves(hit: tuple[str, str], f: Any) -> bool:
 
 
 def _clean_module(module: str) -> str:
-    if module == "_operator":
-        return "operator"
+    if module.startswith("_") and module[1:] in sys.modules:
+        return module[1:]  # _operator -> operator, _functools -> functools
     parts = module.split(".")
     # numpy._core.fromnumeric, scipy.special._logsumexp -> numpy, scipy.special
     for i, part in enumerate(parts):
