@@ -125,6 +125,11 @@ def test_not_twice_differentiable_builtin_rule_message():
     with pytest.raises(TracerConversionError, match=re.escape(
             "the built-in rule for numpy.trace is not twice differentiable")):
         hessian(lambda M: M.trace() ** 2)(np.eye(2))
+    from chainrules.core import OutArgumentError
+
+    with pytest.raises(OutArgumentError, match=re.escape(
+            "the built-in rule for numpy.linalg.norm is not twice differentiable")):
+        hessian(lambda v: np.linalg.norm(v, 3))(_X)
     # first derivatives are unaffected
     np.testing.assert_allclose(
         grad(lambda v: np.linalg.det(A + np.outer(v, v)))(_X), 4.0 * 2 * _X, rtol=1e-12)

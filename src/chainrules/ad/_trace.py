@@ -1127,7 +1127,15 @@ class ReverseTrace:
                 # a cotangent of an outer trace: trace the pullback's own code
                 grads = _run_pullback_traced(pullback, b)
             else:
-                grads = pullback(b)
+                try:
+                    grads = pullback(b)
+                except (ADError, OutArgumentError) as e:
+                    owner = (_PULLBACK_OWNER.get(pullback) if _weakrefable(pullback)
+                             else None)  # a built-in pullback over values of an outer trace
+                    if owner is None:
+                        raise
+                    raise _not_twice_differentiable(
+                        e, f"the built-in rule for {owner}") from e
             for par in parents:
                 g = grads[par[0]]
                 if len(par) == 3:
