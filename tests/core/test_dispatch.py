@@ -372,3 +372,14 @@ def test_entry_point_argument_errors():
         rrule(ReverseConfig())
     with pytest.raises(TypeError, match="frule expects the tangents and the function"):
         frule((NoTangent(),))
+
+
+def test_fast_miss_path_never_hides_a_rule():
+    def no_rules_here(x):
+        return x
+
+    assert rrule(no_rules_here, 1.0) is None  # plain functions join the "no rules" set
+    rrule.register(f, float, float, float)(tagged("three"))
+    assert chosen(1.0, 2.0, 3.0) == "three"  # f is a function too, but it has rules
+    assert rrule(ReverseConfig(), f, 1.0, 2.0, 3.0)[1] == "three"
+    assert frule(ForwardConfig(), (NoTangent(), 1.0), no_rules_here, 1.0) is None

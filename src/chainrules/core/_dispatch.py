@@ -252,6 +252,9 @@ class RuleTable:
         self.call_tables: dict[type, _FuncTable] = {}
         self.ctor_tables: dict[type, _FuncTable] = {}
         self.type_cache: dict[Any, _FuncTable | None] = {}
+        # Types of callables known to have no rules (a set, for the entry points' miss
+        # path); filled by lookups, emptied by every registration.
+        self.no_table_types: set = set()
         self.config_class: Any = None  # set by _config to avoid an import cycle
 
     # --- registration -----------------------------------------------------------------
@@ -318,6 +321,7 @@ class RuleTable:
             tab.config_cache.clear()
             tab.fast.clear()
         self.type_cache.clear()
+        self.no_table_types.clear()
 
     def snapshot(self) -> Any:
         """The registrations as they are now, for :meth:`restore`."""
@@ -503,6 +507,10 @@ class RuleTable:
                     found = self.call_tables[klass]
                     break
         self.type_cache[key] = found
+        if found is None and not isinstance(f, type) and not (
+            self.config_class is not None and isinstance(f, self.config_class)
+        ):
+            self.no_table_types.add(key)
         return found
 
     def lookup(self, f: Any, argtypes: tuple, config: Any = None) -> tuple[Callable, bool,

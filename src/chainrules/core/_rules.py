@@ -40,8 +40,11 @@ def _attach(fn: Any, table: RuleTable) -> None:
 
 _r_get = rrule_table.fast_by_func.get
 _f_get = frule_table.fast_by_func.get
-_r_types = rrule_table.type_cache
-_f_types = frule_table.type_cache
+# Types whose instances are known to have no rules of their own and no call rules
+# (plain functions, builtins, ...), kept by the tables; never RuleConfig or class types.
+_r_no_table = rrule_table.no_table_types
+_f_no_table = frule_table.no_table_types
+rrule_table.config_class = frule_table.config_class = RuleConfig
 
 
 def rrule(f: Any, x: Any = _NA, y: Any = _NA, /, *rest: Any, **kwargs: Any) -> Any:
@@ -84,14 +87,13 @@ def rrule(f: Any, x: Any = _NA, y: Any = _NA, /, *rest: Any, **kwargs: Any) -> A
             hit = tab.get((type(x), type(y)))
             if hit is not None:
                 return hit(x, y, **kwargs) if kwargs else hit(x, y)
-    elif tab is None and not isinstance(f, (RuleConfig, type)) and \
-            _r_types.get(type(f), _MISS) is None:
+    elif tab is None and type(f) in _r_no_table:
         return None  # nothing registered for f or its type: the common miss
     return _rrule_slow(f, _positional(x, y, rest), kwargs)
 
 
-def _no_rule(*args: Any, **kwargs: Any) -> None:
-    """The cached answer for a call no rule applies to."""
+def _no_rule(a: Any = None, b: Any = None, c: Any = None, /, **kwargs: Any) -> None:
+    """The cached answer for a call no rule applies to (no *args: cheaper to call)."""
     return None
 
 
@@ -175,8 +177,7 @@ def frule(dargs: Any, f: Any = _NA, x: Any = _NA, y: Any = _NA, /, *rest: Any,
             hit = tab.get((type(x), type(y)))
             if hit is not None:
                 return hit(dargs, x, y, **kwargs) if kwargs else hit(dargs, x, y)
-    elif (tab is None and f is not _NA and not isinstance(dargs, RuleConfig)
-          and not isinstance(f, type) and _f_types.get(type(f), _MISS) is None):
+    elif tab is None and type(f) in _f_no_table and not isinstance(dargs, RuleConfig):
         return None
     return _frule_slow(dargs, f, _positional(x, y, rest), kwargs)
 
