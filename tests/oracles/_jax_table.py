@@ -18,7 +18,9 @@ import numpy as np
 import pytest
 
 jax = pytest.importorskip("jax")
-jax.config.update("jax_enable_x64", True)
+# float64 comparisons need JAX's x64 mode: tests/oracles/conftest.py turns it on for
+# each oracle test and back off afterwards (a global switch set at import would leak
+# into every later JAX test of the session).
 import jax.numpy as jnp  # noqa: E402
 import jax.scipy.linalg as jsl  # noqa: E402
 import jax.scipy.special as jss  # noqa: E402
