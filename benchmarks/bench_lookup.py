@@ -1,10 +1,17 @@
 """Rule lookup overhead: ``rrule(f, x)`` / ``frule(dargs, f, x)`` vs calling the rule directly.
 
 For a cache hit (a float, a small array), a miss on a function with rules, a miss on a
-function without any, and an opt-out. Timings are interleaved (direct, via the table,
-direct, ...) and the medians compared, so drifting machine load affects both alike.
+function without any, and an opt-out; and, as a peer, the same hit through
+``functools.singledispatch`` (the standard library's type dispatcher) and through
+plum's ``@dispatch`` when plum is installed.
 
-Run: ``python benchmarks/bench_lookup.py`` (or ``python benchmarks/run.py lookup``).
+Every statement is timed in short samples (20,000 calls), all statements round by
+round, so that a burst of load on this shared machine slows every statement alike
+instead of one case; the tables report the median over the rounds. The overhead is
+the median of the per-round differences (via the table minus direct), so it is
+measured against calls made at the same moment.
+
+Run: ``python benchmarks/bench_lookup.py [--quick]`` (or ``python benchmarks/run.py lookup``).
 """
 
 import os
@@ -12,6 +19,7 @@ import os
 for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ[_var] = "1"
 
+import functools
 import statistics
 import sys
 import timeit
@@ -20,8 +28,8 @@ import numpy as np
 
 from chainrules import NoTangent, frule, rrule, scoped_rules
 
-NUMBER = 200_000
-REPEATS = 15
+NUMBER = 20_000
+ROUNDS = 61
 
 
 def target(x):
@@ -44,60 +52,96 @@ class Special(np.ndarray):
     pass
 
 
-def per_call_ns(stmt: str, env: dict) -> list[float]:
-    timer = timeit.Timer(stmt, globals=env)
-    return [t / NUMBER * 1e9 for t in timer.repeat(repeat=1, number=NUMBER)]
+def _singledispatch_peer():
+    @functools.singledispatch
+    def dispatched(x):
+        return None
+
+    dispatched.register(float)(target_rrule)
+    dispatched.register(np.ndarray)(target_rrule)
+    return dispatched
 
 
-def compare(direct: str, via: str, env: dict) -> tuple[float, float]:
-    d, v = [], []
-    for _ in range(REPEATS):
-        d += per_call_ns(direct, env)
-        v += per_call_ns(via, env)
-    return statistics.median(d), statistics.median(v)
+def _plum_peer():
+    try:
+        import plum
+    except ImportError:
+        return None
+
+    @plum.dispatch
+    def dispatched(x: float | np.ndarray):
+        return x, None
+
+    return dispatched
 
 
-def main() -> list[dict]:
+CASES = [
+    # (name, direct statement, statement through the lookup)
+    ("rrule hit, float", "target_rrule(x_float)", "rrule(target, x_float)"),
+    ("rrule hit, array(3)", "target_rrule(x_arr)", "rrule(target, x_arr)"),
+    ("rrule miss, unmatched type", "target_rrule(x_float)", "rrule(target, x_str)"),
+    ("rrule miss, no rules at all", "target_rrule(x_float)", "rrule(no_rules, x_float)"),
+    ("rrule opt-out", "target_rrule(x_float)", "rrule(target, x_special)"),
+    ("frule hit, float", "target_frule(dargs, x_float)", "frule(dargs, target, x_float)"),
+    ("frule hit, array(3)", "target_frule(dargs, x_arr)", "frule(dargs, target, x_arr)"),
+    ("frule miss, no rules at all", "target_frule(dargs, x_float)",
+     "frule(dargs, no_rules, x_float)"),
+    ("peer: singledispatch, float", "target_rrule(x_float)", "singledispatched(x_float)"),
+    ("peer: singledispatch, array(3)", "target_rrule(x_arr)", "singledispatched(x_arr)"),
+]
+PLUM_CASES = [
+    ("peer: plum, float", "target_rrule(x_float)", "plum_dispatched(x_float)"),
+    ("peer: plum, array(3)", "target_rrule(x_arr)", "plum_dispatched(x_arr)"),
+]
+
+
+def main(rounds: int = ROUNDS) -> list[dict]:
     with scoped_rules():
         rrule.register(target)(target_rrule)
         frule.register(target)(target_frule)
         rrule.opt_out(target, Special)
         frule.opt_out(target, Special)
-        x_float, x_arr = 1.0, np.ones(3)
+        x_arr = np.ones(3)
         env = dict(
             rrule=rrule, frule=frule, target=target, no_rules=no_rules,
             target_rrule=target_rrule, target_frule=target_frule,
-            x_float=x_float, x_arr=x_arr, x_str="s", x_special=x_arr.view(Special),
-            dargs=(NoTangent(), 1.0),
+            x_float=1.0, x_arr=x_arr, x_str="s", x_special=x_arr.view(Special),
+            dargs=(NoTangent(), 1.0), singledispatched=_singledispatch_peer(),
+            plum_dispatched=_plum_peer(),
         )
-        cases = [
-            ("rrule hit, float", "target_rrule(x_float)", "rrule(target, x_float)"),
-            ("rrule hit, array(3)", "target_rrule(x_arr)", "rrule(target, x_arr)"),
-            ("rrule miss, unmatched type", "target_rrule(x_float)", "rrule(target, x_str)"),
-            ("rrule miss, no rules at all", "target_rrule(x_float)", "rrule(no_rules, x_float)"),
-            ("rrule opt-out", "target_rrule(x_float)", "rrule(target, x_special)"),
-            ("frule hit, float", "target_frule(dargs, x_float)", "frule(dargs, target, x_float)"),
-            ("frule hit, array(3)", "target_frule(dargs, x_arr)", "frule(dargs, target, x_arr)"),
-            ("frule miss, no rules at all", "target_frule(dargs, x_float)",
-             "frule(dargs, no_rules, x_float)"),
-        ]
+        cases = CASES + (PLUM_CASES if env["plum_dispatched"] is not None else [])
+        stmts = sorted({s for _, d, v in cases for s in (d, v)})
+        timers = {s: timeit.Timer(s, globals=env) for s in stmts}
+        for t in timers.values():  # warm every cache before timing
+            t.timeit(1000)
+        samples: dict[str, list[float]] = {s: [] for s in stmts}
+        for _ in range(rounds):
+            for s in stmts:
+                samples[s].append(timers[s].timeit(NUMBER) / NUMBER * 1e9)
         rows = []
         for name, direct, via in cases:
-            d, v = compare(direct, via, env)
-            rows.append({"case": name, "direct_ns": d, "via_table_ns": v,
-                         "overhead_ns": v - d, "ratio": v / d})
+            d, v = samples[direct], samples[via]
+            rows.append({
+                "case": name,
+                "direct_ns": statistics.median(d),
+                "via_table_ns": statistics.median(v),
+                "overhead_ns": statistics.median(b - a for a, b in zip(d, v)),
+                "ratio": statistics.median(b / a for a, b in zip(d, v)),
+            })
     return rows
 
 
-def report(rows: list[dict]) -> None:
-    print(f"rule lookup overhead (median of {REPEATS} interleaved repeats x {NUMBER} calls; "
+def report(rows: list[dict], rounds: int = ROUNDS) -> None:
+    print(f"rule lookup overhead (medians over {rounds} rounds x {NUMBER} calls; "
           f"Python {sys.version.split()[0]}, NumPy {np.__version__})")
-    print(f"{'case':<30} {'direct':>9} {'via table':>10} {'overhead':>9} {'ratio':>6}")
+    print(f"{'case':<31} {'direct':>9} {'via lookup':>11} {'overhead':>9} {'ratio':>6}")
     for r in rows:
-        print(f"{r['case']:<30} {r['direct_ns']:>7.0f}ns {r['via_table_ns']:>8.0f}ns "
+        print(f"{r['case']:<31} {r['direct_ns']:>7.0f}ns {r['via_table_ns']:>9.0f}ns "
               f"{r['overhead_ns']:>7.0f}ns {r['ratio']:>6.2f}")
-    print("'miss' and 'opt-out' rows compare a lookup that finds no rule with calling the rule.")
+    print("'miss' and 'opt-out' rows compare a lookup that finds no rule with calling the rule;")
+    print("'peer' rows dispatch the same rule function by the argument's type.")
 
 
 if __name__ == "__main__":
-    report(main())
+    n = 15 if "--quick" in sys.argv[1:] else ROUNDS
+    report(main(n), n)

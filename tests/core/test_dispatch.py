@@ -181,6 +181,18 @@ def test_misses_are_cached_and_stay_correct():
     assert chosen(1.0) == "late"
 
 
+@pytest.mark.parametrize("kwargs", [{}, {"scale": 2.0}])
+@pytest.mark.parametrize("args", [("s",), ("s", 1.0), ("s", 1.0, 2.0)])
+def test_cached_misses_answer_none_with_and_without_kwargs(args, kwargs):
+    rrule.register(f, float)(lambda x: (x, "one"))
+    frule.register(f, float)(lambda dargs, x: (x, "one"))
+    assert rrule(f, 1.0) == (1.0, "one")
+    dargs = (NoTangent(),) * (len(args) + 1)
+    for _ in range(3):  # the first call fills the fast cache, the later ones read it
+        assert rrule(f, *args, **kwargs) is None
+        assert frule(dargs, f, *args, **kwargs) is None
+
+
 def test_opt_out():
     rrule.register(f, np.ndarray)(tagged("generic"))
 

@@ -82,18 +82,22 @@ def rrule(f: Any, x: Any = _NA, y: Any = _NA, /, *rest: Any, **kwargs: Any) -> A
         if y is _NA:
             hit = tab.get(type(x))
             if hit is not None:
-                return hit(x, **kwargs) if kwargs else hit(x)
+                if kwargs:
+                    return hit(x, **kwargs) if hit is not _no_rule else None
+                return hit(x)
         else:
             hit = tab.get((type(x), type(y)))
             if hit is not None:
-                return hit(x, y, **kwargs) if kwargs else hit(x, y)
+                if kwargs:
+                    return hit(x, y, **kwargs) if hit is not _no_rule else None
+                return hit(x, y)
     elif tab is None and type(f) in _r_no_table:
         return None  # nothing registered for f or its type: the common miss
     return _rrule_slow(f, _positional(x, y, rest), kwargs)
 
 
-def _no_rule(a: Any = None, b: Any = None, c: Any = None, /, **kwargs: Any) -> None:
-    """The cached answer for a call no rule applies to (no *args: cheaper to call)."""
+def _no_rule(a: Any, b: Any = None, c: Any = None, /) -> None:
+    """The fast caches' entry for a call no rule applies to: as cheap to call as a rule."""
     return None
 
 
@@ -172,11 +176,15 @@ def frule(dargs: Any, f: Any = _NA, x: Any = _NA, y: Any = _NA, /, *rest: Any,
         if y is _NA:
             hit = tab.get(type(x))
             if hit is not None:
-                return hit(dargs, x, **kwargs) if kwargs else hit(dargs, x)
+                if kwargs:
+                    return hit(dargs, x, **kwargs) if hit is not _no_rule else None
+                return hit(dargs, x)
         else:
             hit = tab.get((type(x), type(y)))
             if hit is not None:
-                return hit(dargs, x, y, **kwargs) if kwargs else hit(dargs, x, y)
+                if kwargs:
+                    return hit(dargs, x, y, **kwargs) if hit is not _no_rule else None
+                return hit(dargs, x, y)
     elif tab is None and type(f) in _f_no_table and not isinstance(dargs, RuleConfig):
         return None
     return _frule_slow(dargs, f, _positional(x, y, rest), kwargs)
