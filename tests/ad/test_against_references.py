@@ -89,6 +89,20 @@ def structured_program(p, xs):
     return np.sum(np.tanh(p.w * xs) + p.b) + xs[0] * p.b
 
 
+def keyword_program(x, lo, w):
+    # traced values passed by keyword reach the rules in their positional places
+    clipped = np.clip(x, a_min=lo, a_max=None)
+    return np.average(clipped, weights=w) + np.sum(np.linspace(0.0, stop=lo, num=3))
+
+
+_NS: dict = {"np": np}
+exec("def sourceless_keyword_program(x, lo, w):\n"
+     "    return np.average(np.clip(x, a_min=lo, a_max=None), weights=w)\n", _NS)
+# defined by exec, so its source cannot be read: NumPy's __array_function__ dispatch sees
+# the traced keyword arguments instead of the AD's rewritten calls
+sourceless_keyword_program = _NS["sourceless_keyword_program"]
+
+
 RNG = np.random.default_rng(42)
 X30 = RNG.random(30)
 Y30 = RNG.random(30)
@@ -107,6 +121,9 @@ CASES = [
     ("try_except", try_program, (2.5,)),
     ("cmath", cmath_program, (0.3 + 0.2j,)),
     ("structured", structured_program, (Params(RNG.random(3), 0.5), RNG.random(3))),
+    ("keyword_args", keyword_program, (RNG.random(5), 0.4, RNG.random(5) + 0.5)),
+    ("sourceless_keyword_args", sourceless_keyword_program,
+     (RNG.random(5), 0.4, RNG.random(5) + 0.5)),
 ]
 
 

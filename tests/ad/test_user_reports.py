@@ -243,3 +243,14 @@ def test_pow_partials_of_numpy_float64_base_match_numpy_path():
     y, y_hat = np.array([0.5, 2.0]), np.array([1.5, -1.0])
     g = grad(lambda y: sum((y[i] - y_hat[i]) ** 2.0 for i in range(2)))(y)
     np.testing.assert_allclose(g, 2 * (y - y_hat))
+
+
+def test_traced_keyword_only_argument_message():
+    from chainrules.ad import NoRuleError
+
+    x = np.array([0.5, 2.0, 3.0])
+    with pytest.raises(NoRuleError, match=re.escape(
+            "no rrule for numpy.clip(ndarray) and the AD cannot trace into it (traced values "
+            "passed by keyword (min=) that cannot be moved to a positional place; rules "
+            "differentiate positional arguments, so pass them positionally)")):
+        grad(lambda p: np.sum(np.clip(x, min=p)))(1.0)

@@ -28,6 +28,7 @@ import copy
 import dataclasses
 import dis
 import functools
+import inspect
 import linecache
 import operator
 import sys
@@ -1522,6 +1523,13 @@ def apply(f: Any, args: tuple, kwargs: dict, soft: bool = False,
         elif type(a) is not float and type(a) is not int and type(a) is not _ndarray \
                 and _is_struct(a):
             top = _top_trace_deep(a, top)
+    if kwargs and _has_tracer_kwargs(kwargs, None):
+        # A traced keyword argument: NumPy would dispatch the same call back here.
+        top = _top_trace_deep(kwargs, top)
+        moved = _positional_form(f, args, kwargs)
+        if moved is None:
+            raise _traced_keywords_error(f, args, kwargs, top)
+        args, kwargs = moved
     if top is None:
         return f(*args, **kwargs)
     out = top.process(f, args, kwargs)
@@ -1648,6 +1656,15 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
             out = top.process(f.__func__, (f.__self__, *args), kwargs)
             if out is not _NO_RULE:
                 return out
+    else:
+        # Rules differentiate positional arguments: a traced keyword argument is moved
+        # to its place when the signature allows; otherwise trace into f as it is.
+        moved = _positional_form(f, args, kwargs)
+        if moved is not None:
+            top = _top_trace_deep(kwargs, top)
+            out = top.process(f, moved[0], moved[1])
+            if out is not _NO_RULE:
+                return out
     return _through(f, args, kwargs, top)
 
 
@@ -1656,6 +1673,41 @@ def _strippable(f: Any) -> bool:
         return f in _STRIP_FUNCS
     except TypeError:
         return False
+
+
+def _positional_form(f: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
+    """``(args, kwargs)`` with every keyword argument that holds a tracer moved to its
+    positional place (earlier unfilled places take their defaults), or None when the
+    signature does not allow it (a keyword-only parameter, ``**kwargs``, no signature)."""
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    positional = [p for p in params
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = [p.name for p in positional]
+    traced = [k for k, v in kwargs.items() if _top_trace_deep(v, None) is not None]
+    if not traced or any(k not in names[len(args):] for k in traced):
+        return None
+    last = max(names.index(k) for k in traced)
+    new_args, rest = list(args), dict(kwargs)
+    for p in positional[len(args):last + 1]:
+        if p.name in rest:
+            new_args.append(rest.pop(p.name))
+        elif p.default is not p.empty:
+            new_args.append(p.default)
+        else:
+            return None
+    return tuple(new_args), rest
+
+
+def _traced_keywords_error(f: Any, args: tuple, kwargs: dict, top: Any) -> NoRuleError:
+    names = ", ".join(f"{k}=" for k, v in kwargs.items()
+                      if _top_trace_deep(v, None) is not None)
+    return NoRuleError(
+        f, _mode(top), tuple(type(_deep_struct_primal(a)) for a in args),
+        f"traced values passed by keyword ({names}) that cannot be moved to a positional "
+        f"place; rules differentiate positional arguments, so pass them positionally")
 
 
 def _has_tracer_kwargs(kwargs: dict, top: Any) -> bool:
