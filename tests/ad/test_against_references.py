@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import cmath
+import collections
 import dataclasses
 import math
+import types
 
 import numpy as np
 import pytest
 
-from chainrules import frule_via_ad, rrule_via_ad
+from chainrules import NoTangent, Tangent, frule_via_ad, rrule_via_ad
 from chainrules.ad import ADConfig, grad
 from chainrules.testing import test_frule, test_rrule
 
@@ -89,6 +91,22 @@ def structured_program(p, xs):
     return np.sum(np.tanh(p.w * xs) + p.b) + xs[0] * p.b
 
 
+def mappings_and_records_program(od, dd, ns, a):
+    # an OrderedDict, a defaultdict, a SimpleNamespace and an attrs instance as inputs
+    return np.sum(od["w"] * dd["v"]) + ns.s * np.sum(np.sin(a.w)) + a.b * od["c"]
+
+
+def _attrs_record():
+    attrs = pytest.importorskip("attrs")
+
+    @attrs.define
+    class Layer:
+        w: np.ndarray
+        b: float
+
+    return Layer(np.array([0.1, 0.2, 0.3]), 2.0)
+
+
 def keyword_program(x, lo, w):
     # traced values passed by keyword reach the rules in their positional places
     clipped = np.clip(x, a_min=lo, a_max=None)
@@ -130,6 +148,30 @@ CASES = [
 @pytest.mark.parametrize(("name", "f", "args"), CASES, ids=[c[0] for c in CASES])
 def test_rrule_via_ad_against_finite_differences(name, f, args):
     test_rrule(f, *args, rrule_f=rrule_via_ad, config=CONFIG)
+
+
+def _mapping_and_record_args():
+    return (collections.OrderedDict(w=np.array([1.0, 2.0]), c=0.5),
+            collections.defaultdict(float, v=np.array([0.3, 0.4])),
+            types.SimpleNamespace(s=1.5, label="not differentiated"),
+            _attrs_record())
+
+
+def test_mappings_and_records_against_finite_differences():
+    args = _mapping_and_record_args()
+    test_rrule(mappings_and_records_program, *args, rrule_f=rrule_via_ad, config=CONFIG)
+    test_frule(mappings_and_records_program, *args, frule_f=frule_via_ad, config=CONFIG)
+
+
+def test_gradients_of_mappings_and_records_keep_their_types():
+    args = _mapping_and_record_args()
+    g_od, g_dd, g_ns, g_a = grad(mappings_and_records_program, argnums=(0, 1, 2, 3))(*args)
+    assert type(g_od) is collections.OrderedDict and list(g_od) == ["w", "c"]
+    assert type(g_dd) is collections.defaultdict and g_dd.default_factory is float
+    assert isinstance(g_ns, Tangent) and g_ns.label == NoTangent()
+    assert isinstance(g_a, Tangent)
+    stepped = args[2] + g_ns  # gradient descent on a SimpleNamespace
+    assert stepped.label == "not differentiated" and stepped.s != args[2].s
 
 
 @pytest.mark.parametrize(("name", "f", "args"),

@@ -254,3 +254,37 @@ def test_traced_keyword_only_argument_message():
             "passed by keyword (min=) that cannot be moved to a positional place; rules "
             "differentiate positional arguments, so pass them positionally)")):
         grad(lambda p: np.sum(np.clip(x, min=p)))(1.0)
+
+
+class _Opaque:
+    def __init__(self, w):
+        self.w = w
+
+
+@pytest.mark.parametrize("api", [
+    lambda x: grad(lambda p: p.w * 2.0)(x),
+    lambda x: vjp(lambda p: p.w * 2.0, x),
+    lambda x: jvp(lambda p: p.w * 2.0, (x,), (1.0,)),
+])
+def test_opaque_object_input_is_refused_not_silently_zero(api):
+    with pytest.raises(InputTypeError, match=re.escape(
+            "argument 0 ('p'): expected floats, complex numbers, float arrays, or tuples, "
+            "lists, dicts, namedtuples, dataclasses, attrs classes or SimpleNamespaces of "
+            f"them, got a {_Opaque.__module__}._Opaque; the AD cannot see inside it and would "
+            "lose the derivatives of what it holds; make its class a dataclass (or a "
+            "namedtuple), or pass the arrays it holds as arguments")):
+        api(_Opaque(3.0))
+
+
+def test_opaque_object_nested_in_a_dict_is_refused():
+    with pytest.raises(InputTypeError, match=re.escape("grad argument 0 ('d')['layer']: ")):
+        grad(lambda d: d["layer"].w * d["scale"])({"layer": _Opaque(3.0), "scale": 2.0})
+
+
+def test_constant_leaves_in_a_differentiated_argument_get_no_tangent():
+    from chainrules import NoTangent
+
+    d = {"w": 3.0, "name": "layer", "act": np.tanh, "rng": np.random.default_rng(0),
+         "n": None}
+    g = grad(lambda d: d["act"](d["w"]))(d)
+    assert g["name"] == g["act"] == g["rng"] == g["n"] == NoTangent()

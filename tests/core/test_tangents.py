@@ -427,6 +427,15 @@ def test_primal_plus_tangent_dict_key_error():
         {"a": 1.0} + Tangent[dict]({"z": 1.0})
 
 
+def test_primal_plus_tangent_on_a_builtin_based_object():
+    import types
+
+    ns = types.SimpleNamespace(a=1.0, b="label")
+    new = ns + Tangent[types.SimpleNamespace](a=2.0)
+    assert new == types.SimpleNamespace(a=3.0, b="label")
+    assert ns.a == 1.0  # the primal is not changed
+
+
 def test_primal_plus_tangent_no_constructor_error():
     class Weird(int):
         pass

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import enum
 import functools
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -111,8 +114,49 @@ def _is_leaf_differentiable(x: Any) -> bool:
     return isinstance(x, np.ndarray) and x.dtype.kind in "fc"
 
 
+# Structures the transformations look inside (their inputs and outputs): tuples, lists,
+# namedtuples, dicts (and dict subclasses such as OrderedDict and defaultdict), and
+# records: dataclasses, attrs classes and SimpleNamespaces.
+
+_STRUCTURES = ("floats, complex numbers, float arrays, or tuples, lists, dicts, namedtuples, "
+               "dataclasses, attrs classes or SimpleNamespaces of them")
+
+
+def _record_fields(x: Any) -> tuple[str, ...] | None:
+    """The field names of a record (dataclass, attrs or SimpleNamespace instance), or None."""
+    if isinstance(x, type):
+        return None
+    if dataclasses.is_dataclass(x):
+        return tuple(f.name for f in dataclasses.fields(x))
+    t = type(x)
+    if t is types.SimpleNamespace:
+        return tuple(vars(x))
+    fields = getattr(t, "__attrs_attrs__", None)
+    if fields is not None:
+        return tuple(a.name for a in fields)
+    return None
+
+
+def _rebuild_record(x: Any, changes: dict) -> Any:
+    """A copy of record ``x`` with some fields replaced (its ``__init__`` is not called)."""
+    if type(x) is types.SimpleNamespace:
+        return types.SimpleNamespace(**{**vars(x), **changes})
+    return _rebuild_dataclass(x, changes)
+
+
+def _rebuild_mapping(x: dict, items: dict) -> dict:
+    """``items`` in the type of dict ``x`` (a subclass keeps its settings: a defaultdict's
+    factory, an OrderedDict's order)."""
+    if type(x) is dict:
+        return items
+    new = copy.copy(x)
+    for k, v in items.items():
+        new[k] = v
+    return new
+
+
 def _map_leaves(x: Any, fn: Callable[[Any], Any]) -> Any:
-    """Apply ``fn`` to every leaf of a structure (tuple, list, dict, namedtuple, dataclass)."""
+    """Apply ``fn`` to every leaf of a structure, rebuilding the structure."""
     t = type(x)
     if t is tuple or t is list:
         return t(_map_leaves(v, fn) for v in x)
@@ -120,9 +164,11 @@ def _map_leaves(x: Any, fn: Callable[[Any], Any]) -> Any:
         return t(*[_map_leaves(v, fn) for v in x])
     if t is dict:
         return {k: _map_leaves(v, fn) for k, v in x.items()}
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        changes = {f.name: _map_leaves(getattr(x, f.name), fn) for f in dataclasses.fields(x)}
-        return _rebuild_dataclass(x, changes)
+    if isinstance(x, dict):
+        return _rebuild_mapping(x, {k: _map_leaves(v, fn) for k, v in x.items()})
+    fields = _record_fields(x)
+    if fields is not None:
+        return _rebuild_record(x, {k: _map_leaves(getattr(x, k), fn) for k in fields})
     return fn(x)
 
 
@@ -133,6 +179,16 @@ def _rebuild_dataclass(x: Any, changes: dict) -> Any:
     for k, v in changes.items():
         object.__setattr__(y, k, v)
     return y
+
+
+# Leaves a differentiated argument may hold that have no tangent (their gradient is
+# NoTangent): anything else that is not a number or an array is refused, since the AD
+# cannot see inside it and would silently lose the derivatives of what it holds.
+_CONSTANT_LEAVES = (type(None), str, bytes, bool, np.bool_, range, slice, type(Ellipsis),
+                    type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+                    types.MethodType, functools.partial, np.ufunc, np.dtype, enum.Enum,
+                    np.random.Generator, np.random.RandomState, np.random.BitGenerator,
+                    np.ndarray)
 
 
 def _box_inputs(trace: ReverseTrace, x: Any, leaves: list) -> Any:
@@ -170,9 +226,11 @@ def _tangent_structure(x: Any, leaf_grads: list) -> Any:
             return Tangent[t](**{f: build(u) for f, u in zip(v._fields, v)})
         if t is dict:
             return {k: build(u) for k, u in v.items()}
-        if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            return Tangent[t](**{f.name: build(getattr(v, f.name))
-                                 for f in dataclasses.fields(v)})
+        if isinstance(v, dict):
+            return _rebuild_mapping(v, {k: build(u) for k, u in v.items()})
+        fields = _record_fields(v)
+        if fields is not None:
+            return Tangent[t](**{k: build(getattr(v, k)) for k in fields})
         return next(it)
 
     return build(x)
@@ -250,8 +308,15 @@ def _check_float_inputs(api: str, f: Any, args: tuple, nums: Sequence[int]) -> N
                 got = f"ndarray(shape={v.shape}, dtype={v.dtype})"
             elif isinstance(v, np.integer | np.bool_):
                 got = f"{type(v).__name__} {v!r}"
-            else:
+            elif _is_leaf_differentiable(v) or isinstance(v, _CONSTANT_LEAVES):
                 return v
+            else:
+                raise InputTypeError(
+                    f"{api} {_arg_name(f, i)}{path}", _STRUCTURES,
+                    f"a {type(v).__module__}.{type(v).__qualname__}",
+                    "the AD cannot see inside it and would lose the derivatives of what it "
+                    "holds; make its class a dataclass (or a namedtuple), or pass the "
+                    "arrays it holds as arguments")
             name = _arg_name(f, i)
             raise InputTypeError(
                 f"{api} {name}{path}", "float or complex values", got,
@@ -268,12 +333,12 @@ def _walk_paths(x: Any, path: str, fn: Callable[[Any, str], Any]) -> None:
     elif isinstance(x, tuple) and hasattr(x, "_fields"):
         for k, v in zip(x._fields, x):
             _walk_paths(v, f"{path}.{k}", fn)
-    elif t is dict:
+    elif isinstance(x, dict):
         for k, v in x.items():
             _walk_paths(v, f"{path}[{k!r}]", fn)
-    elif dataclasses.is_dataclass(x) and not isinstance(x, type):
-        for fl in dataclasses.fields(x):
-            _walk_paths(getattr(x, fl.name), f"{path}.{fl.name}", fn)
+    elif (fields := _record_fields(x)) is not None:
+        for k in fields:
+            _walk_paths(getattr(x, k), f"{path}.{k}", fn)
     else:
         fn(x, path)
 
@@ -334,14 +399,13 @@ def _output_cotangent_leaves(y: Any, y_bar: Any) -> list:
             items = _items(b, len(v))
             for u, c in zip(v, items):
                 walk(u, c)
-        elif t is dict:
+        elif isinstance(v, dict):
             for k, u in v.items():
                 walk(u, _ZERO if isinstance(b, ZeroTangent) else (
                     b[k] if isinstance(b, Tangent | dict) else _ZERO))
-        elif dataclasses.is_dataclass(v) and not isinstance(v, type):
-            for fld in dataclasses.fields(v):
-                walk(getattr(v, fld.name), getattr(b, fld.name) if isinstance(b, Tangent)
-                     else _ZERO)
+        elif (fields := _record_fields(v)) is not None:
+            for k in fields:
+                walk(getattr(v, k), getattr(b, k) if isinstance(b, Tangent) else _ZERO)
         else:
             out.append(b)
 
@@ -525,15 +589,17 @@ def _box_forward(trace: ForwardTrace, x: Any, dx: Any, what: str) -> Any:
         boxed = [_box_forward(trace, u, d, f"{what}[{k}]")
                  for k, (u, d) in enumerate(zip(x, items))]
         return t(*boxed) if hasattr(x, "_fields") else t(boxed)
-    if t is dict:
-        return {k: _box_forward(trace, u, dx[k] if isinstance(dx, dict | Tangent) else dx,
-                                f"{what}[{k!r}]") for k, u in x.items()}
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        changes = {fl.name: _box_forward(trace, getattr(x, fl.name),
-                                         getattr(dx, fl.name) if isinstance(dx, Tangent)
-                                         else dx, f"{what}.{fl.name}")
-                   for fl in dataclasses.fields(x)}
-        return _rebuild_dataclass(x, changes)
+    if isinstance(x, dict):
+        return _rebuild_mapping(x, {
+            k: _box_forward(trace, u, dx[k] if isinstance(dx, dict | Tangent) else dx,
+                            f"{what}[{k!r}]") for k, u in x.items()})
+    fields = _record_fields(x)
+    if fields is not None:
+        changes = {k: _box_forward(trace, getattr(x, k),
+                                   getattr(dx, k) if isinstance(dx, Tangent) else dx,
+                                   f"{what}.{k}")
+                   for k in fields}
+        return _rebuild_record(x, changes)
     if isinstance(dx, ZeroTangent | NoTangent) or not _is_leaf_differentiable(x):
         return x
     if isinstance(dx, AbstractTangent):

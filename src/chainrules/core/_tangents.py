@@ -10,6 +10,7 @@ Precedence when two tangents meet under ``+`` (Julia's order):
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 from collections.abc import Callable, Iterator
@@ -1023,8 +1024,15 @@ def _rebuild_plain(x: Any, t: Tangent, updates: dict) -> Any:
     try:
         new = object.__new__(cls)
     except TypeError as e:
-        raise PrimalAdditionError(x, t, f"{cls.__name__} cannot be created with "
-                                  f"object.__new__ ({e})") from None
+        # a built-in base (types.SimpleNamespace, ...): copy it as the copy module does
+        try:
+            new = copy.copy(x)
+            for k, v in updates.items():
+                object.__setattr__(new, k, v)
+        except Exception:
+            raise PrimalAdditionError(x, t, f"{cls.__name__} cannot be created with "
+                                      f"object.__new__ ({e})") from None
+        return new
     if state is not None:
         new.__dict__.update(state)
         new.__dict__.update(updates)
