@@ -258,3 +258,47 @@ def test_other_ndarray_methods_dispatch_to_numpy_functions():
 
     fd = [(f(x + eps * e) - f(x - eps * e)) / (2 * eps) for e in np.eye(3)]
     np.testing.assert_allclose(g, fd, rtol=1e-6)
+
+
+def sin_power(x, n):
+    # a module-level function calling itself: its calls of math.sin must be intercepted
+    if n == 0:
+        return 1.0
+    return math.sin(x) * sin_power(x, n - 1)
+
+
+def test_recursive_module_function_is_traced():
+    from chainrules import frule_via_ad, rrule_via_ad
+    from chainrules.ad import ADConfig
+    from chainrules.testing import no_tangent, test_frule, test_rrule
+
+    assert grad(sin_power)(0.7, 3) == pytest.approx(3 * math.sin(0.7) ** 2 * math.cos(0.7))
+    n = no_tangent(3)  # a count: never perturbed
+    test_rrule(sin_power, 0.7, n, rrule_f=rrule_via_ad, config=ADConfig())
+    test_frule(sin_power, 0.7, n, frule_f=frule_via_ad, config=ADConfig())
+
+
+def test_recursive_nested_function_is_traced():
+    def outer(x):
+        def down(v, n):
+            return v if n == 0 else down(math.sin(v), n - 1)
+
+        return down(x, 2)
+
+    x = 0.4
+    assert grad(outer)(x) == pytest.approx(math.cos(math.sin(x)) * math.cos(x))
+
+
+def test_introspection_in_traced_code_sees_the_callables_themselves():
+    import functools
+
+    def describe(fn):
+        return fn.__name__ if not isinstance(fn, functools.partial) else "partial"
+
+    def f(x):
+        attribute = "__name__"
+        assert callable(math.sin) and getattr(math.sin, attribute) == "sin"
+        assert describe(math.cos) == "cos" and hasattr(math.exp, "__name__")
+        return math.sin(x)
+
+    assert grad(f)(0.0) == 1.0

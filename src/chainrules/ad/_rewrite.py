@@ -138,8 +138,12 @@ def _find_node(tree: ast.Module, code: types.CodeType) -> ast.AST | None:
             continue
         candidates.append(node)
     if len(candidates) != 1:
-        # Two lambdas with the same parameters on one line: tell them apart by column.
-        cols = [p[2] for p in code.co_positions()
+        # Two lambdas with the same parameters on one line: tell them apart by column
+        # (Python 3.11+ records columns; 3.10 cannot, and leaves such lambdas opaque).
+        positions = getattr(code, "co_positions", None)
+        if positions is None:
+            return _by_names(candidates, code)
+        cols = [p[2] for p in positions()
                 if p[2] is not None and p[0] == code.co_firstlineno and p[3] != 0]
         if not cols:
             return None
@@ -151,11 +155,29 @@ def _find_node(tree: ast.Module, code: types.CodeType) -> ast.AST | None:
     return candidates[0]
 
 
-def _class_name(code: types.CodeType) -> str | None:
-    parts = code.co_qualname.split(".")
-    if len(parts) >= 2 and parts[-2] != "<locals>":
-        return parts[-2]
+def _by_names(candidates: list, code: types.CodeType) -> ast.AST | None:
+    """The one candidate whose attribute and variable names are the code's (Python 3.10,
+    which records no columns, telling two lambdas on one line apart)."""
+    names = set(code.co_names) | set(code.co_freevars) | set(code.co_varnames)
+    found = []
+    for node in candidates:
+        used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        used |= {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+        used |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+        if used == names:
+            found.append(node)
+    return found[0] if len(found) == 1 else None
+
+
+def _class_name(tree: ast.Module, node: ast.AST) -> str | None:
+    """The class whose body defines ``node`` directly (a method), or None."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ClassDef) and any(b is node for b in n.body):
+            return n.name
     return None
+
+
+_SELF_NAME = "__chainrules_self__"
 
 
 def _compile(code: types.CodeType) -> types.CodeType | None:
@@ -165,11 +187,16 @@ def _compile(code: types.CodeType) -> types.CodeType | None:
     node = _find_node(tree, code)
     if node is None:
         return None
+    cls = _class_name(tree, node)
     node = _StoreRewriter().visit(_copy(node))
+    find_name = code.co_name
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         node.decorator_list = []
         body_stmt: ast.stmt = node
-        name = node.name
+        if cls is None and node.name not in code.co_freevars:
+            # Defined in the factory under its own name, a recursive function's calls
+            # of itself would read the factory's local instead of the module global.
+            node.name = find_name = _SELF_NAME
     else:
         name = "__chainrules_lambda__"
         body_stmt = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=node)
@@ -179,7 +206,6 @@ def _compile(code: types.CodeType) -> types.CodeType | None:
         ast.Assign(targets=[ast.Name(id=v, ctx=ast.Store())], value=ast.Constant(None))
         for v in [CALL_NAME, *freevars]
     ]
-    cls = _class_name(code)
     if cls is not None:
         stmts.append(ast.ClassDef(name=cls, bases=[], keywords=[], body=[body_stmt],
                                   decorator_list=[]))
@@ -212,7 +238,12 @@ def _compile(code: types.CodeType) -> types.CodeType | None:
                            flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
     except SyntaxError:
         return None
-    return _find_code(compiled, code.co_name, node.lineno)
+    found = _find_code(compiled, find_name, node.lineno, cls)
+    if found is not None and find_name != code.co_name:
+        found = found.replace(co_name=code.co_name)
+        if hasattr(found, "co_qualname"):
+            found = found.replace(co_qualname=code.co_qualname)
+    return found
 
 
 _FUTURE_FLAGS = 0
@@ -228,25 +259,24 @@ def _copy(node: ast.AST) -> ast.AST:
     return copy.deepcopy(node)
 
 
-def _find_code(code: types.CodeType, name: str, lineno: int) -> types.CodeType | None:
+def _find_code(module: types.CodeType, name: str, lineno: int,
+               cls: str | None) -> types.CodeType | None:
+    """The code of the rewritten def (or lambda): a constant of the factory, or of the
+    factory's one class body for a method."""
+    scope = _const_code(module, "__chainrules_factory__", None)
+    if scope is not None and cls is not None:
+        scope = _const_code(scope, cls, None)
+    if scope is None:
+        return None
+    return _const_code(scope, name, lineno)
+
+
+def _const_code(code: types.CodeType, name: str, lineno: int | None) -> types.CodeType | None:
     for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            if const.co_name == name and const.co_firstlineno == lineno \
-                    and const.co_qualname.find("__chainrules_factory__") != -1 \
-                    and _depth_ok(const):
-                return const
-            found = _find_code(const, name, lineno)
-            if found is not None:
-                return found
+        if isinstance(const, types.CodeType) and const.co_name == name and (
+                lineno is None or const.co_firstlineno == lineno):
+            return const
     return None
-
-
-def _depth_ok(code: types.CodeType) -> bool:
-    # The target sits directly in the factory (or in its one helper class), not
-    # in a nested function of the same name and line.
-    parts = code.co_qualname.split(".")
-    return parts[0] == "__chainrules_factory__" and parts[1] == "<locals>" and (
-        len(parts) == 3 or len(parts) == 4)
 
 
 _OPAQUE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep

@@ -1681,7 +1681,7 @@ def _positional_form(f: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict] | 
     signature does not allow it (a keyword-only parameter, ``**kwargs``, no signature)."""
     try:
         params = list(inspect.signature(f).parameters.values())
-    except (TypeError, ValueError):
+    except Exception:  # no signature, or an object whose attributes inspect trips on
         return None
     positional = [p for p in params
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -1806,6 +1806,20 @@ def _call_method(cls: type) -> Any:
     return None
 
 
+# Builtins that look at a callable instead of calling it: they get the callable itself,
+# never the dispatching wrapper (isinstance(f, functools.partial) must stay False).
+_INTROSPECTING = {id(b) for b in (
+    isinstance, issubclass, type, id, getattr, hasattr, setattr, delattr, callable, vars,
+    dir, repr, str, hash, format, print, len, bool, object.__setattr__,
+    object.__getattribute__, operator.is_, operator.is_not, operator.eq, operator.ne,
+    operator.contains, operator.getitem, weakref.ref, functools.update_wrapper,
+    functools.wraps)}
+
+
+def _introspects(f: Any) -> bool:
+    return id(f) in _INTROSPECTING
+
+
 def _wrap_callable(v: Any) -> Any:
     if v is call or (type(v) is functools.partial and v.func is call):
         return v
@@ -1838,9 +1852,10 @@ def _call_opaque_traced(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
 
 def _call_opaque(f: Any, args: tuple, kwargs: dict) -> Any:
     """Call code the AD cannot look inside: callables passed to it still dispatch."""
-    args = tuple(_wrap_callable(a) for a in args)
-    if kwargs:
-        kwargs = {k: _wrap_callable(v) for k, v in kwargs.items()}
+    if not _introspects(f):
+        args = tuple(_wrap_callable(a) for a in args)
+        if kwargs:
+            kwargs = {k: _wrap_callable(v) for k, v in kwargs.items()}
     if f is np.array or f is np.asarray or f is np.asanyarray:
         if len(args) == 1 and not kwargs and type(args[0]) is Tracer:
             return args[0]  # already an array-like value the AD follows

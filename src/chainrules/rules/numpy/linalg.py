@@ -219,7 +219,10 @@ class _LU:
         self.factors = None
         self.singular = False
         sla = _sla()
-        if a.ndim == 2 and sla is not None and a.shape[0] > 0:
+        # Factor plain arrays only: the methods' fallbacks (np.linalg.solve, det, inv)
+        # have rules themselves, so a rule run again on an AD's traced values (for a
+        # second derivative) stays differentiable.
+        if type(a) is np.ndarray and a.ndim == 2 and sla is not None and a.shape[0] > 0:
             # LAPACK directly: SciPy's lu_factor/lu_solve wrappers cost more than an
             # O(n^2) solve for n ~ 100
             getrf, self.getrs, self.getri = sla.lapack.get_lapack_funcs(

@@ -69,7 +69,6 @@ import numpy as np
 from chainrules.core import (
     NoTangent,
     OutArgumentError,
-    ProjectTo,
     Tangent,
     Thunk,
     ZeroTangent,
@@ -78,6 +77,8 @@ from chainrules.core import (
     rrule,
     unthunk,
 )
+
+from ._common import _cotangent, _dense, _projector
 
 __all__ = ["WhereArgumentError"]
 
@@ -160,49 +161,6 @@ def _refuse(f: Any, p: dict) -> None:
     where = p.get("where", True)
     if _given(where) and not (isinstance(where, (bool, np.bool_)) and where):
         raise WhereArgumentError(f)
-
-
-def _cotangent(y_bar: Any) -> Any:
-    """The cotangent as an array, or None for a zero cotangent."""
-    y_bar = unthunk(y_bar)
-    if isinstance(y_bar, (ZeroTangent, NoTangent)):
-        return None
-    return np.asarray(y_bar)
-
-
-def _dense(t: Any, like: Any) -> Any:
-    """An input tangent as an array of ``like``'s shape, or None for a zero tangent."""
-    t = unthunk(t)
-    if isinstance(t, (ZeroTangent, NoTangent)):
-        return None
-    if isinstance(t, Tangent):
-        return _dense_items(t.backing, like)
-    return np.asarray(t)
-
-
-def _dense_items(items: Any, like: Any) -> np.ndarray:
-    out = []
-    for t, x in zip(items, like):
-        t = unthunk(t)
-        if isinstance(t, Tangent):
-            out.append(_dense_items(t.backing, x))
-        elif isinstance(t, (ZeroTangent, NoTangent)):
-            out.append(np.zeros(np.shape(x)))
-        else:
-            out.append(t)
-    return np.asarray(out)
-
-
-def _projector(x: Any) -> Any:
-    """ProjectTo(x), accepting an array cotangent for a list or tuple ``x`` too."""
-    project = ProjectTo(x)
-    if isinstance(x, (list, tuple)):
-
-        def project_sequence(dx: Any) -> Any:
-            return project(np.asarray(dx).tolist())
-
-        return project_sequence
-    return project
 
 
 def _like(y_dot: Any, y: Any) -> Any:
