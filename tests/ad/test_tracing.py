@@ -302,3 +302,13 @@ def test_introspection_in_traced_code_sees_the_callables_themselves():
         return math.sin(x)
 
     assert grad(f)(0.0) == 1.0
+
+
+def test_formatting_a_traced_value_gives_the_primal_text():
+    labels = []
+
+    def f(x):
+        labels.append(f"x={x:.2f}")
+        return x * len(labels[-1])
+
+    assert grad(f)(1.5) == 6.0 and labels == ["x=1.50"]

@@ -166,6 +166,11 @@ class Tracer:
     def __repr__(self) -> str:
         return f"Tracer({self.primal!r}, level={self._trace.level})"
 
+    def __format__(self, spec: str) -> str:
+        # f"{x:.3f}" in traced code (logging, labels): the text of the primal value; a
+        # string carries no derivative, so nothing is lost
+        return format(deep_primal(self), spec)
+
     # -- conversions that would lose the derivative ------------------------------------
 
     def __float__(self) -> float:
@@ -1188,7 +1193,7 @@ def _accumulate(bars: list, owned: bytearray, j: int, g: Any, tape: list) -> Non
         if bars[entry.node] is None:
             bars[entry.node] = True
     cur = bars[j]
-    if tg is _FreshThunk and cur is not None and owned[j]:
+    if tg is _FreshThunk and cur is not None and owned[j] and type(g.value) is not Tracer:
         cur[g.index] += g.value  # x[i]'s cotangent, added in place into the accumulator
         return
     if cur is None:
@@ -1201,8 +1206,13 @@ def _accumulate(bars: list, owned: bytearray, j: int, g: Any, tape: list) -> Non
     if isinstance(cur, Thunk):
         cur = unthunk(cur)
     if owned[j] and type(cur) is _ndarray:
-        bars[j] = iadd(cur, g)
-        return
+        try:
+            bars[j] = iadd(cur, g)
+            return
+        except (MutationError, TracerConversionError):
+            # a cotangent of an outer trace (a higher-order derivative) cannot be added
+            # into a plain array in place (NumPy refuses before writing): add out of place
+            pass
     if tg is not float and isinstance(g, Thunk):
         g = unthunk(g)
     new = cur + g

@@ -97,6 +97,11 @@ def getitem_rrule(x: np.ndarray, idx: Any) -> Any:
         if _is_zero(y_bar):
             return (NoTangent(), ZeroTangent(), NoTangent())
         y_bar = np.asarray(y_bar)
+        if type(y_bar) is not np.ndarray:
+            # an AD's traced cotangent (a second derivative runs this pullback on traced
+            # values): scatter with operations that have rules, never by assignment
+            back = scatter or gather_adjoint(x, lambda pos: pos[idx])
+            return (NoTangent(), project_x(back(y_bar)), NoTangent())
 
         def getitem_add(acc: np.ndarray) -> np.ndarray:
             # Adds into the accumulator only where x[idx] reads: an AD summing the
