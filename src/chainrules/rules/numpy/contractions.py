@@ -600,16 +600,11 @@ def trace_rrule(a, *args, **kwargs):
         y_bar = _cotangent(y_bar)
         if y_bar is None:
             return (NoTangent(), ZeroTangent(), *(NoTangent(),) * nargs)
-        a_bar = np.zeros(x.shape, dtype=np.result_type(x, y_bar))
-        view = np.moveaxis(a_bar, (axis1, axis2), (-2, -1))
-        n1, n2 = view.shape[-2:]
-        if offset >= 0:
-            k = np.arange(max(min(n1, n2 - offset), 0))
-            rows, cols = k, k + offset
-        else:
-            k = np.arange(max(min(n1 + offset, n2), 0))
-            rows, cols = k - offset, k
-        view[..., rows, cols] = y_bar[..., None]
+        n1, n2 = x.shape[axis1], x.shape[axis2]
+        mask = np.eye(n1, n2, k=offset, dtype=x.dtype if x.dtype.kind in "fc" else float)
+        # a product, not an assignment into zeros: run again on an AD's traced
+        # cotangent (a second derivative), it stays differentiable
+        a_bar = np.moveaxis(y_bar[..., None, None] * mask, (-2, -1), (axis1, axis2))
         return (NoTangent(), project_a(a_bar), *(NoTangent(),) * nargs)
 
     return y, trace_pullback

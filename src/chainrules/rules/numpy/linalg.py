@@ -1257,13 +1257,11 @@ def _vector_norm_grad(x: np.ndarray, yk: np.ndarray, ord: Any, axes: tuple) -> A
         count = np.sum(mask, axis=axes, keepdims=True)
         return _sgn(x) * mask / count
     p = float(ord)
-    out = np.zeros(x.shape, dtype=x.dtype)
-    scale = np.zeros(ax.shape, dtype=ax.dtype)
-    np.divide(ax, yk, out=scale, where=np.broadcast_to(yk != 0, ax.shape))
-    nz = scale != 0
-    np.power(scale, p - 1, out=scale, where=nz)
-    np.multiply(_sgn(x), scale, out=out, where=nz)
-    return out
+    # (|x| / ||x||)^(p-1) sgn(x), 0 where x == 0 or ||x|| == 0; no out=/where=, so the
+    # expression can itself be differentiated (Hessians)
+    nz = (ax != 0) & (yk != 0)
+    scale = np.where(nz, ax / np.where(yk != 0, yk, 1), 1)
+    return np.where(nz, _sgn(x) * scale ** (p - 1), 0)
 
 
 def _matrix_norm_grad(x: np.ndarray, ord: Any, axes: tuple) -> Any:
@@ -1610,11 +1608,15 @@ def trace_rrule(x, *, offset=0, dtype=None):
 
 
 def _diagonal_cotangent(shape: tuple, dtype: Any, y_bar: np.ndarray, offset: int) -> np.ndarray:
-    out = np.zeros(shape, dtype=np.result_type(dtype, y_bar))
-    k = y_bar.shape[-1]
-    i = np.arange(k)
-    out[..., i + max(-offset, 0), i + max(offset, 0)] = y_bar
-    return out
+    # y_bar[..., k] lands on (k + max(-offset, 0), k + max(offset, 0)): a product with a
+    # 0/1 matrix, not an assignment, so an AD's traced y_bar stays differentiable
+    k, s = y_bar.shape[-1], max(offset, 0)
+    rows = np.eye(shape[-2], k, k=-max(-offset, 0), dtype=dtype)
+    cols = y_bar[..., None, :] * rows  # column j: y_bar[..., j] in row j + max(-offset, 0)
+    batch = np.shape(cols)[:-1]
+    pad = [np.zeros((*batch, s), dtype=dtype), cols,
+           np.zeros((*batch, shape[-1] - k - s), dtype=dtype)]
+    return np.concatenate(pad, axis=-1)  # column j moves to j + max(offset, 0)
 
 
 @frule.register(np.linalg.diagonal)
