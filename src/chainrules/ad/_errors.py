@@ -24,6 +24,20 @@ __all__ = [
 
 
 
+def _public_name(f: Any) -> str | None:
+    """The name users call ``f`` by in a namespace rules are grouped by, if it has one."""
+    from chainrules import _naming
+
+    _naming._refresh()
+    try:
+        hit = _naming._index.get(id(f))
+    except TypeError:
+        return None
+    if hit is None or not _naming._resolves(hit, f):
+        return None
+    return f"{hit[0]}.{hit[1]}"
+
+
 def func_name(f: Any) -> str:
     """A readable name for a function, class or callable object (for messages).
 
@@ -32,7 +46,13 @@ def func_name(f: Any) -> str:
         >>> from chainrules.ad._errors import func_name
         >>> func_name(math.sin), func_name(operator.add)
         ('math.sin', 'operator.add')
+        >>> import numpy as np
+        >>> func_name(np.sum)
+        'numpy.sum'
     """
+    public = _public_name(f)
+    if public is not None:
+        return public  # scipy.linalg.expm, not scipy.linalg._matfuncs.expm
     module = getattr(f, "__module__", None)
     name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None)
     if name is None:
