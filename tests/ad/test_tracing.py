@@ -312,3 +312,17 @@ def test_formatting_a_traced_value_gives_the_primal_text():
         return x * len(labels[-1])
 
     assert grad(f)(1.5) == 6.0 and labels == ["x=1.50"]
+
+
+def test_callables_stored_or_looked_up_in_containers_keep_their_identity():
+    def square(v):
+        return v * v
+
+    def f(x):
+        table = {square: 2.0}
+        seen = []
+        seen.append(square)
+        assert table.get(square) == 2.0 and seen[0] is square and square in set(seen)
+        return table.get(square) * square(x)
+
+    assert grad(f)(3.0) == 12.0

@@ -139,7 +139,7 @@ def _find_node(tree: ast.Module, code: types.CodeType) -> ast.AST | None:
         candidates.append(node)
     if len(candidates) != 1:
         # Two lambdas with the same parameters on one line: tell them apart by column
-        # (Python 3.11+ records columns; 3.10 cannot, and leaves such lambdas opaque).
+        # (Python 3.11+ records columns; on 3.10, by the names they use).
         positions = getattr(code, "co_positions", None)
         if positions is None:
             return _by_names(candidates, code)

@@ -1826,8 +1826,17 @@ _INTROSPECTING = {id(b) for b in (
     functools.wraps)}
 
 
+_CONTAINERS = (dict, set, frozenset, list, tuple)
+
+
 def _introspects(f: Any) -> bool:
-    return id(f) in _INTROSPECTING
+    if id(f) in _INTROSPECTING:
+        return True
+    # a container's own methods (d.get(fn), fns.append(fn), fn in s) store or look up
+    # the callable: identity matters; list.sort(key=fn) calls it
+    owner = getattr(f, "__self__", None)
+    return (type(f) is types.BuiltinMethodType and isinstance(owner, _CONTAINERS)
+            and getattr(f, "__name__", "") != "sort")
 
 
 def _wrap_callable(v: Any) -> Any:
