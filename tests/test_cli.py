@@ -55,6 +55,17 @@ def test_check_fails_on_a_wrong_rule(monkeypatch, capsys):
     assert "FAILED" in out and "broken_sin" in out and "1 failed" in out
 
 
+def test_check_reports_skipped_cases(monkeypatch, capsys):
+    case = Case(broken_sin, lambda rng, dt: (arr(rng, dt, (3,)),), dtypes=("float64",),
+                skip="needs a newer library")
+    monkeypatch.setattr(testing, "iter_catalog", lambda namespace=None: iter([case]))
+    assert main(["check", "-q", "--verbose"]) == 0
+    out = capsys.readouterr().out
+    assert "2 skipped (see --verbose)" in out
+    assert "skipped tests.test_cli.broken_sin [float64, rrule]: " in out
+    assert out.count(": needs a newer library") == 2
+
+
 def test_check_unknown_function_error(capsys):
     assert main(["check", "--function", "numpy.no_such_function"]) == 2
     assert "no case in the catalog tests 'numpy.no_such_function'" in capsys.readouterr().err

@@ -203,8 +203,14 @@ def _check(args: argparse.Namespace) -> int:
         if len(failed) > args.max_failures:
             print(f"\n... and {len(failed) - args.max_failures} more failures "
                   f"(--max-failures, or --json for all)")
+        skipped = [r for r in results if r["status"] == "skipped"]
+        if args.verbose:
+            for r in skipped:
+                print(f"\nskipped {r['case']} [{r['dtype']}, {r['mode']}]: {r['message']}")
+        also = f", {len(skipped)} skipped (see --verbose)" if skipped else ""
         print(f"\n{len(failed)} failed, {sum(r['status'] == 'passed' for r in results)} passed, "
-              f"{sum(r['status'] == 'xfail' for r in results)} xfailed in {total_seconds:.1f}s")
+              f"{sum(r['status'] == 'xfail' for r in results)} xfailed{also} "
+              f"in {total_seconds:.1f}s")
     return 1 if failed else 0
 
 

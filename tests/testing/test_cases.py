@@ -84,6 +84,16 @@ def test_run_case_xfail_marker():
     assert stale.status == "failed" and "remove the xfail marker" in stale.message
 
 
+def test_run_case_skip_marker_and_unsupported_probe():
+    from chainrules.testing import unsupported
+
+    reason = unsupported("np.sum(frobnicate=)", lambda: np.sum([1.0], frobnicate=True))
+    assert reason.startswith("needs np.sum(frobnicate=), which the installed libraries lack")
+    res = run_case(Case(halve, build, skip=reason), "float64", "rrule")
+    assert res.status == "skipped" and res.ok and reason in res.message
+    assert unsupported("np.sum", lambda: np.sum([1.0])) is None
+
+
 def test_run_case_reports_calls_and_time():
     res = run_case(Case(halve, build), "float64", "rrule", seed=3)
     assert res.primal_calls > 0 and res.seconds >= 0

@@ -26,6 +26,7 @@ from chainrules.testing._cases import (
     scalar,
     spd,
     unit_interval,
+    unsupported,
     well_conditioned,
 )
 from chainrules.testing._config import ADviaRuleConfig
@@ -75,6 +76,7 @@ __all__ = [
     "test_rrule",
     "test_scalar",
     "unit_interval",
+    "unsupported",
     "well_conditioned",
     "with_tangent",
 ]

@@ -69,6 +69,9 @@ class Case:
     - ``xfail``: a documented known limitation (say why). The case is still
       run; it is reported as ``"xfail"`` when it fails and as ``"failed"``
       (an unexpected pass) when it passes, so stale markers get noticed.
+    - ``skip``: why the case cannot run with the installed libraries (an older
+      SciPy without stacked inputs, say), or None; see `unsupported`. The case
+      is reported as ``"skipped"`` with that reason.
 
     Examples:
         A module ``chainrules/testing/cases/mymath.py``:
@@ -96,6 +99,7 @@ class Case:
     atol: float | None = None
     output_tangent: Callable[..., Any] | None = None
     xfail: str | None = None
+    skip: str | None = None
 
     def __post_init__(self) -> None:
         if not callable(self.f):
@@ -176,6 +180,27 @@ def case_id(case: Case, dtype: str, mode: str) -> str:
     return f"{case.display_name}-{dtype}-{mode}"
 
 
+def unsupported(feature: str, probe: Callable[[], Any]) -> str | None:
+    """None when ``probe()`` runs, else why a case needing ``feature`` is skipped.
+
+    For `Case.skip`: a case that needs a newer library than the installed one (a
+    keyword, stacked inputs) says so instead of failing in the primal function.
+
+    >>> import numpy as np
+    >>> from chainrules.testing import unsupported
+    >>> unsupported("np.sum", lambda: np.sum([1.0])) is None
+    True
+    >>> print(unsupported("sum(frobnicate=)", lambda: np.sum([1.0], frobnicate=True)))
+    needs sum(frobnicate=), which the installed libraries lack (TypeError: ...)
+    """
+    try:
+        probe()
+    except (TypeError, ValueError, NotImplementedError) as e:
+        return (f"needs {feature}, which the installed libraries lack "
+                f"({type(e).__name__}: {e})")
+    return None
+
+
 def run_case(case: Case, dtype: str, mode: str, seed: int = 0) -> CaseResult:
     """Run ``test_frule`` (``mode="frule"``) or ``test_rrule`` on one case and dtype.
 
@@ -200,6 +225,8 @@ def run_case(case: Case, dtype: str, mode: str, seed: int = 0) -> CaseResult:
         return CaseResult("skipped", f"{case.display_name}: dtype {dtype} not listed", 0, 0.0)
     if not getattr(case, mode):
         return CaseResult("skipped", f"{case.display_name}: {mode} disabled for this case", 0, 0.0)
+    if case.skip is not None:
+        return CaseResult("skipped", f"{case.display_name}: {case.skip}", 0, 0.0)
 
     from chainrules.testing._outcome import ExpectedFailure, is_xfail_exception
     from chainrules.testing._testers import test_frule, test_rrule

@@ -311,7 +311,9 @@ def _tri_solve(t: np.ndarray, b: np.ndarray, lower: bool, trans: int = 0,
     if side == "right":
         # X op(T) = B  <=>  op(T)^H X^H = B^H
         return _H(_tri_solve(t, _H(b), lower, 2 - trans, "left"))
-    if sla is not None:
+    if sla is not None and type(t) is np.ndarray and type(b) is np.ndarray and t.ndim == 2:
+        # one matrix (SciPy before 1.16 takes no stacks; an AD's traced values take the
+        # np.linalg.solve path, which has a rule)
         return sla.solve_triangular(t, b, lower=lower, trans=trans, check_finite=False)
     return np.linalg.solve(_H(t) if trans else t, b)
 

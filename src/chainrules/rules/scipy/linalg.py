@@ -15,7 +15,8 @@ Conventions (as for ``numpy.linalg``, see ``chainrules.rules.numpy.linalg``):
   they read: the others get zero cotangents (for ``her``/``pos`` the imaginary
   part of the diagonal too, which LAPACK ignores);
 - factor outputs: ``cho_factor``'s ``c`` holds the factor in one triangle and
-  ``a``'s own entries in the other (as SciPy returns it); ``lu_factor``'s ``lu``
+  ``a``'s own entries in the other (as SciPy up to 1.17 returns it; zeros from
+  1.18, and the rules follow the installed SciPy); ``lu_factor``'s ``lu``
   packs the strictly lower part of ``L`` and ``U``; ``piv``/``lower`` get
   ``NoTangent``; ``cho_solve``/``lu_solve`` are differentiated w.r.t. the factors
   too; ``lu``/``lu_factor`` need a square matrix (rectangular:
@@ -287,8 +288,16 @@ def cholesky_rrule(a, *args, **kwargs):
     return y, cholesky_pullback
 
 
-def _other(x: np.ndarray, lower: bool) -> np.ndarray:
-    """The strict triangle that ``cho_factor`` leaves as ``a`` had it."""
+# SciPy up to 1.17 leaves the unused triangle of cho_factor's `c` as `a` had it (so its
+# derivative passes through); later versions zero it. Ask the installed SciPy.
+_CHO_KEEPS_OTHER = bool(sla.cho_factor(np.array([[2.0, 1.0], [1.0, 2.0]]))[0][1, 0] != 0)
+
+
+def _other(x: np.ndarray, lower: bool) -> Any:
+    """The strict triangle that ``cho_factor`` leaves as ``a`` had it (0 when SciPy
+    zeroes it)."""
+    if not _CHO_KEEPS_OTHER:
+        return 0
     return np.triu(x, 1) if lower else np.tril(x, -1)
 
 
