@@ -1,14 +1,22 @@
 """The public ``rrule`` and ``frule`` entry points.
 
-Each is a plain function (a call of a plain function costs less than ``__call__``
-on an object) carrying its table's registration methods as attributes. The fast
-path, taken when ``f`` itself has rules and debug mode is off, is two dict lookups
-keyed by ``f`` and by the argument types.
+Each is a plain function carrying its table's registration methods as attributes.
+The fast path, taken when ``f`` itself has rules and debug mode is off, is two dict
+lookups keyed by ``f`` and by the argument types.
+
+When the optional C extension ``_fastcall`` is built (``pip install`` compiles it
+where a C compiler is available), the names ``rrule`` and ``frule`` are bound to a
+C object in front of these functions: it answers cache hits and cached misses
+from the same dicts without a Python frame and hands every other call to the
+Python function unchanged. ``CHAINRULES_PURE_PYTHON=1`` in the environment keeps
+the Python functions.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,7 +24,8 @@ from ._config import RuleConfig
 from ._debug import state as _state
 from ._dispatch import RuleTable, check_dargs, check_frule_result, check_rrule_result
 
-__all__ = ["frule", "frule_table", "rrule", "rrule_table", "scoped_rules"]
+__all__ = ["frule", "frule_python", "frule_table", "rrule", "rrule_python", "rrule_table",
+           "scoped_rules"]
 
 _MISS = object()
 _NA = object()  # "argument not given", for the positional-only fast-path parameters
@@ -253,3 +262,25 @@ _attach(rrule, rrule_table)
 _attach(frule, frule_table)
 _state.listeners.append(rrule_table.invalidate)
 _state.listeners.append(frule_table.invalidate)
+
+#: The Python entry points (what the C fast path hands its other calls to).
+rrule_python, frule_python = rrule, frule
+
+
+def _fast_entry(python: Any, table: RuleTable, lead: int) -> Any:
+    """The C entry point in front of ``python``, or ``python`` when it is not built."""
+    if os.environ.get("CHAINRULES_PURE_PYTHON"):
+        return python
+    try:
+        from . import _fastcall  # type: ignore[attr-defined]
+    except ImportError:
+        return python
+    entry = _fastcall.entry(python, table.fast_by_func, table.no_table_types, _no_rule,
+                            RuleConfig, lead)
+    # the function's name, docstring, module and attributes (register, table, ...);
+    # __wrapped__ gives inspect.signature and doctest the Python function
+    return functools.update_wrapper(entry, python)
+
+
+globals().update(rrule=_fast_entry(rrule_python, rrule_table, 0),
+                 frule=_fast_entry(frule_python, frule_table, 1))

@@ -1,0 +1,17 @@
+"""Build configuration beyond pyproject.toml: the optional C fast path of rrule/frule.
+
+``optional=True``: where no C compiler (or no Python headers) is available the build
+goes on without it, and ``chainrules`` uses its pure-Python entry points.
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "chainrules.core._fastcall",
+            ["src/chainrules/core/_fastcall.c"],
+            optional=True,
+        )
+    ]
+)
