@@ -11,7 +11,9 @@ instead of one case; the tables report the median over the rounds. The overhead 
 the median of the per-round differences (via the table minus direct), so it is
 measured against calls made at the same moment.
 
-Run: ``python benchmarks/bench_lookup.py [--quick]`` (or ``python benchmarks/run.py lookup``).
+Run: ``python benchmarks/bench_lookup.py [--quick]`` (or ``python benchmarks/run.py lookup``);
+``CHAINRULES_PURE_PYTHON=1`` in the environment measures the pure-Python entry points
+instead of the C fast path.
 """
 
 import os
@@ -132,7 +134,9 @@ def main(rounds: int = ROUNDS) -> list[dict]:
 
 
 def report(rows: list[dict], rounds: int = ROUNDS) -> None:
-    print(f"rule lookup overhead (medians over {rounds} rounds x {NUMBER} calls; "
+    entry = ("C fast path" if type(rrule).__name__ == "Entry"
+             else "pure-Python entry points")
+    print(f"rule lookup overhead, {entry} (medians over {rounds} rounds x {NUMBER} calls; "
           f"Python {sys.version.split()[0]}, NumPy {np.__version__})")
     print(f"{'case':<31} {'direct':>9} {'via lookup':>11} {'overhead':>9} {'ratio':>6}")
     for r in rows:
