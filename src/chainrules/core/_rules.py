@@ -269,7 +269,7 @@ rrule_python, frule_python = rrule, frule
 
 def _fast_entry(python: Any, table: RuleTable, lead: int) -> Any:
     """The C entry point in front of ``python``, or ``python`` when it is not built."""
-    if os.environ.get("CHAINRULES_PURE_PYTHON"):
+    if os.environ.get("CHAINRULES_PURE_PYTHON", "0") not in ("", "0"):
         return python
     try:
         from . import _fastcall  # type: ignore[attr-defined]
