@@ -117,6 +117,7 @@ def _indexing_hessian_cases(xp):
         "trace": lambda v: xp.trace(xp.outer(v, v) + xp.diag(v ** 3)) ** 2,
         "diagonal": lambda v: xp.sum(xp.diagonal(xp.outer(v, v ** 2), 1) ** 2),
         "norm3": lambda v: xp.linalg.norm(v, 3) ** 2,
+        "astype": lambda v: xp.sum(xp.sin(v.astype(xp.complex128)).real ** 2),
     }
 
 

@@ -540,11 +540,13 @@ def _astype(x: Any, dtype: Any) -> Any:
 
 @rrule.register(_astype)
 def _astype_rrule(x: Any, dtype: Any) -> Any:
-    project_x = ProjectTo(x)
-    y = np.asarray(x).astype(dtype)
+    # run again on values of an outer trace (second derivatives), this code is not
+    # rewritten (it is the AD's own), so it calls the outer trace explicitly
+    project_x = ProjectTo(deep_primal(x))
+    y = x.astype(dtype) if type(x) is Tracer else np.asarray(x).astype(dtype)
 
     def astype_pullback(y_bar: Any) -> tuple:
-        return _NO, project_x(unthunk(y_bar)), _NO
+        return _NO, project_traced(project_x, unthunk(y_bar)), _NO
 
     return y, astype_pullback
 
