@@ -107,6 +107,11 @@ def _attrs_record():
     return Layer(np.array([0.1, 0.2, 0.3]), 2.0)
 
 
+def numpy_python_function_program(x):
+    # np.polyfit has no rule: the AD traces NumPy's Python implementation (lstsq...)
+    return np.sum(np.polyfit(np.arange(5.0), x, 2) ** 2)
+
+
 def keyword_program(x, lo, w):
     # traced values passed by keyword reach the rules in their positional places
     clipped = np.clip(x, a_min=lo, a_max=None)
@@ -140,6 +145,7 @@ CASES = [
     ("cmath", cmath_program, (0.3 + 0.2j,)),
     ("structured", structured_program, (Params(RNG.random(3), 0.5), RNG.random(3))),
     ("keyword_args", keyword_program, (RNG.random(5), 0.4, RNG.random(5) + 0.5)),
+    ("numpy_python_function", numpy_python_function_program, (RNG.random(5),)),
     ("sourceless_keyword_args", sourceless_keyword_program,
      (RNG.random(5), 0.4, RNG.random(5) + 0.5)),
 ]

@@ -330,3 +330,12 @@ def test_constant_leaves_in_a_differentiated_argument_get_no_tangent():
          "n": None}
     g = grad(lambda d: d["act"](d["w"]))(d)
     assert g["name"] == g["act"] == g["rng"] == g["n"] == NoTangent()
+
+
+def test_numpy_function_whose_implementation_mutates_message():
+    from chainrules.ad import NoRuleError
+
+    with pytest.raises(NoRuleError, match=re.escape(
+            "no rrule for numpy.cov(ndarray) and the AD cannot trace into it (tracing into "
+            "NumPy's implementation failed: MutationError: `x -= ...` on a traced array")):
+        grad(lambda v: np.sum(np.cov(np.stack([v, v ** 2]))))(_X)

@@ -470,8 +470,8 @@ class Tracer:
     def clip(self, *args: Any, **kwargs: Any) -> Any:
         return call(np.clip, self, *args, **kwargs)
 
-    def copy(self) -> Any:
-        return self  # tracers are never mutated, so a copy can share
+    def copy(self, order: str = "K") -> Any:
+        return self  # tracers are never mutated, so a copy can share (in any order)
 
     def astype(self, dtype: Any, **kwargs: Any) -> Any:
         p = deep_primal(self)
@@ -1553,6 +1553,19 @@ def apply(f: Any, args: tuple, kwargs: dict, soft: bool = False,
         return f(*_strip(args), **kwargs)
     if isinstance(f, np.ufunc) and not kwargs and _is_object_ufunc(f):
         return _object_ufunc(f, args)
+    if from_numpy:
+        impl = getattr(f, "_implementation", None)
+        g = _rewritten(impl) if type(impl) is _FunctionType else None
+        if g is not None:
+            # A NumPy function written in Python (np.block, np.meshgrid, ...): trace its
+            # implementation, whose own calls reach their rules.
+            try:
+                return g(*args, **kwargs)
+            except (ADError, OutArgumentError, TypeError, ValueError, AttributeError) as e:
+                raise NoRuleError(
+                    f, _mode(top), tuple(type(_deep_struct_primal(a)) for a in args),
+                    f"tracing into NumPy's implementation failed: {type(e).__name__}: {e}"
+                ) from e
     if isinstance(f, np.ufunc) or from_numpy:
         raise NoRuleError(f, _mode(top), tuple(type(_deep_struct_primal(a)) for a in args),
                           "NumPy would have to convert the traced values to plain arrays")
