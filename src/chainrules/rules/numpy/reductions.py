@@ -8,7 +8,8 @@ and ``weights``, ``returned=``), ``cumsum``, ``cumprod``, ``nancumsum``, ``nancu
 ``cumulative_sum``, ``cumulative_prod``, ``diff`` (``n``, ``axis``,
 ``prepend``/``append``), ``ediff1d``, ``trapezoid`` (w.r.t. ``y``, ``x`` and ``dx``),
 ``logspace`` (w.r.t. ``start``, ``stop``, ``base``), ``geomspace``, ``linspace``
-(w.r.t. ``start`` and ``stop``, ``retstep=``),
+(w.r.t. ``start`` and ``stop``, ``retstep=``), ``cov`` (w.r.t. ``m`` and ``y``; ``rowvar``,
+``bias``, ``ddof``, ``fweights``, ``aweights``), ``corrcoef`` (w.r.t. ``x`` and ``y``),
 ``arange`` (w.r.t. ``start`` and ``step``; ``stop`` only sets the length), ``full``
 and ``full_like`` (w.r.t. the fill value) and ``bincount`` (w.r.t. positional ``weights``).
 Non-differentiable: index and count results (``argmax``, ``argmin``, ``argsort``,
@@ -1717,3 +1718,169 @@ for _name in ("may_share_memory", "shares_memory", "result_type", "can_cast",
         non_differentiable(getattr(np, _name))
 
 del _f, _fn, _name
+
+
+# --------------------------------------------------------------------------------- cov
+
+_COV_SIG = _signature(np.cov)
+
+
+def _cov_rows(v: Any, rowvar: bool, dtype: Any) -> tuple[np.ndarray, Any]:
+    """``v`` as NumPy's cov reads it: variables in rows, observations in columns; and
+    the map of a cotangent in that layout back to ``v``'s shape."""
+    a = np.asarray(v)
+    x = np.array(a, ndmin=2, dtype=dtype)
+    transposed = not rowvar and x.shape[0] != 1
+    if transposed:
+        x = x.T
+
+    def back(g: np.ndarray) -> np.ndarray:
+        return (g.T if transposed else g).reshape(a.shape)
+
+    return x, back
+
+
+def _cov_parts(m: Any, p: dict) -> tuple:
+    """(X, rows of m, back maps, weights or None, normalisation) of ``np.cov``."""
+    dtype = p["dtype"]
+    if dtype is None:
+        dtype = np.result_type(m, np.float64) if p["y"] is None else \
+            np.result_type(m, p["y"], np.float64)
+    x, back_m = _cov_rows(m, p["rowvar"], dtype)
+    nm, back_y = x.shape[0], None
+    if p["y"] is not None:
+        xy, back_y = _cov_rows(p["y"], p["rowvar"], dtype)
+        x = np.concatenate((x, xy), axis=0)
+    ddof = p["ddof"]
+    if ddof is None:
+        ddof = 1 if not p["bias"] else 0
+    w = None
+    if p["fweights"] is not None:
+        w = np.asarray(p["fweights"], dtype=float)
+    if p["aweights"] is not None:
+        aw = np.asarray(p["aweights"], dtype=float)
+        w = aw if w is None else w * aw
+    if w is None:
+        fact = x.shape[1] - ddof
+    elif ddof == 0:
+        fact = w.sum()
+    elif p["aweights"] is None:
+        fact = w.sum() - ddof
+    else:
+        fact = w.sum() - ddof * np.sum(w * np.asarray(p["aweights"], dtype=float)) / w.sum()
+    return x, nm, back_m, back_y, w, max(fact, 0)
+
+
+def _cov_centred(x: np.ndarray, w: Any) -> np.ndarray:
+    """The map ``dX -> dX - (dX w / sum w) 1^T`` (centring; also its own adjoint's
+    transpose: see ``_cov_uncentre``)."""
+    avg = np.average(x, axis=1, weights=w)
+    return x - avg[:, None]
+
+
+def _cov_uncentre(g: np.ndarray, w: Any) -> np.ndarray:
+    """The adjoint of centring: ``G -> G - (G 1) w^T / sum w``."""
+    n = g.shape[1]
+    weights = np.full(n, 1.0 / n) if w is None else w / w.sum()
+    return g - g.sum(axis=1, keepdims=True) * weights[None, :]
+
+
+@rrule.register(np.cov)
+def cov_rrule(m, *args, **kwargs):
+    p = _bind(_COV_SIG, (m, *args), kwargs)
+    y = np.cov(m, *args, **kwargs)
+    x, nm, back_m, back_y, w, fact = _cov_parts(m, p)
+    xc = _cov_centred(x, w)
+    xcw = xc if w is None else xc * w[None, :]
+    project_m = _projector(m)
+    project_y = _projector(p["y"]) if len(args) >= 1 and p["y"] is not None else None
+    nargs = len(args)
+
+    def cov_pullback(c_bar):
+        c_bar = _cotangent(c_bar)
+        if c_bar is None:
+            return _zero_pullback_result(nargs)
+        c_bar = np.reshape(c_bar, (x.shape[0], x.shape[0]))
+        # C = Xc W Xc^H / fact: Xc_bar = (C_bar + C_bar^H) Xc W / fact
+        g = _cov_uncentre((c_bar + np.conj(c_bar.T)) @ xcw / fact, w)
+        bars = [NoTangent(), project_m(back_m(g[:nm])), *_rest_bars(args)]
+        if project_y is not None:
+            bars[2] = project_y(back_y(g[nm:]))
+        return tuple(bars)
+
+    return y, cov_pullback
+
+
+@frule.register(np.cov)
+def cov_frule(dargs, m, *args, **kwargs):
+    p = _bind(_COV_SIG, (m, *args), kwargs)
+    y = np.cov(m, *args, **kwargs)
+    has_y = len(args) >= 1 and p["y"] is not None
+    m_dot = _dense(dargs[1], m)
+    yv_dot = _dense(dargs[2], p["y"]) if has_y else None
+    if _no_tangent_output(y) or (m_dot is None and yv_dot is None):
+        return y, ZeroTangent()
+    x, _, _, _, w, fact = _cov_parts(m, p)
+    parts = [_cov_rows(np.zeros(np.shape(m)) if m_dot is None else m_dot, p["rowvar"],
+                       None)[0]]
+    if p["y"] is not None:
+        parts.append(_cov_rows(np.zeros(np.shape(p["y"])) if yv_dot is None else yv_dot,
+                               p["rowvar"], None)[0])
+    dxc = _cov_centred(np.concatenate(parts, axis=0), w)
+    # dC = (dXc W Xc^H + Xc W dXc^H) / fact
+    d = (dxc if w is None else dxc * w[None, :]) @ np.conj(_cov_centred(x, w).T)
+    return y, _like(np.reshape((d + np.conj(d.T)) / fact, np.shape(y)), y)
+
+
+# ---------------------------------------------------------------------------- corrcoef
+
+_CORRCOEF_SIG = _signature(np.corrcoef)
+
+
+def _corrcoef_cov_args(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """np.cov's arguments for a corrcoef call (bias= and ddof= have no effect there)."""
+    cov_args = args[:2]  # y, rowvar
+    cov_kwargs = {k: v for k, v in kwargs.items() if k in ("y", "rowvar", "dtype")}
+    return cov_args, cov_kwargs
+
+
+@rrule.register(np.corrcoef)
+def corrcoef_rrule(x, *args, **kwargs):
+    r = np.corrcoef(x, *args, **kwargs)
+    cov_args, cov_kwargs = _corrcoef_cov_args(args, kwargs)
+    c, cov_pullback = cov_rrule(x, *cov_args, **cov_kwargs)
+    nargs = len(args)
+    if np.ndim(c) == 0:  # one variable: c / c
+        return r, lambda r_bar: _zero_pullback_result(nargs)
+    s = np.sqrt(np.diagonal(c).real)
+    rn = c / s[:, None] / s[None, :]  # r before NumPy clips it to [-1, 1]
+
+    def corrcoef_pullback(r_bar):
+        r_bar = _cotangent(r_bar)
+        if r_bar is None:
+            return _zero_pullback_result(nargs)
+        # r = c / (s s^T), s = sqrt(Re diag(c))
+        c_bar = r_bar / s[:, None] / s[None, :]
+        t = np.real(np.conj(r_bar) * rn)
+        s_bar = -(t.sum(axis=1) + t.sum(axis=0)) / s
+        c_bar = c_bar + np.diag(s_bar / (2 * s))
+        bars = cov_pullback(c_bar)
+        return (NoTangent(), bars[1], *bars[2:2 + len(cov_args)],
+                *_rest_bars(args[len(cov_args):]))
+
+    return r, corrcoef_pullback
+
+
+@frule.register(np.corrcoef)
+def corrcoef_frule(dargs, x, *args, **kwargs):
+    r = np.corrcoef(x, *args, **kwargs)
+    cov_args, cov_kwargs = _corrcoef_cov_args(args, kwargs)
+    c, c_dot = cov_frule(dargs[:2 + len(cov_args)], x, *cov_args, **cov_kwargs)
+    if np.ndim(c) == 0 or isinstance(c_dot, (ZeroTangent, NoTangent)):
+        return r, ZeroTangent()
+    s = np.sqrt(np.diagonal(c).real)
+    rn = c / s[:, None] / s[None, :]
+    s_dot = np.diagonal(c_dot).real / (2 * s)
+    r_dot = c_dot / s[:, None] / s[None, :] - rn * (s_dot[:, None] / s[:, None]
+                                                    + s_dot[None, :] / s[None, :])
+    return r, _like(r_dot, r)

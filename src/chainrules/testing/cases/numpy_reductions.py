@@ -331,3 +331,31 @@ CASES += [
 ]
 
 del _f, _dt
+
+# cov: m and y (positional) differentiated; rowvar, bias, ddof and the weights are not
+_FW = np.array([1, 2, 1, 3, 1])
+CASES += [
+    Case(np.cov, _a(3, 5), dtypes=FC),
+    Case(np.cov, _a(5,), dtypes=FC, name="numpy.cov(vector)"),
+    Case(np.cov, _a(5, 3), kwargs={"rowvar": False}, dtypes=FC),
+    Case(np.cov, lambda rng, dt: (arr(rng, dt, (3, 5)), arr(rng, dt, (2, 5))), dtypes=FC,
+         name="numpy.cov(m, y)"),
+    Case(np.cov, lambda rng, dt: (arr(rng, dt, (5,)), arr(rng, dt, (5,))),
+         kwargs={"rowvar": False}, dtypes=FC, name="numpy.cov(x, y, rowvar=False)"),
+    Case(np.cov, _a(3, 5), kwargs={"bias": True}, dtypes=F),
+    Case(np.cov, _a(3, 5), kwargs={"ddof": 2}, dtypes=F),
+    Case(np.cov, _a(3, 5), kwargs={"fweights": _FW}, dtypes=F, name="numpy.cov(fweights)"),
+    Case(np.cov, _a(3, 5), kwargs={"aweights": np.linspace(0.5, 1.5, 5)}, dtypes=FC,
+         name="numpy.cov(aweights)"),
+    Case(np.cov, _a(3, 5), kwargs={"aweights": np.linspace(0.5, 1.5, 5), "fweights": _FW,
+                                   "ddof": 1}, dtypes=F, name="numpy.cov(aweights, fweights)"),
+]
+
+# corrcoef: through cov, then the normalisation by the standard deviations
+CASES += [
+    Case(np.corrcoef, _a(3, 6), dtypes=FC),
+    Case(np.corrcoef, _a(6, 3), kwargs={"rowvar": False}, dtypes=F),
+    Case(np.corrcoef, lambda rng, dt: (arr(rng, dt, (6,)), arr(rng, dt, (6,))), dtypes=FC,
+         name="numpy.corrcoef(x, y)"),
+    Case(np.corrcoef, _a(6,), dtypes=F, name="numpy.corrcoef(one variable)"),
+]
