@@ -250,6 +250,8 @@ REDUCTIONS = [
       kw=dict(aweights=np.linspace(0.5, 1.5, 5), ddof=1)),
     R("corrcoef", np.corrcoef, jnp.corrcoef, N(3, 5)),
     R("corrcoef_y", np.corrcoef, jnp.corrcoef, N(5), N(5)),
+    R("gradient", np.gradient, jnp.gradient, N(6)),
+    R("gradient_2d_axis", np.gradient, jnp.gradient, N(4, 5), kw=dict(axis=1)),
     R("nansum", np.nansum, jnp.nansum, _with_nans, kw=dict(axis=1)),
     R("nanmean", np.nanmean, jnp.nanmean, _with_nans, kw=dict(axis=0)),
     R("median", np.median, jnp.median, N(3, 5), kw=dict(axis=1)),

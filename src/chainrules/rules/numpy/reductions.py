@@ -10,6 +10,7 @@ and ``weights``, ``returned=``), ``cumsum``, ``cumprod``, ``nancumsum``, ``nancu
 ``logspace`` (w.r.t. ``start``, ``stop``, ``base``), ``geomspace``, ``linspace``
 (w.r.t. ``start`` and ``stop``, ``retstep=``), ``cov`` (w.r.t. ``m`` and ``y``; ``rowvar``,
 ``bias``, ``ddof``, ``fweights``, ``aweights``), ``corrcoef`` (w.r.t. ``x`` and ``y``),
+``gradient`` (w.r.t. ``f`` and scalar spacings; coordinate arrays: ``not_implemented``),
 ``arange`` (w.r.t. ``start`` and ``step``; ``stop`` only sets the length), ``full``
 and ``full_like`` (w.r.t. the fill value) and ``bincount`` (w.r.t. positional ``weights``).
 Non-differentiable: index and count results (``argmax``, ``argmin``, ``argsort``,
@@ -70,11 +71,13 @@ import numpy as np
 from chainrules.core import (
     NoTangent,
     OutArgumentError,
+    ProjectTo,
     Tangent,
     Thunk,
     ZeroTangent,
     frule,
     non_differentiable,
+    not_implemented,
     rrule,
     unthunk,
 )
@@ -1884,3 +1887,123 @@ def corrcoef_frule(dargs, x, *args, **kwargs):
     r_dot = c_dot / s[:, None] / s[None, :] - rn * (s_dot[:, None] / s[:, None]
                                                     + s_dot[None, :] / s[None, :])
     return r, _like(r_dot, r)
+
+
+# ---------------------------------------------------------------------------- gradient
+
+
+def _gradient_axes(ndim: int, axis: Any) -> tuple:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(int(a) % ndim for a in axis)
+    return (int(axis) % ndim,)
+
+
+def _gradient_stencils(shape: tuple, varargs: tuple, axes: tuple, edge_order: int) -> list:
+    """Per differentiated axis, ``P[k][i]``: the weight row ``i`` of NumPy's stencil
+    gives the neighbour ``j`` with ``j % 3 == k`` (every row reads at most 3 neighbours
+    with distinct residues), found by applying ``np.gradient`` to 3 probes."""
+    out = []
+    for n_out, a in enumerate(axes):
+        n = shape[a]
+        idx = np.arange(n).reshape([n if d == a else 1 for d in range(len(shape))])
+        rows = []
+        for k in range(3):
+            probe = np.broadcast_to((idx % 3 == k).astype(float), shape)
+            res = np.gradient(probe, *varargs, axis=axes, edge_order=edge_order)
+            res = res[n_out] if len(axes) > 1 else res
+            rows.append(np.moveaxis(res, a, -1)[(0,) * (len(shape) - 1)])
+        out.append(np.stack(rows))
+    return out
+
+
+def _gradient_adjoint(y_bar: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The transpose of one axis' stencil applied to ``y_bar`` (axis last)."""
+    n = y_bar.shape[-1]
+    i = np.arange(n)
+    f_bar = np.zeros(y_bar.shape, dtype=np.result_type(y_bar, p))
+    if n >= 3:
+        mid = i[1:-1]
+        for shift in (-1, 0, 1):
+            f_bar[..., mid + shift] += p[(mid + shift) % 3, mid] * y_bar[..., mid]
+    for row in (0, n - 1):
+        cols = range(0, min(3, n)) if row == 0 else range(max(n - 3, 0), n)
+        for j in cols:
+            f_bar[..., j] += p[j % 3, row] * y_bar[..., row]
+    return f_bar
+
+
+def _gradient_spacing_bars(varargs: tuple, outs: list, bars: list, axes: tuple) -> list:
+    """Cotangents of the spacings: a float ``h`` scales its axes' outputs by ``1/h``;
+    ints get NoTangent; coordinate arrays are not implemented."""
+    result = []
+    for v_i, h in enumerate(varargs):
+        if isinstance(h, (bool, np.bool_, int, np.integer)):
+            result.append(NoTangent())
+        elif np.ndim(h) > 0:
+            result.append(not_implemented(
+                "numpy.gradient: derivative w.r.t. coordinate arrays (spacing varargs)"))
+        else:
+            uses = range(len(axes)) if len(varargs) == 1 else (v_i,)
+            total = sum(np.sum(np.real(np.conj(bars[u]) * outs[u])) for u in uses
+                        if bars[u] is not None)
+            result.append(ProjectTo(h)(-total / h))
+    return result
+
+
+@rrule.register(np.gradient)
+def gradient_rrule(f, *varargs, axis=None, edge_order=1):
+    y = np.gradient(f, *varargs, axis=axis, edge_order=edge_order)
+    x = np.asarray(f)
+    axes = _gradient_axes(x.ndim, axis)
+    outs = list(y) if isinstance(y, (tuple, list)) else [y]
+    project_f = _projector(f)
+    stencils = None
+
+    def gradient_pullback(y_bar):
+        nonlocal stencils
+        y_bar = unthunk(y_bar)
+        if isinstance(y_bar, (ZeroTangent, NoTangent)):
+            return (NoTangent(), ZeroTangent(), *(NoTangent(),) * len(varargs))
+        parts = y_bar.backing if isinstance(y_bar, Tangent) else y_bar
+        bars = [_cotangent(b) for b in (parts if len(outs) > 1 else [parts])]
+        if stencils is None:
+            stencils = _gradient_stencils(x.shape, varargs, axes, edge_order)
+        f_bar = 0
+        for u, a in enumerate(axes):
+            if bars[u] is not None:
+                g = _gradient_adjoint(np.moveaxis(np.broadcast_to(bars[u], x.shape), a, -1),
+                                      stencils[u])
+                f_bar = f_bar + np.moveaxis(g, -1, a)
+        f_bar = ZeroTangent() if np.ndim(f_bar) == 0 else project_f(f_bar)
+        return (NoTangent(), f_bar, *_gradient_spacing_bars(varargs, outs, bars, axes))
+
+    return y, gradient_pullback
+
+
+@frule.register(np.gradient)
+def gradient_frule(dargs, f, *varargs, axis=None, edge_order=1):
+    y = np.gradient(f, *varargs, axis=axis, edge_order=edge_order)
+    outs = list(y) if isinstance(y, (tuple, list)) else [y]
+    axes = _gradient_axes(np.ndim(f), axis)
+    f_dot = _dense(dargs[1], f)
+    dots = [0] * len(outs)
+    if f_dot is not None:
+        g = np.gradient(f_dot, *varargs, axis=axis, edge_order=edge_order)
+        dots = list(g) if isinstance(g, (tuple, list)) else [g]
+    for v_i, h in enumerate(varargs):
+        h_dot = unthunk(dargs[2 + v_i])
+        if isinstance(h_dot, (ZeroTangent, NoTangent)) or isinstance(
+                h, (bool, np.bool_, int, np.integer)):
+            continue
+        if np.ndim(h) > 0:
+            return y, not_implemented(
+                "numpy.gradient: derivative w.r.t. coordinate arrays (spacing varargs)")
+        uses = range(len(axes)) if len(varargs) == 1 else (v_i,)
+        for u in uses:
+            dots[u] = dots[u] - outs[u] * (h_dot / h)
+    if all(isinstance(d, int) for d in dots):
+        return y, ZeroTangent()
+    dots = [_like(np.broadcast_to(d, np.shape(o)), o) for d, o in zip(dots, outs)]
+    return y, (Tangent[type(y)](*dots) if len(outs) > 1 else dots[0])

@@ -359,3 +359,19 @@ CASES += [
          name="numpy.corrcoef(x, y)"),
     Case(np.corrcoef, _a(6,), dtypes=F, name="numpy.corrcoef(one variable)"),
 ]
+
+# gradient: linear in f; float spacings differentiated, coordinate arrays held fixed
+_XS = np.array([0.0, 0.7, 1.5, 2.0, 3.1, 3.5])
+CASES += [
+    Case(np.gradient, _a(6), dtypes=FC),
+    Case(np.gradient, _a(6), kwargs={"edge_order": 2}, dtypes=F),
+    Case(np.gradient, lambda rng, dt: (arr(rng, dt, (6,)), dt.type(0.5)), dtypes=F,
+         name="numpy.gradient(f, h)"),
+    Case(np.gradient, lambda rng, dt: (arr(rng, dt, (6,)), no_tangent(_XS)),
+         kwargs={"edge_order": 2}, dtypes=F, name="numpy.gradient(f, coordinates)"),
+    Case(np.gradient, _a(4, 5), dtypes=FC, name="numpy.gradient(2-d)"),
+    Case(np.gradient, lambda rng, dt: (arr(rng, dt, (4, 5)), dt.type(0.5), dt.type(2.0)),
+         kwargs={"edge_order": 2}, dtypes=F, name="numpy.gradient(2-d, hx, hy, edge_order=2)"),
+    Case(np.gradient, _a(4, 5), kwargs={"axis": 1}, dtypes=F),
+    Case(np.gradient, _a(2, 3), kwargs={"axis": (1, 0)}, dtypes=F),
+]
