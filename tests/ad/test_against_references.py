@@ -112,6 +112,14 @@ def numpy_python_function_program(x):
     return np.sum(np.polyfit(np.arange(5.0), x, 2) ** 2)
 
 
+def array_constructor_program(x):
+    # np.array / np.asarray of traced values with ndmin=, dtype=, copy= (NumPy's own
+    # helpers such as np.atleast_2d call them so)
+    a = np.array(x, ndmin=2, copy=True) @ np.ones((x.size, 1))
+    b = np.asarray(x, dtype=np.float64)
+    return np.sum(a ** 2) + np.sum(np.atleast_2d(b) ** 3)
+
+
 def keyword_program(x, lo, w):
     # traced values passed by keyword reach the rules in their positional places
     clipped = np.clip(x, a_min=lo, a_max=None)
@@ -146,6 +154,7 @@ CASES = [
     ("structured", structured_program, (Params(RNG.random(3), 0.5), RNG.random(3))),
     ("keyword_args", keyword_program, (RNG.random(5), 0.4, RNG.random(5) + 0.5)),
     ("numpy_python_function", numpy_python_function_program, (RNG.random(5),)),
+    ("array_constructors", array_constructor_program, (RNG.random(4),)),
     ("sourceless_keyword_args", sourceless_keyword_program,
      (RNG.random(5), 0.4, RNG.random(5) + 0.5)),
 ]
