@@ -108,8 +108,10 @@ def _attrs_record():
 
 
 def numpy_python_function_program(x):
-    # np.polyfit has no rule: the AD traces NumPy's Python implementation (lstsq...)
-    return np.sum(np.polyfit(np.arange(5.0), x, 2) ** 2)
+    # np.polyfit and np.block have no rules: the AD traces NumPy's Python
+    # implementations (np.block calls the C concatenate without its public wrapper)
+    blocks = np.block([[x[:2], x[2:4]], [x[1:3], x[3:]]])
+    return np.sum(np.polyfit(np.arange(5.0), x, 2) ** 2) + np.sum(blocks ** 3)
 
 
 def array_constructor_program(x):

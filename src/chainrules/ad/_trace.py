@@ -1780,9 +1780,30 @@ def project_traced(project: ProjectTo, dx: Any) -> Any:
     return dx
 
 
+_DISPATCHER_OF: dict[int, Any] = {}
+
+
+def _numpy_dispatcher(f: Any) -> Any:
+    """The public NumPy function whose C implementation ``f`` is (NumPy's own Python
+    code calls some, e.g. ``concatenate``, without the public wrapper), or None."""
+    if not _DISPATCHER_OF:
+        for module in (np, np.linalg, np.fft):
+            for name in dir(module):
+                d = getattr(module, name, None)
+                impl = getattr(d, "_implementation", None)
+                if impl is not None and type(impl) is not _FunctionType:
+                    _DISPATCHER_OF.setdefault(id(impl), d)
+        _DISPATCHER_OF[0] = None  # built
+    return _DISPATCHER_OF.get(id(f))
+
+
 def _through(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
     """Trace into ``f`` (no rule applies): run its rewritten source on the tracers."""
     tf = type(f)
+    if tf is types.BuiltinFunctionType:
+        public = _numpy_dispatcher(f)
+        if public is not None:
+            return call(public, *args, **kwargs)
     if _strippable(f):
         return f(*_strip(args), **kwargs)
     if tf is _FunctionType:
