@@ -114,6 +114,11 @@ def numpy_python_function_program(x):
     return np.sum(np.polyfit(np.arange(5.0), x, 2) ** 2) + np.sum(blocks ** 3)
 
 
+def logaddexp_reduce_program(x):
+    # ufunc methods without rules of their own reach equivalent functions that have
+    return np.logaddexp.reduce(x) + np.sum(np.logaddexp2.reduce(np.outer(x, x), axis=1))
+
+
 def array_constructor_program(x):
     # np.array / np.asarray of traced values with ndmin=, dtype=, copy= (NumPy's own
     # helpers such as np.atleast_2d call them so)
@@ -157,6 +162,7 @@ CASES = [
     ("keyword_args", keyword_program, (RNG.random(5), 0.4, RNG.random(5) + 0.5)),
     ("numpy_python_function", numpy_python_function_program, (RNG.random(5),)),
     ("array_constructors", array_constructor_program, (RNG.random(4),)),
+    ("logaddexp_reduce", logaddexp_reduce_program, (RNG.random(4),)),
     ("sourceless_keyword_args", sourceless_keyword_program,
      (RNG.random(5), 0.4, RNG.random(5) + 0.5)),
 ]

@@ -30,6 +30,7 @@ import dis
 import functools
 import inspect
 import linecache
+import math
 import operator
 import sys
 import types
@@ -583,7 +584,25 @@ _OPERATOR_OF_UFUNC = {
     np.matmul: operator.matmul,
 }
 
+def _logaddexp_reduce(a: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
+                      keepdims: bool = False, base: float = math.e) -> Any:
+    """``np.logaddexp.reduce`` from operations with rules (shifted by the maximum, whose
+    own derivative cancels: the result does not depend on the shift)."""
+    if out is not None:
+        raise MutationError("numpy.logaddexp.reduce(..., out=...)",
+                            "out= writes the result into an array")
+    scale = 1.0 if base == math.e else math.log(base)
+    m = deep_primal(np.max(a, axis=axis, keepdims=True))
+    m = np.where(np.isfinite(m), m, 0.0)
+    r = np.log(np.sum(np.exp((a - m) * scale), axis=axis, keepdims=True)) / scale + m
+    if dtype is not None:
+        r = r.astype(dtype)
+    return r if keepdims else np.squeeze(r, axis=axis)
+
+
 _UFUNC_METHODS = {
+    (np.logaddexp, "reduce"): _logaddexp_reduce,
+    (np.logaddexp2, "reduce"): functools.partial(_logaddexp_reduce, base=2.0),
     (np.add, "reduce"): np.sum,
     (np.multiply, "reduce"): np.prod,
     (np.maximum, "reduce"): np.max,
