@@ -114,6 +114,14 @@ def numpy_python_function_program(x):
     return np.sum(np.polyfit(np.arange(5.0), x, 2) ** 2) + np.sum(blocks ** 3)
 
 
+def higher_order_program(x):
+    # built-in higher-order functions in both modes: map with a builtin that has a rule,
+    # np.piecewise and np.apply_along_axis with functions that capture nothing traced
+    pieces = np.piecewise(x, [x < 0.5, x >= 0.5], [lambda t: t ** 2, lambda t: 1 - t])
+    rows = np.apply_along_axis(lambda r: r ** 3, 0, x)
+    return sum(map(math.sin, x)) + np.sum(pieces) + np.sum(rows)
+
+
 def logaddexp_reduce_program(x):
     # ufunc methods without rules of their own reach equivalent functions that have
     return np.logaddexp.reduce(x) + np.sum(np.logaddexp2.reduce(np.outer(x, x), axis=1))
@@ -163,6 +171,7 @@ CASES = [
     ("numpy_python_function", numpy_python_function_program, (RNG.random(5),)),
     ("array_constructors", array_constructor_program, (RNG.random(4),)),
     ("logaddexp_reduce", logaddexp_reduce_program, (RNG.random(4),)),
+    ("higher_order", higher_order_program, (np.array([0.2, 0.45, 0.7, 0.9]),)),
     ("sourceless_keyword_args", sourceless_keyword_program,
      (RNG.random(5), 0.4, RNG.random(5) + 0.5)),
 ]

@@ -1374,15 +1374,22 @@ class ForwardTrace:
         if hit is None:
             return _NO_RULE
         rule, takes_config, takes_instance = hit
-        if takes_config or takes_instance:
+        if takes_instance or (takes_config and (
+                mixed or _captures_tracers(primals)
+                or any(isinstance(d, Tangent) for d in dargs))):
+            # (a higher-order rule whose function closes over traced values would see
+            # them as constants, and structured tangents do not pair: trace instead)
             return _NO_RULE
-        res = _run_mixed(rule, f, tuple(primals), kwargs) if mixed else rule(*primals, **kwargs)
+        lead = (self.config,) if takes_config else ()
+        res = _run_mixed(rule, f, tuple(primals), kwargs) if mixed else \
+            rule(*lead, *primals, **kwargs)
         if res is None:
             return _NO_RULE
         y, pullback = res
         yp = deep_primal(y)
         if not _boxable(yp):
-            return y
+            # a structured output (map's list): only a plain rule's is known constant
+            return _NO_RULE if takes_config else y
         size = np.size(yp)
         if size > _MAX_RRULE_JVP:
             raise NoRuleError(f, "frule", types_,
@@ -1901,7 +1908,20 @@ def _wrap_callable(v: Any) -> Any:
             callable(v) and type(_call_method(type(v))) is _FunctionType
             and not isinstance(v, type)):
         return functools.partial(call, v)
+    if (type(v) is types.BuiltinFunctionType or isinstance(v, np.ufunc)) and (
+            _has_rules(_rr_has, v) or _has_rules(_fr_has, v)):
+        return functools.partial(call, v)  # map(math.sin, xs): each call reaches the rule
     return v
+
+
+def _has_rules(has: Callable, v: Any) -> bool:
+    try:
+        return has(v)
+    except TypeError:
+        return False
+
+
+_rr_has, _fr_has = rrule.has_rules, frule.has_rules
 
 
 def _call_opaque_traced(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
