@@ -119,7 +119,8 @@ def higher_order_program(x):
     # np.piecewise and np.apply_along_axis with functions that capture nothing traced
     pieces = np.piecewise(x, [x < 0.5, x >= 0.5], [lambda t: t ** 2, lambda t: 1 - t])
     rows = np.apply_along_axis(lambda r: r ** 3, 0, x)
-    return sum(map(math.sin, x)) + np.sum(pieces) + np.sum(rows)
+    each = np.vectorize(lambda t: math.exp(t) * t)(x)
+    return sum(map(math.sin, x)) + np.sum(pieces) + np.sum(rows) + np.sum(each)
 
 
 def logaddexp_reduce_program(x):

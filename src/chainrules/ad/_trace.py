@@ -1374,13 +1374,17 @@ class ForwardTrace:
         if hit is None:
             return _NO_RULE
         rule, takes_config, takes_instance = hit
-        if takes_instance or (takes_config and (
+        if takes_instance and not takes_config:
+            return _NO_RULE
+        if takes_config and (
                 mixed or _captures_tracers(primals)
-                or any(isinstance(d, Tangent) for d in dargs))):
+                or (takes_instance and _captures_tracers(list(getattr(f, "__dict__",
+                                                                      {}).values())))
+                or any(isinstance(d, Tangent) for d in dargs)):
             # (a higher-order rule whose function closes over traced values would see
             # them as constants, and structured tangents do not pair: trace instead)
             return _NO_RULE
-        lead = (self.config,) if takes_config else ()
+        lead = ((self.config,) if takes_config else ()) + ((f,) if takes_instance else ())
         res = _run_mixed(rule, f, tuple(primals), kwargs) if mixed else \
             rule(*lead, *primals, **kwargs)
         if res is None:
