@@ -196,8 +196,13 @@ def test_jacobian_bad_mode_error():
 def test_jacobian_complex_input_error():
     with pytest.raises(InputTypeError,
                        match=re.escape("expected a real number or real (float) array, got "
-                                       "complex")):
+                                       "complex; for a complex input use jvp")):
         jacobian(lambda z: z)(1j)
+    with pytest.raises(InputTypeError, match=re.escape(
+            "got ndarray(shape=(2,), dtype=complex128); for a complex input use jvp (the "
+            "holomorphic derivative along a direction) or vjp, or split it into real and "
+            "imaginary parts")):
+        jacobian(lambda z: z)(np.ones(2, dtype=complex))
 
 
 def test_hessian_small_function():

@@ -669,9 +669,13 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
         if not _is_leaf_differentiable(x) or np.iscomplexobj(x):
             got = (f"ndarray(shape={x.shape}, dtype={x.dtype})" if isinstance(x, np.ndarray)
                    else type(x).__qualname__)
+            fix = ("for a complex input use jvp (the holomorphic derivative along a "
+                   "direction) or vjp, or split it into real and imaginary parts"
+                   if np.iscomplexobj(x) else
+                   "convert integer arrays to float and flatten structured inputs into one "
+                   "array first")
             raise InputTypeError(f"jacobian argument {i}", "a real number or real (float) array",
-                                 got, "convert integer arrays to float and flatten structured "
-                                 "inputs into one array first")
+                                 got, fix)
         x_arr = np.asarray(x, dtype=float if type(x) in (int, float) else None)
         n = x_arr.size
         use_forward = mode == "forward"
