@@ -4,20 +4,16 @@ import pytest
 sc = pytest.importorskip("scipy.special")
 
 from chainrules import NoTangent, NotImplementedTangent, OutArgumentError, frule, rrule  # noqa: E402
-from chainrules.testing import case_id, run_case  # noqa: E402
+from chainrules.testing import case_id  # noqa: E402
 from chainrules.testing.cases.scipy_special import CASES  # noqa: E402
+from chainrules.testing.pytest_plugin import check_case  # noqa: E402
 
 PARAMS = [(c, d, m) for c in CASES for d in c.dtypes for m in ("frule", "rrule") if getattr(c, m)]
 
 
 @pytest.mark.parametrize(("case", "dtype", "mode"), PARAMS, ids=[case_id(*p) for p in PARAMS])
 def test_rule(case, dtype, mode):
-    result = run_case(case, dtype, mode)
-    if result.status == "xfail":
-        pytest.xfail(result.message)
-    if result.status == "skipped":
-        pytest.skip(result.message)
-    assert result.status == "passed", result.message
+    check_case(case, dtype, mode, seed=0)
 
 
 COVERED = [
