@@ -26,3 +26,15 @@ def _rules() -> Iterator[None]:
     with scoped_rules():
         stopgap.ensure()
         yield
+
+
+@pytest.fixture
+def jax():
+    """JAX with 64-bit floats for this test only (the flag is global: restore it)."""
+    jax = pytest.importorskip("jax")
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        yield jax
+    finally:
+        jax.config.update("jax_enable_x64", before)

@@ -224,18 +224,6 @@ def test_second_derivative_against_finite_differences():
 # -- JAX and PyTorch as oracles ------------------------------------------------------
 
 
-@pytest.fixture
-def jax():
-    """JAX with 64-bit floats for this test only (the flag is global: restore it)."""
-    jax = pytest.importorskip("jax")
-    before = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield jax
-    finally:
-        jax.config.update("jax_enable_x64", before)
-
-
 def test_against_jax_mlp_and_chain(jax):
     jnp = jax.numpy
 

@@ -61,18 +61,6 @@ def test_ndarray_trace_method():
     assert J.shape == (2, 2, 2, 2) and J.sum() == 4.0
 
 
-@pytest.fixture
-def jax():
-    """JAX with 64-bit floats for this test only (the flag is global: restore it)."""
-    jax = pytest.importorskip("jax")
-    before = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield jax
-    finally:
-        jax.config.update("jax_enable_x64", before)
-
-
 _X = np.array([0.5, -1.0, 2.0])
 
 
