@@ -1810,21 +1810,22 @@ def project_traced(project: ProjectTo, dx: Any) -> Any:
     return dx
 
 
-_DISPATCHER_OF: dict[int, Any] = {}
+@functools.cache
+def _dispatchers_by_implementation() -> dict[int, Any]:
+    out: dict[int, Any] = {}
+    for module in (np, np.linalg, np.fft):
+        for name in dir(module):
+            d = getattr(module, name, None)
+            impl = getattr(d, "_implementation", None)
+            if impl is not None and type(impl) is not _FunctionType:
+                out.setdefault(id(impl), d)
+    return out
 
 
 def _numpy_dispatcher(f: Any) -> Any:
     """The public NumPy function whose C implementation ``f`` is (NumPy's own Python
     code calls some, e.g. ``concatenate``, without the public wrapper), or None."""
-    if not _DISPATCHER_OF:
-        for module in (np, np.linalg, np.fft):
-            for name in dir(module):
-                d = getattr(module, name, None)
-                impl = getattr(d, "_implementation", None)
-                if impl is not None and type(impl) is not _FunctionType:
-                    _DISPATCHER_OF.setdefault(id(impl), d)
-        _DISPATCHER_OF[0] = None  # built
-    return _DISPATCHER_OF.get(id(f))
+    return _dispatchers_by_implementation().get(id(f))
 
 
 def _through(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
