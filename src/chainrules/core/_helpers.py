@@ -101,17 +101,6 @@ def _is_zero_like(t: Any) -> bool:
 
 def _fit_output(y_dot: Any, y: Any) -> Any:
     """Broadcast a pushforward to the output's shape (partials like 1 keep the input's)."""
-    if is_foreign_array(y):
-        xp = array_namespace(y)
-        if not is_foreign_array(y_dot):
-            y_dot = xp.asarray(y_dot)
-        if tuple(y_dot.shape) != tuple(y.shape):
-            y_dot = xp.broadcast_to(y_dot, tuple(y.shape))
-        if y_dot.dtype != y.dtype and xp.isdtype(y.dtype, ("real floating", "complex floating")):
-            if xp.isdtype(y_dot.dtype, "complex floating") and xp.isdtype(y.dtype, "real floating"):
-                return y_dot  # as below: a complex tangent of a real output is kept visible
-            y_dot = xp.astype(y_dot, y.dtype)
-        return y_dot
     if isinstance(y, np.ndarray):
         if np.shape(y_dot) != y.shape:
             y_dot = np.broadcast_to(y_dot, y.shape).copy()
@@ -119,6 +108,17 @@ def _fit_output(y_dot: Any, y: Any) -> Any:
             if y_dot.dtype.kind == "c" and y.dtype.kind == "f":
                 return y_dot  # a complex tangent of a real output signals a bug upstream
             y_dot = y_dot.astype(y.dtype)
+    elif is_foreign_array(y):
+        xp = array_namespace(y)
+        if not is_foreign_array(y_dot):
+            y_dot = xp.asarray(y_dot)
+        if tuple(y_dot.shape) != tuple(y.shape):
+            y_dot = xp.broadcast_to(y_dot, tuple(y.shape))
+        if y_dot.dtype != y.dtype and xp.isdtype(y.dtype, ("real floating", "complex floating")):
+            if xp.isdtype(y_dot.dtype, "complex floating") and xp.isdtype(y.dtype, "real floating"):
+                return y_dot  # as above: a complex tangent of a real output is kept visible
+            y_dot = xp.astype(y_dot, y.dtype)
+        return y_dot
     return y_dot
 
 

@@ -175,6 +175,8 @@ def _foreign_scalar(dx: Any, real: bool) -> Any:
 
 
 def _project_float(dx: Any) -> Any:
+    if type(dx) is float:
+        return dx
     if is_foreign_array(dx):
         return _foreign_scalar(dx, real=True)
     dx = _as_scalar(dx, "a float")

@@ -29,7 +29,7 @@ __all__ = ["array_namespace", "is_foreign_array"]
 _NUMPY2 = int(np.__version__.split(".")[0]) >= 2
 _numpy_namespace: Any = np if _NUMPY2 else None
 
-_NUMBER_TYPES = (bool, int, float, complex, np.generic)
+_NOT_FOREIGN = (np.ndarray, float, int, complex, bool, np.generic)
 
 
 def _numpy_xp() -> Any:
@@ -53,7 +53,7 @@ def is_foreign_array(x: Any) -> bool:
         >>> is_foreign_array(np.ones(2)), is_foreign_array(1.0)
         (False, False)
     """
-    if isinstance(x, (np.ndarray, *_NUMBER_TYPES)):
+    if isinstance(x, _NOT_FOREIGN):
         return False
     return array_api_compat.is_torch_array(x) or hasattr(x, "__array_namespace__")
 
