@@ -238,7 +238,7 @@ def _array_projector(x: np.ndarray) -> Callable[[Any], Any]:
             raise ProjectionError(describe_primal(), dx,
                                   f"expected a numeric array, got dtype {dt}")
         if real and dt.kind == "c":
-            dx = dx.real
+            dx = np.real(dx)
         if dx.shape != shape:
             dx = _fit_shape(dx, shape, describe_primal)
         if dx.dtype != dtype:
@@ -268,7 +268,7 @@ def _fit_shape(dx: np.ndarray, shape: tuple, desc: Any) -> np.ndarray:
             out = dx.sum(axis=tuple(axes), keepdims=True) if axes else dx
             return out.reshape(shape)
     raise ProjectionError(
-        desc() if callable(desc) else desc, dx,
+        str(desc() if callable(desc) else desc), dx,
         f"shape {dx.shape} does not fit shape {shape} (neither equal up to size-1 dimensions "
         f"nor a broadcast of it)",
     )
@@ -337,7 +337,7 @@ def _fit_shape_xp(xp: Any, dx: Any, dx_shape: tuple, shape: tuple, desc: Any) ->
             out = xp.sum(dx, axis=tuple(axes), keepdims=True) if axes else dx
             return xp.reshape(out, shape)
     raise ProjectionError(
-        desc() if callable(desc) else desc, dx,
+        str(desc() if callable(desc) else desc), dx,
         f"shape {dx_shape} does not fit shape {shape} (neither equal up to size-1 dimensions "
         f"nor a broadcast of it)",
     )
@@ -427,6 +427,8 @@ def _object_projector(x: Any) -> tuple[str, Callable[[Any], Any]]:
         elif isinstance(dx, dict):
             b = dx
         else:
+            b = None
+        if not isinstance(b, dict):
             raise ProjectionError(desc, dx, "expected a Tangent of its fields")
         out = {}
         for k, v in b.items():

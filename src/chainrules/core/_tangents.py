@@ -27,6 +27,13 @@ from ._errors import (
 )
 from ._xp import array_namespace, is_foreign_array
 
+
+def _any(x: Any) -> Any:
+    """``x`` typed as ``Any``: for attributes the type checker cannot see (namedtuple
+    ``_fields``, dataclass and attrs metadata, methods of the tangent subclasses)."""
+    return x
+
+
 __all__ = [
     "AbstractTangent",
     "InplaceableThunk",
@@ -280,7 +287,7 @@ class Thunk(AbstractTangent):
     def unthunk(self) -> Any:
         """Compute (once) and return the value."""
         if not self.evaluated:
-            self._value = self._fn()
+            self._value = _any(self._fn)()
             self.evaluated = True
             self._fn = None  # free what the closure captured
         return self._value
@@ -562,6 +569,7 @@ class Tangent(AbstractTangent, metaclass=_TangentMeta):
         else:
             if args:
                 if P is not None and _is_namedtuple_type(P):
+                    P = _any(P)
                     if len(args) > len(P._fields):
                         raise TypeError(
                             f"Tangent[{P.__qualname__}] got {len(args)} items, but "
@@ -722,7 +730,7 @@ class Tangent(AbstractTangent, metaclass=_TangentMeta):
 
 
 def _rebuild_tangent(base: type, P: Any, backing: Any) -> Tangent:
-    cls = base if P is None else base[P]
+    cls = base if P is None else _any(base)[P]
     return cls._from_backing(backing)
 
 
@@ -802,7 +810,7 @@ def _tangent_equal(a: Any, b: Any) -> bool:
 
 def _conj(x: Any) -> Any:
     if isinstance(x, AbstractTangent):
-        return x.conj()
+        return _any(x).conj()
     if isinstance(x, (float, int)):
         return x
     if isinstance(x, (np.ndarray, np.generic)):
@@ -820,7 +828,7 @@ def conj_array(x: Any) -> Any:
 
 def _real(x: Any) -> Any:
     if isinstance(x, AbstractTangent):
-        return x.real
+        return _any(x).real
     if isinstance(x, (np.ndarray, np.generic)):
         return np.real(x)
     if is_foreign_array(x):
@@ -831,7 +839,7 @@ def _real(x: Any) -> Any:
 
 def _imag(x: Any) -> Any:
     if isinstance(x, AbstractTangent):
-        return x.imag
+        return _any(x).imag
     if isinstance(x, (np.ndarray, np.generic)):
         return np.imag(x)
     if is_foreign_array(x):
@@ -1012,10 +1020,10 @@ def add_to_primal(x: Any, t: Tangent) -> Any:
         updates[k] = add(old, v)
     cls = type(x)
     if _is_namedtuple_type(cls):
-        return x._replace(**updates)
+        return _any(x)._replace(**updates)
     if dataclasses.is_dataclass(x):
         init = {f.name for f in dataclasses.fields(x) if f.init}
-        new = dataclasses.replace(x, **{k: v for k, v in updates.items() if k in init})
+        new = dataclasses.replace(_any(x), **{k: v for k, v in updates.items() if k in init})
         for k, v in updates.items():
             if k not in init:
                 object.__setattr__(new, k, v)
@@ -1023,7 +1031,7 @@ def add_to_primal(x: Any, t: Tangent) -> Any:
     if _is_attrs_type(cls):
         import attrs
 
-        init_names = {a.name: (a.alias or a.name.lstrip("_")) for a in cls.__attrs_attrs__
+        init_names = {a.name: (a.alias or a.name.lstrip("_")) for a in _any(cls).__attrs_attrs__
                       if a.init}
         new = attrs.evolve(x, **{init_names[k]: v for k, v in updates.items()
                                  if k in init_names})
@@ -1193,7 +1201,7 @@ def zero_tangent(x: Any) -> Any:
     mutable = (
         hasattr(x, "__dict__")
         and not _is_namedtuple_type(cls)
-        and not (dataclasses.is_dataclass(x) and cls.__dataclass_params__.frozen)
+        and not (dataclasses.is_dataclass(x) and _any(cls).__dataclass_params__.frozen)
     )
     kind = MutableTangent if mutable else Tangent
     return kind[cls](**{k: zero_tangent(v) for k, v in fields.items()})
