@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from chainrules import NoTangent, frule, frule_via_ad, rrule, rrule_via_ad
+from chainrules import NoTangent, frule, frule_via_ad, rrule, rrule_via_ad, scoped_rules
 from chainrules.testing import (
     ADviaRuleConfig,
     FDMethod,
@@ -263,3 +263,35 @@ def test_dataclass_output_with_array_fields():
 
         test_rrule(stats, np.random.default_rng(0).normal(size=(4, 3)))
         assert Tangent  # the cotangent reaches the pullback as a Tangent[Stats]
+
+
+def _sum_with_corner_jump(x):
+    # smooth (the sum) except on the open quadrant x0 > 0.5 and x1 > 0.5, where it
+    # jumps by 100: a move along one axis never reaches it, a diagonal move does
+    return np.sum(x) + 100.0 * float(min(x[0], x[1]) > 0.5)
+
+
+def _register_corner_jump_rule(factor):
+    @rrule.register(_sum_with_corner_jump)
+    def sum_with_corner_jump_rrule(x):
+        def sum_with_corner_jump_pullback(y_bar):
+            return NoTangent(), np.full(x.shape, factor * y_bar)
+
+        return _sum_with_corner_jump(x), sum_with_corner_jump_pullback
+
+
+def test_rrule_small_input_trusts_element_wise_comparison_over_a_direction_crossing_a_jump():
+    # the dot-product test along (1, 1) crosses the jump; the element-wise comparison
+    # shows the rule is right where the primal is smooth
+    with scoped_rules():
+        _register_corner_jump_rule(1.0)
+        test_rrule(_sum_with_corner_jump, with_tangent(np.array([0.5, 0.5]), np.ones(2)),
+                   output_tangent=1.0)
+
+
+def test_rrule_small_input_wrong_rule_still_fails_when_a_direction_crosses_a_jump():
+    with scoped_rules():
+        _register_corner_jump_rule(2.0)
+        with pytest.raises(AssertionError, match="wrong cotangent for argument 1"):
+            test_rrule(_sum_with_corner_jump, with_tangent(np.array([0.5, 0.5]), np.ones(2)),
+                       output_tangent=1.0)

@@ -599,7 +599,19 @@ def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
     typical = float(np.linalg.norm(xb)) * float(np.linalg.norm(v)) / np.sqrt(max(v.size, 1))
     tol = _tol_dot(s, w, jv, fd_res, rhs, typical, xb, v)
     step = fd_res.step if fd_res is not None else None
-    if abs(lhs - rhs) > tol:
+    full: list = []  # the element-wise comparison, computed at most once
+
+    def full_problem() -> str:
+        if not full:
+            full.append(_full_cotangent_problem(s, i, xb, w, step, fd_res))
+        return full[0]
+
+    # A small input is also compared element by element. That comparison is the
+    # stronger one, so when it agrees, a failed one-direction test means only that
+    # the direction crossed a point where the primal is not smooth (an eigenvector's
+    # sign convention switching, say), not that the rule is wrong.
+    small = spec.size <= FULL_JACOBIAN_MAX
+    if abs(lhs - rhs) > tol and not (small and not full_problem()):
         where = _localise(s, i, xb, w, v, step)
         raise AssertionError(
             f"{s.name}: wrong cotangent for {label} ({_item_path(i)}): the dot-product test "
@@ -615,7 +627,7 @@ def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
         ju, fd_u = _fd_along(s, i, u, step)
         lhs_u, rhs_u = float(w @ ju), norm_xb
         tol_u = _tol_dot(s, w, ju, fd_u, rhs_u, rhs_u, xb, u)
-        if abs(lhs_u - rhs_u) > tol_u:
+        if abs(lhs_u - rhs_u) > tol_u and not (small and not full_problem()):
             where = _localise(s, i, xb, w, u, step)
             raise AssertionError(
                 f"{s.name}: wrong cotangent for {label} ({_item_path(i)}): along the "
@@ -624,21 +636,30 @@ def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
                 f"{abs(lhs_u - rhs_u):.3g} > tolerance {tol_u:.3g}){_fd_note(fd_u)}: the "
                 f"cotangent has the wrong sign or scale.\n{where}")
     report.checks.append(f"cotangent of {label}")
-    if spec.size <= FULL_JACOBIAN_MAX:
-        want = _jtv(s, i, w, np.arange(spec.size), step)
-        err = float(np.linalg.norm(xb - want))
-        scale_full = max(float(np.linalg.norm(xb)), float(np.linalg.norm(want)))
-        tol_full = s.atol + s.rtol * scale_full
-        if fd_res is not None:
-            # each element's reference has about the error of the random-direction one
-            err_fd = float(np.sum(np.abs(w))) * fd_res.accuracy * np.sqrt(spec.size)
-            tol_full += _fd_slack(err_fd, scale_full)
-        if err > tol_full:
+    if small:
+        problem = full_problem()
+        if problem:
             raise AssertionError(
-                f"{s.name}: wrong cotangent for {label} ({_item_path(i)}): it differs from "
-                f"the finite-difference J^T·y_bar by {err:.3g} (tolerance {tol_full:.3g}); "
-                f"worst elements:\n{_worst_lines(spec, xb, want)}")
+                f"{s.name}: wrong cotangent for {label} ({_item_path(i)}): {problem}")
         report.checks.append(f"full Jacobian of {label}")
+
+
+def _full_cotangent_problem(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
+                            step: float | None, fd_res: Any) -> str:
+    """Compare x_bar with J^T·y_bar from one finite difference per scalar; '' if they agree."""
+    spec = s.specs[i]
+    want = _jtv(s, i, w, np.arange(spec.size), step)
+    err = float(np.linalg.norm(xb - want))
+    scale_full = max(float(np.linalg.norm(xb)), float(np.linalg.norm(want)))
+    tol_full = s.atol + s.rtol * scale_full
+    if fd_res is not None:
+        # each element's reference has about the error of the random-direction one
+        err_fd = float(np.sum(np.abs(w))) * fd_res.accuracy * np.sqrt(spec.size)
+        tol_full += _fd_slack(err_fd, scale_full)
+    if err > tol_full:
+        return (f"it differs from the finite-difference J^T·y_bar by {err:.3g} (tolerance "
+                f"{tol_full:.3g}); worst elements:\n{_worst_lines(spec, xb, want)}")
+    return ""
 
 
 def _jtv(s: _Setup, i: int, w: np.ndarray, slots: np.ndarray, step: float | None) -> np.ndarray:

@@ -9,10 +9,10 @@ through the pullback with a phase-blind output cotangent (``_eigh_bar``,
 held fixed) and ``eig`` (NumPy documents its gauge) are tested raw.
 
 LAPACK may flip the sign of a vector (or, for ``eig``, of its real largest
-component) within a few 1e-2 of an input; float32 finite differences reach
-that far, so the raw-vector rows are seed-sensitive in float32 (with the
-tester seeds 1-3 one ``eig`` stack row fails at one element for this reason;
-float64 passes). The rows below use seed 0, checked free of such flips.
+component, or the order of the eigenvalues) within a few 1e-2 of an input;
+float32 finite differences reach that far, so the raw-vector rows are
+seed-sensitive in float32 (float64 passes). Norms with kinks (``ord=±1``,
+``±inf``) take inputs far from them (`rows_apart`, `entries_apart`).
 """
 
 from __future__ import annotations
@@ -50,6 +50,39 @@ def herm(rng: np.random.Generator, dtype: Any, n: int, batch: tuple = ()) -> Any
     a = arr(rng, dtype, (*batch, n, n))
     h = (a + np.swapaxes(a, -1, -2).conj()) / 2
     return (h + np.arange(n) * np.eye(n, dtype=dtype) * 1.5).astype(dtype)
+
+
+def rows_apart(rng: np.random.Generator, dtype: Any, shape: tuple,
+               axis: int = -1) -> np.ndarray:
+    """Matrices (stack) whose absolute sums along ``axis`` are 2, 3, 4, … in random
+    order, with no entry near 0: the largest or smallest sum (``ord=±inf``, ``ord=±1``
+    norms) is never near a tie, nor an entry near the kink of ``abs``."""
+    a = arr(rng, dtype, shape)
+    a = np.moveaxis(a + 0.3 * a / np.maximum(np.abs(a), 1e-12), axis, -1)  # |a| >= 0.3
+    sums = np.sum(np.abs(a), axis=-1, keepdims=True)
+    target = (2.0 + rng.permutation(a.shape[-2])).reshape(-1, 1)
+    return np.moveaxis(a * (target / sums), -1, axis).astype(a.dtype)
+
+
+def entries_apart(rng: np.random.Generator, dtype: Any, shape: tuple) -> np.ndarray:
+    """Arrays whose entries' absolute values are at least 0.25 apart (max/min norms)."""
+    size = int(np.prod(shape))
+    mags = 0.5 + 0.25 * rng.permutation(size).reshape(shape)
+    signs = rng.choice([-1.0, 1.0], size=shape)
+    if np.dtype(dtype).kind == "c":
+        return (mags * np.exp(1j * rng.uniform(0, 2 * np.pi, shape))).astype(dtype)
+    return (mags * signs).astype(dtype)
+
+
+def _norm_input(o: Any, shape: tuple) -> Any:
+    """The input of a norm of order ``o``: kinks of max/min orders kept far away."""
+    if o in (np.inf, -np.inf, 1, 0.5) and len(shape) == 1:
+        return lambda rng, dt: (entries_apart(rng, dt, shape),)
+    if o in (np.inf, -np.inf):
+        return lambda rng, dt: (rows_apart(rng, dt, shape, axis=-1),)
+    if o in (1, -1) and len(shape) > 1:
+        return lambda rng, dt: (rows_apart(rng, dt, shape, axis=-2),)
+    return lambda rng, dt: (arr(rng, dt, shape),)
 
 
 # --------------------------------------------------------- gauge-invariant wrappers
@@ -347,21 +380,21 @@ _VECTOR_ORDS = (None, 1, 2, np.inf, -np.inf, 3, 0.5, 0)
 _MATRIX_ORDS = ("fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf)
 
 CASES += [
-    Case(np.linalg.norm, lambda rng, dt: (arr(rng, dt, (5,)),), kwargs={"ord": o}, dtypes=C)
+    Case(np.linalg.norm, _norm_input(o, (5,)), kwargs={"ord": o}, dtypes=C)
     for o in _VECTOR_ORDS
 ]
 CASES += [
-    Case(np.linalg.norm, lambda rng, dt: (arr(rng, dt, (3, 4)),), kwargs={"ord": o}, dtypes=C)
+    Case(np.linalg.norm, _norm_input(o, (3, 4)), kwargs={"ord": o}, dtypes=C)
     for o in _MATRIX_ORDS
 ]
 CASES += [
     Case(np.linalg.norm, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),),
          kwargs={"axis": 1, "keepdims": True}, dtypes=C),
-    Case(np.linalg.norm, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),),
+    Case(np.linalg.norm, lambda rng, dt: (entries_apart(rng, dt, (2, 3, 4)),),
          kwargs={"ord": np.inf, "axis": -1}, dtypes=C),
     Case(np.linalg.norm, lambda rng, dt: (arr(rng, dt, (3, 2, 4)),),
          kwargs={"ord": 2, "axis": (2, 0)}, dtypes=C),
-    Case(np.linalg.norm, lambda rng, dt: (arr(rng, dt, (3, 2, 4)),),
+    Case(np.linalg.norm, lambda rng, dt: (rows_apart(rng, dt, (3, 2, 4), axis=0),),
          kwargs={"ord": 1, "axis": (0, 2), "keepdims": True}, dtypes=C),
     Case(np.linalg.norm, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), dtypes=C,
          name=_name(np.linalg.norm, "3-d, all axes")),
@@ -373,6 +406,6 @@ CASES += [
     Case(np.linalg.matrix_norm, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), dtypes=C),
     Case(np.linalg.matrix_norm, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),),
          kwargs={"ord": "nuc", "keepdims": True}, dtypes=C),
-    Case(np.linalg.matrix_norm, lambda rng, dt: (arr(rng, dt, (2, 3, 4)),),
+    Case(np.linalg.matrix_norm, lambda rng, dt: (rows_apart(rng, dt, (2, 3, 4)),),
          kwargs={"ord": -np.inf}, dtypes=C),
 ]
