@@ -22,6 +22,7 @@ from . import _higher_order as _higher_order
 from ._api import ADConfig, grad, hessian, jacobian, jvp, value_and_grad, vjp
 from ._errors import (
     ADError,
+    ControlFlowError,
     InputTypeError,
     MutationError,
     NonScalarOutputError,
@@ -34,6 +35,7 @@ from ._trace import Tracer
 __all__ = [
     "ADConfig",
     "ADError",
+    "ControlFlowError",
     "InputTypeError",
     "MutationError",
     "NoRuleError",

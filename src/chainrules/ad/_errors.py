@@ -13,6 +13,7 @@ from chainrules.core import ChainRulesError
 
 __all__ = [
     "ADError",
+    "ControlFlowError",
     "InputTypeError",
     "MutationError",
     "NoRuleError",
@@ -266,4 +267,53 @@ class UntrackedOutputError(ADError, TypeError):
             f"follow (expected numbers, float/complex arrays, or tuples, lists, dicts, "
             f"dataclasses of them); its derivative would be lost. To fix it, {_FIX} that "
             f"returns one of those, or convert the value inside the rule"
+        )
+
+
+class ControlFlowError(ADError):
+    """A value depends on traced values only through comparisons, so its derivative is lost.
+
+    A solver handed a function evaluates it (its values are traced, through a closure
+    or its ``args``), compares the values and returns an answer built from plain
+    floats. The AD sees only the comparisons, which have no derivative, so it would
+    give the answer a zero derivative. The AD marks the plain float results of a call
+    that was handed a function and branched on traced values; using one in a
+    derivative raises this error.
+
+    Attributes:
+        function: the function that returned the value.
+        calls: the calls that were handed a function, outermost first (the last is
+            ``function``); a rule for one of them fixes it.
+        where: which part of the result (``""`` for the result itself, ``".x"``).
+
+    Example:
+        >>> from chainrules.ad import grad, ControlFlowError
+        >>> def bisect(f, lo, hi):
+        ...     for _ in range(60):
+        ...         mid = (lo + hi) / 2
+        ...         lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
+        ...     return lo
+        >>> try:
+        ...     grad(lambda a: bisect(lambda t: t - a, -5.0, 5.0))(1.0)
+        ... except ControlFlowError as e:
+        ...     print(e.function.__name__)
+        bisect
+    """
+
+    def __init__(self, calls: tuple, where: str = "") -> None:
+        self.calls = calls
+        self.function = calls[-1]
+        self.where = where
+        name = func_name(self.function)
+        chain = " > ".join(func_name(c) for c in calls)
+        inside = f" (in the call chain {chain})" if len(calls) > 1 else ""
+        super().__init__(
+            f"the result{where} of {name}{inside} depends on the traced values only through "
+            f"comparisons: it was handed a function, branched on the function's traced "
+            f"values (as a solver does) and built the result from plain numbers, so the AD "
+            f"cannot follow its derivative, which would silently be zero. Expected a rule "
+            f"that differentiates the solution. To fix it, register an rrule/frule for "
+            f"{func_name(calls[0])} (or another function of the chain), or {_FIX}; if the "
+            f"value really is piecewise constant in the traced values (an argmax over fixed "
+            f"candidates, a count), wrap it in ignore_derivatives(...)"
         )

@@ -61,6 +61,7 @@ from chainrules.core import _helpers as _core_helpers
 
 from ._errors import (
     ADError,
+    ControlFlowError,
     MutationError,
     NoRuleError,
     TracerConversionError,
@@ -89,6 +90,11 @@ _NO_RULE = object()
 _SCALARS = (float, complex, np.floating, np.complexfloating)
 
 _level_counter = [0]
+# How many times traced code branched on a traced value (a comparison, bool(), int(),
+# rounding). A call that hands a function to other code is watched: if it branched and
+# returns plain floats, those were decided by the branches (a solver's answer) and
+# carry a derivative the AD cannot see (see _watched).
+_BRANCHES = [0]
 _FreshThunk: Any = None  # set by _ad_rules (avoids an import cycle)
 
 
@@ -196,52 +202,58 @@ class Tracer:
 
     def __int__(self) -> int:
         # Truncation: the derivative is zero almost everywhere, which is what we return.
+        _BRANCHES[0] += 1
         return int(deep_primal(self))
 
     def __index__(self) -> int:
         return operator.index(deep_primal(self))
 
     def __bool__(self) -> bool:
+        _BRANCHES[0] += 1
         return bool(deep_primal(self))
 
     __hash__ = object.__hash__
 
     def __round__(self, ndigits: int | None = None) -> Any:
+        _BRANCHES[0] += 1
         return round(deep_primal(self), ndigits)
 
     def __trunc__(self) -> Any:
-        import math
-
+        _BRANCHES[0] += 1
         return math.trunc(deep_primal(self))
 
     def __floor__(self) -> Any:
-        import math
-
+        _BRANCHES[0] += 1
         return math.floor(deep_primal(self))
 
     def __ceil__(self) -> Any:
-        import math
-
+        _BRANCHES[0] += 1
         return math.ceil(deep_primal(self))
 
-    # -- comparisons: piecewise constant, so evaluated on the primal -------------------
+    # -- comparisons: piecewise constant, so evaluated on the primal (and counted) -----
 
     def __lt__(self, other: Any) -> Any:
+        _BRANCHES[0] += 1
         return deep_primal(self) < deep_primal(other)
 
     def __le__(self, other: Any) -> Any:
+        _BRANCHES[0] += 1
         return deep_primal(self) <= deep_primal(other)
 
     def __gt__(self, other: Any) -> Any:
+        _BRANCHES[0] += 1
         return deep_primal(self) > deep_primal(other)
 
     def __ge__(self, other: Any) -> Any:
+        _BRANCHES[0] += 1
         return deep_primal(self) >= deep_primal(other)
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        _BRANCHES[0] += 1
         return deep_primal(self) == deep_primal(other)
 
     def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        _BRANCHES[0] += 1
         return deep_primal(self) != deep_primal(other)
 
     # -- arithmetic --------------------------------------------------------------------
@@ -784,7 +796,7 @@ def _leaves(y: Any, path: tuple, out: list) -> None:
     elif type(y) is list or isinstance(y, tuple):
         for i, v in enumerate(y):
             _leaves(v, (*path, i), out)
-    elif type(y) is dict:
+    elif isinstance(y, dict):  # dict subclasses too: scipy's OptimizeResult
         for k, v in y.items():
             _leaves(v, (*path, k), out)
     else:
@@ -805,6 +817,13 @@ def _replace_leaves(y: Any, path: tuple, make: Callable[[tuple, Any], Any]) -> A
                          for f, v in zip(y._fields, y)])
     if type(y) is dict:
         return {k: _replace_leaves(v, (*path, k), make) for k, v in y.items()}
+    if isinstance(y, dict):
+        items = {k: _replace_leaves(v, (*path, k), make) for k, v in y.items()}
+        if all(items[k] is v for k, v in y.items()):
+            return y
+        out = copy.copy(y)
+        out.update(items)
+        return out
     fields = _object_fields(y)
     if fields:
         new = {k: _replace_leaves(v, (*path, k), make) for k, v in fields.items()}
@@ -1192,9 +1211,9 @@ def _cotangent_structure(y: Any, make: Callable[[tuple, Any], Any], path: tuple)
     if isinstance(y, tuple) and hasattr(y, "_fields"):
         return Tangent[type(y)](**{f: _cotangent_structure(v, make, (*path, f))
                                    for f, v in zip(y._fields, y)})
-    if type(y) is dict:
-        return Tangent[dict]({k: _cotangent_structure(v, make, (*path, k))
-                              for k, v in y.items()})
+    if isinstance(y, dict):
+        return Tangent[type(y)]({k: _cotangent_structure(v, make, (*path, k))
+                                 for k, v in y.items()})
     fields = _object_fields(y)
     if fields:
         return Tangent[type(y)](**{k: _cotangent_structure(v, make, (*path, k))
@@ -1269,6 +1288,96 @@ def _closure_values(f: Any) -> list:
                 pass
         out.extend(f.__defaults__ or ())
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# Values decided by branching on traced values
+
+
+_PASSED_FUNCTION_TYPES = frozenset({_FunctionType, _MethodType, functools.partial})
+_WATCHING: list = []  # the watched calls running now, outermost first
+
+
+def _passes_function(args: tuple, kwargs: dict) -> bool:
+    """Whether a call hands a Python function to the callee (a solver, an integrator)."""
+    for a in args:
+        if type(a) in _PASSED_FUNCTION_TYPES:
+            return True
+    if kwargs:
+        for a in kwargs.values():
+            if type(a) in _PASSED_FUNCTION_TYPES:
+                return True
+    return False
+
+
+def _watched(f: Any, run: Callable, args: tuple, kwargs: dict) -> Any:
+    """``run(*args, **kwargs)`` for a call of ``f`` that passes a function.
+
+    A solver evaluates the function (whose values are traced, through a closure or its
+    ``args``) and compares the values to pick its answer, which it builds from plain
+    floats: the answer depends on the traced values only through those comparisons,
+    and the AD would silently give it a zero derivative. When the call branched on a
+    traced value, its plain float results are marked: using one in a derivative raises
+    :class:`ControlFlowError` (reverse mode) or gives a ``NotImplementedTangent``
+    (forward mode). A rule for ``f`` (or for the solver inside it) avoids all this.
+    """
+    n = _BRANCHES[0]
+    _WATCHING.append(f)
+    try:
+        y = run(*args, **kwargs)
+    finally:
+        _WATCHING.pop()
+    if _BRANCHES[0] == n:
+        return y
+    trace = _reachable_trace((args, kwargs), None, 0)
+    if trace is None:
+        return y
+    calls = (*_WATCHING, f)
+
+    def mark(path: tuple, leaf: Any) -> Any:
+        if type(leaf) is Tracer:
+            return leaf
+        return _decided(trace, calls, path, leaf)
+
+    return _replace_leaves(y, (), mark)
+
+
+def _reachable_trace(x: Any, top: Any, depth: int) -> Any:
+    """The innermost trace among the tracers ``x`` holds, looking into containers,
+    closures, ``functools.partial`` arguments and bound methods' objects."""
+    t = type(x)
+    if t is Tracer:
+        return x._trace if top is None or x._trace.level > top.level else top
+    if depth > 4 or t is float or t is int or t is _ndarray or t is str:
+        return top
+    if isinstance(x, (list, tuple)):
+        for v in x:
+            top = _reachable_trace(v, top, depth + 1)
+    elif isinstance(x, dict):
+        for v in x.values():
+            top = _reachable_trace(v, top, depth + 1)
+    elif t in _PASSED_FUNCTION_TYPES:
+        for v in _closure_values(x):
+            top = _reachable_trace(v, top, depth + 1)
+    elif not isinstance(x, (type, types.ModuleType)):
+        fields = getattr(x, "__dict__", None)
+        if type(fields) is dict:
+            for v in fields.values():
+                top = _reachable_trace(v, top, depth + 1)
+    return top
+
+
+def _decided(trace: Any, calls: tuple, path: tuple, leaf: Any) -> Tracer:
+    """A tracer of ``leaf`` whose derivative refuses to be used (see :func:`_watched`)."""
+    where = "".join(f".{k}" if isinstance(k, str) else f"[{k!r}]" for k in path)
+    if type(trace) is ReverseTrace:
+        def decided_pullback(y_bar: Any) -> tuple:
+            raise ControlFlowError(calls, where)
+
+        idx = len(trace.tape)
+        trace.tape.append((decided_pullback, []))
+        return Tracer(leaf, trace, idx)
+    return Tracer(leaf, trace, NotImplementedTangent(ControlFlowError(calls, where).args[0]))
 
 
 def _deep_struct_primal(x: Any) -> Any:
@@ -1662,11 +1771,15 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
     tf = type(f)
     if top is None:
         if tf is _FunctionType and f not in _r_by_func and f not in _f_by_func:
-            g = _rewritten(f)
-            return (g or f)(*args, **kwargs)
+            g = _rewritten(f) or f
+            if _passes_function(args, kwargs):
+                return _watched(f, g, args, kwargs)
+            return g(*args, **kwargs)
         if tf is _MethodType and type(f.__func__) is _FunctionType:
             g = _rewritten(f.__func__)
             if g is not None:
+                if _passes_function(args, kwargs):
+                    return _watched(f, g, (f.__self__, *args), kwargs)
                 return g(f.__self__, *args, **kwargs)
             return f(*args, **kwargs)
         if f is ProjectTo:
@@ -1679,8 +1792,10 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
                 top = _top_trace_deep(v, top)
         if top is None:
             if tf is _FunctionType:
-                g = _rewritten(f)
-                return (g or f)(*args, **kwargs)
+                g = _rewritten(f) or f
+                if _passes_function(args, kwargs):
+                    return _watched(f, g, args, kwargs)
+                return g(*args, **kwargs)
             if tf is _MethodType:
                 return f(*args, **kwargs)
             if not isinstance(f, type) and type(_call_method(tf)) is _FunctionType:
@@ -1840,11 +1955,15 @@ def _through(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
     if tf is _FunctionType:
         g = _rewritten(f)
         if g is not None:
+            if _passes_function(args, kwargs):
+                return _watched(f, g, args, kwargs)
             return g(*args, **kwargs)
         return _call_opaque_traced(f, args, kwargs, top)
     if tf is _MethodType and type(f.__func__) is _FunctionType:
         g = _rewritten(f.__func__)
         if g is not None:
+            if _passes_function(args, kwargs):
+                return _watched(f, g, (f.__self__, *args), kwargs)
             return g(f.__self__, *args, **kwargs)
         return _call_opaque_traced(f, args, kwargs, top)
     if isinstance(f, np.ufunc) and not kwargs and _is_object_ufunc(f):
@@ -1951,7 +2070,9 @@ def _call_opaque_traced(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
 
 def _call_opaque(f: Any, args: tuple, kwargs: dict) -> Any:
     """Call code the AD cannot look inside: callables passed to it still dispatch."""
+    watch = False
     if not _introspects(f):
+        watch = _passes_function(args, kwargs)
         args = tuple(_wrap_callable(a) for a in args)
         if kwargs:
             kwargs = {k: _wrap_callable(v) for k, v in kwargs.items()}
@@ -1961,6 +2082,8 @@ def _call_opaque(f: Any, args: tuple, kwargs: dict) -> Any:
         if args and _top_trace_deep(args[0], None) is not None:
             return call(_stack_nested, args[0], **kwargs)
     try:
+        if watch:
+            return _watched(f, f, args, kwargs)
         return f(*args, **kwargs)
     except TracerConversionError as e:
         if e.function is None and f not in (float, complex, int) and not _is_ad_code(f):
