@@ -13,6 +13,7 @@ from chainrules.core import ChainRulesError
 
 __all__ = [
     "ADError",
+    "ClosureTangentError",
     "ControlFlowError",
     "InputTypeError",
     "MutationError",
@@ -316,4 +317,46 @@ class ControlFlowError(ADError):
             f"{func_name(calls[0])} (or another function of the chain), or {_FIX}; if the "
             f"value really is piecewise constant in the traced values (an argmax over fixed "
             f"candidates, a count), wrap it in ignore_derivatives(...)"
+        )
+
+
+class ClosureTangentError(ADError):
+    """A rule returned ``NoTangent()`` for a function that closes over traced values.
+
+    The AD hands a rule a function argument with its captured traced values replaced
+    by their primals; the rule's pullback must return the function's cotangent (a
+    ``Tangent`` with a field per captured variable, as ``rrule_via_ad`` returns it
+    as ``self_bar``). ``NoTangent()`` would silently drop those derivatives.
+
+    Attributes:
+        pullback: the pullback that returned ``NoTangent()``.
+        function: the closure.
+        variable: the name of the captured variable whose derivative was dropped.
+
+    Example:
+        >>> from chainrules import NoTangent, rrule, scoped_rules
+        >>> from chainrules.ad import grad, ClosureTangentError
+        >>> def apply(f, x):
+        ...     return f(x)
+        >>> def apply_rrule(f, x):
+        ...     return f(x), lambda y_bar: (NoTangent(), NoTangent(), y_bar)
+        >>> with scoped_rules():
+        ...     _ = rrule.register(apply)(apply_rrule)
+        ...     try:
+        ...         grad(lambda a: apply(lambda t: t * a, 2.0))(1.0)
+        ...     except ClosureTangentError as e:
+        ...         print(e.variable)
+        a
+    """
+
+    def __init__(self, pullback: Any, function: Any, variable: str) -> None:
+        self.pullback = pullback
+        self.function = function
+        self.variable = variable
+        super().__init__(
+            f"the pullback {func_name(pullback)} returned NoTangent() for the function "
+            f"{func_name(function)}, which closes over the traced variable `{variable}`; "
+            f"expected the function's cotangent, a Tangent with a field per captured "
+            f"variable (rrule_via_ad returns it as self_bar). To fix it, return that "
+            f"self_bar from the rule's pullback"
         )

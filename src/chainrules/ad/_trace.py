@@ -61,6 +61,7 @@ from chainrules.core import _helpers as _core_helpers
 
 from ._errors import (
     ADError,
+    ClosureTangentError,
     ControlFlowError,
     MutationError,
     NoRuleError,
@@ -1053,6 +1054,11 @@ class ReverseTrace:
                     parents.append((i + 1, idx, path))
                 if _top_trace_deep(primals[i], None) is not None:
                     mixed = True
+            elif ta is _FunctionType and a.__closure__ is not None:
+                found = []
+                primals[i] = _detach_closure(a, self, found)
+                for path, idx in found:
+                    parents.append((i + 1, idx, path, a))
         if mixed:
             types_ = tuple(type(_deep_struct_primal(p)) for p in primals)
         elif len(primals) == 2:
@@ -1184,7 +1190,9 @@ class ReverseTrace:
                         e, f"the built-in rule for {owner}") from e
             for par in parents:
                 g = grads[par[0]]
-                if len(par) == 3:
+                if len(par) >= 3:
+                    if len(par) == 4 and type(g) is NoTangent:
+                        raise ClosureTangentError(pullback, par[3], par[2][0])
                     g = _get_path(g, par[2])
                 _accumulate(bars, owned, par[1], g, tape)
         return bars
@@ -1266,7 +1274,7 @@ def _captures_tracers(primals: list) -> bool:
         tp = type(p)
         if tp is float or tp is int or tp is _ndarray or not callable(p):
             continue
-        if _top_trace_deep(_closure_values(p), None) is not None:
+        if _reachable_trace(_closure_values(p), None, 0) is not None:
             return True
     return False
 
@@ -1380,6 +1388,52 @@ def _decided(trace: Any, calls: tuple, path: tuple, leaf: Any) -> Tracer:
     return Tracer(leaf, trace, NotImplementedTangent(ControlFlowError(calls, where).args[0]))
 
 
+# ---------------------------------------------------------------------------------------
+# Closures over traced values, handed to a rule (a solver's, map's)
+#
+# The rule gets a copy of the function whose captured traced values are replaced by
+# their primals, and returns the function's cotangent as a ``Tangent`` with one field
+# per captured variable (what ``rrule_via_ad`` returns as ``self_bar`` for a closure).
+
+
+def _detach_closure(fn: types.FunctionType, trace: Any, found: list) -> types.FunctionType:
+    """``fn`` with ``trace``'s tracers in its cells replaced by primals; records
+    ``(path, index)`` per tracer, the path starting with the variable's name."""
+    changed = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            v = cell.cell_contents
+        except ValueError:  # a variable not assigned yet
+            continue
+        if type(v) is Tracer or _is_struct(v):
+            new = _find_tracers(v, trace, (name,), found)
+            if new is not v:
+                changed[name] = new
+    return with_cells(fn, changed) if changed else fn
+
+
+def with_cells(fn: types.FunctionType, values: dict) -> types.FunctionType:
+    """A copy of closure ``fn`` whose captured variables ``values`` (name -> value) are
+    replaced; ``fn`` itself is not changed."""
+    cells = tuple(types.CellType(values[name]) if name in values else cell
+                  for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    g = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, cells)
+    g.__kwdefaults__ = fn.__kwdefaults__
+    g.__qualname__ = fn.__qualname__
+    g.__module__ = fn.__module__
+    return g
+
+
+def _closure_tangent(fn: types.FunctionType, found: list) -> Tangent:
+    """The tangent of a detached closure from its captured tracers' tangents."""
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    fields = {}
+    for name in dict.fromkeys(path[0] for path, _ in found):
+        mine = [(path[1:], t) for path, t in found if path[0] == name]
+        fields[name] = _struct_tangent(cells[name].cell_contents, mine)
+    return Tangent[_FunctionType](**fields)
+
+
 def _deep_struct_primal(x: Any) -> Any:
     while type(x) is Tracer:
         x = x.primal
@@ -1426,6 +1480,10 @@ class ForwardTrace:
                 dargs.append(_struct_tangent(primals[i], found) if found else _ZERO)
                 if _top_trace_deep(primals[i], None) is not None:
                     mixed = True
+            elif ta is _FunctionType and a.__closure__ is not None:
+                found = []
+                primals[i] = _detach_closure(a, self, found)
+                dargs.append(_closure_tangent(primals[i], found) if found else _ZERO)
             else:
                 dargs.append(_ZERO)
         if mixed:
@@ -1787,6 +1845,10 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         for a in args:
             if type(a) is not int and type(a) is not float and _is_struct(a):
                 top = _top_trace_deep(a, top)
+            elif type(a) is _FunctionType and a.__closure__ is not None:
+                # a function closing over traced values: its rule (a solver's) may
+                # differentiate w.r.t. them
+                top = _reachable_trace(a, top, 0)
         if kwargs:
             for v in kwargs.values():
                 top = _top_trace_deep(v, top)
