@@ -100,15 +100,21 @@ def _parameters(solver: Callable) -> Any:
     return inspect.signature(solver).parameters
 
 
-def _wrap_derivative(g: Any) -> Any:
+def _wrap_derivative(name: str, what: str, g: Any) -> Any:
     """A derivative function (``fprime``, ``jac``) returning plain numbers: a traced value
-    from it would make the solve itself traced, so converting one raises instead."""
+    from it (a keyword argument closing over traced values, which the AD does not hand
+    to rules detached) would make the solve itself traced, so that raises instead."""
     if not callable(g):
         return g
 
     def plain_derivative(*a: Any) -> Any:
         v = g(*a)
-        return float(v) if np.ndim(v) == 0 else np.asarray(v)
+        try:
+            return float(v) if np.ndim(v) == 0 else np.asarray(v)
+        except TypeError as e:
+            raise SolverError(name, f"{what} returned a traced value (it closes over "
+                              f"traced values and was passed by keyword)", f"pass {what} "
+                              f"positionally, or give it the parameters through args") from e
 
     return plain_derivative
 
@@ -308,7 +314,8 @@ def _newton_solve(f: Callable, pos: tuple, kwargs: dict) -> tuple | None:
     full = bool(bound.arguments.get("full_output", False))
     for d in ("fprime", "fprime2"):
         if d in bound.arguments:
-            bound.arguments[d] = _wrap_derivative(bound.arguments[d])
+            bound.arguments[d] = _wrap_derivative("scipy.optimize.newton", d,
+                                                  bound.arguments[d])
     bound.arguments["full_output"] = True
     bound.arguments["disp"] = False
     x, r = so.newton(*bound.args, **bound.kwargs)
@@ -355,7 +362,8 @@ def _root_scalar_solve(f: Callable, pos: tuple, kwargs: dict) -> tuple | None:
         return None  # f returns (value, derivatives): no rule
     for d in ("fprime", "fprime2"):
         if d in bound.arguments:
-            bound.arguments[d] = _wrap_derivative(bound.arguments[d])
+            bound.arguments[d] = _wrap_derivative("scipy.optimize.root_scalar", d,
+                                                  bound.arguments[d])
     r = so.root_scalar(*bound.args, **bound.kwargs)
     if not r.converged:
         raise not_converged("scipy.optimize.root_scalar", r.flag)
@@ -463,7 +471,8 @@ def _minimize_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
                           "rule for the constrained problem")
     for d in ("jac", "hess", "hessp"):
         if callable(bound.arguments.get(d)):
-            bound.arguments[d] = _wrap_derivative(bound.arguments[d])
+            bound.arguments[d] = _wrap_derivative("scipy.optimize.minimize", d,
+                                                  bound.arguments[d])
     res = so.minimize(*bound.args, **bound.kwargs)
     _check_minimum(name, res)
     bounds = bound.arguments.get("bounds")
@@ -540,7 +549,8 @@ def _linear_solve(name: str, A: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _root_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
     bound = bind(so.root, (fun, *pos), kwargs)
     if callable(bound.arguments.get("jac")):
-        bound.arguments["jac"] = _wrap_derivative(bound.arguments["jac"])
+        bound.arguments["jac"] = _wrap_derivative("scipy.optimize.root", "jac",
+                                                  bound.arguments["jac"])
     res = so.root(*bound.args, **bound.kwargs)
     if not res.success:
         raise not_converged("scipy.optimize.root", str(res.message))
