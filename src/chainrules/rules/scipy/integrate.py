@@ -36,6 +36,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -281,7 +282,10 @@ def _odeint_solve(func: Callable, pos: tuple, kwargs: dict) -> tuple:
     arguments = bound.arguments
     full = bool(arguments.get("full_output", 0))
     arguments["full_output"] = 1
-    Y, info = si.odeint(*bound.args, **bound.kwargs)
+    with warnings.catch_warnings():
+        # a failed solve is raised as SolverError below, not only warned about
+        warnings.simplefilter("ignore", si.ODEintWarning)
+        Y, info = si.odeint(*bound.args, **bound.kwargs)
     if info["message"] != "Integration successful.":
         raise not_converged("scipy.integrate.odeint", info["message"])
     return (Y, info) if full else Y, Y, full, arguments
