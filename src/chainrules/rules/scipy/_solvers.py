@@ -25,8 +25,11 @@ from chainrules.core import (
     ZeroTangent,
     unthunk,
 )
+from chainrules.rules.numpy.shape import _is_zero
 
 __all__ = ["SolverError"]
+
+is_zero = _is_zero  # ZeroTangent, NoTangent (or None): nothing to propagate
 
 _NO = NoTangent()
 _ZERO = ZeroTangent()
@@ -74,23 +77,6 @@ def bind(solver: Callable, args: tuple, kwargs: dict) -> inspect.BoundArguments:
     return inspect.signature(solver).bind(*args, **kwargs)
 
 
-def call_bound(solver: Callable, bound: inspect.BoundArguments, **changes: Any) -> Any:
-    arguments = dict(bound.arguments)
-    arguments.update(changes)
-    return solver(**_as_keywords(solver, arguments))
-
-
-def _as_keywords(solver: Callable, arguments: dict) -> dict:
-    out = {}
-    for name, p in inspect.signature(solver).parameters.items():
-        if name in arguments:
-            if p.kind is p.VAR_KEYWORD:
-                out.update(arguments[name])
-            else:
-                out[name] = arguments[name]
-    return out
-
-
 def args_tuple(args: Any) -> tuple:
     """SciPy's ``args=``: a tuple, or a single value meaning ``(value,)``."""
     if args is None:
@@ -114,10 +100,6 @@ def item(y_bar: Any, i: int) -> Any:
     if isinstance(y_bar, (Tangent, tuple, list)):
         return unthunk(y_bar[i])
     return _ZERO
-
-
-def is_zero(t: Any) -> bool:
-    return isinstance(t, (ZeroTangent, NoTangent))
 
 
 def zero_for(x: Any) -> Any:
@@ -167,7 +149,7 @@ def inner(u: Any, v: Any) -> float:
     if is_zero(u) or is_zero(v):
         return 0.0
     if isinstance(u, (Tangent, tuple)):
-        return sum(inner(a, _at(v, (k,))) for k, a in
+        return sum(inner(a, at_path(v, (k,))) for k, a in
                    (u.items() if isinstance(u, Tangent) else enumerate(u)))
     return float(np.sum(np.real(np.conj(np.asarray(u)) * np.asarray(v))))
 
@@ -198,7 +180,7 @@ class Flat:
     def vector(self, t: Any) -> np.ndarray:
         out = []
         for path, e in self.leaves:
-            v = _at(unthunk(t), path)
+            v = at_path(unthunk(t), path)
             out.append(np.zeros(e.size, dtype=float) if is_zero(v)
                        else np.real(np.asarray(v, dtype=e.dtype)).reshape(-1).astype(float))
         return np.concatenate(out) if out else np.zeros(0)
@@ -213,7 +195,8 @@ class Flat:
         return _rebuild(unthunk(self.example), (), values)
 
 
-def _at(t: Any, path: tuple) -> Any:
+def at_path(t: Any, path: tuple) -> Any:
+    """The entry at ``path`` of a structural tangent (``ZeroTangent`` where absent)."""
     for k in path:
         t = unthunk(t)
         if is_zero(t):

@@ -36,6 +36,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -79,15 +80,11 @@ _ZERO = ZeroTangent()
 
 
 def _positional_cotangents(solver: Callable, pos: tuple, given: dict) -> list:
-    import inspect
-
     names = list(inspect.signature(solver).parameters)[1:1 + len(pos)]
     return [given[n] if n in given else zero_for(v) for n, v in zip(names, pos)]
 
 
 def _positional_tangent(solver: Callable, dargs: tuple, name: str) -> Any:
-    import inspect
-
     names = list(inspect.signature(solver).parameters)
     i = names.index(name)
     return unthunk(dargs[i + 1]) if i + 1 < len(dargs) else _ZERO

@@ -35,6 +35,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -60,6 +61,7 @@ from ._solvers import (
     args_cotangent,
     args_tangents,
     args_tuple,
+    at_path,
     bind,
     field,
     inner,
@@ -95,8 +97,6 @@ def _positional_tangent(solver: Callable, dargs: tuple, name: str) -> Any:
 
 
 def _parameters(solver: Callable) -> Any:
-    import inspect
-
     return inspect.signature(solver).parameters
 
 
@@ -225,9 +225,7 @@ class _Optimum:
 
 
 def _leaf(theta: Any, path: tuple, example: np.ndarray) -> Any:
-    from ._solvers import _at
-
-    v = _at(theta, path)
+    v = at_path(theta, path)
     return np.zeros(example.shape, dtype=example.dtype) if is_zero(v) else v
 
 
