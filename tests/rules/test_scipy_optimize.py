@@ -124,6 +124,32 @@ def test_minimize_programs():
     test_frule(minimize_args, a2, w2, frule_f=frule_via_ad, config=CONFIG, rtol=1e-6)
 
 
+TS = np.linspace(0.0, 1.0, 6)
+
+
+def least_squares_program(a, d):
+    # linear in p with an exact Jacobian (passed positionally: it closes over a), so the
+    # solver converges to rounding; with the default finite-difference Jacobian its
+    # answer carries errors of ~1e-8, too noisy for finite differences of the solver
+    def jac(p):
+        return np.stack([np.exp(-a * TS), TS], axis=1)
+
+    res = so.least_squares(lambda p: p[0] * np.exp(-a * TS) + p[1] * TS - d,
+                           np.array([1.0, 1.0]), jac, xtol=1e-15, ftol=1e-15, gtol=1e-15)
+    return np.concatenate([res.x, [res.cost]])
+
+
+def test_least_squares_program():
+    d = np.exp(-1.3 * TS) + 0.05 * np.sin(7 * TS)
+    test_rrule(least_squares_program, 1.2, d, rrule_f=rrule_via_ad, config=CONFIG, rtol=1e-6)
+
+
+def test_least_squares_robust_loss_error():
+    with pytest.raises(SolverError, match=re.escape("only loss='linear'")):
+        grad(lambda a: so.least_squares(lambda p: p - a, np.zeros(2), loss="huber").x[0])(
+            np.ones(2))
+
+
 def root_program(a):
     res = so.root(lambda x: np.array([x[0] ** 3 + x[1] - a[0], x[1] ** 3 - x[0] - a[1]]),
                   np.ones(2), tol=1e-12)

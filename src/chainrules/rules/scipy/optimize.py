@@ -11,7 +11,7 @@ captures in a closure. The rules call back into the AD for that function
   ``toms748``, ``newton`` with a scalar ``x0``, ``root_scalar``; ``root`` for vectors):
   ``dx/dtheta = -(df/dx)^-1 df/dtheta`` at the root;
 - minima of ``f(x, theta)`` (``minimize_scalar``, unconstrained ``minimize``, or with
-  bounds that are not active): ``grad_x f = 0`` there, so
+  bounds that are not active; ``least_squares`` (reverse mode), ``f = |r|^2 / 2``): ``grad_x f = 0`` there, so
   ``dx/dtheta = -H^-1 d(grad_x f)/dtheta`` with ``H`` the Hessian in ``x``, built in the
   pullback from ``n`` Hessian-vector products (forward over reverse) and solved
   densely; the optimal value ``fun`` has ``d fun/dtheta = df/dtheta`` (envelope theorem);
@@ -123,13 +123,19 @@ def _wrap_derivative(name: str, what: str, g: Any) -> Any:
 # Derivatives of the user's function at the solution
 
 
+_VALUE, _FIRST, _RESIDUALS = "value", "first", "residuals"
+
+
 def _gradient_parts(config: Any, f: Callable, x: Any, args: tuple,
-                    first: bool = False) -> tuple:
-    """``(f(x), f_bar, x_bar, [args_bars])`` of scalar ``f(x, *args)`` (seed 1). ``first``:
-    ``f`` returns ``(value, gradient)`` (``jac=True``); differentiate the value."""
+                    kind: Any = _VALUE) -> tuple:
+    """``(f(x), f_bar, x_bar, [args_bars])``: the gradient of scalar ``f(x, *args)``;
+    ``kind``: ``"first"``, ``f`` returns ``(value, gradient)`` (``jac=True``), the
+    value's; ``"residuals"``, ``f`` returns residuals ``r``, that of ``|r|^2 / 2``."""
     y, pullback = rrule_via_ad(config, f, x, *args)
-    if first:
+    if kind == _FIRST:
         g = pullback((one_like(y[0]), _ZERO))
+    elif kind == _RESIDUALS:
+        g = pullback(y)
     else:
         g = pullback(one_like(y))
     return y, unthunk(g[0]), unthunk(g[1]), [unthunk(b) for b in g[2:]]
@@ -162,13 +168,14 @@ def _nonzero_slope(name: str, fx: Any) -> Any:
 
 
 class _Optimum:
-    """Second-order information at a minimum ``x`` (scalar or 1-D) of ``f(x, *args)``:
+    """Second-order information at a minimum ``x`` (scalar or 1-D) of ``f(x, *args)``
+    (of ``|f(x, *args)|^2 / 2`` for ``kind="residuals"``):
     the Hessian ``H`` and the mixed partials ``M[i] = d(grad_theta f)/dx_i`` as rows of
     flat vectors (``theta`` = the closure's captured values and ``args``)."""
 
     def __init__(self, name: str, config: Any, f: Callable, x: Any, args: tuple,
-                 first: bool) -> None:
-        _, f_bar, _, args_bars = _gradient_parts(config, f, x, args, first)
+                 kind: str) -> None:
+        _, f_bar, _, args_bars = _gradient_parts(config, f, x, args, kind)
         self.theta_grad = (f_bar, tuple(args_bars))
         self.flat = Flat(self.theta_grad)
         flat = self.flat
@@ -176,7 +183,7 @@ class _Optimum:
         n = xs.size
 
         def gradient_leaves(x: Any, *args: Any) -> tuple:
-            _, f_bar, gx, args_bars = _gradient_parts(config, f, x, args, first)
+            _, f_bar, gx, args_bars = _gradient_parts(config, f, x, args, kind)
             theta = (f_bar, tuple(args_bars))
             return (gx, *(_leaf(theta, path, e) for path, e in flat.leaves))
 
@@ -440,7 +447,7 @@ def minimize_scalar_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) 
         x_bar, fun_bar = field(y_bar, "x"), field(y_bar, "fun")
         if is_zero(x_bar) and is_zero(fun_bar):
             return (_NO, _ZERO, *_positional_cotangents(so.minimize_scalar, pos, _ZERO))
-        opt = _Optimum(name, config, fun, res.x, args_tuple(raw_args), False)
+        opt = _Optimum(name, config, fun, res.x, args_tuple(raw_args), _VALUE)
         f_bar, args_bars = opt.cotangent(x_bar, fun_bar)
         return (_NO, f_bar, *_positional_cotangents(
             so.minimize_scalar, pos, args_cotangent(raw_args, args_bars)))
@@ -455,7 +462,7 @@ def minimize_scalar_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any,
     args = args_tuple(raw_args)
     theta_dot = (unthunk(dargs[1]), tuple(args_tangents(
         raw_args, _positional_tangent(so.minimize_scalar, dargs, "args"))))
-    opt = _Optimum("scipy.optimize.minimize_scalar", config, fun, res.x, args, False)
+    opt = _Optimum("scipy.optimize.minimize_scalar", config, fun, res.x, args, _VALUE)
     x_dot, fun_dot = opt.tangent(res.x, theta_dot)
     return res, Tangent[type(res)]({"x": x_dot, "fun": type(res.fun)(fun_dot)})
 
@@ -490,7 +497,7 @@ def minimize_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
         if is_zero(x_bar) and is_zero(fun_bar):
             return (_NO, _ZERO, *_positional_cotangents(so.minimize, pos, _ZERO))
         opt = _Optimum("scipy.optimize.minimize", config, fun, res.x, args_tuple(raw_args),
-                       first)
+                       _FIRST if first else _VALUE)
         f_bar, args_bars = opt.cotangent(x_bar, fun_bar)
         return (_NO, f_bar, *_positional_cotangents(
             so.minimize, pos, args_cotangent(raw_args, args_bars)))
@@ -503,9 +510,49 @@ def minimize_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any, **kwargs
     res, raw_args, first = _minimize_solve(fun, pos, kwargs)
     theta_dot = (unthunk(dargs[1]), tuple(args_tangents(
         raw_args, _positional_tangent(so.minimize, dargs, "args"))))
-    opt = _Optimum("scipy.optimize.minimize", config, fun, res.x, args_tuple(raw_args), first)
+    opt = _Optimum("scipy.optimize.minimize", config, fun, res.x, args_tuple(raw_args),
+                   _FIRST if first else _VALUE)
     x_dot, fun_dot = opt.tangent(res.x, theta_dot)
     return res, Tangent[type(res)]({"x": x_dot, "fun": type(res.fun)(fun_dot)})
+
+
+# ----------------------------------------------------------------------------------------
+# least_squares: a minimum of |r(x, theta)|^2 / 2
+
+
+def _least_squares_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
+    name = "scipy.optimize.least_squares"
+    bound = bind(so.least_squares, (fun, *pos), kwargs)
+    arguments = bound.arguments
+    if arguments.get("loss", "linear") != "linear" or arguments.get("kwargs"):
+        raise SolverError(name, "only loss='linear' without kwargs= is differentiated",
+                          "expected the plain sum of squares; pass parameters through args")
+    if callable(arguments.get("jac")):
+        arguments["jac"] = _wrap_derivative(name, "jac", arguments["jac"])
+    res = so.least_squares(*bound.args, **bound.kwargs)
+    if not res.success:
+        raise not_converged(name, str(res.message))
+    bounds = arguments.get("bounds", (-np.inf, np.inf))
+    lb, ub = (bounds.lb, bounds.ub) if isinstance(bounds, so.Bounds) else bounds[:2]
+    _check_interior(name, res.x, lb, ub, 1e-10)
+    return res, arguments.get("args", ())
+
+
+@rrule.register(so.least_squares, config=HasReverseMode)
+def least_squares_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
+    res, raw_args = _least_squares_solve(fun, pos, kwargs)
+
+    def least_squares_pullback(y_bar: Any) -> tuple:
+        x_bar, cost_bar = field(y_bar, "x"), field(y_bar, "cost")
+        if is_zero(x_bar) and is_zero(cost_bar):
+            return (_NO, _ZERO, *_positional_cotangents(so.least_squares, pos, _ZERO))
+        opt = _Optimum("scipy.optimize.least_squares", config, fun, res.x,
+                       args_tuple(raw_args), _RESIDUALS)
+        f_bar, args_bars = opt.cotangent(x_bar, cost_bar)
+        return (_NO, f_bar, *_positional_cotangents(
+            so.least_squares, pos, args_cotangent(raw_args, args_bars)))
+
+    return res, least_squares_pullback
 
 
 # ----------------------------------------------------------------------------------------
