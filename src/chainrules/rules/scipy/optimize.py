@@ -11,7 +11,8 @@ captures in a closure. The rules call back into the AD for that function
   ``toms748``, ``newton`` with a scalar ``x0``, ``root_scalar``; ``root`` for vectors):
   ``dx/dtheta = -(df/dx)^-1 df/dtheta`` at the root;
 - minima of ``f(x, theta)`` (``minimize_scalar``, unconstrained ``minimize``, or with
-  bounds that are not active; ``least_squares`` (reverse mode), ``f = |r|^2 / 2``): ``grad_x f = 0`` there, so
+  bounds that are not active; ``least_squares`` (reverse mode), ``f = |r|^2 / 2``):
+  ``grad_x f = 0`` there, so
   ``dx/dtheta = -H^-1 d(grad_x f)/dtheta`` with ``H`` the Hessian in ``x``, built in the
   pullback from ``n`` Hessian-vector products (forward over reverse) and solved
   densely; the optimal value ``fun`` has ``d fun/dtheta = df/dtheta`` (envelope theorem);
