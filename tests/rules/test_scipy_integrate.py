@@ -132,3 +132,13 @@ def test_times_not_differentiated():
     with pytest.raises(SolverError, match=re.escape("w.r.t. the times")):
         jvp(lambda t1: np.sum(si.odeint(lambda y, t: -y, np.ones(1), [0.0, t1])),
             (1.0,), (1.0,))
+
+
+def quad_list(k, c):
+    ps = [k, c]
+    return si.quad(lambda t: ps[0] * np.exp(-ps[1] * t), 0.0, 1.0, **TIGHT)[0]
+
+
+def test_quad_closure_capturing_a_list():
+    test_rrule(quad_list, 1.0, 2.0, rrule_f=rrule_via_ad, config=CONFIG)
+    test_frule(quad_list, 1.0, 2.0, frule_f=frule_via_ad, config=CONFIG)

@@ -230,3 +230,20 @@ def test_golden_has_no_rule_and_fails_loudly():
         grad(lambda a: so.golden(lambda t: (t - a) ** 2))(1.0)
     with pytest.raises(Exception, match="comparisons"):
         jvp(lambda a: so.golden(lambda t: (t - a) ** 2), (1.0,), (1.0,))
+
+
+def minimize_scalar_dict(a, c):
+    p = {"a": a, "c": [c, 2.0]}  # the closure captures a structure of parameters
+    return so.minimize_scalar(lambda t: (t - p["a"]) ** 2 + p["c"][0] * t ** 4,
+                              options={"xtol": 1e-12}).x
+
+
+def brentq_list(a, b):
+    ps = [a, b]
+    return so.brentq(lambda t: t ** 3 + ps[1] * t - ps[0], 0.0, 3.0)
+
+
+def test_closures_capturing_structures():
+    test_rrule(minimize_scalar_dict, 1.0, 0.3, rrule_f=rrule_via_ad, config=CONFIG, rtol=1e-4)
+    test_rrule(brentq_list, 2.0, 0.5, rrule_f=rrule_via_ad, config=CONFIG)
+    test_frule(brentq_list, 2.0, 0.5, frule_f=frule_via_ad, config=CONFIG)

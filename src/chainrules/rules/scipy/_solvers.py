@@ -110,11 +110,15 @@ def zero_for(x: Any) -> Any:
 
 
 def scale(c: Any, t: Any) -> Any:
-    """``c * t`` for a natural tangent or a structural one (zeros stay zeros)."""
+    """``c * t`` for a real ``c`` and a natural or structural tangent (``Tangent``s,
+    lists and dicts of numbers and arrays, as a closure's cotangent may hold)."""
     t = unthunk(t)
     if isinstance(t, AbstractTangent) and not isinstance(t, Tangent):
         return t
-    return c * t if isinstance(t, Tangent) else t * c
+    if isinstance(t, (Tangent, tuple, list, dict)):
+        flat = Flat(t)
+        return flat.unflatten(float(np.real(c)) * flat.vector(t))
+    return t * c
 
 
 def args_cotangent(args: Any, bars: list) -> Any:
@@ -155,7 +159,8 @@ def inner(u: Any, v: Any) -> float:
 
 
 class Flat:
-    """A structural tangent (numbers, arrays, ``Tangent``s of them) as one vector.
+    """A structural tangent (numbers, arrays; ``Tangent``s, tuples, lists and dicts of
+    them) as one vector.
 
     Built from an example; ``vector(t)`` flattens a tangent of the same structure
     (zeros become zeros), ``unflatten(v)`` builds it back.
@@ -171,8 +176,11 @@ class Flat:
         if isinstance(t, Tangent):
             for k, v in t.items():
                 self._walk(unthunk(v), (*path, k))
-        elif isinstance(t, tuple):
+        elif isinstance(t, (tuple, list)):
             for k, v in enumerate(t):
+                self._walk(unthunk(v), (*path, k))
+        elif isinstance(t, dict):  # a dict's natural cotangent
+            for k, v in t.items():
                 self._walk(unthunk(v), (*path, k))
         elif not isinstance(t, AbstractTangent):
             self.leaves.append((path, np.asarray(t)))
@@ -201,9 +209,13 @@ def at_path(t: Any, path: tuple) -> Any:
         t = unthunk(t)
         if is_zero(t):
             return t
-        t = t[k] if isinstance(t, tuple) or (isinstance(t, Tangent) and
-                                             isinstance(t.backing, tuple)) else (
-            t.backing.get(k, _ZERO) if isinstance(t, Tangent) else t[k])
+        if isinstance(t, Tangent):
+            b = t.backing
+            t = b.get(k, _ZERO) if isinstance(b, dict) else b[k]
+        elif isinstance(t, dict):
+            t = t.get(k, _ZERO)
+        else:
+            t = t[k]
     return unthunk(t)
 
 
@@ -213,8 +225,10 @@ def _rebuild(t: Any, path: tuple, values: dict) -> Any:
             return type(t)(*[_rebuild(unthunk(v), (*path, k), values) for k, v in t.items()])
         return type(t).from_backing({k: _rebuild(unthunk(v), (*path, k), values)
                                      for k, v in t.items()})
-    if isinstance(t, tuple):
-        return tuple(_rebuild(unthunk(v), (*path, k), values) for k, v in enumerate(t))
+    if isinstance(t, (tuple, list)):
+        return type(t)(_rebuild(unthunk(v), (*path, k), values) for k, v in enumerate(t))
+    if isinstance(t, dict):
+        return {k: _rebuild(unthunk(v), (*path, k), values) for k, v in t.items()}
     if isinstance(t, AbstractTangent):
         return t
     return values[path]

@@ -70,6 +70,7 @@ from ._solvers import (
     item,
     not_converged,
     one_like,
+    scale,
     zero_for,
 )
 
@@ -128,9 +129,8 @@ def quad_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
         a_bar = -v_bar * _limit_value(func, a, args) if np.isfinite(a) else _ZERO
         b_bar = v_bar * _limit_value(func, b, args) if np.isfinite(b) else _ZERO
         f_bar, args_bars = _integral_of_gradient(config, func, a, b, args, arguments)
-        args_bar = args_cotangent(raw_args, [b if is_zero(b) else v_bar * b
-                                             for b in args_bars])
-        f_bar = f_bar if is_zero(f_bar) else v_bar * f_bar
+        args_bar = args_cotangent(raw_args, [scale(v_bar, b) for b in args_bars])
+        f_bar = scale(v_bar, f_bar)
         return (_NO, f_bar, *_positional_cotangents(
             si.quad, pos, {"a": a_bar, "b": b_bar, "args": args_bar}))
 
