@@ -126,19 +126,23 @@ def test_solve_ivp_events_error():
                                            dense_output=True).y))(1.0)
 
 
-def test_times_not_differentiated():
+def odeint_times(t1, t2, k):
+    Y = si.odeint(lambda y, t: np.array([y[1], -k * y[0] + np.cos(t)]), np.array([1.0, 0.0]),
+                  np.array([0.3, t1, t2]), **ODE_TOL)
+    return Y[1:]
+
+
+def test_odeint_wrt_times():
+    test_rrule(odeint_times, 1.0, 2.2, 1.5, rrule_f=rrule_via_ad, config=CONFIG, rtol=1e-7)
+    test_frule(odeint_times, 1.0, 2.2, 1.5, frule_f=frule_via_ad, config=CONFIG, rtol=1e-7)
+    # moving the start time: y(t) for y' = -y from y(t0) = 1 is exp(t0 - t)
+    g = grad(lambda t0: si.odeint(lambda y, t: -y, np.ones(1), [t0, 2.0], **ODE_TOL)[1, 0])
+    assert g(0.5) == pytest.approx(np.exp(-1.5), rel=1e-8)
+
+
+def test_solve_ivp_times_not_differentiated():
     with pytest.raises(Exception, match=re.escape("w.r.t. the times")):
-        grad(lambda t1: np.sum(si.odeint(lambda y, t: -y, np.ones(1), [0.0, t1])))(1.0)
+        grad(lambda t1: np.sum(si.solve_ivp(lambda t, y: -y, (0.0, t1), np.ones(1)).y))(1.0)
     with pytest.raises(SolverError, match=re.escape("w.r.t. the times")):
-        jvp(lambda t1: np.sum(si.odeint(lambda y, t: -y, np.ones(1), [0.0, t1])),
+        jvp(lambda t1: np.sum(si.solve_ivp(lambda t, y: -y, (0.0, t1), np.ones(1)).y),
             (1.0,), (1.0,))
-
-
-def quad_list(k, c):
-    ps = [k, c]
-    return si.quad(lambda t: ps[0] * np.exp(-ps[1] * t), 0.0, 1.0, **TIGHT)[0]
-
-
-def test_quad_closure_capturing_a_list():
-    test_rrule(quad_list, 1.0, 2.0, rrule_f=rrule_via_ad, config=CONFIG)
-    test_frule(quad_list, 1.0, 2.0, frule_f=frule_via_ad, config=CONFIG)

@@ -15,8 +15,9 @@ variable (the values a closure captures, and ``args``):
   added at each output time; ``(df/dy)^T a`` and ``(df/dtheta)^T a`` are pullbacks of
   the user's function by ``rrule_via_ad``); forward mode by forward sensitivities
   (``s' = (df/dy) s + (df/dtheta) theta_dot`` integrated alongside the state, one
-  ``frule_via_ad`` per right-hand side evaluation). The output times are not
-  differentiated (a ``NotImplementedTangent``).
+  ``frule_via_ad`` per right-hand side evaluation). ``odeint``'s times ``t`` too
+  (``Y[k]`` moves with ``t[k]`` at the speed ``f(Y[k], t[k])``); ``solve_ivp``'s times
+  are not differentiated (a ``NotImplementedTangent``).
 
 Accuracy: the derivative is computed by a second numerical solve with the call's
 tolerances (``rtol``/``atol``, ``epsabs``/``epsrel``), so its error is of the order of
@@ -231,7 +232,8 @@ class _RHS:
 
 def _adjoint(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol: float,
              atol: float, name: str) -> tuple:
-    """``(y0_bar, theta_bar)`` for cotangents ``Y_bar[k]`` of the states at times ``ts``."""
+    """``(y0_bar, theta_bar, a0)`` for cotangents ``Y_bar[k]`` of the states at times
+    ``ts``; ``a0`` is the adjoint just after ``ts[0]`` (without ``Y_bar[0]``)."""
     forward = si.solve_ivp(rhs, (ts[0], ts[-1]), y0, method="DOP853", dense_output=True,
                            rtol=rtol, atol=atol)
     if not forward.success:
@@ -255,7 +257,7 @@ def _adjoint(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol:
             raise not_converged(name, f"the adjoint solve: {back.message}")
         z = back.y[:, -1]
     y0_bar = z[:n] + Y_bar[0]
-    return y0_bar, flat.unflatten(z[n:])
+    return y0_bar, flat.unflatten(z[n:]), z[:n]
 
 
 def _sensitivities(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, s0: np.ndarray, f_dot: Any,
@@ -310,16 +312,26 @@ def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
         Y_bar = item(y_bar, 0) if full else unthunk(y_bar)
         if is_zero(Y_bar):
             return (_NO, _ZERO, *_positional_cotangents(si.odeint, pos, {}))
-        y0_bar, (f_bar, args_bars) = _adjoint(
-            rhs, ts, Y[0].astype(float), np.real(np.asarray(Y_bar, float)), rtol, atol,
-            "scipy.integrate.odeint")
+        Y_bar = np.real(np.asarray(Y_bar, float))
+        y0_bar, (f_bar, args_bars), a0 = _adjoint(
+            rhs, ts, Y[0].astype(float), Y_bar, rtol, atol, "scipy.integrate.odeint")
         y0_bar = y0_bar.reshape(y0.shape).astype(np.result_type(y0, float)) \
             if isinstance(arguments["y0"], np.ndarray) else _like(arguments["y0"], y0_bar)
+        # Y[k] moves with t[k] at the speed f(Y[k], t[k]); moving t[0] moves the start
+        F = np.array([rhs(float(tk), Yk) for tk, Yk in zip(ts, Y.astype(float))])
+        t_bar = np.einsum("ki,ki->k", Y_bar, F)
+        t_bar[0] = -a0 @ F[0]
         return (_NO, f_bar, *_positional_cotangents(si.odeint, pos, {
-            "y0": y0_bar, "t": not_implemented("derivative of odeint w.r.t. the times t"),
+            "y0": y0_bar, "t": _times_cotangent(arguments["t"], t_bar),
             "args": args_cotangent(raw_args, list(args_bars))}))
 
     return y, odeint_pullback
+
+
+def _times_cotangent(t: Any, t_bar: np.ndarray) -> Any:
+    if isinstance(t, np.ndarray):
+        return t_bar.astype(t.dtype) if t.dtype.kind == "f" else _NO
+    return _like(t, t_bar)
 
 
 def _like(x: Any, v: np.ndarray) -> Any:
@@ -337,17 +349,23 @@ def odeint_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs:
     raw_args = arguments.get("args", ())
     rhs = _RHS(config, func, args_tuple(raw_args), bool(arguments.get("tfirst")),
                (Y.shape[1],))
-    if not is_zero(_positional_tangent(si.odeint, dargs, "t")):
-        raise SolverError("scipy.integrate.odeint", "the derivative w.r.t. the times t is "
-                          "not implemented", "expected tangents for y0, args and the "
-                          "function only")
     y0_dot = _positional_tangent(si.odeint, dargs, "y0")
     s0 = np.zeros(Y.shape[1]) if is_zero(y0_dot) else np.reshape(
         np.asarray(_plain_sequence(y0_dot), float), -1)
+    t_dot = _positional_tangent(si.odeint, dargs, "t")
+    F = None
+    if not is_zero(t_dot):
+        # Y[k] moves with t[k] at the speed f(Y[k], t[k]); moving t[0] moves the start
+        t_dot = np.reshape(np.asarray(_plain_sequence(t_dot), float), -1)
+        F = np.array([rhs(float(tk), Yk) for tk, Yk in zip(ts, Y.astype(float))])
+        s0 = s0 - F[0] * t_dot[0]
     rtol, atol = _tolerances(arguments)
     S = _sensitivities(rhs, ts, Y[0].astype(float), s0, unthunk(dargs[1]),
                        args_tangents(raw_args, _positional_tangent(si.odeint, dargs, "args")),
-                       rtol, atol, "scipy.integrate.odeint").astype(Y.dtype)
+                       rtol, atol, "scipy.integrate.odeint")
+    if F is not None:
+        S = S + F * t_dot[:, None]
+    S = S.astype(Y.dtype)
     return y, (Tangent[tuple](S, _ZERO) if full else S)
 
 
@@ -383,7 +401,7 @@ def solve_ivp_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any
         if is_zero(Y_bar):
             return (_NO, _ZERO, *_positional_cotangents(si.solve_ivp, pos, {}))
         ts, Y_bars = _from_start(arguments, res.t, np.real(np.asarray(Y_bar, float)).T)
-        y0_bar, (f_bar, args_bars) = _adjoint(
+        y0_bar, (f_bar, args_bars), _ = _adjoint(
             rhs, ts, np.reshape(y0, -1).astype(float), Y_bars, rtol, atol,
             "scipy.integrate.solve_ivp")
         y0_bar = y0_bar.reshape(y0.shape).astype(np.result_type(y0, float)) \
