@@ -153,7 +153,7 @@ def _holds_numbers(v: Any) -> bool:
 
 
 def _cell(f: types.FunctionType, name: str) -> Any:
-    return f.__closure__[f.__code__.co_freevars.index(name)].cell_contents
+    return (f.__closure__ or ())[f.__code__.co_freevars.index(name)].cell_contents
 
 
 def _with_cells_caller(f: types.FunctionType, names: tuple) -> Callable:

@@ -301,8 +301,9 @@ class ControlFlowError(ADError):
         bisect
     """
 
-    def __init__(self, calls: tuple, where: str = "") -> None:
+    def __init__(self, calls: tuple[Any, ...], where: str = "") -> None:
         self.calls = calls
+        outer = calls[0]
         self.function = calls[-1]
         self.where = where
         name = func_name(self.function)
@@ -314,7 +315,7 @@ class ControlFlowError(ADError):
             f"values (as a solver does) and built the result from plain numbers, so the AD "
             f"cannot follow its derivative, which would silently be zero. Expected a rule "
             f"that differentiates the solution. To fix it, register an rrule/frule for "
-            f"{func_name(calls[0])} (or another function of the chain), or {_FIX}; if the "
+            f"{func_name(outer)} (or another function of the chain), or {_FIX}; if the "
             f"value really is piecewise constant in the traced values (an argmax over fixed "
             f"candidates, a count), wrap it in ignore_derivatives(...)"
         )
