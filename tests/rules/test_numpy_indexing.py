@@ -15,7 +15,7 @@ from chainrules import (
     rrule,
     unthunk,
 )
-from chainrules.testing import case_id, test_rrule
+from chainrules.testing import case_id, test_frule, test_rrule
 from chainrules.testing.cases.numpy_indexing import CASES
 from chainrules.testing.pytest_plugin import check_case
 
@@ -59,7 +59,14 @@ def test_getitem_rule_is_for_ndarrays_only():
     assert "getitem" in pullback.__qualname__
     info = [r for r in rrule.registered() if r.function is operator.getitem
             and r.rule.__module__ == "chainrules.rules.numpy.indexing"]
-    assert info and all(r.types[0] is np.ndarray for r in info)
+    assert info and all(r.types[0] in (np.ndarray, np.floating, np.complexfloating)
+                        for r in info)
+
+
+@pytest.mark.parametrize("x", [np.float64(1.5), np.float32(0.5), np.complex128(1 - 2j)])
+def test_getitem_empty_tuple_of_numpy_scalar(x):
+    test_frule(operator.getitem, x, ())
+    test_rrule(operator.getitem, x, ())
 
 
 @pytest.mark.parametrize("idx", [np.array([0, 0, 0, 2]), [1, 1], (np.array([0, 0]),

@@ -22,6 +22,8 @@ from . import _higher_order as _higher_order
 from ._api import ADConfig, grad, hessian, jacobian, jvp, value_and_grad, vjp
 from ._errors import (
     ADError,
+    ClosureTangentError,
+    ControlFlowError,
     InputTypeError,
     MutationError,
     NonScalarOutputError,
@@ -34,6 +36,8 @@ from ._trace import Tracer
 __all__ = [
     "ADConfig",
     "ADError",
+    "ClosureTangentError",
+    "ControlFlowError",
     "InputTypeError",
     "MutationError",
     "NoRuleError",

@@ -28,7 +28,15 @@ from chainrules.core import (
 )
 
 from ._errors import InputTypeError, NonScalarOutputError
-from ._trace import ForwardTrace, ReverseTrace, Tracer, call, deep_primal, project_traced
+from ._trace import (
+    ForwardTrace,
+    ReverseTrace,
+    Tracer,
+    call,
+    deep_primal,
+    project_traced,
+    with_cells,
+)
 
 __all__ = ["ADConfig", "grad", "hessian", "jacobian", "jvp", "value_and_grad", "vjp"]
 
@@ -57,6 +65,7 @@ class ADConfig(RuleConfig, HasReverseMode, HasForwardsMode):
         ``self_bar`` is ``NoTangent()`` for functions and a ``Tangent`` of the fields
         for callable dataclass instances (their fields are differentiated too).
         """
+        f = _unwrapped(f)
         if _is_callable_struct(f):
             y, pullback = _vjp(self, _call_self, (f, *args), kwargs, range(len(args) + 1))
 
@@ -64,6 +73,19 @@ class ADConfig(RuleConfig, HasReverseMode, HasForwardsMode):
                 return pullback(y_bar)
 
             return y, via_ad_self_pullback
+        names = _captured_numbers(f)
+        if names:
+            values = tuple(_cell(f, n) for n in names)
+            y, pullback = _vjp(self, _with_cells_caller(f, names), (values, *args), kwargs,
+                               range(len(args) + 1))
+
+            def via_ad_closure_pullback(y_bar: Any) -> tuple:
+                values_bar, *arg_bars = pullback(y_bar)
+                bars = [values_bar[k] for k in range(len(names))] \
+                    if isinstance(values_bar, (Tangent, tuple)) else [values_bar] * len(names)
+                return (Tangent[type(f)](**dict(zip(names, bars))), *arg_bars)
+
+            return y, via_ad_closure_pullback
         y, pullback = _vjp(self, f, args, kwargs, range(len(args)))
 
         def via_ad_pullback(y_bar: Any) -> tuple:
@@ -74,13 +96,74 @@ class ADConfig(RuleConfig, HasReverseMode, HasForwardsMode):
     def frule_via_ad(self, dargs: tuple, f: Any, *args: Any, **kwargs: Any) -> Any:
         """``(y, y_dot)`` of ``f(*args, **kwargs)`` along ``dargs[1:]`` by forward tracing
         (and along ``dargs[0]`` for a callable dataclass instance with a ``Tangent``)."""
+        f = _unwrapped(f)
         if isinstance(dargs[0], Tangent) and _is_callable_struct(f):
             return _jvp(self, _call_self, (f, *args), tuple(dargs), kwargs)
+        if isinstance(dargs[0], Tangent) and type(f) is types.FunctionType:
+            names = _captured_numbers(f)
+            values = tuple(_cell(f, n) for n in names)
+            values_dot = tuple(getattr(dargs[0], n) for n in names)
+            return _jvp(self, _with_cells_caller(f, names), (values, *args),
+                        (values_dot, *dargs[1:]), kwargs)
         return _jvp(self, f, args, tuple(dargs[1:]), kwargs)
 
 
 def _is_callable_struct(f: Any) -> bool:
     return dataclasses.is_dataclass(f) and not isinstance(f, type) and callable(f)
+
+
+def _unwrapped(f: Any) -> Any:
+    """``f`` without the dispatching wrapper the AD puts around functions it hands to
+    code it cannot look inside (``rrule_via_ad`` called from traced code)."""
+    if type(f) is functools.partial and f.func is call and len(f.args) == 1 \
+            and not f.keywords:
+        return f.args[0]
+    return f
+
+
+def _captured_numbers(f: Any) -> tuple[str, ...]:
+    """The variables a closure captures that hold numbers or arrays (or structures of
+    them): the fields of its tangent."""
+    if type(f) is not types.FunctionType or not f.__closure__:
+        return ()
+    names = []
+    for name, cell in zip(f.__code__.co_freevars, f.__closure__):
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        if _holds_numbers(v):
+            names.append(name)
+    return tuple(names)
+
+
+def _holds_numbers(v: Any) -> bool:
+    if type(v) is Tracer:
+        return True
+    if isinstance(v, (float, complex, np.inexact)) and not isinstance(v, bool):
+        return True
+    if isinstance(v, np.ndarray):
+        return v.dtype.kind in "fc"
+    if type(v) in (list, tuple) or (isinstance(v, tuple) and hasattr(v, "_fields")):
+        return bool(v) and any(_holds_numbers(u) for u in v) and all(
+            _holds_numbers(u) or isinstance(u, _CONSTANT_LEAVES) for u in v)
+    if type(v) is dict:
+        return _holds_numbers(tuple(v.values()))
+    return False
+
+
+def _cell(f: types.FunctionType, name: str) -> Any:
+    return (f.__closure__ or ())[f.__code__.co_freevars.index(name)].cell_contents
+
+
+def _with_cells_caller(f: types.FunctionType, names: tuple) -> Callable:
+    """A function of ``(values, *args)`` calling closure ``f`` with its captured
+    ``names`` holding ``values`` (so the AD differentiates w.r.t. them)."""
+
+    def call_with_cells(values: tuple, *args: Any, **kwargs: Any) -> Any:
+        return call(with_cells(f, dict(zip(names, values))), *args, **kwargs)
+
+    return call_with_cells
 
 
 def _call_self(f: Any, *args: Any, **kwargs: Any) -> Any:

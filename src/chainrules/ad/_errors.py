@@ -13,6 +13,8 @@ from chainrules.core import ChainRulesError
 
 __all__ = [
     "ADError",
+    "ClosureTangentError",
+    "ControlFlowError",
     "InputTypeError",
     "MutationError",
     "NoRuleError",
@@ -266,4 +268,96 @@ class UntrackedOutputError(ADError, TypeError):
             f"follow (expected numbers, float/complex arrays, or tuples, lists, dicts, "
             f"dataclasses of them); its derivative would be lost. To fix it, {_FIX} that "
             f"returns one of those, or convert the value inside the rule"
+        )
+
+
+class ControlFlowError(ADError):
+    """A value depends on traced values only through comparisons, so its derivative is lost.
+
+    A solver handed a function evaluates it (its values are traced, through a closure
+    or its ``args``), compares the values and returns an answer built from plain
+    floats. The AD sees only the comparisons, which have no derivative, so it would
+    give the answer a zero derivative. The AD marks the plain float results of a call
+    that was handed a function and branched on traced values; using one in a
+    derivative raises this error.
+
+    Attributes:
+        function: the function that returned the value.
+        calls: the calls that were handed a function, outermost first (the last is
+            ``function``); a rule for one of them fixes it.
+        where: which part of the result (``""`` for the result itself, ``".x"``).
+
+    Example:
+        >>> from chainrules.ad import grad, ControlFlowError
+        >>> def bisect(f, lo, hi):
+        ...     for _ in range(60):
+        ...         mid = (lo + hi) / 2
+        ...         lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
+        ...     return lo
+        >>> try:
+        ...     grad(lambda a: bisect(lambda t: t - a, -5.0, 5.0))(1.0)
+        ... except ControlFlowError as e:
+        ...     print(e.function.__name__)
+        bisect
+    """
+
+    def __init__(self, calls: tuple[Any, ...], where: str = "") -> None:
+        self.calls = calls
+        outer = calls[0]
+        self.function = calls[-1]
+        self.where = where
+        name = func_name(self.function)
+        chain = " > ".join(func_name(c) for c in calls)
+        inside = f" (in the call chain {chain})" if len(calls) > 1 else ""
+        super().__init__(
+            f"the result{where} of {name}{inside} depends on the traced values only through "
+            f"comparisons: it was handed a function, branched on the function's traced "
+            f"values (as a solver does) and built the result from plain numbers, so the AD "
+            f"cannot follow its derivative, which would silently be zero. Expected a rule "
+            f"that differentiates the solution. To fix it, register an rrule/frule for "
+            f"{func_name(outer)} (or another function of the chain), or {_FIX}; if the "
+            f"value really is piecewise constant in the traced values (an argmax over fixed "
+            f"candidates, a count), wrap it in ignore_derivatives(...)"
+        )
+
+
+class ClosureTangentError(ADError):
+    """A rule returned ``NoTangent()`` for a function that closes over traced values.
+
+    The AD hands a rule a function argument with its captured traced values replaced
+    by their primals; the rule's pullback must return the function's cotangent (a
+    ``Tangent`` with a field per captured variable, as ``rrule_via_ad`` returns it
+    as ``self_bar``). ``NoTangent()`` would silently drop those derivatives.
+
+    Attributes:
+        pullback: the pullback that returned ``NoTangent()``.
+        function: the closure.
+        variable: the name of the captured variable whose derivative was dropped.
+
+    Example:
+        >>> from chainrules import NoTangent, rrule, scoped_rules
+        >>> from chainrules.ad import grad, ClosureTangentError
+        >>> def apply(f, x):
+        ...     return f(x)
+        >>> def apply_rrule(f, x):
+        ...     return f(x), lambda y_bar: (NoTangent(), NoTangent(), y_bar)
+        >>> with scoped_rules():
+        ...     _ = rrule.register(apply)(apply_rrule)
+        ...     try:
+        ...         grad(lambda a: apply(lambda t: t * a, 2.0))(1.0)
+        ...     except ClosureTangentError as e:
+        ...         print(e.variable)
+        a
+    """
+
+    def __init__(self, pullback: Any, function: Any, variable: str) -> None:
+        self.pullback = pullback
+        self.function = function
+        self.variable = variable
+        super().__init__(
+            f"the pullback {func_name(pullback)} returned NoTangent() for the function "
+            f"{func_name(function)}, which closes over the traced variable `{variable}`; "
+            f"expected the function's cotangent, a Tangent with a field per captured "
+            f"variable (rrule_via_ad returns it as self_bar). To fix it, return that "
+            f"self_bar from the rule's pullback"
         )

@@ -81,6 +81,21 @@ def _materialize(xs: Any) -> Any:
     return xs if isinstance(xs, (list, tuple, np.ndarray)) else list(xs)
 
 
+def _captures(f: Any) -> bool:
+    """Whether ``f`` is a closure (its cotangent has a field per captured variable)."""
+    return getattr(f, "__closure__", None) is not None
+
+
+def _add_function_bar(f_bar: Any, g: Any) -> Any:
+    """Accumulate the cotangents of a function called several times (its ``self_bar``s)."""
+    g = unthunk(g)
+    if isinstance(g, (ZeroTangent, NoTangent)):
+        return f_bar
+    if isinstance(f_bar, (ZeroTangent, NoTangent)):
+        return g
+    return f_bar + g
+
+
 # ---------------------------------------------------------------------------------------
 # map
 
@@ -98,13 +113,15 @@ def map_rrule(config: Any, f: Callable, *iterables: Any) -> Any:
     def map_pullback(y_bar: Any) -> tuple:
         bars = _items_of_cotangent(y_bar, n)
         per_arg: list[list] = [[_ZERO] * n for _ in seqs]
+        f_bar: Any = _NO if not _captures(f) else _ZERO
         for k, ((_, pullback), b) in enumerate(zip(results, bars)):
             if isinstance(b, AbstractTangent) and not isinstance(b, Tangent):
                 continue
             grads = pullback(b)
+            f_bar = _add_function_bar(f_bar, grads[0])
             for j in range(len(seqs)):
                 per_arg[j][k] = unthunk(grads[j + 1])
-        return (_NO, _NO, *(_sequence_cotangent(s, b) for s, b in zip(seqs, per_arg)))
+        return (_NO, f_bar, *(_sequence_cotangent(s, b) for s, b in zip(seqs, per_arg)))
 
     return y, map_pullback
 
@@ -126,8 +143,10 @@ def _fold(config: Any, f: Callable, xs: list, acc: Any) -> tuple[list, list]:
     return accs, pullbacks
 
 
-def _unfold(pullbacks: list, acc_bars: list, n_items: int) -> tuple[Any, list]:
-    """Walk a fold backwards: ``acc_bars[k]`` is the extra cotangent of step k's output."""
+def _unfold(pullbacks: list, acc_bars: list, n_items: int,
+            f_bar: Any = _NO) -> tuple[Any, list, Any]:
+    """Walk a fold backwards: ``acc_bars[k]`` is the extra cotangent of step k's output.
+    Returns the initial accumulator's cotangent, the items' and the function's."""
     x_bars: list = [_ZERO] * n_items
     carry: Any = _ZERO
     for k in range(len(pullbacks) - 1, -1, -1):
@@ -135,10 +154,11 @@ def _unfold(pullbacks: list, acc_bars: list, n_items: int) -> tuple[Any, list]:
         if isinstance(carry, AbstractTangent) and not isinstance(carry, Tangent):
             carry = _ZERO
             continue
-        _, acc_bar, x_bar = pullbacks[k](carry)
+        step_f_bar, acc_bar, x_bar = pullbacks[k](carry)
+        f_bar = _add_function_bar(f_bar, step_f_bar)
         carry = unthunk(acc_bar)
         x_bars[k] = unthunk(x_bar)
-    return carry, x_bars
+    return carry, x_bars, f_bar
 
 
 @rrule.register(functools.reduce, config=HasReverseMode)
@@ -160,9 +180,10 @@ def reduce_rrule(config: Any, f: Callable, xs: Any, initial: Any = _EMPTY) -> An
     def reduce_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
         acc_bars = [_ZERO] * len(pullbacks)
+        f_bar: Any = _ZERO if _captures(f) else _NO
         if pullbacks:
             acc_bars[-1] = y_bar
-            start_bar, step_bars = _unfold(pullbacks, acc_bars, len(rest))
+            start_bar, step_bars, f_bar = _unfold(pullbacks, acc_bars, len(rest), f_bar)
         else:
             start_bar, step_bars = y_bar, []
         bars = [_ZERO] * n
@@ -172,8 +193,8 @@ def reduce_rrule(config: Any, f: Callable, xs: Any, initial: Any = _EMPTY) -> An
             bars[0] = start_bar
         x_bar = _sequence_cotangent(seq, bars)
         if initial is _EMPTY:
-            return _NO, _NO, x_bar
-        return _NO, _NO, x_bar, ProjectTo(initial)(start_bar) if offset == 0 else _ZERO
+            return _NO, f_bar, x_bar
+        return _NO, f_bar, x_bar, ProjectTo(initial)(start_bar) if offset == 0 else _ZERO
 
     return y, reduce_pullback
 
@@ -195,7 +216,8 @@ def accumulate_rrule(config: Any, xs: Any, *rest: Any, initial: Any = None) -> A
 
     def accumulate_pullback(y_bar: Any) -> tuple:
         bars_out = _items_of_cotangent(y_bar, len(y))
-        start_bar, step_bars = _unfold(pullbacks, bars_out[1:], len(items))
+        start_bar, step_bars, f_bar = _unfold(pullbacks, bars_out[1:], len(items),
+                                              _ZERO if _captures(func) else _NO)
         if isinstance(start_bar, ZeroTangent):
             start_bar = bars_out[0]
         elif not isinstance(bars_out[0], AbstractTangent):
@@ -205,7 +227,7 @@ def accumulate_rrule(config: Any, xs: Any, *rest: Any, initial: Any = None) -> A
             bars[k + offset] = b
         if offset:
             bars[0] = start_bar
-        return (_NO, _sequence_cotangent(seq, bars), *([_NO] * len(rest)))
+        return (_NO, _sequence_cotangent(seq, bars), *((f_bar,) if rest else ()))
 
     return y, accumulate_pullback
 
@@ -302,8 +324,9 @@ def apply_along_axis_rrule(config: Any, func1d: Callable, axis: int, arr: np.nda
 
     def apply_along_axis_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
+        f_bar: Any = _ZERO if _captures(func1d) else _NO
         if isinstance(y_bar, AbstractTangent):
-            return _NO, _NO, _NO, _ZERO
+            return _NO, f_bar, _NO, _ZERO
         y_bar = np.asarray(y_bar)
         if inner_shape:
             a = axis % arr.ndim
@@ -311,10 +334,12 @@ def apply_along_axis_rrule(config: Any, func1d: Callable, axis: int, arr: np.nda
                                 list(range(len(outer), len(outer) + len(inner_shape))))
         x_bar = np.zeros(moved.shape, dtype=np.result_type(arr, float))
         for (_, pullback), idx in zip(results, np.ndindex(*outer)):
-            g = unthunk(pullback(y_bar[idx])[1])
+            grads = pullback(y_bar[idx])
+            f_bar = _add_function_bar(f_bar, grads[0])
+            g = unthunk(grads[1])
             if not isinstance(g, AbstractTangent):
                 x_bar[idx] = g
-        return _NO, _NO, _NO, project_arr(np.moveaxis(x_bar, -1, axis))
+        return _NO, f_bar, _NO, project_arr(np.moveaxis(x_bar, -1, axis))
 
     return y, apply_along_axis_pullback
 

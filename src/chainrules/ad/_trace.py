@@ -61,6 +61,8 @@ from chainrules.core import _helpers as _core_helpers
 
 from ._errors import (
     ADError,
+    ClosureTangentError,
+    ControlFlowError,
     MutationError,
     NoRuleError,
     TracerConversionError,
@@ -89,6 +91,11 @@ _NO_RULE = object()
 _SCALARS = (float, complex, np.floating, np.complexfloating)
 
 _level_counter = [0]
+# How many times traced code branched on a traced value (a comparison, bool(), int(),
+# rounding). A call that hands a function to other code is watched: if it branched and
+# returns plain floats, those were decided by the branches (a solver's answer) and
+# carry a derivative the AD cannot see (see _watched).
+_BRANCHES = [0]
 _FreshThunk: Any = None  # set by _ad_rules (avoids an import cycle)
 
 
@@ -196,52 +203,58 @@ class Tracer:
 
     def __int__(self) -> int:
         # Truncation: the derivative is zero almost everywhere, which is what we return.
+        _BRANCHES[0] += 1
         return int(deep_primal(self))
 
     def __index__(self) -> int:
         return operator.index(deep_primal(self))
 
     def __bool__(self) -> bool:
+        _BRANCHES[0] += 1
         return bool(deep_primal(self))
 
     __hash__ = object.__hash__
 
     def __round__(self, ndigits: int | None = None) -> Any:
+        _BRANCHES[0] += 1
         return round(deep_primal(self), ndigits)
 
     def __trunc__(self) -> Any:
-        import math
-
+        _BRANCHES[0] += 1
         return math.trunc(deep_primal(self))
 
     def __floor__(self) -> Any:
-        import math
-
+        _BRANCHES[0] += 1
         return math.floor(deep_primal(self))
 
     def __ceil__(self) -> Any:
-        import math
-
+        _BRANCHES[0] += 1
         return math.ceil(deep_primal(self))
 
-    # -- comparisons: piecewise constant, so evaluated on the primal -------------------
+    # -- comparisons: piecewise constant, so evaluated on the primal (and counted) -----
 
     def __lt__(self, other: Any) -> Any:
+        _BRANCHES[0] += 1
         return deep_primal(self) < deep_primal(other)
 
     def __le__(self, other: Any) -> Any:
+        _BRANCHES[0] += 1
         return deep_primal(self) <= deep_primal(other)
 
     def __gt__(self, other: Any) -> Any:
+        _BRANCHES[0] += 1
         return deep_primal(self) > deep_primal(other)
 
     def __ge__(self, other: Any) -> Any:
+        _BRANCHES[0] += 1
         return deep_primal(self) >= deep_primal(other)
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        _BRANCHES[0] += 1
         return deep_primal(self) == deep_primal(other)
 
     def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        _BRANCHES[0] += 1
         return deep_primal(self) != deep_primal(other)
 
     # -- arithmetic --------------------------------------------------------------------
@@ -784,7 +797,7 @@ def _leaves(y: Any, path: tuple, out: list) -> None:
     elif type(y) is list or isinstance(y, tuple):
         for i, v in enumerate(y):
             _leaves(v, (*path, i), out)
-    elif type(y) is dict:
+    elif isinstance(y, dict):  # dict subclasses too: scipy's OptimizeResult
         for k, v in y.items():
             _leaves(v, (*path, k), out)
     else:
@@ -805,6 +818,13 @@ def _replace_leaves(y: Any, path: tuple, make: Callable[[tuple, Any], Any]) -> A
                          for f, v in zip(y._fields, y)])
     if type(y) is dict:
         return {k: _replace_leaves(v, (*path, k), make) for k, v in y.items()}
+    if isinstance(y, dict):
+        items = {k: _replace_leaves(v, (*path, k), make) for k, v in y.items()}
+        if all(items[k] is v for k, v in y.items()):
+            return y
+        out = copy.copy(y)
+        out.update(items)
+        return out
     fields = _object_fields(y)
     if fields:
         new = {k: _replace_leaves(v, (*path, k), make) for k, v in fields.items()}
@@ -1034,6 +1054,11 @@ class ReverseTrace:
                     parents.append((i + 1, idx, path))
                 if _top_trace_deep(primals[i], None) is not None:
                     mixed = True
+            elif ta is _FunctionType and a.__closure__ is not None:
+                found = []
+                primals[i] = _detach_closure(a, self, found)
+                for path, idx in found:
+                    parents.append((i + 1, idx, path, a))
         if mixed:
             types_ = tuple(type(_deep_struct_primal(p)) for p in primals)
         elif len(primals) == 2:
@@ -1165,7 +1190,9 @@ class ReverseTrace:
                         e, f"the built-in rule for {owner}") from e
             for par in parents:
                 g = grads[par[0]]
-                if len(par) == 3:
+                if len(par) >= 3:
+                    if len(par) == 4 and type(g) is NoTangent:
+                        raise ClosureTangentError(pullback, par[3], par[2][0])
                     g = _get_path(g, par[2])
                 _accumulate(bars, owned, par[1], g, tape)
         return bars
@@ -1192,9 +1219,9 @@ def _cotangent_structure(y: Any, make: Callable[[tuple, Any], Any], path: tuple)
     if isinstance(y, tuple) and hasattr(y, "_fields"):
         return Tangent[type(y)](**{f: _cotangent_structure(v, make, (*path, f))
                                    for f, v in zip(y._fields, y)})
-    if type(y) is dict:
-        return Tangent[dict]({k: _cotangent_structure(v, make, (*path, k))
-                              for k, v in y.items()})
+    if isinstance(y, dict):
+        return Tangent[type(y)]({k: _cotangent_structure(v, make, (*path, k))
+                                 for k, v in y.items()})
     fields = _object_fields(y)
     if fields:
         return Tangent[type(y)](**{k: _cotangent_structure(v, make, (*path, k))
@@ -1247,7 +1274,7 @@ def _captures_tracers(primals: list) -> bool:
         tp = type(p)
         if tp is float or tp is int or tp is _ndarray or not callable(p):
             continue
-        if _top_trace_deep(_closure_values(p), None) is not None:
+        if _reachable_trace(_closure_values(p), None, 0) is not None:
             return True
     return False
 
@@ -1269,6 +1296,142 @@ def _closure_values(f: Any) -> list:
                 pass
         out.extend(f.__defaults__ or ())
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# Values decided by branching on traced values
+
+
+_PASSED_FUNCTION_TYPES = frozenset({_FunctionType, _MethodType, functools.partial})
+_WATCHING: list = []  # the watched calls running now, outermost first
+
+
+def _passes_function(args: tuple, kwargs: dict) -> bool:
+    """Whether a call hands a Python function to the callee (a solver, an integrator)."""
+    for a in args:
+        if type(a) in _PASSED_FUNCTION_TYPES:
+            return True
+    if kwargs:
+        for a in kwargs.values():
+            if type(a) in _PASSED_FUNCTION_TYPES:
+                return True
+    return False
+
+
+def _watched(f: Any, run: Callable, args: tuple, kwargs: dict) -> Any:
+    """``run(*args, **kwargs)`` for a call of ``f`` that passes a function.
+
+    A solver evaluates the function (whose values are traced, through a closure or its
+    ``args``) and compares the values to pick its answer, which it builds from plain
+    floats: the answer depends on the traced values only through those comparisons,
+    and the AD would silently give it a zero derivative. When the call branched on a
+    traced value, its plain float results are marked: using one in a derivative raises
+    :class:`ControlFlowError` (reverse mode) or gives a ``NotImplementedTangent``
+    (forward mode). A rule for ``f`` (or for the solver inside it) avoids all this.
+    """
+    n = _BRANCHES[0]
+    _WATCHING.append(f)
+    try:
+        y = run(*args, **kwargs)
+    finally:
+        _WATCHING.pop()
+    if _BRANCHES[0] == n:
+        return y
+    trace = _reachable_trace((args, kwargs), None, 0)
+    if trace is None:
+        return y
+    calls = (*_WATCHING, f)
+
+    def mark(path: tuple, leaf: Any) -> Any:
+        if type(leaf) is Tracer:
+            return leaf
+        return _decided(trace, calls, path, leaf)
+
+    return _replace_leaves(y, (), mark)
+
+
+def _reachable_trace(x: Any, top: Any, depth: int) -> Any:
+    """The innermost trace among the tracers ``x`` holds, looking into containers,
+    closures, ``functools.partial`` arguments and bound methods' objects."""
+    t = type(x)
+    if t is Tracer:
+        return x._trace if top is None or x._trace.level > top.level else top
+    if depth > 4 or t is float or t is int or t is _ndarray or t is str:
+        return top
+    if isinstance(x, (list, tuple)):
+        for v in x:
+            top = _reachable_trace(v, top, depth + 1)
+    elif isinstance(x, dict):
+        for v in x.values():
+            top = _reachable_trace(v, top, depth + 1)
+    elif t in _PASSED_FUNCTION_TYPES:
+        for v in _closure_values(x):
+            top = _reachable_trace(v, top, depth + 1)
+    elif not isinstance(x, (type, types.ModuleType)):
+        fields = getattr(x, "__dict__", None)
+        if type(fields) is dict:
+            for v in fields.values():
+                top = _reachable_trace(v, top, depth + 1)
+    return top
+
+
+def _decided(trace: Any, calls: tuple, path: tuple, leaf: Any) -> Tracer:
+    """A tracer of ``leaf`` whose derivative refuses to be used (see :func:`_watched`)."""
+    where = "".join(f".{k}" if isinstance(k, str) else f"[{k!r}]" for k in path)
+    if type(trace) is ReverseTrace:
+        def decided_pullback(y_bar: Any) -> tuple:
+            raise ControlFlowError(calls, where)
+
+        idx = len(trace.tape)
+        trace.tape.append((decided_pullback, []))
+        return Tracer(leaf, trace, idx)
+    return Tracer(leaf, trace, NotImplementedTangent(ControlFlowError(calls, where).args[0]))
+
+
+# ---------------------------------------------------------------------------------------
+# Closures over traced values, handed to a rule (a solver's, map's)
+#
+# The rule gets a copy of the function whose captured traced values are replaced by
+# their primals, and returns the function's cotangent as a ``Tangent`` with one field
+# per captured variable (what ``rrule_via_ad`` returns as ``self_bar`` for a closure).
+
+
+def _detach_closure(fn: types.FunctionType, trace: Any, found: list) -> types.FunctionType:
+    """``fn`` with ``trace``'s tracers in its cells replaced by primals; records
+    ``(path, index)`` per tracer, the path starting with the variable's name."""
+    changed = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            v = cell.cell_contents
+        except ValueError:  # a variable not assigned yet
+            continue
+        if type(v) is Tracer or _is_struct(v):
+            new = _find_tracers(v, trace, (name,), found)
+            if new is not v:
+                changed[name] = new
+    return with_cells(fn, changed) if changed else fn
+
+
+def with_cells(fn: types.FunctionType, values: dict) -> types.FunctionType:
+    """A copy of closure ``fn`` whose captured variables ``values`` (name -> value) are
+    replaced; ``fn`` itself is not changed."""
+    cells = tuple(types.CellType(values[name]) if name in values else cell
+                  for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    g = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, cells)
+    g.__kwdefaults__ = fn.__kwdefaults__
+    g.__qualname__ = fn.__qualname__
+    g.__module__ = fn.__module__
+    return g
+
+
+def _closure_tangent(fn: types.FunctionType, found: list) -> Tangent:
+    """The tangent of a detached closure from its captured tracers' tangents."""
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    fields = {}
+    for name in dict.fromkeys(path[0] for path, _ in found):
+        mine = [(path[1:], t) for path, t in found if path[0] == name]
+        fields[name] = _struct_tangent(cells[name].cell_contents, mine)
+    return Tangent[_FunctionType](**fields)
 
 
 def _deep_struct_primal(x: Any) -> Any:
@@ -1317,6 +1480,10 @@ class ForwardTrace:
                 dargs.append(_struct_tangent(primals[i], found) if found else _ZERO)
                 if _top_trace_deep(primals[i], None) is not None:
                     mixed = True
+            elif ta is _FunctionType and a.__closure__ is not None:
+                found = []
+                primals[i] = _detach_closure(a, self, found)
+                dargs.append(_closure_tangent(primals[i], found) if found else _ZERO)
             else:
                 dargs.append(_ZERO)
         if mixed:
@@ -1662,11 +1829,15 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
     tf = type(f)
     if top is None:
         if tf is _FunctionType and f not in _r_by_func and f not in _f_by_func:
-            g = _rewritten(f)
-            return (g or f)(*args, **kwargs)
+            g = _rewritten(f) or f
+            if _passes_function(args, kwargs):
+                return _watched(f, g, args, kwargs)
+            return g(*args, **kwargs)
         if tf is _MethodType and type(f.__func__) is _FunctionType:
             g = _rewritten(f.__func__)
             if g is not None:
+                if _passes_function(args, kwargs):
+                    return _watched(f, g, (f.__self__, *args), kwargs)
                 return g(f.__self__, *args, **kwargs)
             return f(*args, **kwargs)
         if f is ProjectTo:
@@ -1674,13 +1845,19 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         for a in args:
             if type(a) is not int and type(a) is not float and _is_struct(a):
                 top = _top_trace_deep(a, top)
+            elif type(a) is _FunctionType and a.__closure__ is not None:
+                # a function closing over traced values: its rule (a solver's) may
+                # differentiate w.r.t. them
+                top = _reachable_trace(a, top, 0)
         if kwargs:
             for v in kwargs.values():
                 top = _top_trace_deep(v, top)
         if top is None:
             if tf is _FunctionType:
-                g = _rewritten(f)
-                return (g or f)(*args, **kwargs)
+                g = _rewritten(f) or f
+                if _passes_function(args, kwargs):
+                    return _watched(f, g, args, kwargs)
+                return g(*args, **kwargs)
             if tf is _MethodType:
                 return f(*args, **kwargs)
             if not isinstance(f, type) and type(_call_method(tf)) is _FunctionType:
@@ -1840,11 +2017,15 @@ def _through(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
     if tf is _FunctionType:
         g = _rewritten(f)
         if g is not None:
+            if _passes_function(args, kwargs):
+                return _watched(f, g, args, kwargs)
             return g(*args, **kwargs)
         return _call_opaque_traced(f, args, kwargs, top)
     if tf is _MethodType and type(f.__func__) is _FunctionType:
         g = _rewritten(f.__func__)
         if g is not None:
+            if _passes_function(args, kwargs):
+                return _watched(f, g, (f.__self__, *args), kwargs)
             return g(f.__self__, *args, **kwargs)
         return _call_opaque_traced(f, args, kwargs, top)
     if isinstance(f, np.ufunc) and not kwargs and _is_object_ufunc(f):
@@ -1951,7 +2132,9 @@ def _call_opaque_traced(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
 
 def _call_opaque(f: Any, args: tuple, kwargs: dict) -> Any:
     """Call code the AD cannot look inside: callables passed to it still dispatch."""
+    watch = False
     if not _introspects(f):
+        watch = _passes_function(args, kwargs)
         args = tuple(_wrap_callable(a) for a in args)
         if kwargs:
             kwargs = {k: _wrap_callable(v) for k, v in kwargs.items()}
@@ -1961,6 +2144,8 @@ def _call_opaque(f: Any, args: tuple, kwargs: dict) -> Any:
         if args and _top_trace_deep(args[0], None) is not None:
             return call(_stack_nested, args[0], **kwargs)
     try:
+        if watch:
+            return _watched(f, f, args, kwargs)
         return f(*args, **kwargs)
     except TracerConversionError as e:
         if e.function is None and f not in (float, complex, int) and not _is_ad_code(f):

@@ -5,7 +5,8 @@ Covered (frule and rrule):
 - ``x[idx]`` for an ndarray ``x``: ``operator.getitem(x, idx)`` and
   ``np.ndarray.__getitem__(x, idx)`` (rules dispatch on an ``np.ndarray`` first argument),
   with ints, slices, ``Ellipsis``, ``None``, boolean masks, integer arrays or lists and
-  tuples mixing them; repeated integer indices accumulate in the cotangent;
+  tuples mixing them; repeated integer indices accumulate in the cotangent; ``s[()]``
+  of a NumPy float or complex scalar;
 - ``take`` (``axis``, ``mode``), ``take_along_axis``, ``compress``, ``extract``;
 - ``where(condition, x, y)`` w.r.t. both branches (broadcasting summed back; the
   condition gets ``NoTangent()``), ``select`` w.r.t. the choices and a positional
@@ -128,6 +129,24 @@ def getitem_rrule(x: np.ndarray, idx: Any) -> Any:
 for _f in (operator.getitem, np.ndarray.__getitem__):
     frule.register(_f, np.ndarray, object)(getitem_frule)
     rrule.register(_f, np.ndarray, object)(getitem_rrule)
+
+
+# ``s[()]`` of a NumPy scalar (NumPy's own code writes ``np.reshape(x, shape)[()]`` to
+# turn a 0-d result into a scalar): the scalar itself, the only index a scalar takes.
+@frule.register(operator.getitem)
+def scalar_getitem_frule(dargs: tuple, x: np.floating | np.complexfloating,
+                         idx: tuple) -> Any:
+    return x[idx], unthunk(dargs[1])
+
+
+@rrule.register(operator.getitem)
+def scalar_getitem_rrule(x: np.floating | np.complexfloating, idx: tuple) -> Any:
+    y = x[idx]
+
+    def scalar_getitem_pullback(y_bar: Any) -> tuple:
+        return NoTangent(), unthunk(y_bar), NoTangent()
+
+    return y, scalar_getitem_pullback
 
 
 # ------------------------------------------------------------------------------ take

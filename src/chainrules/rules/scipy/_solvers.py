@@ -1,0 +1,234 @@
+"""What the solver and integrator rules share: the error for a solve that did not
+converge, cotangents of result objects, and tangents as flat vectors.
+
+The rules differentiate the user's function by calling back into the AD
+(``rrule_via_ad`` / ``frule_via_ad``). Its derivative w.r.t. what it closes over comes
+back as a ``Tangent`` of the function (one field per captured variable), w.r.t. the
+solver's ``args`` as one cotangent per entry; :class:`Flat` turns such a structure of
+numbers and arrays into one vector (the adjoint ODE integrates it) and back.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from chainrules.core import (
+    AbstractTangent,
+    ChainRulesError,
+    NoTangent,
+    ProjectTo,
+    Tangent,
+    ZeroTangent,
+    unthunk,
+)
+from chainrules.rules.numpy.shape import _is_zero
+
+__all__ = ["SolverError"]
+
+is_zero = _is_zero  # ZeroTangent, NoTangent (or None): nothing to propagate
+
+_NO = NoTangent()
+_ZERO = ZeroTangent()
+
+
+class SolverError(ChainRulesError, RuntimeError):
+    """A solver's result has no derivative the rule can give.
+
+    The solve did not converge (the derivative of an unconverged iterate is not the
+    derivative of the solution), the solution is degenerate (a zero derivative at a
+    root, a singular Hessian at a minimum), or the call uses an option the rule does
+    not differentiate (constraints, events).
+
+    Attributes:
+        function: the solver, e.g. ``"scipy.optimize.brentq"``.
+        reason: what went wrong.
+
+    Example:
+        >>> import scipy.optimize
+        >>> from chainrules.ad import grad
+        >>> from chainrules.rules.scipy.optimize import SolverError
+        >>> try:
+        ...     grad(lambda a: scipy.optimize.brentq(lambda t: t ** 3 - a, 0.0, 2.0,
+        ...                                           maxiter=2, disp=False))(1.3)
+        ... except SolverError as e:
+        ...     print(e.function)
+        scipy.optimize.brentq
+    """
+
+    def __init__(self, function: str, reason: str, fix: str) -> None:
+        self.function = function
+        self.reason = reason
+        super().__init__(f"{function}: {reason}; {fix}")
+
+
+def not_converged(function: str, detail: str) -> SolverError:
+    return SolverError(
+        function, f"the solve did not converge ({detail}), so the derivative of the "
+        f"solution is undefined", "expected a converged solve: loosen the tolerance, raise "
+        "maxiter or give a better starting point")
+
+
+def bind(solver: Callable, args: tuple, kwargs: dict) -> inspect.BoundArguments:
+    """The solver's arguments by name (``args`` positional as the rule received them)."""
+    return inspect.signature(solver).bind(*args, **kwargs)
+
+
+def args_tuple(args: Any) -> tuple:
+    """SciPy's ``args=``: a tuple, or a single value meaning ``(value,)``."""
+    if args is None:
+        return ()
+    return args if isinstance(args, tuple) else (args,)
+
+
+def field(y_bar: Any, name: str) -> Any:
+    """The cotangent of field ``name`` of a result object (``ZeroTangent`` if absent)."""
+    y_bar = unthunk(y_bar)
+    if isinstance(y_bar, Tangent):
+        return unthunk(y_bar[name])
+    if isinstance(y_bar, dict):
+        return unthunk(y_bar.get(name, _ZERO))
+    return _ZERO
+
+
+def item(y_bar: Any, i: int) -> Any:
+    """The cotangent of item ``i`` of a tuple output (``ZeroTangent`` if absent)."""
+    y_bar = unthunk(y_bar)
+    if isinstance(y_bar, (Tangent, tuple, list)):
+        return unthunk(y_bar[i])
+    return _ZERO
+
+
+def zero_for(x: Any) -> Any:
+    """The cotangent of an argument the solution does not depend on."""
+    if x is None or isinstance(x, (str, bool, int, np.integer)):
+        return _NO
+    return _ZERO  # floats, brackets, starting points; functions (fprime, jac)
+
+
+def scale(c: Any, t: Any) -> Any:
+    """``c * t`` for a real ``c`` and a natural or structural tangent (``Tangent``s,
+    lists and dicts of numbers and arrays, as a closure's cotangent may hold)."""
+    t = unthunk(t)
+    if isinstance(t, AbstractTangent) and not isinstance(t, Tangent):
+        return t
+    if isinstance(t, (Tangent, tuple, list, dict)):
+        flat = Flat(t)
+        return flat.unflatten(float(np.real(c)) * flat.vector(t))
+    return t * c
+
+
+def args_cotangent(args: Any, bars: list) -> Any:
+    """The cotangent of SciPy's ``args=`` from one cotangent per entry."""
+    if not isinstance(args, tuple):
+        return ProjectTo(args)(bars[0]) if not is_zero(bars[0]) else bars[0]
+    items = [b if is_zero(b) else ProjectTo(a)(b) for a, b in zip(args, bars)]
+    return Tangent[tuple](*items) if items else _NO
+
+
+def args_tangents(args: Any, args_dot: Any) -> list:
+    """One tangent per entry of SciPy's ``args=`` from the tangent of the argument."""
+    args_dot = unthunk(args_dot)
+    if not isinstance(args, tuple):
+        return [args_dot]
+    if isinstance(args_dot, AbstractTangent) and not isinstance(args_dot, Tangent):
+        return [_ZERO] * len(args)
+    return [unthunk(args_dot[i]) for i in range(len(args))]
+
+
+def one_like(y: Any) -> Any:
+    """The seed of a scalar function's pullback, of its output's type."""
+    if isinstance(y, np.ndarray):
+        return np.ones(y.shape, dtype=y.dtype)
+    # y.__class__, not type(y): an AD's traced value reports its primal's class there
+    return y.__class__(1.0) if isinstance(y, (float, np.floating)) else 1.0
+
+
+def inner(u: Any, v: Any) -> float:
+    """The real inner product of two tangents of the same primal (structures too)."""
+    u, v = unthunk(u), unthunk(v)
+    if is_zero(u) or is_zero(v):
+        return 0.0
+    if isinstance(u, (Tangent, tuple)):
+        return sum(inner(a, at_path(v, (k,))) for k, a in
+                   (u.items() if isinstance(u, Tangent) else enumerate(u)))
+    return float(np.sum(np.real(np.conj(np.asarray(u)) * np.asarray(v))))
+
+
+class Flat:
+    """A structural tangent (numbers, arrays; ``Tangent``s, tuples, lists and dicts of
+    them) as one vector.
+
+    Built from an example; ``vector(t)`` flattens a tangent of the same structure
+    (zeros become zeros), ``unflatten(v)`` builds it back.
+    """
+
+    def __init__(self, example: Any) -> None:
+        self.leaves: list[tuple[tuple, Any]] = []  # (path, shape-and-dtype example)
+        self.example = example
+        self._walk(unthunk(example), ())
+        self.size = sum(int(np.size(e)) for _, e in self.leaves)
+
+    def _walk(self, t: Any, path: tuple) -> None:
+        if isinstance(t, Tangent):
+            for k, v in t.items():
+                self._walk(unthunk(v), (*path, k))
+        elif isinstance(t, (tuple, list)):
+            for k, v in enumerate(t):
+                self._walk(unthunk(v), (*path, k))
+        elif isinstance(t, dict):  # a dict's natural cotangent
+            for k, v in t.items():
+                self._walk(unthunk(v), (*path, k))
+        elif not isinstance(t, AbstractTangent):
+            self.leaves.append((path, np.asarray(t)))
+
+    def vector(self, t: Any) -> np.ndarray:
+        out = []
+        for path, e in self.leaves:
+            v = at_path(unthunk(t), path)
+            out.append(np.zeros(e.size, dtype=float) if is_zero(v)
+                       else np.real(np.asarray(v, dtype=e.dtype)).reshape(-1).astype(float))
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def unflatten(self, v: np.ndarray) -> Any:
+        values, k = {}, 0
+        for path, e in self.leaves:
+            n = e.size
+            values[path] = v[k:k + n].reshape(e.shape).astype(e.dtype) if e.ndim \
+                else e.dtype.type(v[k])
+            k += n
+        return _rebuild(unthunk(self.example), (), values)
+
+
+def at_path(t: Any, path: tuple) -> Any:
+    """The entry at ``path`` of a structural tangent (``ZeroTangent`` where absent)."""
+    for k in path:
+        t = unthunk(t)
+        if is_zero(t):
+            return t
+        if isinstance(t, Tangent):
+            b = t.backing
+            t = b.get(k, _ZERO) if isinstance(b, dict) else b[k]
+        elif isinstance(t, dict):
+            t = t.get(k, _ZERO)
+        else:
+            t = t[k]
+    return unthunk(t)
+
+
+def _rebuild(t: Any, path: tuple, values: dict) -> Any:
+    if isinstance(t, Tangent):
+        if isinstance(t.backing, tuple):
+            return type(t)(*[_rebuild(unthunk(v), (*path, k), values) for k, v in t.items()])
+        return type(t).from_backing({k: _rebuild(unthunk(v), (*path, k), values)
+                                     for k, v in t.items()})
+    if isinstance(t, (tuple, list)):
+        return type(t)(_rebuild(unthunk(v), (*path, k), values) for k, v in enumerate(t))
+    if isinstance(t, dict):
+        return {k: _rebuild(unthunk(v), (*path, k), values) for k, v in t.items()}
+    if isinstance(t, AbstractTangent):
+        return t
+    return values[path]

@@ -1,0 +1,447 @@
+"""Rules for ``scipy.integrate``: integrals and ODE solutions differentiated as the
+mathematics says, calling back into the AD for the user's function.
+
+Writing ``theta`` for what the integrand or the right-hand side depends on besides its
+variable (the values a closure captures, and ``args``):
+
+- ``quad(f, a, b, args)``: Leibniz's rule, ``d/db = f(b)``, ``d/da = -f(a)`` (zero for an
+  infinite limit) and ``d/dtheta = integral of df/dtheta``, the last integral computed
+  by ``quad_vec`` (reverse mode, one vector integral for all of ``theta``) or ``quad``
+  (forward mode) with the call's ``epsabs``/``epsrel``. ``abserr`` has no derivative.
+- ``odeint(func, y0, t, args)`` and ``solve_ivp(fun, t_span, y0, args=..., t_eval=...)``
+  w.r.t. ``y0`` and ``theta``: reverse mode by the adjoint method (the adjoint
+  ``a' = -(df/dy)^T a`` and ``theta_bar' = -(df/dtheta)^T a`` integrated backwards with
+  ``solve_ivp``, the state read from a dense forward re-solve, the output cotangent
+  added at each output time; ``(df/dy)^T a`` and ``(df/dtheta)^T a`` are pullbacks of
+  the user's function by ``rrule_via_ad``); forward mode by forward sensitivities
+  (``s' = (df/dy) s + (df/dtheta) theta_dot`` integrated alongside the state, one
+  ``frule_via_ad`` per right-hand side evaluation). ``odeint``'s times ``t`` too
+  (``Y[k]`` moves with ``t[k]`` at the speed ``f(Y[k], t[k])``); ``solve_ivp``'s times
+  are not differentiated (a ``NotImplementedTangent``).
+
+Accuracy: the derivative is computed by a second numerical solve with the call's
+tolerances (``rtol``/``atol``, ``epsabs``/``epsrel``), so its error is of the order of
+the primal's; tighten them for tight derivatives. A failed solve raises
+:class:`SolverError`, as do options the rules do not differentiate (``weight`` in
+``quad``; ``events`` and ``dense_output`` in ``solve_ivp``).
+
+Example:
+    >>> import numpy as np
+    >>> import scipy.integrate
+    >>> from chainrules.ad import grad
+    >>> def loss(k):
+    ...     return scipy.integrate.quad(lambda t: np.exp(-k * t), 0.0, 1.0)[0]
+    >>> round(grad(loss)(1.0), 8)  # -integral of t exp(-t) over [0, 1]
+    -0.26424112
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import scipy.integrate as si
+
+from chainrules.core import (
+    HasForwardsMode,
+    HasReverseMode,
+    NoTangent,
+    Tangent,
+    ZeroTangent,
+    frule,
+    frule_via_ad,
+    not_implemented,
+    rrule,
+    rrule_via_ad,
+    unthunk,
+)
+
+from ._solvers import (
+    Flat,
+    SolverError,
+    args_cotangent,
+    args_tangents,
+    args_tuple,
+    bind,
+    field,
+    is_zero,
+    item,
+    not_converged,
+    one_like,
+    scale,
+    zero_for,
+)
+
+__all__ = ["SolverError"]
+
+_NO = NoTangent()
+_ZERO = ZeroTangent()
+
+
+def _positional_cotangents(solver: Callable, pos: tuple, given: dict) -> list:
+    names = list(inspect.signature(solver).parameters)[1:1 + len(pos)]
+    return [given[n] if n in given else zero_for(v) for n, v in zip(names, pos)]
+
+
+def _positional_tangent(solver: Callable, dargs: tuple, name: str) -> Any:
+    names = list(inspect.signature(solver).parameters)
+    i = names.index(name)
+    return unthunk(dargs[i + 1]) if i + 1 < len(dargs) else _ZERO
+
+
+# ----------------------------------------------------------------------------------------
+# quad
+
+
+def _quad_solve(func: Callable, pos: tuple, kwargs: dict) -> tuple:
+    bound = bind(si.quad, (func, *pos), kwargs)
+    arguments = bound.arguments
+    if arguments.get("weight") is not None or arguments.get("complex_func"):
+        raise SolverError("scipy.integrate.quad", "weighted or complex integrals are not "
+                          "differentiated", "expected weight=None and a real integrand")
+    full = bool(arguments.get("full_output", 0))
+    arguments["full_output"] = 1
+    out = si.quad(*bound.args, **bound.kwargs)
+    if len(out) > 3:
+        raise not_converged("scipy.integrate.quad", str(out[3]).strip().split("\n")[0])
+    y = out if full else out[:2]
+    return y, arguments
+
+
+def _limit_value(func: Callable, t: Any, args: tuple) -> Any:
+    return 0.0 if not np.isfinite(t) else func(t, *args)
+
+
+@rrule.register(si.quad, config=HasReverseMode)
+def quad_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
+    y, arguments = _quad_solve(func, pos, kwargs)
+    a, b = arguments["a"], arguments["b"]
+    raw_args = arguments.get("args", ())
+    args = args_tuple(raw_args)
+
+    def quad_pullback(y_bar: Any) -> tuple:
+        v_bar = item(y_bar, 0)
+        if is_zero(v_bar):
+            return (_NO, _ZERO, *_positional_cotangents(si.quad, pos, {}))
+        v_bar = float(np.real(v_bar))
+        a_bar = -v_bar * _limit_value(func, a, args) if np.isfinite(a) else _ZERO
+        b_bar = v_bar * _limit_value(func, b, args) if np.isfinite(b) else _ZERO
+        f_bar, args_bars = _integral_of_gradient(config, func, a, b, args, arguments)
+        args_bar = args_cotangent(raw_args, [scale(v_bar, b) for b in args_bars])
+        f_bar = scale(v_bar, f_bar)
+        return (_NO, f_bar, *_positional_cotangents(
+            si.quad, pos, {"a": a_bar, "b": b_bar, "args": args_bar}))
+
+    return y, quad_pullback
+
+
+def _integral_of_gradient(config: Any, func: Callable, a: Any, b: Any, args: tuple,
+                          arguments: dict) -> tuple:
+    """``(f_bar, [args_bars])``: the integral over [a, b] of the gradient of ``func(t)``
+    w.r.t. what it closes over and ``args`` (one ``quad_vec`` of a flat vector)."""
+
+    def gradient(t: float) -> tuple:
+        y, pullback = rrule_via_ad(config, func, t, *args)
+        g = pullback(one_like(y))
+        return unthunk(g[0]), tuple(unthunk(x) for x in g[2:])
+
+    t_mid = 0.5 * (a + b) if np.isfinite(a) and np.isfinite(b) else (
+        a if np.isfinite(a) else b if np.isfinite(b) else 0.0)
+    flat = Flat(gradient(float(t_mid)))
+    if flat.size == 0:
+        f_bar, args_bars = flat.unflatten(np.zeros(0))
+        return f_bar, list(args_bars)
+    points = arguments.get("points")
+    v, _ = si.quad_vec(lambda t: flat.vector(gradient(t)), a, b,
+                       epsabs=arguments.get("epsabs", 1.49e-8),
+                       epsrel=arguments.get("epsrel", 1.49e-8),
+                       points=points if np.isfinite(a) and np.isfinite(b) else None,
+                       norm="max")
+    f_bar, args_bars = flat.unflatten(np.asarray(v))
+    return f_bar, list(args_bars)
+
+
+@frule.register(si.quad, config=HasForwardsMode)
+def quad_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs: Any) -> Any:
+    y, arguments = _quad_solve(func, pos, kwargs)
+    a, b = arguments["a"], arguments["b"]
+    raw_args = arguments.get("args", ())
+    args = args_tuple(raw_args)
+    f_dot = unthunk(dargs[1])
+    args_dots = args_tangents(raw_args, _positional_tangent(si.quad, dargs, "args"))
+    a_dot, b_dot = unthunk(dargs[2]), unthunk(dargs[3])
+    v_dot = 0.0
+    if not is_zero(a_dot) and np.isfinite(a):
+        v_dot -= _limit_value(func, a, args) * a_dot
+    if not is_zero(b_dot) and np.isfinite(b):
+        v_dot += _limit_value(func, b, args) * b_dot
+    if not (is_zero(f_dot) and all(is_zero(d) for d in args_dots)):
+        def integrand_dot(t: float) -> float:
+            _, d = frule_via_ad(config, (f_dot, _ZERO, *args_dots), func, t, *args)
+            d = unthunk(d)
+            return 0.0 if is_zero(d) else float(np.real(d))
+
+        v, _ = si.quad(integrand_dot, a, b, epsabs=arguments.get("epsabs", 1.49e-8),
+                       epsrel=arguments.get("epsrel", 1.49e-8),
+                       limit=arguments.get("limit", 50), points=arguments.get("points"))
+        v_dot += v
+    y_dot = Tangent[tuple](type(y[0])(v_dot), *[_ZERO] * (len(y) - 1))
+    return y, y_dot
+
+
+# ----------------------------------------------------------------------------------------
+# ODEs: the adjoint method (reverse) and forward sensitivities (forward)
+
+
+class _RHS:
+    """The user's right-hand side ``f`` with its argument order (``f(y, t)`` for odeint,
+    ``f(t, y)`` for solve_ivp and odeint's ``tfirst=True``), on 1-D states."""
+
+    def __init__(self, config: Any, f: Callable, args: tuple, tfirst: bool,
+                 shape: tuple) -> None:
+        self.config, self.f, self.args, self.tfirst, self.shape = config, f, args, tfirst, shape
+
+    def order(self, y: Any, t: Any) -> tuple:
+        return (t, y) if self.tfirst else (y, t)
+
+    def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
+        return np.reshape(self.f(*self.order(y.reshape(self.shape), t), *self.args), -1)
+
+    def vjp(self, t: float, y: np.ndarray, a: np.ndarray) -> tuple:
+        """``((df/dy)^T a, (f_bar, args_bars))`` at ``(t, y)``."""
+        out, pullback = rrule_via_ad(self.config, self.f,
+                                     *self.order(y.reshape(self.shape), t), *self.args)
+        g = pullback(np.reshape(a, np.shape(out)).astype(np.result_type(out, float)))
+        y_bar = unthunk(g[2] if self.tfirst else g[1])
+        theta = (unthunk(g[0]), tuple(unthunk(x) for x in g[3:]))
+        return (np.zeros(a.shape) if is_zero(y_bar) else np.reshape(y_bar, -1)), theta
+
+    def jvp(self, t: float, y: np.ndarray, s: np.ndarray, f_dot: Any,
+            args_dots: list) -> np.ndarray:
+        """``(df/dy) s + (df/dtheta) theta_dot`` at ``(t, y)``."""
+        y_dot = s.reshape(self.shape)
+        dots = (_ZERO, y_dot) if self.tfirst else (y_dot, _ZERO)
+        _, d = frule_via_ad(self.config, (f_dot, *dots, *args_dots), self.f,
+                            *self.order(y.reshape(self.shape), t), *self.args)
+        d = unthunk(d)
+        return np.zeros(s.shape) if is_zero(d) else np.reshape(d, -1)
+
+
+def _adjoint(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol: float,
+             atol: float, name: str) -> tuple:
+    """``(y0_bar, theta_bar, a0)`` for cotangents ``Y_bar[k]`` of the states at times
+    ``ts``; ``a0`` is the adjoint just after ``ts[0]`` (without ``Y_bar[0]``)."""
+    forward = si.solve_ivp(rhs, (ts[0], ts[-1]), y0, method="DOP853", dense_output=True,
+                           rtol=rtol, atol=atol)
+    if not forward.success:
+        raise not_converged(name, f"the forward re-solve for the adjoint: {forward.message}")
+    n = y0.size
+    _, theta_example = rhs.vjp(float(ts[0]), y0, np.ones(n))
+    flat = Flat(theta_example)
+
+    def adjoint_rhs(t: float, z: np.ndarray) -> np.ndarray:
+        y_bar, theta = rhs.vjp(t, forward.sol(t), z[:n])
+        return -np.concatenate([y_bar, flat.vector(theta)])
+
+    z = np.zeros(n + flat.size)
+    for k in range(len(ts) - 1, 0, -1):
+        z[:n] += Y_bar[k]
+        if ts[k] == ts[k - 1]:
+            continue
+        back = si.solve_ivp(adjoint_rhs, (ts[k], ts[k - 1]), z, method="DOP853",
+                            rtol=rtol, atol=atol)
+        if not back.success:
+            raise not_converged(name, f"the adjoint solve: {back.message}")
+        z = back.y[:, -1]
+    y0_bar = z[:n] + Y_bar[0]
+    return y0_bar, flat.unflatten(z[n:]), z[:n]
+
+
+def _sensitivities(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, s0: np.ndarray, f_dot: Any,
+                   args_dots: list, rtol: float, atol: float, name: str) -> np.ndarray:
+    """The states' tangents at times ``ts`` (rows) from forward sensitivities."""
+    n = y0.size
+
+    def augmented(t: float, z: np.ndarray) -> np.ndarray:
+        y, s = z[:n], z[n:]
+        return np.concatenate([rhs(t, y), rhs.jvp(t, y, s, f_dot, args_dots)])
+
+    out = si.solve_ivp(augmented, (ts[0], ts[-1]), np.concatenate([y0, s0]), method="DOP853",
+                       t_eval=ts, rtol=rtol, atol=atol)
+    if not out.success:
+        raise not_converged(name, f"the sensitivity solve: {out.message}")
+    return out.y[n:].T
+
+
+def _odeint_solve(func: Callable, pos: tuple, kwargs: dict) -> tuple:
+    bound = bind(si.odeint, (func, *pos), kwargs)
+    arguments = bound.arguments
+    full = bool(arguments.get("full_output", 0))
+    arguments["full_output"] = 1
+    with warnings.catch_warnings():
+        # a failed solve is raised as SolverError below, not only warned about
+        warnings.simplefilter("ignore", si.ODEintWarning)
+        Y, info = si.odeint(*bound.args, **bound.kwargs)
+    if info["message"] != "Integration successful.":
+        raise not_converged("scipy.integrate.odeint", info["message"])
+    return (Y, info) if full else Y, Y, full, arguments
+
+
+def _tolerances(arguments: dict) -> tuple[float, float]:
+    rtol = arguments.get("rtol")
+    atol = arguments.get("atol")
+    rtol = 1.49012e-8 if rtol is None else float(np.min(rtol))
+    atol = 1.49012e-8 if atol is None else float(np.min(atol))
+    return rtol, atol
+
+
+@rrule.register(si.odeint, config=HasReverseMode)
+def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
+    y, Y, full, arguments = _odeint_solve(func, pos, kwargs)
+    y0 = np.asarray(arguments["y0"])
+    ts = np.asarray(arguments["t"], dtype=float)
+    raw_args = arguments.get("args", ())
+    rhs = _RHS(config, func, args_tuple(raw_args), bool(arguments.get("tfirst")),
+               (y0.size,))
+    rtol, atol = _tolerances(arguments)
+
+    def odeint_pullback(y_bar: Any) -> tuple:
+        Y_bar = item(y_bar, 0) if full else unthunk(y_bar)
+        if is_zero(Y_bar):
+            return (_NO, _ZERO, *_positional_cotangents(si.odeint, pos, {}))
+        Y_bar = np.real(np.asarray(Y_bar, float))
+        y0_bar, (f_bar, args_bars), a0 = _adjoint(
+            rhs, ts, Y[0].astype(float), Y_bar, rtol, atol, "scipy.integrate.odeint")
+        y0_bar = y0_bar.reshape(y0.shape).astype(np.result_type(y0, float)) \
+            if isinstance(arguments["y0"], np.ndarray) else _like(arguments["y0"], y0_bar)
+        # Y[k] moves with t[k] at the speed f(Y[k], t[k]); moving t[0] moves the start
+        F = np.array([rhs(float(tk), Yk) for tk, Yk in zip(ts, Y.astype(float))])
+        t_bar = np.einsum("ki,ki->k", Y_bar, F)
+        t_bar[0] = -a0 @ F[0]
+        return (_NO, f_bar, *_positional_cotangents(si.odeint, pos, {
+            "y0": y0_bar, "t": _times_cotangent(arguments["t"], t_bar),
+            "args": args_cotangent(raw_args, list(args_bars))}))
+
+    return y, odeint_pullback
+
+
+def _times_cotangent(t: Any, t_bar: np.ndarray) -> Any:
+    if isinstance(t, np.ndarray):
+        return t_bar.astype(t.dtype) if t.dtype.kind == "f" else _NO
+    return _like(t, t_bar)
+
+
+def _like(x: Any, v: np.ndarray) -> Any:
+    """``v`` shaped like a non-array primal ``x`` (a float or a list of floats)."""
+    if np.ndim(x) == 0:
+        return float(v.reshape(-1)[0])
+    return Tangent[type(x)](*[float(u) for u in v.reshape(-1)]) \
+        if isinstance(x, (list, tuple)) else v
+
+
+@frule.register(si.odeint, config=HasForwardsMode)
+def odeint_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs: Any) -> Any:
+    y, Y, full, arguments = _odeint_solve(func, pos, kwargs)
+    ts = np.asarray(arguments["t"], dtype=float)
+    raw_args = arguments.get("args", ())
+    rhs = _RHS(config, func, args_tuple(raw_args), bool(arguments.get("tfirst")),
+               (Y.shape[1],))
+    y0_dot = _positional_tangent(si.odeint, dargs, "y0")
+    s0 = np.zeros(Y.shape[1]) if is_zero(y0_dot) else np.reshape(
+        np.asarray(_plain_sequence(y0_dot), float), -1)
+    t_dot = _positional_tangent(si.odeint, dargs, "t")
+    F = None
+    if not is_zero(t_dot):
+        # Y[k] moves with t[k] at the speed f(Y[k], t[k]); moving t[0] moves the start
+        t_dot = np.reshape(np.asarray(_plain_sequence(t_dot), float), -1)
+        F = np.array([rhs(float(tk), Yk) for tk, Yk in zip(ts, Y.astype(float))])
+        s0 = s0 - F[0] * t_dot[0]
+    rtol, atol = _tolerances(arguments)
+    S = _sensitivities(rhs, ts, Y[0].astype(float), s0, unthunk(dargs[1]),
+                       args_tangents(raw_args, _positional_tangent(si.odeint, dargs, "args")),
+                       rtol, atol, "scipy.integrate.odeint")
+    if F is not None:
+        S = S + F * t_dot[:, None]
+    S = S.astype(Y.dtype)
+    return y, (Tangent[tuple](S, _ZERO) if full else S)
+
+
+def _plain_sequence(t: Any) -> Any:
+    return list(t) if isinstance(t, Tangent) else t
+
+
+def _solve_ivp_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
+    bound = bind(si.solve_ivp, (fun, *pos), kwargs)
+    arguments = bound.arguments
+    options = arguments.get("options", {})
+    if arguments.get("events") is not None or arguments.get("dense_output"):
+        raise SolverError("scipy.integrate.solve_ivp", "events and dense_output are not "
+                          "differentiated", "expected the solution at t_eval (or the "
+                          "solver's steps)")
+    res = si.solve_ivp(*bound.args, **bound.kwargs)
+    if not res.success:
+        raise not_converged("scipy.integrate.solve_ivp", str(res.message))
+    rtol = float(np.min(options.get("rtol", 1e-3)))
+    atol = float(np.min(options.get("atol", 1e-6)))
+    return res, arguments, rtol, atol
+
+
+@rrule.register(si.solve_ivp, config=HasReverseMode)
+def solve_ivp_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
+    res, arguments, rtol, atol = _solve_ivp_solve(fun, pos, kwargs)
+    y0 = np.asarray(arguments["y0"])
+    raw_args = arguments.get("args") or ()
+    rhs = _RHS(config, fun, args_tuple(raw_args), True, (y0.size,))
+
+    def solve_ivp_pullback(y_bar: Any) -> tuple:
+        Y_bar = field(y_bar, "y")
+        if is_zero(Y_bar):
+            return (_NO, _ZERO, *_positional_cotangents(si.solve_ivp, pos, {}))
+        ts, Y_bars = _from_start(arguments, res.t, np.real(np.asarray(Y_bar, float)).T)
+        y0_bar, (f_bar, args_bars), _ = _adjoint(
+            rhs, ts, np.reshape(y0, -1).astype(float), Y_bars, rtol, atol,
+            "scipy.integrate.solve_ivp")
+        y0_bar = y0_bar.reshape(y0.shape).astype(np.result_type(y0, float)) \
+            if isinstance(arguments["y0"], np.ndarray) else _like(arguments["y0"], y0_bar)
+        times = not_implemented("derivative of solve_ivp w.r.t. the times")
+        return (_NO, f_bar, *_positional_cotangents(si.solve_ivp, pos, {
+            "y0": y0_bar, "t_span": times, "t_eval": times,
+            "args": args_cotangent(raw_args, list(args_bars)) if raw_args else _NO}))
+
+    return res, solve_ivp_pullback
+
+
+@frule.register(si.solve_ivp, config=HasForwardsMode)
+def solve_ivp_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any,
+                    **kwargs: Any) -> Any:
+    res, arguments, rtol, atol = _solve_ivp_solve(fun, pos, kwargs)
+    if not is_zero(_positional_tangent(si.solve_ivp, dargs, "t_span")):
+        raise SolverError("scipy.integrate.solve_ivp", "the derivative w.r.t. the times is "
+                          "not implemented", "expected tangents for y0, args and the "
+                          "function only")
+    raw_args = arguments.get("args") or ()
+    n = res.y.shape[0]
+    rhs = _RHS(config, fun, args_tuple(raw_args), True, (n,))
+    y0_dot = _positional_tangent(si.solve_ivp, dargs, "y0")
+    s0 = np.zeros(n) if is_zero(y0_dot) else np.reshape(
+        np.asarray(_plain_sequence(y0_dot), float), -1)
+    args_dot = _positional_tangent(si.solve_ivp, dargs, "args") if raw_args else _ZERO
+    ts, _ = _from_start(arguments, res.t, np.zeros((len(res.t), n)))
+    S = _sensitivities(rhs, ts, np.reshape(arguments["y0"], -1).astype(float), s0,
+                       unthunk(dargs[1]), args_tangents(raw_args, args_dot) if raw_args
+                       else [], rtol, atol, "scipy.integrate.solve_ivp")
+    S = S[len(ts) - len(res.t):]
+    return res, Tangent[type(res)]({"y": S.T.astype(res.y.dtype)})
+
+
+def _from_start(arguments: dict, t: np.ndarray, Y_bar: np.ndarray) -> tuple:
+    """The output times preceded by the start time when ``t_eval`` leaves it out (the
+    adjoint and the sensitivities start at ``y0``), with a zero cotangent there."""
+    t0 = float(arguments["t_span"][0])
+    t = np.asarray(t, float)
+    if len(t) and t[0] == t0:
+        return t, Y_bar
+    return np.concatenate([[t0], t]), np.concatenate([np.zeros((1, Y_bar.shape[1])), Y_bar])
