@@ -1,7 +1,9 @@
-"""The PyTorch bridge: autograd.Function, torch.func, conventions, errors."""
+"""The PyTorch bridge's callback path (NumPy views of tensors); the native one is tested in
+test_torch_native.py."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -18,11 +20,15 @@ from chainrules.interop import (  # noqa: E402
 from chainrules.interop.torch import (  # noqa: E402
     TorchConfig,
     as_numpy_function,
-    torch_function,
 )
+from chainrules.interop.torch import torch_function as _torch_function  # noqa: E402
 from chainrules.testing import test_frule, test_rrule  # noqa: E402
 
 X = np.array([0.5, -1.0, 2.0])
+
+# these rules are written with NumPy operators, which also run on tensors: "auto" would
+# take them native; this file tests the callback path
+torch_function = functools.partial(_torch_function, backend="callback")
 
 
 def msg(text: str) -> str:

@@ -54,6 +54,7 @@ from chainrules.core._errors import func_name
 from . import _compat
 from ._bridge import call_frule, call_rrule, leaf_tangent, output_cotangent
 from ._errors import NoRuleError, TangentConversionError, UnsupportedTransformError
+from ._torch_native import choose_backend, native_call
 from ._tree import leaves_with_paths, map_leaves, tangent_at, tangent_like
 
 __all__ = ["TorchConfig", "as_numpy_function", "torch_function"]
@@ -626,15 +627,26 @@ def _functions() -> tuple[type, type, type]:
 class _TorchBridged:
     """The callable returned by :func:`torch_function`."""
 
-    def __init__(self, f: Callable, config: RuleConfig | None) -> None:
+    def __init__(self, f: Callable, config: RuleConfig | None, backend: str) -> None:
         self.f = f
         self.config = config
+        self.backend = backend
+        # input signature -> (backend, why not native): the choices of backend="auto"
+        self.backends: dict[tuple, tuple[str, str]] = {}
         functools.update_wrapper(self, f, updated=())
 
     def __repr__(self) -> str:
         return f"torch_function({func_name(self.f)})"
 
+    def backend_for(self, *args: Any, **kwargs: Any) -> str:
+        """``"native"`` or ``"callback"``: the path a call with these arguments takes."""
+        if self.backend != "auto":
+            return self.backend
+        return choose_backend(self, args, kwargs)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.backend_for(*args, **kwargs) == "native":
+            return native_call(self, args, kwargs)
         torch = _compat.import_torch()
         primal_fn = _functions()[0]
         call = _Call(self, args, kwargs)
@@ -656,18 +668,32 @@ class _TorchBridged:
         return call.rebuild_output(flat)
 
 
-def torch_function(f: Callable, *, config: RuleConfig | None = None) -> Callable:
+_BACKENDS = ("auto", "native", "callback")
+
+
+def torch_function(f: Callable, *, backend: str = "auto",
+                   config: RuleConfig | None = None) -> Callable:
     """Make ``f``, a function with chainrules rules, differentiable by PyTorch.
 
     The result takes tensors (anywhere inside tuples, lists, dicts, namedtuples and
     dataclasses) and returns tensors; every other argument is passed to ``f``
-    unchanged and is not differentiated, and so are keyword arguments. ``f`` runs on
-    NumPy views of the tensors. Gradients come from ``f``'s rrule, forward-mode
-    tangents from its frule; integer and bool tensors are never differentiated;
-    outputs keep the dtype NumPy gives them and the inputs' device.
+    unchanged and is not differentiated, and so are keyword arguments. Gradients
+    come from ``f``'s rrule, forward-mode tangents from its frule; integer and bool
+    tensors are never differentiated.
+
+    Two paths (``backend``): ``"native"`` runs ``f`` and its rules on the tensors
+    themselves (rules written with ``xp = chainrules.array_namespace(x)``); the
+    backward pass is then itself differentiable to any order and ``torch.func.vmap``
+    batches the rule's torch operations. ``"callback"`` runs them on NumPy views of
+    the tensors (for NumPy-only rules; outputs keep the dtype NumPy gives them and
+    the inputs' device); second derivatives then come from ``chainrules.ad``. ``"auto"``
+    tries the rules once per input signature on meta tensors and picks native when
+    they return tensors; ``bridged.backend_for(*args)`` says which it picked and
+    ``bridged.backends`` holds every choice with the reason for a callback one.
 
     Arguments:
         f: the function with rules.
+        backend: ``"auto"`` (default), ``"native"`` or ``"callback"``.
         config: a ``RuleConfig`` passed to the rules (for rules that call back into an AD).
 
     Returns:
@@ -678,7 +704,9 @@ def torch_function(f: Callable, *, config: RuleConfig | None = None) -> Callable
     Raises:
         NoRuleError: (when differentiated) ``f`` has no rrule (frule) for the arguments.
         TangentConversionError: a rule returned a tangent that does not fit its argument.
-        UnsupportedTransformError: a second derivative with respect to the inputs.
+        UnsupportedTransformError: (callback) a derivative the rule's code cannot give.
+        NumPyOnlyRuleError: (native) a rule returned NumPy values, or NumPy refused a tensor.
+        ValueError: an unknown ``backend``.
         FrameworkNotInstalledError: PyTorch is not installed.
 
     Examples:
@@ -698,13 +726,22 @@ def torch_function(f: Callable, *, config: RuleConfig | None = None) -> Callable
         tensor([ 3., 12.])
         >>> torch.func.grad(lambda x: torch_function(cube)(x).sum())(torch.tensor([3.0]))
         tensor([27.])
+        >>> torch_function(cube).backend_for(x)  # x**3 runs on tensors
+        'native'
+        >>> torch_function(cube, backend="callback").backend_for(x)
+        'callback'
     """
     if not callable(f):
         raise TypeError(
             f"torch_function(f): f must be callable, got {type(f).__qualname__}. Pass the "
             f"function that has rules, e.g. torch_function(np.sin)."
         )
-    return _TorchBridged(f, config)
+    if backend not in _BACKENDS:
+        raise ValueError(
+            f"torch_function({func_name(f)}): backend must be one of {_BACKENDS}, got "
+            f"{backend!r}. 'native' runs f and its rules on tensors, 'callback' on NumPy "
+            f"views of them, 'auto' picks native when the rules run on tensors.")
+    return _TorchBridged(f, config, backend)
 
 
 class TorchConfig(RuleConfig, HasReverseMode, HasForwardsMode):
