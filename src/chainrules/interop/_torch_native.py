@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -38,9 +40,9 @@ import numpy as np
 
 from chainrules.core import (
     AbstractTangent,
+    NoTangent,
     NotImplementedDerivativeError,
     NotImplementedTangent,
-    NoTangent,
     PullbackError,
     ZeroTangent,
     frule,
@@ -63,11 +65,21 @@ def _is_float(t: Any) -> bool:
     return t.is_floating_point() or t.is_complex()
 
 
+_NUMPY_DIR = os.path.dirname(np.__file__)
+
+
 def _numpy_refused(e: BaseException) -> bool:
-    """Whether an exception is NumPy failing to turn a tensor into an array."""
+    """Whether an exception is NumPy failing on a tensor (or a tensor refusing NumPy)."""
     text = str(e)
-    return isinstance(e, (TypeError, RuntimeError)) and (
-        "numpy" in text.lower() or "doesn't have storage" in text)
+    if "__array_wrap__" in text or (isinstance(e, (TypeError, RuntimeError)) and (
+            "numpy" in text.lower() or "doesn't have storage" in text)):
+        return True
+    tb = e.__traceback__
+    while tb is not None:  # raised inside NumPy's own Python code
+        if tb.tb_frame.f_code.co_filename.startswith(_NUMPY_DIR):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 class _NativeCall:
@@ -134,6 +146,10 @@ class _NativeCall:
                 raise TangentConversionError(
                     _BRIDGE, self.f, "output", 0, format_path(path), leaf, leaf,
                     "the output leaves of a bridged function must be tensors or numbers")
+            elif not leaf.is_contiguous():
+                # e.g. xp.real of a complex tensor: forward mode wants a tangent of the
+                # same layout as such a view, and the frule's tangent has its own layout
+                leaf = leaf.contiguous()
             self.out_paths.append(path)
             out.append(leaf)
         return tuple(out)
@@ -157,6 +173,9 @@ class _NativeCall:
 
     def pull(self, inputs: tuple, grads: tuple, needs: tuple, reuse: bool) -> list:
         """Cotangents (tensors, or None for zero) of the inputs flagged in ``needs``."""
+        if all(g is None for g in grads):
+            # a pullback is linear: zero in, zero out, without running (or recomputing) it
+            return [None] * len(needs)
         pullback = self.pullback if reuse else None
         if pullback is None:
             _, pullback = self.guarded("rrule", call_rrule, _BRIDGE, self.config, self.f,
@@ -208,7 +227,7 @@ class _NativeCall:
             t = None
             if _is_float(y_leaf):
                 t = self.project(y_leaf, y_dot, "output", 0, path, "frule")
-            out.append(torch.zeros_like(y_leaf) if t is None else t)
+            out.append(torch.zeros_like(y_leaf) if t is None else t.contiguous())
         return tuple(out)
 
     def project(self, x: Any, tangent: Any, what: str, position: int, path: tuple,
@@ -372,9 +391,12 @@ def _probe(bridged: Any, args: tuple, kwargs: dict) -> tuple[str, str]:
     reason = ""
     for make in (meta, detached):
         try:
-            with torch.no_grad():
+            # a NumPy ufunc returns a tensor through Tensor.__array_wrap__ with only a
+            # DeprecationWarning: make that fail the probe
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("error", DeprecationWarning)
                 _try_rules(bridged, tuple(map_leaves(make, args)), kwargs)
-        except Exception as e:  # noqa: BLE001 - any failure means: not on tensors
+        except Exception as e:  # whatever fails on tensors makes the callback path the choice
             reason = f"{type(e).__qualname__}: {e}"
             continue
         return ("native", "")
