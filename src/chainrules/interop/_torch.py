@@ -52,7 +52,13 @@ from chainrules.core import (
 from chainrules.core._errors import func_name
 
 from . import _compat
-from ._bridge import call_frule, call_rrule, leaf_tangent, output_cotangent
+from ._bridge import (
+    call_frule,
+    call_rrule,
+    is_differentiable_dtype,
+    leaf_tangent,
+    output_cotangent,
+)
 from ._errors import NoRuleError, TangentConversionError, UnsupportedTransformError
 from ._torch_native import choose_backend, native_call
 from ._tree import leaves_with_paths, map_leaves, tangent_at, tangent_like
@@ -238,14 +244,19 @@ def _third_order_error(call: _Call) -> UnsupportedTransformError:
         f"{func_name(call.f)} in torch operations")
 
 
-def _pullback_as_function(call: _Call, need_idx: list[int], n_in: int) -> Callable:
-    """``(*inputs, *grads) -> cotangents of inputs need_idx``: the rule, as a plain function.
+def _pullback_as_function(call: _Call, need_idx: list[int],
+                          np_inputs: list) -> tuple[Callable, list[int]]:
+    """``(*float inputs, *grads) -> cotangents of inputs need_idx``, and those inputs' indices.
 
-    The rule is looked up for the NumPy argument types and called directly, so that the
-    reference AD traces its code (with tracers as arguments, ``rrule(f, ...)`` would
-    dispatch on the tracers' type).
+    The rule as a plain function for the reference AD to differentiate. Integer and
+    bool inputs (``np.where``'s condition, indices) have no derivative and the reference
+    AD refuses them as inputs: they are held fixed. Each cotangent is projected onto
+    its input (a rule may return it in a broadcast shape). The rule is looked up for
+    the NumPy argument types and called directly, so that the reference AD traces its
+    code (with tracers as arguments, ``rrule(f, ...)`` would dispatch on the tracers'
+    type).
     """
-    from chainrules.core import rrule
+    from chainrules.core import ProjectTo, rrule
 
     f, config = call.f, call.bridged.config
     args_np = call.numpy_args(call.np_inputs)
@@ -256,9 +267,15 @@ def _pullback_as_function(call: _Call, need_idx: list[int], n_in: int) -> Callab
     rule, takes_config, takes_instance = hit
     prefix = ((config,) if takes_config else ()) + ((f,) if takes_instance else ())
 
+    diff_idx = [i for i, a in enumerate(np_inputs) if is_differentiable_dtype(np.asarray(
+        a).dtype)]
+
     def rule_pullback(*leaves: Any) -> tuple:
-        inputs, grads = leaves[:n_in], leaves[n_in:]
-        _, pullback = rule(*prefix, *call.numpy_args(list(inputs)), **call.kwargs)
+        inputs = list(np_inputs)
+        for k, i in enumerate(diff_idx):
+            inputs[i] = leaves[k]
+        grads = leaves[len(diff_idx):]
+        _, pullback = rule(*prefix, *call.numpy_args(inputs), **call.kwargs)
         by_path = dict(zip(call.out_paths, grads))
         y_bar = tangent_like(call.y, lambda path, leaf: by_path.get(path, ZeroTangent()))
         bars = pullback(y_bar)
@@ -266,10 +283,11 @@ def _pullback_as_function(call: _Call, need_idx: list[int], n_in: int) -> Callab
         for i in need_idx:
             position, path = call.where[i]
             t = tangent_at(bars[position], path)
-            out.append(0.0 * inputs[i] if isinstance(t, (ZeroTangent, NoTangent)) else t)
+            out.append(0.0 * inputs[i] if isinstance(t, (ZeroTangent, NoTangent))
+                       else ProjectTo(np_inputs[i])(t))
         return tuple(out)
 
-    return rule_pullback
+    return rule_pullback, diff_idx
 
 
 def _any_dual(tensors: list) -> bool:
@@ -363,6 +381,12 @@ def _functions() -> tuple[type, type, type]:
         def jvp(ctx: Any, _call_tangent: Any, *tangents: Any) -> tuple:
             call = ctx.call
             out = _Pushforward.apply(call, len(tangents), *tangents, *ctx.saved_tensors)
+            out = out if isinstance(out, tuple) else (out,)
+            # integer outputs (np.frexp's exponent) are non-differentiable: PyTorch wants
+            # None for their tangent, not zeros
+            y_leaves = dict(leaves_with_paths(call.y))
+            out = tuple(t if is_differentiable_dtype(np.asarray(y_leaves[p]).dtype) else None
+                        for t, p in zip(out, call.out_paths))
             return out if len(out) != 1 else out[0]
 
         @staticmethod
@@ -505,12 +529,12 @@ def _functions() -> tuple[type, type, type]:
         np_grads = [np.zeros(np.shape(y_leaves[p]), np.asarray(y_leaves[p]).dtype)
                     if g is None else tensor_to_numpy(g) for p, g in zip(call.out_paths, grads)]
         need_idx = [i for i, n in enumerate(pull_needs) if n]
-        fn = _pullback_as_function(call, need_idx, n_in)
+        fn, diff_idx = _pullback_as_function(call, need_idx, np_inputs)
         try:
-            _, pullback = reference_ad.vjp(fn, *np_inputs, *np_grads)
+            _, pullback = reference_ad.vjp(fn, *(np_inputs[i] for i in diff_idx), *np_grads)
             seeds = tuple(np.zeros(np.shape(np_inputs[i]), np.asarray(np_inputs[i]).dtype)
                           if vs[i] is None else tensor_to_numpy(vs[i]) for i in need_idx)
-            cts = pullback(seeds)
+            cts_diff = pullback(seeds)
         except Exception as e:
             raise UnsupportedTransformError(
                 _BRIDGE, call.f, "a second derivative with respect to the inputs",
@@ -519,6 +543,9 @@ def _functions() -> tuple[type, type, type]:
                 f"Make the rule's code differentiable by chainrules.ad (NumPy functions "
                 f"with rules), or differentiate once through "
                 f"torch_function({func_name(call.f)})") from e
+        cts: list = [ZeroTangent()] * n_in + list(cts_diff[len(diff_idx):])
+        for k, i in enumerate(diff_idx):
+            cts[i] = cts_diff[k]
         out: list = []
         like = [*grads, *inputs]
         for k, need in enumerate(needs):
@@ -549,9 +576,10 @@ def _functions() -> tuple[type, type, type]:
                 for a, t in zip(np_inputs, x_dots)]
         t_g = [z if t is None else tensor_to_numpy(t) for z, t in zip(zeros_y, g_dots)]
         need_idx = [i for i, n in enumerate(pull_needs) if n]
-        fn = _pullback_as_function(call, need_idx, n_in)
+        fn, diff_idx = _pullback_as_function(call, need_idx, np_inputs)
         try:
-            _, out_dot = reference_ad.jvp(fn, (*np_inputs, *np_grads), (*t_in, *t_g))
+            _, out_dot = reference_ad.jvp(fn, (*(np_inputs[i] for i in diff_idx), *np_grads),
+                                          (*(t_in[i] for i in diff_idx), *t_g))
         except Exception as e:
             raise UnsupportedTransformError(
                 _BRIDGE, call.f, "forward mode over reverse mode with respect to the inputs",

@@ -224,9 +224,10 @@ class _NativeCall:
             y_leaf = y_leaves[path]
             if not isinstance(y_leaf, torch.Tensor):
                 y_leaf = torch.as_tensor(y_leaf)
-            t = None
-            if _is_float(y_leaf):
-                t = self.project(y_leaf, y_dot, "output", 0, path, "frule")
+            if not _is_float(y_leaf):  # PyTorch wants None for a non-differentiable output
+                out.append(None)
+                continue
+            t = self.project(y_leaf, y_dot, "output", 0, path, "frule")
             out.append(torch.zeros_like(y_leaf) if t is None else t.contiguous())
         return tuple(out)
 
