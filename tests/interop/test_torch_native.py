@@ -19,17 +19,16 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from array_api_compat import array_namespace  # noqa: E402
-
 from chainrules import (  # noqa: E402
     NoTangent,
     Thunk,
     ZeroTangent,
+    array_namespace,
     frule,
     rrule,
     rrule_via_ad,
 )
-from chainrules.interop import NumPyOnlyRuleError  # noqa: E402
+from chainrules.interop import NumPyOnlyRuleError, TangentConversionError  # noqa: E402
 from chainrules.interop.torch import TorchConfig, torch_function  # noqa: E402
 
 # array-api-compat's conj is torch.conj_physical, which torch.func.vmap runs through a
@@ -580,6 +579,20 @@ def numpy_pullback_rrule(x):
     return 2 * x, numpy_pullback_pullback
 
 
+def wrong_shape(x):
+    return 2 * x
+
+
+@rrule.register(wrong_shape)
+def wrong_shape_rrule(x):
+    xp = array_namespace(x)
+
+    def wrong_shape_pullback(y_bar):
+        return NoTangent(), xp.ones((7, 5), dtype=x.dtype)
+
+    return 2 * x, wrong_shape_pullback
+
+
 def msg(text: str) -> str:
     return re.escape(text).replace("test_torch_native\\.", r"[\w.]*test_torch_native\.")
 
@@ -634,6 +647,16 @@ def test_native_numpy_only_rule_error():
             "the rrule's pullback returned ndarray(shape=(2,), dtype=float64) for argument 1, "
             "where a torch.Tensor was due")):
         g(x.clone().requires_grad_()).sum().backward()
+
+
+def test_native_tangent_shape_error():
+    x = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    with pytest.raises(TangentConversionError, match=msg(
+            "torch_function(test_torch_native.wrong_shape): cannot convert the tangent for "
+            "argument 1: expected a tangent of Tensor(shape=torch.Size([3]), "
+            "dtype=torch.float64), got Tensor(shape=torch.Size([7, 5]), dtype=torch.float64); "
+            "cannot project")):
+        torch_function(wrong_shape, backend="native")(x).sum().backward()
 
 
 def test_unknown_backend_error():

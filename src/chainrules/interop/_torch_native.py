@@ -43,6 +43,8 @@ from chainrules.core import (
     NoTangent,
     NotImplementedDerivativeError,
     NotImplementedTangent,
+    ProjectionError,
+    ProjectTo,
     PullbackError,
     ZeroTangent,
     frule,
@@ -258,36 +260,18 @@ class _NativeCall:
                                          x, t, "a structural tangent cannot stand for a tensor")
         if isinstance(t, (np.ndarray, np.generic)):
             raise NumPyOnlyRuleError(_BRIDGE, self.f, source, where, t)
-        if isinstance(t, (int, float, complex)) and not isinstance(t, bool):
-            t = torch.as_tensor(t, device=x.device)
-        if not isinstance(t, torch.Tensor):
+        if isinstance(t, torch.Tensor) and t.dtype == x.dtype and t.shape == x.shape:
+            return t
+        if not isinstance(t, (torch.Tensor, int, float, complex)) or isinstance(t, bool):
             raise TangentConversionError(_BRIDGE, self.f, what, position, format_path(path),
                                          x, t, "expected a tensor or a number")
-        if t.shape != x.shape:
-            t = _fit_shape(t, x.shape)
-            if t is None:
-                raise TangentConversionError(
-                    _BRIDGE, self.f, what, position, format_path(path), x, tangent_at(
-                        tangent, path),
-                    f"its shape {tuple(tangent_at(tangent, path).shape)} cannot be summed or "
-                    f"reshaped to the primal's shape {tuple(x.shape)}")
-        if t.is_complex() and not x.is_complex():
-            t = t.real
-        if t.dtype != x.dtype:
-            t = t.to(x.dtype)
-        return t
-
-
-def _fit_shape(t: Any, shape: Any) -> Any:
-    """``t`` summed over broadcast dimensions or with trivial dimensions dropped, else None."""
-    if t.numel() == int(np.prod(shape)) and [d for d in t.shape if d != 1] == [
-            d for d in shape if d != 1]:
-        return t.reshape(shape)
-    try:
-        out = t.sum_to_size(shape) if len(shape) else t.sum()
-    except RuntimeError:
-        return None
-    return out if out.shape == shape else None
+        try:
+            # sums dimensions added by broadcasting, drops the imaginary part of a
+            # tangent of a real tensor, casts to x's dtype
+            return ProjectTo(x)(t)
+        except ProjectionError as e:
+            raise TangentConversionError(_BRIDGE, self.f, what, position, format_path(path),
+                                         x, t, str(e)) from None
 
 
 @functools.cache
