@@ -132,4 +132,7 @@ def torch_transforms_active() -> bool:
 def torch_has_dual(tensors: Any) -> bool:
     """Whether any tensor carries a forward-mode tangent (``torch.autograd.forward_ad``)."""
     fwad = import_torch().autograd.forward_ad
+    # outside every dual_level() no tensor can carry one (private, hence the fallback)
+    if getattr(fwad, "_current_level", 0) < 0:
+        return False
     return any(fwad.unpack_dual(t).tangent is not None for t in tensors)

@@ -62,7 +62,7 @@ from ._bridge import (
     output_cotangent,
 )
 from ._errors import NoRuleError, TangentConversionError, UnsupportedTransformError
-from ._torch_native import choose_backend, native_call
+from ._torch_native import choose_backend, native_call, prepare
 from ._tree import leaves_with_paths, map_leaves, tangent_at, tangent_like
 
 __all__ = ["numpy_to_tensor", "tensor_to_numpy", "torch_function"]
@@ -672,11 +672,13 @@ class _TorchBridged:
         """``"native"`` or ``"callback"``: the path a call with these arguments takes."""
         if self.backend != "auto":
             return self.backend
-        return choose_backend(self, args, kwargs)
+        return choose_backend(self, prepare(self, args, kwargs))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self.backend_for(*args, **kwargs) == "native":
-            return native_call(self, args, kwargs)
+        if self.backend != "callback":
+            native = prepare(self, args, kwargs)
+            if self.backend == "native" or choose_backend(self, native) == "native":
+                return native_call(native)
         torch = _compat.import_torch()
         primal_fn = _functions()[0]
         call = _Call(self, args, kwargs)

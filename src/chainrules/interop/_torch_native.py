@@ -58,7 +58,7 @@ from ._bridge import call_frule, call_rrule
 from ._errors import NumPyOnlyRuleError, TangentConversionError
 from ._tree import PathError, format_path, leaves_with_paths, map_leaves, tangent_at, tangent_like
 
-__all__ = ["choose_backend", "native_call"]
+__all__ = ["choose_backend", "native_call", "prepare"]
 
 _BRIDGE = "torch_function"
 
@@ -84,21 +84,49 @@ def _numpy_refused(e: BaseException) -> bool:
     return False
 
 
+_SCALARS = frozenset({bool, int, float, complex, str, type(None)})
+_TORCH: Any = None
+
+
+def _torch() -> Any:
+    """``torch`` (imported once; ``_compat.import_torch`` costs a few lookups per call)."""
+    global _TORCH
+    if _TORCH is None:
+        _TORCH = _compat.import_torch()
+    return _TORCH
+
+
 class _NativeCall:
     """One call: the structure of the arguments, their tensor leaves, and the rules' state."""
 
     def __init__(self, bridged: Any, args: tuple, kwargs: dict) -> None:
-        torch = _compat.import_torch()
+        tensor_t = _torch().Tensor
         self.f = bridged.f
         self.config = bridged.config
         self.args = args
         self.kwargs = kwargs
         self.where: list[tuple[int, tuple]] = []
         self.tensors: list = []
-        for path, leaf in leaves_with_paths(args):
-            if isinstance(leaf, torch.Tensor):
-                self.where.append((path[0][1] + 1, path[1:]))
-                self.tensors.append(leaf)
+        # the input signature that backend="auto" decides on
+        key: list = [tuple(sorted((k, type(v)) for k, v in kwargs.items())) if kwargs else ()]
+        self.flat = all(type(a) in _SCALARS or isinstance(a, tensor_t) for a in args)
+        if self.flat:  # the common case: no containers to walk
+            for i, a in enumerate(args):
+                if isinstance(a, tensor_t):
+                    self.where.append((i + 1, ()))
+                    self.tensors.append(a)
+                    key.append((a.dtype, a.shape, a.device))
+                else:
+                    key.append(type(a))
+        else:
+            for path, leaf in leaves_with_paths(args):
+                if isinstance(leaf, tensor_t):
+                    self.where.append((path[0][1] + 1, path[1:]))
+                    self.tensors.append(leaf)
+                    key.append((path, leaf.dtype, leaf.shape, leaf.device))
+                else:
+                    key.append((path, type(leaf)))
+        self.key = tuple(key)
         self.index = {w: i for i, w in enumerate(self.where)}
         self.need_pullback = False
         self.pullback: Any = None
@@ -106,6 +134,12 @@ class _NativeCall:
         self.out_paths: list[tuple] = []
 
     def build_args(self, tensors: tuple | list) -> tuple:
+        if self.flat:
+            args = list(self.args)
+            for (position, _), t in zip(self.where, tensors):
+                args[position - 1] = t
+            return tuple(args)
+
         def put(path: tuple, leaf: Any) -> Any:
             i = self.index.get((path[0][1] + 1, path[1:]))
             return leaf if i is None else tensors[i]
@@ -132,7 +166,7 @@ class _NativeCall:
         return self.output_leaves(self.y, "function")
 
     def output_leaves(self, y: Any, what: str) -> tuple:
-        torch = _compat.import_torch()
+        torch = _torch()
         device = self.tensors[0].device if self.tensors else None
         self.out_paths = []
         out = []
@@ -157,11 +191,15 @@ class _NativeCall:
         return tuple(out)
 
     def rebuild_output(self, flat: tuple) -> Any:
+        if self.out_paths == [()]:
+            return flat[0]
         by_path = dict(zip(self.out_paths, flat))
         return map_leaves(lambda path, leaf: by_path.get(path, leaf), self.y)
 
     def output_cotangent(self, grads: tuple) -> Any:
-        torch = _compat.import_torch()
+        torch = _torch()
+        if self.out_paths == [()] and isinstance(self.y, torch.Tensor) and _is_float(self.y):
+            return ZeroTangent() if grads[0] is None else grads[0]
         by_path = dict(zip(self.out_paths, grads))
 
         def leaf(path: tuple, y_leaf: Any) -> Any:
@@ -206,7 +244,7 @@ class _NativeCall:
 
     def push(self, inputs: tuple, tangents: tuple) -> tuple:
         """Output tangents along one tangent (or None) per input, by the frule."""
-        torch = _compat.import_torch()
+        torch = _torch()
         args = self.build_args(inputs)
         dargs: list[Any] = [NoTangent()]
         for position in range(1, len(args) + 1):
@@ -240,7 +278,7 @@ class _NativeCall:
         Dimensions added by broadcasting are summed away, the imaginary part of a
         tangent of a real tensor is dropped, and the dtype becomes ``x``'s.
         """
-        torch = _compat.import_torch()
+        torch = _torch()
         where = f"{what} {position}{format_path(path)}" if position else f"{what}"
         try:
             t = tangent_at(tangent, path)
@@ -277,7 +315,7 @@ class _NativeCall:
 @functools.cache
 def _function() -> type:
     """The ``autograd.Function`` of the native path, defined once torch is imported."""
-    torch = _compat.import_torch()
+    torch = _torch()
 
     class _Native(torch.autograd.Function):
         generate_vmap_rule = True
@@ -317,10 +355,14 @@ def _function() -> type:
     return _Native
 
 
-def native_call(bridged: Any, args: tuple, kwargs: dict) -> Any:
-    """Call ``bridged.f`` on tensors through the native ``autograd.Function``."""
-    torch = _compat.import_torch()
-    call = _NativeCall(bridged, args, kwargs)
+def prepare(bridged: Any, args: tuple, kwargs: dict) -> _NativeCall:
+    """The call's tensors, structure and input signature (for :func:`choose_backend`)."""
+    return _NativeCall(bridged, args, kwargs)
+
+
+def native_call(call: _NativeCall) -> Any:
+    """Run a call on tensors through the native ``autograd.Function``."""
+    torch = _torch()
     differentiated = torch.is_grad_enabled() and any(t.requires_grad for t in call.tensors)
     transformed = _compat.torch_transforms_active()
     if not (differentiated or transformed or _compat.torch_has_dual(call.tensors)):
@@ -333,37 +375,24 @@ def native_call(bridged: Any, args: tuple, kwargs: dict) -> Any:
     return call.rebuild_output(flat if isinstance(flat, tuple) else (flat,))
 
 
-def _signature(args: tuple, kwargs: dict) -> tuple:
-    torch = _compat.import_torch()
-    key: list = []
-    for path, leaf in leaves_with_paths(args):
-        if isinstance(leaf, torch.Tensor):
-            key.append((path, leaf.dtype, tuple(leaf.shape), leaf.device.type))
-        else:
-            key.append((path, type(leaf)))
-    key.append(tuple(sorted((k, type(v).__qualname__) for k, v in kwargs.items())))
-    return tuple(key)
-
-
-def choose_backend(bridged: Any, args: tuple, kwargs: dict) -> str:
-    """``"native"`` if ``f`` and its rules run on tensors for these arguments, else ``"callback"``.
+def choose_backend(bridged: Any, call: _NativeCall) -> str:
+    """``"native"`` if ``f`` and its rules run on tensors for this call, else ``"callback"``.
 
     Decided once per input signature (structure, dtypes, shapes, devices, the types
     of the other leaves and of keyword arguments) and cached in ``bridged.backends``
     with the reason for a ``"callback"`` choice.
     """
-    key = _signature(args, kwargs)
-    hit = bridged.backends.get(key)
+    hit = bridged.backends.get(call.key)
     if hit is not None:
         return hit[0]
-    choice = _probe(bridged, args, kwargs)
-    bridged.backends[key] = choice
+    choice = _probe(bridged, call.args, call.kwargs)
+    bridged.backends[call.key] = choice
     return choice[0]
 
 
 def _probe(bridged: Any, args: tuple, kwargs: dict) -> tuple[str, str]:
     """Run the rules once on meta tensors (no data), or on the real ones if that fails."""
-    torch = _compat.import_torch()
+    torch = _torch()
     tensor_t = torch.Tensor
 
     def meta(path: tuple, leaf: Any) -> Any:
@@ -390,7 +419,7 @@ def _probe(bridged: Any, args: tuple, kwargs: dict) -> tuple[str, str]:
 
 def _try_rules(bridged: Any, args: tuple, kwargs: dict) -> None:
     """Raise unless ``f``'s rrule (and frule, if any) give tensors for tensor arguments."""
-    torch = _compat.import_torch()
+    torch = _torch()
     call = _NativeCall(bridged, args, kwargs)
     f, config = call.f, call.config
     prefix = () if config is None else (config,)
