@@ -703,6 +703,36 @@ def test_zero_cotangent_of_unused_output():
     torch.testing.assert_close(x.grad, -torch.sin(x.detach()))
 
 
+def softsign(x):
+    xp = array_namespace(x)
+    return x / (1 + xp.abs(x))
+
+
+@rrule.register(softsign)
+def softsign_rrule(x):
+    xp = array_namespace(x)
+    d = 1 + xp.abs(x)
+
+    def softsign_pullback(y_bar):
+        return NoTangent(), y_bar / d**2
+
+    return x / d, softsign_pullback
+
+
+def test_forward_mode_without_an_frule_differentiates_f_on_tensors():
+    # softsign has only an rrule: torch.func.jvp differentiates its (torch) code
+    x = torch.tensor([-2.0, 0.3, 1.5], dtype=torch.float64)
+    f = torch_function(softsign, backend="native")
+
+    def native(x):
+        return x / (1 + x.abs())
+
+    for transform in (torch.func.jacfwd, torch.func.jacrev):
+        torch.testing.assert_close(transform(f)(x), transform(native)(x))
+    torch.testing.assert_close(torch.func.hessian(lambda x: f(x).sum())(x),
+                               torch.func.hessian(lambda x: native(x).sum())(x))
+
+
 def test_third_derivative():
     x = torch.tensor([0.3, 1.2], dtype=torch.float64)
     f = torch_function(sincos, backend="native")

@@ -243,9 +243,15 @@ class _NativeCall:
         return out
 
     def push(self, inputs: tuple, tangents: tuple) -> tuple:
-        """Output tangents along one tangent (or None) per input, by the frule."""
+        """Output tangents along one tangent (or None) per input, by the frule.
+
+        Without an frule for tensors, ``f``'s own code (which runs on tensors here) is
+        differentiated by ``torch.func.jvp``.
+        """
         torch = _torch()
         args = self.build_args(inputs)
+        if frule.lookup(self.f, tuple(map(type, args)), self.config) is None:
+            return self._push_by_torch(inputs, tangents)
         dargs: list[Any] = [NoTangent()]
         for position in range(1, len(args) + 1):
             leaves = {self.where[i][1]: t for i, t in enumerate(tangents)
@@ -270,6 +276,18 @@ class _NativeCall:
             t = self.project(y_leaf, y_dot, "output", 0, path, "frule")
             out.append(torch.zeros_like(y_leaf) if t is None else t.contiguous())
         return tuple(out)
+
+    def _push_by_torch(self, inputs: tuple, tangents: tuple) -> tuple:
+        torch = _torch()
+
+        def f_of_tensors(*tensors: Any) -> tuple:
+            y = self.guarded("function", self.f, *self.build_args(tensors), **self.kwargs)
+            return self.output_leaves(y, "function")
+
+        x_dots = tuple(torch.zeros_like(x) if t is None else t
+                       for x, t in zip(inputs, tangents))
+        _, y_dots = torch.func.jvp(f_of_tensors, tuple(inputs), x_dots)
+        return tuple(t.contiguous() if _is_float(t) else None for t in y_dots)
 
     def project(self, x: Any, tangent: Any, what: str, position: int, path: tuple,
                 source: str) -> Any:
