@@ -380,7 +380,7 @@ def _functions() -> tuple[type, type, type]:
             return (None, *out)
 
         @staticmethod
-        def jvp(ctx: Any, _call_tangent: Any, *tangents: Any) -> tuple:
+        def jvp(ctx: Any, _call_tangent: Any, *tangents: Any) -> Any:
             call = ctx.call
             out = _Pushforward.apply(call, len(tangents), *tangents, *ctx.saved_tensors)
             out = out if isinstance(out, tuple) else (out,)

@@ -18,7 +18,8 @@ One ``autograd.Function`` (``_Native``) carries the call:
   dual tensor is around; otherwise the rrule is run again, in ``backward``, on the
   saved inputs, where PyTorch records it. Only the cotangents of inputs in
   ``ctx.needs_input_grad`` are unthunked.
-- ``jvp`` is the frule, on the saved inputs.
+- ``jvp`` is the frule, on the saved inputs; a function with no frule for tensors
+  has its own (torch) code differentiated by ``torch.func.jvp`` instead.
 
 A NumPy-only rule does not work here: NumPy turns plain tensors into arrays (under
 ``torch.func`` the forward pass sees plain tensors) and fails on tensors that need
