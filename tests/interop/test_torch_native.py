@@ -733,6 +733,83 @@ def test_forward_mode_without_an_frule_differentiates_f_on_tensors():
                                torch.func.hessian(lambda x: native(x).sum())(x))
 
 
+def affine(p, x):
+    """An argument that is a dict of tensors."""
+    return p["w"] @ x + p["b"]
+
+
+@rrule.register(affine)
+def affine_rrule(p, x):
+    xp = array_namespace(x)
+
+    def affine_pullback(y_bar):
+        from chainrules import Tangent
+
+        p_bar = Tangent[dict]({"w": Thunk(lambda: y_bar[:, None] * x[None, :]), "b": y_bar})
+        return NoTangent(), p_bar, Thunk(lambda: xp.matrix_transpose(p["w"]) @ y_bar)
+
+    return affine(p, x), affine_pullback
+
+
+def test_dict_argument():
+    p = {"w": torch.tensor([[1.0, 2.0, -1.0], [0.5, -1.0, 0.3]], dtype=torch.float64),
+         "b": torch.tensor([0.1, -0.2], dtype=torch.float64)}
+    x = torch.tensor([0.3, -0.2, 0.1], dtype=torch.float64)
+    f = torch_function(affine)
+    assert f.backend_for(p, x) == "native"
+
+    def loss(fn, p, x):
+        return (fn(p, x) ** 3).sum()
+
+    for argnums in (0, 1):
+        bridged = torch.func.grad(lambda p, x: loss(f, p, x), argnums=argnums)(p, x)
+        native = torch.func.grad(lambda p, x: loss(affine, p, x), argnums=argnums)(p, x)
+        torch.testing.assert_close(bridged, native)
+    h_b = torch.func.hessian(lambda x: loss(f, p, x))(x)
+    torch.testing.assert_close(h_b, torch.func.hessian(lambda x: loss(affine, p, x))(x))
+
+
+def scaled_with_count(x):
+    """(2x, the number of positive entries): an integer output."""
+    xp = array_namespace(x)
+    return 2 * x, xp.sum(xp.astype(x > 0, xp.int64))
+
+
+@rrule.register(scaled_with_count)
+def scaled_with_count_rrule(x):
+    def scaled_with_count_pullback(y_bar):
+        y_bar_scaled, count_bar = y_bar
+        assert isinstance(count_bar, NoTangent)  # the integer output's cotangent
+        return NoTangent(), 2 * y_bar_scaled
+
+    return scaled_with_count(x), scaled_with_count_pullback
+
+
+@frule.register(scaled_with_count)
+def scaled_with_count_frule(dargs, x):
+    from chainrules import Tangent
+
+    return scaled_with_count(x), Tangent[tuple](2 * dargs[1], NoTangent())
+
+
+def test_integer_output():
+    import torch.autograd.forward_ad as fwad
+
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    f = torch_function(scaled_with_count, backend="native")
+    y, n = f(x)
+    assert n.dtype == torch.int64 and not n.requires_grad and int(n) == 2
+    y.sum().backward()
+    torch.testing.assert_close(x.grad, torch.full((3,), 2.0, dtype=torch.float64))
+    with fwad.dual_level():
+        y, n = f(fwad.make_dual(x.detach(), torch.ones(3, dtype=torch.float64)))
+        assert fwad.unpack_dual(n).tangent is None
+        torch.testing.assert_close(fwad.unpack_dual(y).tangent,
+                                   torch.full((3,), 2.0, dtype=torch.float64))
+    torch.testing.assert_close(torch.func.jacfwd(lambda x: f(x)[0])(x.detach()),
+                               2 * torch.eye(3, dtype=torch.float64))
+
+
 def test_third_derivative():
     x = torch.tensor([0.3, 1.2], dtype=torch.float64)
     f = torch_function(sincos, backend="native")
