@@ -626,6 +626,14 @@ def test_auto_decides_once_per_signature():
     assert len(f.backends) == 2
 
 
+def test_auto_first_call_under_a_transform():
+    f = torch_function(logsumexp)
+    batch = torch.tensor([[0.1, 0.2, -0.3], [1.0, 2.0, 3.0]], dtype=torch.float64)
+    per_row = torch.func.vmap(torch.func.grad(f))(batch)
+    torch.testing.assert_close(per_row, torch.softmax(batch, dim=1))
+    assert [choice for choice, _ in f.backends.values()] == ["native"]
+
+
 def test_native_numpy_only_rule_error():
     x = torch.tensor([0.1, 0.2], dtype=torch.float64)
     f = torch_function(numpy_only, backend="native")
