@@ -27,6 +27,7 @@ from chainrules import (  # noqa: E402
     frule,
     rrule,
     rrule_via_ad,
+    scalar_rule,
 )
 from chainrules.interop import NumPyOnlyRuleError, TangentConversionError  # noqa: E402
 from chainrules.interop.torch import TorchConfig, torch_function  # noqa: E402
@@ -369,6 +370,15 @@ def mean_var_frule(dargs, x):
         m_dot, xp.mean(2 * d * (dargs[1] - m_dot[:, None]), axis=1))
 
 
+def hypot_soft(x, w):
+    """sqrt(x**2 + w**2 + 1), elementwise with broadcasting; rules from scalar_rule."""
+    xp = array_namespace(x, w)
+    return xp.sqrt(x * x + w * w + 1)
+
+
+scalar_rule(hypot_soft, lambda x, w, *, y: (x / y, w / y))
+
+
 # --- the table ------------------------------------------------------------------------------
 
 
@@ -419,6 +429,8 @@ ROWS = [
         lambda dt, g: (torch.tensor([-2.5, -0.5, 0.3, 1.7], dtype=dt),), complex_ok=False),
     Row("take_scaled (int tensor)", take_scaled, lambda x, idx: x[idx] * 3,
         lambda dt, g: (_r(g, dt, 4), torch.tensor([0, 2, 2, 3]))),
+    Row("hypot_soft (scalar_rule)", hypot_soft, lambda x, w: torch.sqrt(x * x + w * w + 1),
+        lambda dt, g: (_r(g, dt, 2, 3), _r(g, dt, 3)), diff=(0, 1)),
     Row("mean_var (tuple output)", mean_var,
         lambda x: (x.mean(1), ((x - x.mean(1, keepdim=True)) ** 2).mean(1)),
         lambda dt, g: (_r(g, dt, 2, 4),), complex_ok=False),
