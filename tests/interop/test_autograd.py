@@ -10,7 +10,11 @@ import pytest
 autograd = pytest.importorskip("autograd")
 anp = pytest.importorskip("autograd.numpy")
 
-from chainrules.interop import NoRuleError, TangentConversionError  # noqa: E402
+from chainrules.interop import (  # noqa: E402
+    NoRuleError,
+    TangentConversionError,
+    UnsupportedTransformError,
+)
 from chainrules.interop.autograd import autograd_primitive  # noqa: E402
 
 X = np.array([0.5, -1.0, 2.0])
@@ -108,3 +112,57 @@ def test_jvp_namedtuple_output(ex):
     assert isinstance(y, tuple)
     close(y_dot[0], np.cos(X))
     close(y_dot[1], -np.sin(X))
+
+
+A = np.array([[1.0, 0.5], [-0.3, 2.0]])
+
+
+@pytest.mark.parametrize(("name", "bridged", "native", "x"), [
+    ("roll", lambda x: anp.sum(autograd_primitive(np.roll)(x, 1) ** 3),
+     lambda x: anp.sum(anp.roll(x, 1) ** 3), X),
+    ("where", lambda x: anp.sum(autograd_primitive(np.where)(X > 0, x, 2 * X) ** 3),
+     lambda x: anp.sum(anp.where(X > 0, x, 2 * X) ** 3), X),
+    ("matrix_power", lambda a: anp.sum(autograd_primitive(np.linalg.matrix_power)(a, 3) ** 2),
+     lambda a: anp.sum(anp.dot(a, anp.dot(a, a)) ** 2), A),
+    ("sin", lambda x: anp.sum(anp.cos(x) * autograd_primitive(np.sin)(x)),
+     lambda x: anp.sum(anp.cos(x) * anp.sin(x)), X),
+])
+def test_hessian_differentiates_the_rule(name, bridged, native, x):
+    # the VJP of a primitive runs on NumPy arrays; autograd would see none of it and
+    # return zeros. It is a primitive of its own, differentiated by chainrules.ad.
+    h = autograd.hessian(bridged)(x)
+    assert np.any(h != 0)
+    close(h, autograd.hessian(native)(x))
+    close(autograd.grad(autograd.grad(lambda x: bridged(x) * 1.0))(x) if x.ndim == 0 else
+          autograd.jacobian(autograd.grad(bridged))(x), autograd.hessian(native)(x))
+
+
+def test_hessian_with_respect_to_the_cotangent_path(ex):
+    # grad of (x -> <grad f(x), v>) differentiates the VJP in its primal argument and,
+    # through the chain, in its cotangent
+    f = autograd_primitive(ex.cube)
+    v = np.array([1.0, 2.0, 3.0])
+    h = autograd.grad(lambda x: anp.sum(autograd.grad(lambda x: anp.sum(f(x) ** 2))(x) * v))(X)
+    close(h, 30 * X**4 * v)
+
+
+def test_third_derivative_error():
+    f = autograd_primitive(np.sin)
+    with pytest.raises(UnsupportedTransformError, match=msg(
+            "autograd_primitive(numpy.sin) does not support a third derivative: second "
+            "derivatives come from differentiating the rrule's code with chainrules.ad")):
+        autograd.grad(autograd.grad(autograd.grad(lambda x: anp.sum(f(x)))))(0.3)
+
+
+def test_second_derivative_structured_argument_error(ex):
+    f = autograd_primitive(ex.affine_apply)
+    p = {"w": np.ones((2, 3)), "b": np.zeros(2)}
+
+    def grad_w_sum(p):
+        return anp.sum(autograd.grad(lambda p: anp.sum(f(p, X) ** 2))(p)["w"])
+
+    with pytest.raises(UnsupportedTransformError, match=msg(
+            "does not support a second derivative with respect to a structured argument "
+            "(argument 1, a dict): chainrules.ad differentiates the rule with respect to "
+            "array arguments only")):
+        autograd.grad(grad_w_sum)(p)

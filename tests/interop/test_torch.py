@@ -1,7 +1,9 @@
-"""The PyTorch bridge: autograd.Function, torch.func, conventions, errors."""
+"""The PyTorch bridge's callback path (NumPy views of tensors); the native one is tested in
+test_torch_native.py."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -18,11 +20,15 @@ from chainrules.interop import (  # noqa: E402
 from chainrules.interop.torch import (  # noqa: E402
     TorchConfig,
     as_numpy_function,
-    torch_function,
 )
+from chainrules.interop.torch import torch_function as _torch_function  # noqa: E402
 from chainrules.testing import test_frule, test_rrule  # noqa: E402
 
 X = np.array([0.5, -1.0, 2.0])
+
+# these rules are written with NumPy operators, which also run on tensors: "auto" would
+# take them native; this file tests the callback path
+torch_function = functools.partial(_torch_function, backend="callback")
 
 
 def msg(text: str) -> str:
@@ -348,3 +354,63 @@ def test_torch_func_hessian_matches_native(tanh_affine):
     bridged = torch.func.hessian(lambda x: (f(A, x) ** 2).sum())(x)
     native = torch.func.hessian(lambda x: (torch.tanh(A @ x) ** 2).sum())(x)
     close(bridged, native, rtol=1e-10, atol=1e-12)
+
+
+def test_forward_mode_with_an_integer_output():
+    # np.frexp's exponent is an integer tensor: its tangent must be None, not zeros
+    import torch.autograd.forward_ad as fwad
+
+    f = torch_function(np.frexp)
+    x = tensor([0.5, 3.0, -7.0])
+    mantissa = lambda x: f(x)[0]  # noqa: E731
+    close(torch.func.jacfwd(mantissa)(x), torch.func.jacrev(mantissa)(x))
+    with fwad.dual_level():
+        m, e = f(fwad.make_dual(x, torch.ones(3, dtype=torch.float64)))
+        assert e.dtype == torch.int32 and fwad.unpack_dual(e).tangent is None
+        close(fwad.unpack_dual(m).tangent, torch.func.jacrev(mantissa)(x).diagonal())
+
+
+def _sin_times(x, w):
+    return np.sin(x) * w
+
+
+@pytest.fixture(scope="module")
+def sin_times():
+    from chainrules import frule, rrule
+
+    @rrule.register(_sin_times)
+    def sin_times_rrule(x, w):
+        s = np.sin(x)
+
+        def sin_times_pullback(y_bar):
+            # w_bar in x's (broadcast) shape: the guide allows it, the bridge projects
+            return NoTangent(), y_bar * np.cos(x) * w, y_bar * s
+
+        return s * w, sin_times_pullback
+
+    @frule.register(_sin_times)
+    def sin_times_frule(dargs, x, w):
+        return np.sin(x) * w, np.cos(x) * w * dargs[1] + np.sin(x) * dargs[2]
+
+    return _sin_times
+
+
+def test_hessian_projects_broadcast_cotangents(sin_times):
+    x = tensor([[0.3, -1.0, 2.0], [1.5, 0.2, -0.7]])
+    w = tensor([0.5, 2.0, -1.0])
+    f = torch_function(sin_times)
+    for transform in (torch.func.hessian, lambda h: torch.func.jacrev(torch.func.jacrev(h))):
+        bridged = transform(lambda w: (f(x, w) ** 2).sum())(w)
+        native = transform(lambda w: ((torch.sin(x) * w) ** 2).sum())(w)
+        close(bridged, native, rtol=1e-10, atol=1e-12)
+
+
+def test_second_derivatives_hold_a_bool_condition_fixed():
+    # np.where's condition is a bool tensor: chainrules.ad must not be asked to differentiate it
+    f = torch_function(np.where)
+    c = torch.tensor([True, False, True])
+    x, y = tensor([0.5, -1.0, 2.0]), tensor([1.5, 2.0, -3.0])
+    for transform in (torch.func.hessian, lambda h: torch.func.jacrev(torch.func.jacrev(h))):
+        bridged = transform(lambda x: (f(c, x, y) ** 3).sum())(x)
+        native = transform(lambda x: (torch.where(c, x, y) ** 3).sum())(x)
+        close(bridged, native)

@@ -12,6 +12,13 @@ after forward mode only) is recomputed.
 
 autograd's complex cotangents are the conjugate of ChainRules' (like JAX's); they
 are conjugated on the way in and out. Tangents need no conversion.
+
+Second derivatives (``autograd.hessian``, grad of grad): autograd differentiates a
+VJP by tracing it, and a pullback run on NumPy arrays is invisible to it (it would
+give silent zeros). When the VJP is itself being differentiated (its arguments or
+cotangent are boxed), it runs as a second primitive whose own VJP comes from
+differentiating the rrule's code with ``chainrules.ad``. Third derivatives, and
+structured arguments at second order, raise :class:`UnsupportedTransformError`.
 """
 
 from __future__ import annotations
@@ -23,12 +30,28 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import NoTangent, PullbackError, RuleConfig, ZeroTangent, unthunk
+from chainrules.core import (
+    NoTangent,
+    ProjectTo,
+    PullbackError,
+    RuleConfig,
+    Tangent,
+    ZeroTangent,
+    rrule,
+    unthunk,
+)
 from chainrules.core._errors import func_name
 
 from . import _compat
-from ._bridge import call_frule, call_rrule, leaf_tangent, output_cotangent
-from ._tree import leaves_with_paths, map_leaves, tangent_like
+from ._bridge import (
+    call_frule,
+    call_rrule,
+    is_differentiable_dtype,
+    leaf_tangent,
+    output_cotangent,
+)
+from ._errors import NoRuleError, UnsupportedTransformError
+from ._tree import children, leaves_with_paths, map_leaves, tangent_like
 
 __all__ = ["autograd_primitive"]
 
@@ -64,6 +87,9 @@ class _AutogradBridged:
         self.primitive = extend.primitive(self._raw)
         extend.defvjp_argnums(self.primitive, self._make_vjp)
         extend.defjvp_argnums(self.primitive, self._jvp)
+        # the VJP as a primitive of its own, for when autograd differentiates it again
+        self.vjp_primitive = extend.primitive(self._vjp_raw)
+        extend.defvjp_argnums(self.vjp_primitive, self._make_second_vjp)
         functools.update_wrapper(self, f, updated=())
 
     def __repr__(self) -> str:
@@ -85,6 +111,14 @@ class _AutogradBridged:
         return _plain_containers(self.f(*args, **kwargs))
 
     def _make_vjp(self, argnums: tuple, ans: Any, args: tuple, kwargs: dict) -> Callable:
+        box = self._box_type
+        if any(isinstance(leaf, box) for _, leaf in leaves_with_paths(args)):
+            # an outer autograd trace differentiates this VJP (a Hessian): run it as the
+            # VJP primitive, which that trace sees
+            def autograd_vjp_traced(g: Any) -> tuple:
+                return self._vjp_call(argnums, g, ans, args, kwargs)
+
+            return autograd_vjp_traced
         last = getattr(self._local, "last", None)
         self._local.last = None
         if last is not None and last[0] is ans:
@@ -95,6 +129,8 @@ class _AutogradBridged:
         f = self.f
 
         def autograd_vjp(g: Any) -> tuple:
+            if any(isinstance(leaf, self._box_type) for _, leaf in leaves_with_paths(g)):
+                return self._vjp_call(argnums, g, ans, args, kwargs)
             # g has ans's layout (plain containers), y the function's own (namedtuples):
             # the leaves come in the same order
             cts = {path: _conj(np.asarray(leaf))
@@ -123,6 +159,97 @@ class _AutogradBridged:
 
         return autograd_vjp
 
+    def _vjp_call(self, argnums: tuple, g: Any, ans: Any, args: tuple, kwargs: dict) -> tuple:
+        """The VJP through ``vjp_primitive``, so that an outer autograd trace records it."""
+        g_leaves = [leaf for _, leaf in leaves_with_paths(g)]
+        out = self.vjp_primitive(tuple(argnums), len(g_leaves), *g_leaves, *args, **kwargs)
+        return tuple(out)
+
+    def _vjp_raw(self, argnums: tuple, n_g: int, *rest: Any, **kwargs: Any) -> tuple:
+        g_leaves, args = rest[:n_g], rest[n_g:]
+        y, _ = call_rrule(_BRIDGE, self.config, self.f, args, kwargs)
+        g = _with_layout(_plain_containers(y), list(g_leaves))
+        return tuple(self._make_vjp(argnums, None, args, kwargs)(g))
+
+    def _make_second_vjp(self, argnums2: tuple, ans: Any, args2: tuple,
+                         kwargs: dict) -> Callable:
+        """The VJP of ``vjp_primitive``: ``chainrules.ad`` differentiates the rrule's code."""
+        argnums, n_g = args2[0], args2[1]
+        g_leaves, args = list(args2[2:2 + n_g]), args2[2 + n_g:]
+        box = self._box_type
+        if any(isinstance(leaf, box) for _, leaf in leaves_with_paths(args2)):
+            raise UnsupportedTransformError(
+                _BRIDGE, self.f, "a third derivative",
+                "second derivatives come from differentiating the rrule's code with "
+                "chainrules.ad on NumPy arrays, and that result is not differentiable again",
+                f"Stop at second derivatives of autograd_primitive({func_name(self.f)})")
+        for k in (*argnums2, *(2 + n_g + i for i in argnums)):
+            if k >= 2 + n_g and children(args2[k]) is not None:
+                raise _structured_error(self.f, k - 1 - n_g, args2[k])
+        fn, diff = self._vjp_as_function(argnums, g_leaves, args, kwargs)
+        values = [args2[k] for k in diff]
+        f = self.f
+
+        def autograd_second_vjp(gg: Any) -> tuple:
+            import chainrules.ad as reference_ad
+
+            try:
+                _, pullback = reference_ad.vjp(fn, *values)
+                cts = pullback(tuple(_conj(np.asarray(c)) for c in gg))
+            except Exception as e:
+                raise UnsupportedTransformError(
+                    _BRIDGE, f, "a second derivative",
+                    f"it differentiates the rrule of {func_name(f)} with chainrules.ad, which "
+                    f"failed: {type(e).__qualname__}: {e}",
+                    "Make the rule's code differentiable by chainrules.ad (NumPy functions "
+                    "with rules)") from e
+            by_position = dict(zip(diff, cts))
+            out = []
+            for k in argnums2:
+                ct = by_position.get(k)
+                if ct is None or isinstance(ct, (ZeroTangent, NoTangent)):
+                    out.append(self._vspace(args2[k]).zeros())
+                else:
+                    out.append(_as_primal_type(_conj(np.asarray(ct)), args2[k]))
+            return tuple(out)
+
+        return autograd_second_vjp
+
+    def _vjp_as_function(self, argnums: tuple, g_leaves: list, args: tuple,
+                         kwargs: dict) -> tuple[Callable, list[int]]:
+        """The VJP as a function of its float inputs (positions in ``vjp_primitive``'s args).
+
+        Integer and bool arguments (shifts, conditions, exponents) are held fixed. The
+        rule is looked up for the NumPy argument types and called directly, so that
+        the reference AD traces its code.
+        """
+        f, config = self.f, self.config
+        types = tuple(map(type, args))
+        hit = rrule.lookup(f, types, config)
+        if hit is None:
+            raise NoRuleError(_BRIDGE, f, "rrule", types, "a second derivative")
+        rule, takes_config, takes_instance = hit
+        prefix = ((config,) if takes_config else ()) + ((f,) if takes_instance else ())
+        values = [*g_leaves, *args]
+        diff = [k for k, v in enumerate(values) if _is_float_leaf(v)]
+        n_g = len(g_leaves)
+
+        def autograd_vjp_function(*leaves: Any) -> tuple:
+            full = list(values)
+            for k, v in zip(diff, leaves):
+                full[k] = v
+            g, primal = full[:n_g], full[n_g:]
+            y, pullback = rule(*prefix, *primal, **kwargs)
+            bars = pullback(_cotangent_of(y, [_conj(v) for v in g]))
+            out = []
+            for i in argnums:
+                t = unthunk(bars[i + 1])
+                out.append(0.0 * primal[i] if isinstance(t, (ZeroTangent, NoTangent))
+                           else _conj(ProjectTo(args[i])(t)))
+            return tuple(out)
+
+        return autograd_vjp_function, [k + 2 for k in diff]
+
     def _jvp(self, argnums: tuple, gs: tuple, ans: Any, args: tuple, kwargs: dict) -> Any:
         dargs: list[Any] = [NoTangent()] + [ZeroTangent()] * len(args)
         for i, g in zip(argnums, gs):
@@ -138,6 +265,35 @@ class _AutogradBridged:
 
         # walk the function's own output (namedtuples and all), then give it ans's layout
         return _plain_containers(map_leaves(leaf, y))
+
+
+def _structured_error(f: Any, position: int, arg: Any) -> UnsupportedTransformError:
+    return UnsupportedTransformError(
+        _BRIDGE, f, f"a second derivative with respect to a structured argument (argument "
+                    f"{position}, a {type(arg).__qualname__})",
+        "chainrules.ad differentiates the rule with respect to array arguments only",
+        "Pass the arrays as separate positional arguments")
+
+
+def _is_float_leaf(x: Any) -> bool:
+    if isinstance(x, (bool, int)):
+        return False
+    if isinstance(x, (float, complex)):
+        return True
+    return isinstance(x, (np.ndarray, np.generic)) and is_differentiable_dtype(x.dtype)
+
+
+def _with_layout(y: Any, leaves: list) -> Any:
+    """``y``'s containers with ``leaves`` (in order) in place of its leaves."""
+    it = iter(leaves)
+    return map_leaves(lambda path, leaf: next(it), y)
+
+
+def _cotangent_of(y: Any, leaves: list) -> Any:
+    """The ChainRules cotangent of ``y`` (an array, or a tuple or list of them) from its leaves."""
+    if isinstance(y, (tuple, list)):
+        return Tangent[type(y)](*leaves)
+    return leaves[0]
 
 
 def _plain_containers(y: Any) -> Any:

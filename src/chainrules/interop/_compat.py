@@ -111,3 +111,28 @@ def jax_key_step(key: Any) -> tuple:
     # FlattenedIndexKey: a pytree node registered without keys; its children have no
     # names we could look up in a Tangent.
     return ("flat", getattr(key, "key", key))
+
+
+# --- PyTorch: the native path of torch_function (_torch_native.py) ---------------------
+
+
+def torch_transforms_active() -> bool:
+    """Whether a ``torch.func`` transform (grad, vjp, jvp, vmap...) is running around us.
+
+    Under one, a custom ``autograd.Function``'s backward may be differentiated again by
+    the transforms above it, even with grad mode off. PyTorch has no public query for
+    this; the private one is used when present, else we assume a transform is active
+    (the safe answer: it only costs recomputing a rule).
+    """
+    torch = import_torch()
+    query = getattr(torch._C, "_are_functorch_transforms_active", None)
+    return True if query is None else bool(query())
+
+
+def torch_has_dual(tensors: Any) -> bool:
+    """Whether any tensor carries a forward-mode tangent (``torch.autograd.forward_ad``)."""
+    fwad = import_torch().autograd.forward_ad
+    # outside every dual_level() no tensor can carry one (private, hence the fallback)
+    if getattr(fwad, "_current_level", 0) < 0:
+        return False
+    return any(fwad.unpack_dual(t).tangent is not None for t in tensors)

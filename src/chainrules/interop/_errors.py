@@ -14,6 +14,7 @@ from chainrules.core._errors import describe as _core_describe
 __all__ = [
     "FrameworkNotInstalledError",
     "NoRuleError",
+    "NumPyOnlyRuleError",
     "ResultShapeError",
     "TangentConversionError",
     "UnsupportedTransformError",
@@ -169,4 +170,44 @@ class ResultShapeError(ChainRulesError, ValueError):
             f"needed before {func_name(function)} runs, and probing it on example inputs "
             f"failed: {reason}. Pass result_shape= (a pytree of jax.ShapeDtypeStruct, or a "
             f"function of the arguments' ShapeDtypeStructs returning one)."
+        )
+
+
+class NumPyOnlyRuleError(ChainRulesError, TypeError):
+    """A function or rule run on tensors by a native bridge turned out to be NumPy-only.
+
+    NumPy functions convert the tensors they are given to arrays (or fail to, for
+    tensors that require grad or live under ``torch.func``), so a NumPy-only rule run
+    on tensors returns NumPy values where tensors were due, and PyTorch would lose
+    track of them. The native path refuses that instead of silently dropping
+    derivatives.
+
+    Attributes:
+        bridge: the bridge's name.
+        function: the bridged function.
+        what: what returned the NumPy value, e.g. ``"rrule's pullback"``.
+        where: which output or argument it was for, e.g. ``"argument 1"``.
+        got: the offending value (or the exception NumPy raised).
+
+    Examples:
+        >>> import numpy as np
+        >>> from chainrules.interop import NumPyOnlyRuleError
+        >>> print(NumPyOnlyRuleError("torch_function", np.sin, "rrule", "output", np.ones(2)))
+        torch_function(numpy.sin, backend="native"): the rrule returned ndarray(...) for ...
+    """
+
+    def __init__(self, bridge: str, function: Any, what: str, where: str, got: Any) -> None:
+        self.bridge = bridge
+        self.function = function
+        self.what = what
+        self.where = where
+        self.got = got
+        name = func_name(function)
+        got_text = (f"raised {type(got).__qualname__}: {got}" if isinstance(got, BaseException)
+                    else f"returned {describe(got)} for {where}, where a torch.Tensor was due")
+        super().__init__(
+            f'{bridge}({name}, backend="native"): the {what} {got_text}; the rule is '
+            f"NumPy-only (it calls NumPy functions, which turn tensors into NumPy arrays). "
+            f'Use {bridge}({name}, backend="callback") (or backend="auto", which picks it), '
+            f"or write the rule with xp = chainrules.array_namespace(x) so it runs on tensors."
         )

@@ -1,6 +1,10 @@
-"""The PyTorch bridge: rules as ``torch.autograd.Function``s; ``torch.func`` as a RuleConfig.
+"""The PyTorch bridge: ``torch_function``, and its callback path (NumPy views of tensors).
 
-A bridged call flattens its arguments (tuples, lists, dicts, namedtuples,
+``torch_function(f, backend=...)`` picks the path: the native one (``_torch_native``:
+the rules run on tensors) or the callback one, here. ``TorchConfig`` is in
+``_torch_config``.
+
+A bridged call on the callback path flattens its arguments (tuples, lists, dicts, namedtuples,
 dataclasses); the tensor leaves are the inputs of an ``autograd.Function``, every
 other leaf is passed to the function unchanged and is not differentiated. The
 function runs on NumPy views of the tensors (no copy for CPU tensors), its
@@ -41,8 +45,6 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import (
-    HasForwardsMode,
-    HasReverseMode,
     NoTangent,
     PullbackError,
     RuleConfig,
@@ -52,11 +54,18 @@ from chainrules.core import (
 from chainrules.core._errors import func_name
 
 from . import _compat
-from ._bridge import call_frule, call_rrule, leaf_tangent, output_cotangent
+from ._bridge import (
+    call_frule,
+    call_rrule,
+    is_differentiable_dtype,
+    leaf_tangent,
+    output_cotangent,
+)
 from ._errors import NoRuleError, TangentConversionError, UnsupportedTransformError
+from ._torch_native import choose_backend, native_call, prepare
 from ._tree import leaves_with_paths, map_leaves, tangent_at, tangent_like
 
-__all__ = ["TorchConfig", "as_numpy_function", "torch_function"]
+__all__ = ["numpy_to_tensor", "tensor_to_numpy", "torch_function"]
 
 _BRIDGE = "torch_function"
 
@@ -237,14 +246,19 @@ def _third_order_error(call: _Call) -> UnsupportedTransformError:
         f"{func_name(call.f)} in torch operations")
 
 
-def _pullback_as_function(call: _Call, need_idx: list[int], n_in: int) -> Callable:
-    """``(*inputs, *grads) -> cotangents of inputs need_idx``: the rule, as a plain function.
+def _pullback_as_function(call: _Call, need_idx: list[int],
+                          np_inputs: list) -> tuple[Callable, list[int]]:
+    """``(*float inputs, *grads) -> cotangents of inputs need_idx``, and those inputs' indices.
 
-    The rule is looked up for the NumPy argument types and called directly, so that the
-    reference AD traces its code (with tracers as arguments, ``rrule(f, ...)`` would
-    dispatch on the tracers' type).
+    The rule as a plain function for the reference AD to differentiate. Integer and
+    bool inputs (``np.where``'s condition, indices) have no derivative and the reference
+    AD refuses them as inputs: they are held fixed. Each cotangent is projected onto
+    its input (a rule may return it in a broadcast shape). The rule is looked up for
+    the NumPy argument types and called directly, so that the reference AD traces its
+    code (with tracers as arguments, ``rrule(f, ...)`` would dispatch on the tracers'
+    type).
     """
-    from chainrules.core import rrule
+    from chainrules.core import ProjectTo, rrule
 
     f, config = call.f, call.bridged.config
     args_np = call.numpy_args(call.np_inputs)
@@ -255,9 +269,15 @@ def _pullback_as_function(call: _Call, need_idx: list[int], n_in: int) -> Callab
     rule, takes_config, takes_instance = hit
     prefix = ((config,) if takes_config else ()) + ((f,) if takes_instance else ())
 
+    diff_idx = [i for i, a in enumerate(np_inputs) if is_differentiable_dtype(np.asarray(
+        a).dtype)]
+
     def rule_pullback(*leaves: Any) -> tuple:
-        inputs, grads = leaves[:n_in], leaves[n_in:]
-        _, pullback = rule(*prefix, *call.numpy_args(list(inputs)), **call.kwargs)
+        inputs = list(np_inputs)
+        for k, i in enumerate(diff_idx):
+            inputs[i] = leaves[k]
+        grads = leaves[len(diff_idx):]
+        _, pullback = rule(*prefix, *call.numpy_args(inputs), **call.kwargs)
         by_path = dict(zip(call.out_paths, grads))
         y_bar = tangent_like(call.y, lambda path, leaf: by_path.get(path, ZeroTangent()))
         bars = pullback(y_bar)
@@ -265,10 +285,11 @@ def _pullback_as_function(call: _Call, need_idx: list[int], n_in: int) -> Callab
         for i in need_idx:
             position, path = call.where[i]
             t = tangent_at(bars[position], path)
-            out.append(0.0 * inputs[i] if isinstance(t, (ZeroTangent, NoTangent)) else t)
+            out.append(0.0 * inputs[i] if isinstance(t, (ZeroTangent, NoTangent))
+                       else ProjectTo(np_inputs[i])(t))
         return tuple(out)
 
-    return rule_pullback
+    return rule_pullback, diff_idx
 
 
 def _any_dual(tensors: list) -> bool:
@@ -359,9 +380,15 @@ def _functions() -> tuple[type, type, type]:
             return (None, *out)
 
         @staticmethod
-        def jvp(ctx: Any, _call_tangent: Any, *tangents: Any) -> tuple:
+        def jvp(ctx: Any, _call_tangent: Any, *tangents: Any) -> Any:
             call = ctx.call
             out = _Pushforward.apply(call, len(tangents), *tangents, *ctx.saved_tensors)
+            out = out if isinstance(out, tuple) else (out,)
+            # integer outputs (np.frexp's exponent) are non-differentiable: PyTorch wants
+            # None for their tangent, not zeros
+            y_leaves = dict(leaves_with_paths(call.y))
+            out = tuple(t if is_differentiable_dtype(np.asarray(y_leaves[p]).dtype) else None
+                        for t, p in zip(out, call.out_paths))
             return out if len(out) != 1 else out[0]
 
         @staticmethod
@@ -504,12 +531,12 @@ def _functions() -> tuple[type, type, type]:
         np_grads = [np.zeros(np.shape(y_leaves[p]), np.asarray(y_leaves[p]).dtype)
                     if g is None else tensor_to_numpy(g) for p, g in zip(call.out_paths, grads)]
         need_idx = [i for i, n in enumerate(pull_needs) if n]
-        fn = _pullback_as_function(call, need_idx, n_in)
+        fn, diff_idx = _pullback_as_function(call, need_idx, np_inputs)
         try:
-            _, pullback = reference_ad.vjp(fn, *np_inputs, *np_grads)
+            _, pullback = reference_ad.vjp(fn, *(np_inputs[i] for i in diff_idx), *np_grads)
             seeds = tuple(np.zeros(np.shape(np_inputs[i]), np.asarray(np_inputs[i]).dtype)
                           if vs[i] is None else tensor_to_numpy(vs[i]) for i in need_idx)
-            cts = pullback(seeds)
+            cts_diff = pullback(seeds)
         except Exception as e:
             raise UnsupportedTransformError(
                 _BRIDGE, call.f, "a second derivative with respect to the inputs",
@@ -518,6 +545,9 @@ def _functions() -> tuple[type, type, type]:
                 f"Make the rule's code differentiable by chainrules.ad (NumPy functions "
                 f"with rules), or differentiate once through "
                 f"torch_function({func_name(call.f)})") from e
+        cts: list = [ZeroTangent()] * n_in + list(cts_diff[len(diff_idx):])
+        for k, i in enumerate(diff_idx):
+            cts[i] = cts_diff[k]
         out: list = []
         like = [*grads, *inputs]
         for k, need in enumerate(needs):
@@ -548,9 +578,10 @@ def _functions() -> tuple[type, type, type]:
                 for a, t in zip(np_inputs, x_dots)]
         t_g = [z if t is None else tensor_to_numpy(t) for z, t in zip(zeros_y, g_dots)]
         need_idx = [i for i, n in enumerate(pull_needs) if n]
-        fn = _pullback_as_function(call, need_idx, n_in)
+        fn, diff_idx = _pullback_as_function(call, need_idx, np_inputs)
         try:
-            _, out_dot = reference_ad.jvp(fn, (*np_inputs, *np_grads), (*t_in, *t_g))
+            _, out_dot = reference_ad.jvp(fn, (*(np_inputs[i] for i in diff_idx), *np_grads),
+                                          (*(t_in[i] for i in diff_idx), *t_g))
         except Exception as e:
             raise UnsupportedTransformError(
                 _BRIDGE, call.f, "forward mode over reverse mode with respect to the inputs",
@@ -626,15 +657,28 @@ def _functions() -> tuple[type, type, type]:
 class _TorchBridged:
     """The callable returned by :func:`torch_function`."""
 
-    def __init__(self, f: Callable, config: RuleConfig | None) -> None:
+    def __init__(self, f: Callable, config: RuleConfig | None, backend: str) -> None:
         self.f = f
         self.config = config
+        self.backend = backend
+        # input signature -> (backend, why not native): the choices of backend="auto"
+        self.backends: dict[tuple, tuple[str, str]] = {}
         functools.update_wrapper(self, f, updated=())
 
     def __repr__(self) -> str:
         return f"torch_function({func_name(self.f)})"
 
+    def backend_for(self, *args: Any, **kwargs: Any) -> str:
+        """``"native"`` or ``"callback"``: the path a call with these arguments takes."""
+        if self.backend != "auto":
+            return self.backend
+        return choose_backend(self, prepare(self, args, kwargs))
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.backend != "callback":
+            native = prepare(self, args, kwargs)
+            if self.backend == "native" or choose_backend(self, native) == "native":
+                return native_call(native)
         torch = _compat.import_torch()
         primal_fn = _functions()[0]
         call = _Call(self, args, kwargs)
@@ -656,18 +700,32 @@ class _TorchBridged:
         return call.rebuild_output(flat)
 
 
-def torch_function(f: Callable, *, config: RuleConfig | None = None) -> Callable:
+_BACKENDS = ("auto", "native", "callback")
+
+
+def torch_function(f: Callable, *, backend: str = "auto",
+                   config: RuleConfig | None = None) -> Callable:
     """Make ``f``, a function with chainrules rules, differentiable by PyTorch.
 
     The result takes tensors (anywhere inside tuples, lists, dicts, namedtuples and
     dataclasses) and returns tensors; every other argument is passed to ``f``
-    unchanged and is not differentiated, and so are keyword arguments. ``f`` runs on
-    NumPy views of the tensors. Gradients come from ``f``'s rrule, forward-mode
-    tangents from its frule; integer and bool tensors are never differentiated;
-    outputs keep the dtype NumPy gives them and the inputs' device.
+    unchanged and is not differentiated, and so are keyword arguments. Gradients
+    come from ``f``'s rrule, forward-mode tangents from its frule; integer and bool
+    tensors are never differentiated.
+
+    Two paths (``backend``): ``"native"`` runs ``f`` and its rules on the tensors
+    themselves (rules written with ``xp = chainrules.array_namespace(x)``); the
+    backward pass is then itself differentiable to any order and ``torch.func.vmap``
+    batches the rule's torch operations. ``"callback"`` runs them on NumPy views of
+    the tensors (for NumPy-only rules; outputs keep the dtype NumPy gives them and
+    the inputs' device); second derivatives then come from ``chainrules.ad``. ``"auto"``
+    tries the rules once per input signature on meta tensors and picks native when
+    they return tensors; ``bridged.backend_for(*args)`` says which it picked and
+    ``bridged.backends`` holds every choice with the reason for a callback one.
 
     Arguments:
         f: the function with rules.
+        backend: ``"auto"`` (default), ``"native"`` or ``"callback"``.
         config: a ``RuleConfig`` passed to the rules (for rules that call back into an AD).
 
     Returns:
@@ -678,7 +736,9 @@ def torch_function(f: Callable, *, config: RuleConfig | None = None) -> Callable
     Raises:
         NoRuleError: (when differentiated) ``f`` has no rrule (frule) for the arguments.
         TangentConversionError: a rule returned a tangent that does not fit its argument.
-        UnsupportedTransformError: a second derivative with respect to the inputs.
+        UnsupportedTransformError: (callback) a derivative the rule's code cannot give.
+        NumPyOnlyRuleError: (native) a rule returned NumPy values, or NumPy refused a tensor.
+        ValueError: an unknown ``backend``.
         FrameworkNotInstalledError: PyTorch is not installed.
 
     Examples:
@@ -698,145 +758,19 @@ def torch_function(f: Callable, *, config: RuleConfig | None = None) -> Callable
         tensor([ 3., 12.])
         >>> torch.func.grad(lambda x: torch_function(cube)(x).sum())(torch.tensor([3.0]))
         tensor([27.])
+        >>> torch_function(cube).backend_for(x)  # x**3 runs on tensors
+        'native'
+        >>> torch_function(cube, backend="callback").backend_for(x)
+        'callback'
     """
     if not callable(f):
         raise TypeError(
             f"torch_function(f): f must be callable, got {type(f).__qualname__}. Pass the "
             f"function that has rules, e.g. torch_function(np.sin)."
         )
-    return _TorchBridged(f, config)
-
-
-class TorchConfig(RuleConfig, HasReverseMode, HasForwardsMode):
-    """A ``RuleConfig`` whose ``rrule_via_ad`` / ``frule_via_ad`` are ``torch.func.vjp`` / ``jvp``.
-
-    Arguments and results are NumPy: float and complex leaves (arrays, NumPy and
-    Python scalars) become tensors (float64 stays float64) and are differentiated;
-    other leaves are passed unchanged. ``f`` must be written in torch operations.
-
-    Examples:
-        >>> import pytest; torch = pytest.importorskip("torch")  # skips this example without torch
-        >>> import numpy as np
-        >>> from chainrules import rrule_via_ad
-        >>> from chainrules.interop.torch import TorchConfig
-        >>> y, pullback = rrule_via_ad(TorchConfig(), torch.sin, np.array([0.0, 1.0]))
-        >>> pullback(np.ones(2))
-        (NoTangent(), array([1.        , 0.54030231]))
-    """
-
-    __slots__ = ()
-
-    def rrule_via_ad(self, f: Any, *args: Any, **kwargs: Any) -> Any:
-        """``(y, pullback)`` of ``f(*args, **kwargs)`` by ``torch.func.vjp``."""
-        torch = _compat.import_torch()
-        dyn, rebuild = _split_differentiable(args)
-        y, vjp_fn = torch.func.vjp(lambda *d: f(*rebuild(d), **kwargs), *dyn)
-        y_np = _tree_to_numpy(y)
-
-        def torch_vjp_pullback(y_bar: Any) -> tuple:
-            cts = map_leaves(
-                lambda path, leaf: _cotangent_tensor(tangent_at(y_bar, path), leaf), y)
-            d_bar = vjp_fn(cts)
-            return (NoTangent(), *rebuild.tangents([tensor_to_numpy(g) for g in d_bar]))
-
-        return y_np, torch_vjp_pullback
-
-    def frule_via_ad(self, dargs: tuple, f: Any, *args: Any, **kwargs: Any) -> Any:
-        """``(y, y_dot)`` of ``f(*args, **kwargs)`` along ``dargs[1:]`` by ``torch.func.jvp``."""
-        torch = _compat.import_torch()
-        dyn, rebuild = _split_differentiable(args)
-        tangents = []
-        for d, (position, path) in zip(dyn, rebuild.where):
-            t = unthunk(tangent_at(dargs[position], path))
-            tangents.append(torch.zeros_like(d) if isinstance(t, (ZeroTangent, NoTangent))
-                            else torch.as_tensor(np.asarray(t), dtype=d.dtype))
-        y, y_dot = torch.func.jvp(lambda *d: f(*rebuild(d), **kwargs), tuple(dyn),
-                                  tuple(tangents))
-        y_np = _tree_to_numpy(y)
-        y_dot_by_path = {p: tensor_to_numpy(v) for p, v in leaves_with_paths(y_dot)}
-        return y_np, tangent_like(y_np, lambda path, leaf: y_dot_by_path.get(path, ZeroTangent()))
-
-
-def as_numpy_function(f: Callable) -> Callable:
-    """A NumPy-in, NumPy-out version of the torch function ``f``.
-
-    Called with NumPy arrays and numbers it converts float and complex leaves to
-    tensors (float64 stays float64), calls ``f`` and returns NumPy arrays; called
-    with tensors (as :class:`TorchConfig` does when it differentiates it) it is
-    ``f``. This is what ``chainrules.testing`` needs to check PyTorch's derivatives
-    of ``f`` against finite differences.
-
-    Examples:
-        >>> import pytest; torch = pytest.importorskip("torch")  # skips this example without torch
-        >>> import numpy as np
-        >>> from chainrules.testing import test_rrule
-        >>> from chainrules import rrule_via_ad
-        >>> from chainrules.interop.torch import TorchConfig, as_numpy_function
-        >>> sin = as_numpy_function(torch.sin)
-        >>> sin(np.array([0.0, 1.0]))
-        array([0.        , 0.84147098])
-        >>> test_rrule(sin, np.array([0.2, 0.4]), rrule_f=rrule_via_ad, config=TorchConfig()).mode
-        'rrule'
-    """
-
-    @functools.wraps(f)
-    def numpy_function(*args: Any, **kwargs: Any) -> Any:
-        torch = _compat.import_torch()
-        if any(isinstance(x, torch.Tensor) for _, x in leaves_with_paths((args, kwargs))):
-            return f(*args, **kwargs)
-        dyn, rebuild = _split_differentiable(args)
-        return _tree_to_numpy(f(*rebuild(dyn), **kwargs))
-
-    return numpy_function
-
-
-def _tree_to_numpy(y: Any) -> Any:
-    torch = _compat.import_torch()
-    return map_leaves(
-        lambda path, leaf: tensor_to_numpy(leaf) if isinstance(leaf, torch.Tensor) else leaf, y)
-
-
-def _cotangent_tensor(t: Any, like: Any) -> Any:
-    torch = _compat.import_torch()
-    t = unthunk(t)
-    if isinstance(t, (ZeroTangent, NoTangent)):
-        return torch.zeros_like(like)
-    return torch.as_tensor(np.asarray(t), dtype=like.dtype, device=like.device)
-
-
-class _Rebuild:
-    def __init__(self, args: tuple, where: list) -> None:
-        self.args = args
-        self.where = where
-        self.index = {w: i for i, w in enumerate(where)}
-
-    def __call__(self, dyn: Any) -> tuple:
-        def put(path: tuple, leaf: Any) -> Any:
-            i = self.index.get((path[0][1] + 1, path[1:]))
-            return leaf if i is None else dyn[i]
-
-        return tuple(map_leaves(put, self.args))
-
-    def tangents(self, leaf_bars: list) -> list:
-        out = []
-        for position, arg in enumerate(self.args, start=1):
-            def leaf(path: tuple, x: Any, position: int = position) -> Any:
-                i = self.index.get((position, path))
-                return NoTangent() if i is None else leaf_bars[i]
-
-            out.append(tangent_like(arg, leaf))
-        return out
-
-
-def _split_differentiable(args: tuple) -> tuple[list, _Rebuild]:
-    torch = _compat.import_torch()
-    dyn = []
-    where = []
-    for path, leaf in leaves_with_paths(args):
-        if isinstance(leaf, (bool, np.bool_)):
-            continue
-        if isinstance(leaf, (float, complex, np.ndarray, np.generic)) and np.asarray(
-                leaf).dtype.kind in "fc":
-            dyn.append(torch.as_tensor(np.asarray(leaf)))
-            where.append((path[0][1] + 1, path[1:]))
-    return dyn, _Rebuild(args, where)
+    if backend not in _BACKENDS:
+        raise ValueError(
+            f"torch_function({func_name(f)}): backend must be one of {_BACKENDS}, got "
+            f"{backend!r}. 'native' runs f and its rules on tensors, 'callback' on NumPy "
+            f"views of them, 'auto' picks native when the rules run on tensors.")
+    return _TorchBridged(f, config, backend)

@@ -15,6 +15,7 @@ Importing this module does not import PyTorch; the first call does, and raises
 if it is missing.
 """
 
-from ._torch import TorchConfig, as_numpy_function, torch_function
+from ._torch import torch_function
+from ._torch_config import TorchConfig, as_numpy_function
 
 __all__ = ["TorchConfig", "as_numpy_function", "torch_function"]

@@ -1,0 +1,460 @@
+"""The native path of ``torch_function``: the function and its rules run on tensors.
+
+A rule written against the array API (``xp = chainrules.array_namespace(x)``) runs
+on tensors as well as on NumPy arrays. Run that way, everything a rule computes is
+a torch operation, so PyTorch can differentiate the rule itself: the backward pass
+is differentiable (double backward, Hessians), and ``torch.func.vmap`` batches the
+rule's operations (``generate_vmap_rule``) instead of looping in Python.
+
+One ``autograd.Function`` (``_Native``) carries the call:
+
+- ``forward`` runs ``f`` (or its rrule, keeping the pullback, when an ordinary
+  backward pass is expected) on the tensors; ``setup_context`` saves the inputs.
+- ``backward`` calls the pullback. Inside ``forward`` grad mode is off, so a pullback
+  made there closes over values with no graph: reused by a backward pass that is
+  itself differentiated (``create_graph=True``, a ``torch.func`` transform above us,
+  forward-mode tangents on the inputs), it would silently drop second derivatives.
+  So it is reused only when grad mode is off in ``backward`` and no transform or
+  dual tensor is around; otherwise the rrule is run again, in ``backward``, on the
+  saved inputs, where PyTorch records it. Only the cotangents of inputs in
+  ``ctx.needs_input_grad`` are unthunked.
+- ``jvp`` is the frule, on the saved inputs; a function with no frule for tensors
+  has its own (torch) code differentiated by ``torch.func.jvp`` instead.
+
+A NumPy-only rule does not work here: NumPy turns plain tensors into arrays (under
+``torch.func`` the forward pass sees plain tensors) and fails on tensors that need
+grad. A NumPy value where a tensor was due, or NumPy refusing a tensor, raises
+:class:`NumPyOnlyRuleError`. ``backend="auto"`` avoids it by trying the rules once
+per input signature on meta tensors (shapes and dtypes, no data) first.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from chainrules.core import (
+    AbstractTangent,
+    NoTangent,
+    NotImplementedDerivativeError,
+    NotImplementedTangent,
+    ProjectionError,
+    ProjectTo,
+    PullbackError,
+    ZeroTangent,
+    frule,
+    rrule,
+    unthunk,
+)
+from chainrules.core._errors import func_name
+
+from . import _compat
+from ._bridge import call_frule, call_rrule
+from ._errors import NumPyOnlyRuleError, TangentConversionError
+from ._tree import PathError, format_path, leaves_with_paths, map_leaves, tangent_at, tangent_like
+
+__all__ = ["choose_backend", "native_call", "prepare"]
+
+_BRIDGE = "torch_function"
+
+
+def _is_float(t: Any) -> bool:
+    return t.is_floating_point() or t.is_complex()
+
+
+_NUMPY_DIR = os.path.dirname(np.__file__)
+
+
+def _numpy_refused(e: BaseException) -> bool:
+    """Whether an exception is NumPy failing on a tensor (or a tensor refusing NumPy)."""
+    text = str(e)
+    if "__array_wrap__" in text or (isinstance(e, (TypeError, RuntimeError)) and (
+            "numpy" in text.lower() or "doesn't have storage" in text)):
+        return True
+    tb = e.__traceback__
+    while tb is not None:  # raised inside NumPy's own Python code
+        if tb.tb_frame.f_code.co_filename.startswith(_NUMPY_DIR):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+_SCALARS = frozenset({bool, int, float, complex, str, type(None)})
+_TORCH: Any = None
+
+
+def _torch() -> Any:
+    """``torch`` (imported once; ``_compat.import_torch`` costs a few lookups per call)."""
+    global _TORCH
+    if _TORCH is None:
+        _TORCH = _compat.import_torch()
+    return _TORCH
+
+
+class _NativeCall:
+    """One call: the structure of the arguments, their tensor leaves, and the rules' state."""
+
+    def __init__(self, bridged: Any, args: tuple, kwargs: dict) -> None:
+        tensor_t = _torch().Tensor
+        self.f = bridged.f
+        self.config = bridged.config
+        self.args = args
+        self.kwargs = kwargs
+        self.where: list[tuple[int, tuple]] = []
+        self.tensors: list = []
+        # the input signature that backend="auto" decides on
+        key: list = [tuple(sorted((k, type(v)) for k, v in kwargs.items())) if kwargs else ()]
+        self.flat = all(type(a) in _SCALARS or isinstance(a, tensor_t) for a in args)
+        if self.flat:  # the common case: no containers to walk
+            for i, a in enumerate(args):
+                if isinstance(a, tensor_t):
+                    self.where.append((i + 1, ()))
+                    self.tensors.append(a)
+                    key.append((a.dtype, a.shape, a.device))
+                else:
+                    key.append(type(a))
+        else:
+            for path, leaf in leaves_with_paths(args):
+                if isinstance(leaf, tensor_t):
+                    self.where.append((path[0][1] + 1, path[1:]))
+                    self.tensors.append(leaf)
+                    key.append((path, leaf.dtype, leaf.shape, leaf.device))
+                else:
+                    key.append((path, type(leaf)))
+        self.key = tuple(key)
+        self.index = {w: i for i, w in enumerate(self.where)}
+        self.need_pullback = False
+        self.pullback: Any = None
+        self.y: Any = None
+        self.out_paths: list[tuple] = []
+
+    def build_args(self, tensors: tuple | list) -> tuple:
+        if self.flat:
+            args = list(self.args)
+            for (position, _), t in zip(self.where, tensors):
+                args[position - 1] = t
+            return tuple(args)
+
+        def put(path: tuple, leaf: Any) -> Any:
+            i = self.index.get((path[0][1] + 1, path[1:]))
+            return leaf if i is None else tensors[i]
+
+        return tuple(map_leaves(put, self.args))
+
+    def guarded(self, what: str, fn: Callable, *a: Any, **kw: Any) -> Any:
+        """``fn(*a, **kw)``, with NumPy refusing a tensor reported as a NumPy-only rule."""
+        try:
+            return fn(*a, **kw)
+        except Exception as e:
+            if _numpy_refused(e):
+                raise NumPyOnlyRuleError(_BRIDGE, self.f, what, "", e) from e
+            raise
+
+    def run(self, tensors: tuple) -> tuple:
+        """Run ``f`` (its rrule, when the pullback will be reused); the output tensors."""
+        args = self.build_args(tensors)
+        if self.need_pullback:
+            self.y, self.pullback = self.guarded(
+                "rrule", call_rrule, _BRIDGE, self.config, self.f, args, self.kwargs)
+            return self.output_leaves(self.y, "rrule")
+        self.y = self.guarded("function", self.f, *args, **self.kwargs)
+        return self.output_leaves(self.y, "function")
+
+    def output_leaves(self, y: Any, what: str) -> tuple:
+        torch = _torch()
+        device = self.tensors[0].device if self.tensors else None
+        self.out_paths = []
+        out = []
+        for path, leaf in leaves_with_paths(y):
+            if leaf is None:
+                continue
+            if isinstance(leaf, (np.ndarray, np.generic)):
+                raise NumPyOnlyRuleError(_BRIDGE, self.f, what,
+                                         f"output{format_path(path)}", leaf)
+            if isinstance(leaf, (bool, int, float, complex)):
+                leaf = torch.as_tensor(leaf, device=device)
+            elif not isinstance(leaf, torch.Tensor):
+                raise TangentConversionError(
+                    _BRIDGE, self.f, "output", 0, format_path(path), leaf, leaf,
+                    "the output leaves of a bridged function must be tensors or numbers")
+            elif not leaf.is_contiguous():
+                # e.g. xp.real of a complex tensor: forward mode wants a tangent of the
+                # same layout as such a view, and the frule's tangent has its own layout
+                leaf = leaf.contiguous()
+            self.out_paths.append(path)
+            out.append(leaf)
+        return tuple(out)
+
+    def rebuild_output(self, flat: tuple) -> Any:
+        if self.out_paths == [()]:
+            return flat[0]
+        by_path = dict(zip(self.out_paths, flat))
+        return map_leaves(lambda path, leaf: by_path.get(path, leaf), self.y)
+
+    def output_cotangent(self, grads: tuple) -> Any:
+        torch = _torch()
+        if self.out_paths == [()] and isinstance(self.y, torch.Tensor) and _is_float(self.y):
+            return ZeroTangent() if grads[0] is None else grads[0]
+        by_path = dict(zip(self.out_paths, grads))
+
+        def leaf(path: tuple, y_leaf: Any) -> Any:
+            if isinstance(y_leaf, (bool, int)) or (
+                    isinstance(y_leaf, torch.Tensor) and not _is_float(y_leaf)):
+                return NoTangent()
+            g = by_path.get(path)
+            return ZeroTangent() if g is None else g
+
+        return tangent_like(self.y, leaf)
+
+    def pull(self, inputs: tuple, grads: tuple, needs: tuple, reuse: bool) -> list:
+        """Cotangents (tensors, or None for zero) of the inputs flagged in ``needs``."""
+        if all(g is None for g in grads):
+            # a pullback is linear: zero in, zero out, without running (or recomputing) it
+            return [None] * len(needs)
+        pullback = self.pullback if reuse else None
+        if pullback is None:
+            _, pullback = self.guarded("rrule", call_rrule, _BRIDGE, self.config, self.f,
+                                       self.build_args(inputs), self.kwargs)
+        bars = self.guarded("rrule's pullback", pullback, self.output_cotangent(grads))
+        nargs = len(self.args)
+        if not isinstance(bars, tuple) or len(bars) != 1 + nargs:
+            got = len(bars) if isinstance(bars, tuple) else type(bars).__qualname__
+            raise PullbackError(
+                f"{_BRIDGE}({func_name(self.f)}): the rrule's pullback returned {got} entries, "
+                f"expected {1 + nargs} (one for the function, then one per positional "
+                f"argument). Fix the rule's pullback."
+            )
+        unthunked: dict[int, Any] = {}
+        out: list = []
+        for i, need in enumerate(needs):
+            if not need:
+                out.append(None)
+                continue
+            position, path = self.where[i]
+            if position not in unthunked:
+                unthunked[position] = self.guarded("rrule's pullback", unthunk, bars[position])
+            out.append(self.project(inputs[i], unthunked[position], "argument", position, path,
+                                    "rrule's pullback"))
+        return out
+
+    def push(self, inputs: tuple, tangents: tuple) -> tuple:
+        """Output tangents along one tangent (or None) per input, by the frule.
+
+        Without an frule for tensors, ``f``'s own code (which runs on tensors here) is
+        differentiated by ``torch.func.jvp``.
+        """
+        torch = _torch()
+        args = self.build_args(inputs)
+        if frule.lookup(self.f, tuple(map(type, args)), self.config) is None:
+            return self._push_by_torch(inputs, tangents)
+        dargs: list[Any] = [NoTangent()]
+        for position in range(1, len(args) + 1):
+            leaves = {self.where[i][1]: t for i, t in enumerate(tangents)
+                      if self.where[i][0] == position and t is not None}
+            if not leaves:
+                dargs.append(ZeroTangent())
+                continue
+            dargs.append(tangent_like(
+                args[position - 1],
+                lambda path, leaf, leaves=leaves: leaves.get(path, ZeroTangent())))
+        y, y_dot = self.guarded("frule", call_frule, _BRIDGE, self.config, tuple(dargs),
+                                self.f, args, self.kwargs)
+        y_leaves = dict(leaves_with_paths(y))
+        out = []
+        for path in self.out_paths:
+            y_leaf = y_leaves[path]
+            if not isinstance(y_leaf, torch.Tensor):
+                y_leaf = torch.as_tensor(y_leaf)
+            if not _is_float(y_leaf):  # PyTorch wants None for a non-differentiable output
+                out.append(None)
+                continue
+            t = self.project(y_leaf, y_dot, "output", 0, path, "frule")
+            out.append(torch.zeros_like(y_leaf) if t is None else t.contiguous())
+        return tuple(out)
+
+    def _push_by_torch(self, inputs: tuple, tangents: tuple) -> tuple:
+        torch = _torch()
+
+        def f_of_tensors(*tensors: Any) -> tuple:
+            y = self.guarded("function", self.f, *self.build_args(tensors), **self.kwargs)
+            return self.output_leaves(y, "function")
+
+        x_dots = tuple(torch.zeros_like(x) if t is None else t
+                       for x, t in zip(inputs, tangents))
+        _, y_dots = torch.func.jvp(f_of_tensors, tuple(inputs), x_dots)
+        return tuple(t.contiguous() if _is_float(t) else None for t in y_dots)
+
+    def project(self, x: Any, tangent: Any, what: str, position: int, path: tuple,
+                source: str) -> Any:
+        """The part of ``tangent`` at ``path`` as a tensor shaped like ``x``, or None for zero.
+
+        Dimensions added by broadcasting are summed away, the imaginary part of a
+        tangent of a real tensor is dropped, and the dtype becomes ``x``'s.
+        """
+        torch = _torch()
+        where = f"{what} {position}{format_path(path)}" if position else f"{what}"
+        try:
+            t = tangent_at(tangent, path)
+        except PathError as e:
+            raise TangentConversionError(
+                _BRIDGE, self.f, what, position, format_path(e.step_path), x, e.got,
+                f"its layout does not match the argument's structure at "
+                f"{format_path(e.step_path)}") from None
+        if isinstance(t, (ZeroTangent, NoTangent)):
+            return None
+        if isinstance(t, NotImplementedTangent):
+            raise NotImplementedDerivativeError(
+                t, f"convert to a torch tangent (the {where} of {func_name(self.f)} "
+                   f"in {_BRIDGE})")
+        if isinstance(t, AbstractTangent):
+            raise TangentConversionError(_BRIDGE, self.f, what, position, format_path(path),
+                                         x, t, "a structural tangent cannot stand for a tensor")
+        if isinstance(t, (np.ndarray, np.generic)):
+            raise NumPyOnlyRuleError(_BRIDGE, self.f, source, where, t)
+        if isinstance(t, torch.Tensor) and t.dtype == x.dtype and t.shape == x.shape:
+            return t
+        if not isinstance(t, (torch.Tensor, int, float, complex)) or isinstance(t, bool):
+            raise TangentConversionError(_BRIDGE, self.f, what, position, format_path(path),
+                                         x, t, "expected a tensor or a number")
+        try:
+            # sums dimensions added by broadcasting, drops the imaginary part of a
+            # tangent of a real tensor, casts to x's dtype
+            return ProjectTo(x)(t)
+        except ProjectionError as e:
+            raise TangentConversionError(_BRIDGE, self.f, what, position, format_path(path),
+                                         x, t, str(e)) from None
+
+
+@functools.cache
+def _function() -> type:
+    """The ``autograd.Function`` of the native path, defined once torch is imported."""
+    torch = _torch()
+
+    class _Native(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(call: _NativeCall, *tensors: Any) -> tuple:  # type: ignore[override]
+            return call.run(tensors)
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
+            ctx.call = inputs[0]
+            ctx.save_for_backward(*inputs[1:])
+            ctx.save_for_forward(*inputs[1:])
+            # a None cotangent stays None (a ZeroTangent for the rule), not a tensor of zeros
+            ctx.set_materialize_grads(False)
+            ctx.mark_non_differentiable(*(o for o in output if not _is_float(o)))
+
+        @staticmethod
+        def backward(ctx: Any, *grads: Any) -> tuple:
+            needs = ctx.needs_input_grad[1:]
+            if not any(needs):
+                return (None,) * (1 + len(needs))
+            inputs = ctx.saved_tensors
+            # the pullback made in forward has no graph: only a backward pass that nothing
+            # differentiates may reuse it
+            reuse = not (torch.is_grad_enabled() or _compat.torch_transforms_active()
+                         or _compat.torch_has_dual(inputs))
+            return (None, *ctx.call.pull(inputs, grads, needs, reuse))
+
+        @staticmethod
+        def jvp(ctx: Any, _call_dot: Any, *tangents: Any) -> tuple:
+            return ctx.call.push(ctx.saved_tensors, tangents)
+
+    # Function.apply binds its arguments to forward's signature on every call; a
+    # precomputed __signature__ spares it recomputing one.
+    _Native.forward.__signature__ = inspect.signature(_Native.forward)  # type: ignore[attr-defined]
+    return _Native
+
+
+def prepare(bridged: Any, args: tuple, kwargs: dict) -> _NativeCall:
+    """The call's tensors, structure and input signature (for :func:`choose_backend`)."""
+    return _NativeCall(bridged, args, kwargs)
+
+
+def native_call(call: _NativeCall) -> Any:
+    """Run a call on tensors through the native ``autograd.Function``."""
+    torch = _torch()
+    differentiated = torch.is_grad_enabled() and any(t.requires_grad for t in call.tensors)
+    transformed = _compat.torch_transforms_active()
+    if not (differentiated or transformed or _compat.torch_has_dual(call.tensors)):
+        # nothing to differentiate: autograd.Function.apply costs more than a small f
+        return call.rebuild_output(call.run(tuple(call.tensors)))
+    # under torch.func the backward pass always runs with grad mode on and recomputes
+    # the rrule, so forward need only run f
+    call.need_pullback = differentiated and not transformed
+    flat = _function().apply(call, *call.tensors)
+    return call.rebuild_output(flat if isinstance(flat, tuple) else (flat,))
+
+
+def choose_backend(bridged: Any, call: _NativeCall) -> str:
+    """``"native"`` if ``f`` and its rules run on tensors for this call, else ``"callback"``.
+
+    Decided once per input signature (structure, dtypes, shapes, devices, the types
+    of the other leaves and of keyword arguments) and cached in ``bridged.backends``
+    with the reason for a ``"callback"`` choice.
+    """
+    hit = bridged.backends.get(call.key)
+    if hit is not None:
+        return hit[0]
+    choice = _probe(bridged, call.args, call.kwargs)
+    bridged.backends[call.key] = choice
+    return choice[0]
+
+
+def _probe(bridged: Any, args: tuple, kwargs: dict) -> tuple[str, str]:
+    """Run the rules once on meta tensors (no data), or on the real ones if that fails."""
+    torch = _torch()
+    tensor_t = torch.Tensor
+
+    def meta(path: tuple, leaf: Any) -> Any:
+        return (torch.empty(leaf.shape, dtype=leaf.dtype, device="meta")
+                if isinstance(leaf, tensor_t) else leaf)
+
+    def detached(path: tuple, leaf: Any) -> Any:
+        return leaf.detach() if isinstance(leaf, tensor_t) else leaf
+
+    reason = ""
+    for make in (meta, detached):
+        try:
+            # a NumPy ufunc returns a tensor through Tensor.__array_wrap__ with only a
+            # DeprecationWarning: make that fail the probe
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("error", DeprecationWarning)
+                _try_rules(bridged, tuple(map_leaves(make, args)), kwargs)
+        except Exception as e:  # whatever fails on tensors makes the callback path the choice
+            reason = f"{type(e).__qualname__}: {e}"
+            continue
+        return ("native", "")
+    return ("callback", reason)
+
+
+def _try_rules(bridged: Any, args: tuple, kwargs: dict) -> None:
+    """Raise unless ``f``'s rrule (and frule, if any) give tensors for tensor arguments."""
+    torch = _torch()
+    call = _NativeCall(bridged, args, kwargs)
+    f, config = call.f, call.config
+    prefix = () if config is None else (config,)
+    found = False
+    if rrule.lookup(f, tuple(map(type, args)), config) is not None:
+        found = True
+        call.y, call.pullback = rrule(*prefix, f, *args, **kwargs)
+        outs = call.output_leaves(call.y, "rrule")
+        call.pull(tuple(call.tensors), tuple(torch.ones_like(o) if _is_float(o) else None
+                                              for o in outs),
+                  tuple(_is_float(t) for t in call.tensors), reuse=True)
+    if frule.lookup(f, tuple(map(type, args)), config) is not None:
+        found = True
+        call.y = f(*args, **kwargs)
+        call.output_leaves(call.y, "function")
+        call.push(tuple(call.tensors), tuple(torch.ones_like(t) if _is_float(t) else None
+                                            for t in call.tensors))
+    if not found:
+        raise LookupError(f"no rrule or frule of {func_name(f)} takes tensors")
