@@ -507,7 +507,9 @@ class RuleTable:
                     found = self.call_tables[klass]
                     break
         self.type_cache[key] = found
-        if found is None and not isinstance(f, type) and not (
+        # A bound method is never a known miss: the entry points look for a rule of its
+        # function (see _rules._bound_method_rrule), which the type alone cannot rule out.
+        if found is None and not isinstance(f, type) and key is not _types.MethodType and not (
             self.config_class is not None and isinstance(f, self.config_class)
         ):
             self.no_table_types.add(key)
