@@ -37,7 +37,7 @@ from chainrules.core import (
     unthunk,
 )
 
-__all__ = ["as_float", "is_integer_valued", "register_method", "shape_names"]
+__all__ = ["as_float", "fit_output", "is_integer_valued", "register_method", "shape_names"]
 
 
 def shape_names(dist: Any) -> list[str]:
@@ -71,7 +71,7 @@ def _cotangent(p: Callable, y_bar: Any, shape: tuple, project: Any) -> Any:
     return project(np.broadcast_to(y_bar * p(), shape))
 
 
-def _fit(y_dot: Any, y: Any) -> Any:
+def fit_output(y_dot: Any, y: Any) -> Any:
     """A pushforward with the primal output's shape and dtype (a scalar for a scalar)."""
     y_dot = np.broadcast_to(np.asarray(y_dot, dtype=np.result_type(y)), np.shape(y))
     return y_dot.copy() if isinstance(y, np.ndarray) else y_dot[()]
@@ -136,7 +136,7 @@ def register_method(func: Any, dist_type: type, names: Callable[[Any], list[str]
             y_dot = p() * x_dot if isinstance(y_dot, ZeroTangent) else y_dot + p() * x_dot
         if isinstance(y_dot, ZeroTangent):
             return y, y_dot
-        return y, _fit(y_dot, y)
+        return y, fit_output(y_dot, y)
 
     stats_rrule.__qualname__ = f"{label}_rrule"
     stats_frule.__qualname__ = f"{label}_frule"

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from chainrules.testing._cases import Case, integers
-from chainrules.testing._pairs import no_tangent
+from chainrules.testing._pairs import no_tangent, with_tangent
 
 try:
     import scipy.stats as st
@@ -157,3 +157,66 @@ else:
                 dtypes=("float64",), name=f"scipy.stats.{_name}.cdf(w.r.t. shapes)",
                 xfail=f"d cdf / d {', '.join(DISCRETE[_name][2])} is not_implemented "
                       f"(no closed form in SciPy)"))
+
+    # --- multivariate -------------------------------------------------------------------
+
+    def _symmetric(rng: np.random.Generator, dt: np.dtype, d: int) -> np.ndarray:
+        a = rng.normal(size=(d, d))
+        return ((a + a.T) / 2).astype(dt)
+
+    def _spd(rng: np.random.Generator, dt: np.dtype, d: int) -> np.ndarray:
+        a = rng.normal(size=(d, d))
+        return (a @ a.T / d + np.eye(d)).astype(dt)
+
+    def _mvn_args(x_shape: tuple, d: int, cov_kind: str = "matrix") -> Callable:
+        """Points ``x``, a mean vector and a covariance; a matrix covariance gets a
+        symmetric tangent (see the convention in stats_multivariate.py)."""
+        def args(rng: np.random.Generator, dt: np.dtype) -> tuple:
+            x = rng.normal(size=x_shape).astype(dt)
+            mean = rng.normal(size=(d,)).astype(dt)
+            if cov_kind == "matrix":
+                cov: Any = with_tangent(_spd(rng, dt, d), _symmetric(rng, dt, d))
+            elif cov_kind == "diagonal":
+                cov = rng.uniform(0.5, 2.0, (d,)).astype(dt)
+            else:
+                cov = float(rng.uniform(0.5, 2.0))
+            return x, mean, cov
+        return args
+
+    def _simplex(rng: np.random.Generator, k: int, n: int | None) -> np.ndarray:
+        g = rng.uniform(0.5, 2.0, (k,) if n is None else (k, n))
+        return g / np.sum(g, axis=0)
+
+    def _dirichlet_args(k: int, n: int | None, implied: bool) -> Callable:
+        """Points on the simplex: all K components with a tangent that keeps the sum
+        (float64: SciPy rejects sums off 1 by more than 1e-9), or K - 1 of them."""
+        def args(rng: np.random.Generator, dt: np.dtype) -> tuple:
+            x = _simplex(rng, k, n)
+            alpha = rng.uniform(0.5, 3.0, (k,)).astype(dt)
+            if implied:
+                return x[:-1].astype(dt), alpha
+            x_dot = rng.normal(size=x.shape)
+            return with_tangent(x, x_dot - np.mean(x_dot, axis=0)), alpha
+        return args
+
+    # A symmetric cov and a point on the simplex are constrained: the testers compare
+    # the full Jacobian element by element (unconstrained directions) for arguments of
+    # at most FULL_JACOBIAN_MAX scalars, so these rows are bigger than that and are
+    # checked along their given (symmetric, sum-zero) tangents and own cotangents.
+    for _method in ("logpdf", "pdf"):
+        _mvn = getattr(st.multivariate_normal, _method)
+        _dir = getattr(st.dirichlet, _method)
+        _base = f"scipy.stats.multivariate_normal.{_method}"
+        CASES += [
+            Case(_mvn, _mvn_args((4, 9), 9), dtypes=R, name=f"{_base}(points)"),
+            Case(_mvn, _mvn_args((9,), 9), dtypes=R, name=f"{_base}(one point)"),
+            Case(_mvn, _mvn_args((2, 2, 3), 3, "diagonal"), dtypes=R,
+                 name=f"{_base}(diagonal cov)"),
+            Case(_mvn, _mvn_args((5,), 1, "scalar"), dtypes=R, name=f"{_base}(d=1)"),
+            Case(_dir, _dirichlet_args(5, 14, implied=False), dtypes=("float64",),
+                 name=f"scipy.stats.dirichlet.{_method}(points)"),
+            Case(_dir, _dirichlet_args(4, None, implied=True), dtypes=R,
+                 name=f"scipy.stats.dirichlet.{_method}(K-1 components)"),
+            Case(_dir, _dirichlet_args(4, 3, implied=True), dtypes=R,
+                 name=f"scipy.stats.dirichlet.{_method}(K-1 components, points)"),
+        ]
