@@ -37,7 +37,8 @@ from chainrules.core import (
     unthunk,
 )
 
-__all__ = ["as_float", "fit_output", "is_integer_valued", "register_method", "shape_names"]
+__all__ = ["as_float", "fit_output", "is_integer_valued", "opt_out_subclasses", "register_method",
+           "shape_names"]
 
 
 def shape_names(dist: Any) -> list[str]:
@@ -142,3 +143,23 @@ def register_method(func: Any, dist_type: type, names: Callable[[Any], list[str]
     stats_frule.__qualname__ = f"{label}_frule"
     rrule.add_rule(func, stats_rrule, (dist_type, ...), kind="rule")
     frule.add_rule(func, stats_frule, (dist_type, ...), kind="rule")
+
+
+def _subclasses(cls: type) -> list[type]:
+    out = []
+    for sub in cls.__subclasses__():
+        out.append(sub)
+        out.extend(_subclasses(sub))
+    return out
+
+
+def opt_out_subclasses(funcs: list, registered: Any) -> None:
+    """Opt SciPy's subclasses of the registered distribution classes that have no rules
+    of their own (``erlang_gen`` of ``gamma_gen``) out of their parents' rules: the rules
+    are for exactly one density, and ``rrule.lookup`` / coverage should say so."""
+    for dist_type in registered:
+        for sub in _subclasses(dist_type):
+            if sub not in registered:
+                for func in funcs:
+                    rrule.opt_out(func, sub, ...)
+                    frule.opt_out(func, sub, ...)

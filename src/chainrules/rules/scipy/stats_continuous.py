@@ -27,7 +27,8 @@ the distribution first, ``(norm, x, loc, scale)``. All three call paths reach it
 
 The rule applies to instances of exactly the registered class: a subclass (SciPy's
 ``erlang`` subclasses ``gamma``) may redefine the density, so it gets no rule rather
-than a wrong one. The bound method's ``self_bar`` is ``NoTangent()``.
+than a wrong one (SciPy's own subclasses are opted out; the rule returns None for
+any other). The bound method's ``self_bar`` is ``NoTangent()``.
 
 **Derivatives.** With ``z = (x - loc) / scale`` and the standardized density
 ``f0(z; shapes)``: ``logpdf = log f0(z) - log(scale)``, ``cdf = F0(z)``, ``sf = 1 - F0(z)``,
@@ -57,7 +58,7 @@ import scipy.special as sc
 import scipy.stats as st
 from scipy.stats import rv_continuous
 
-from ._stats import register_method, shape_names
+from ._stats import opt_out_subclasses, register_method, shape_names
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -299,3 +300,4 @@ for _dist_type in _SPECS:
         register_method(getattr(rv_continuous, _method), _dist_type, _names(_first),
                         _DEFAULTS, _partials,
                         f"{_dist_type.__name__.removesuffix('_gen')}_{_method}")
+opt_out_subclasses([getattr(rv_continuous, m) for m in _METHODS], _SPECS)

@@ -25,7 +25,7 @@ import scipy.special as sc
 import scipy.stats as st
 from scipy.stats import rv_discrete
 
-from ._stats import register_method, shape_names
+from ._stats import opt_out_subclasses, register_method, shape_names
 
 
 @dataclass(frozen=True)
@@ -117,8 +117,10 @@ def _partials(method: str) -> Callable:
     return partials
 
 
+_METHODS = ("logpmf", "pmf", "logcdf", "cdf", "logsf", "sf")
 for _dist_type in _SPECS:
-    for _method in ("logpmf", "pmf", "logcdf", "cdf", "logsf", "sf"):
+    for _method in _METHODS:
         register_method(getattr(rv_discrete, _method), _dist_type, _names, {"loc": 0.0},
                         _partials(_method),
                         f"{_dist_type.__name__.removesuffix('_gen')}_{_method}")
+opt_out_subclasses([getattr(rv_discrete, m) for m in _METHODS], _SPECS)

@@ -56,6 +56,7 @@ else:
         "pareto": ([(1.5, 3.0)], _between(1.2, 3.0), ()),
         "gennorm": ([(1.5, 3.0)], _signed(0.2, 2.0), ("beta",)),
         "vonmises": ([(0.5, 3.0)], _between(-2.5, 2.5), ("kappa",)),
+        "vonmises_line": ([(0.5, 3.0)], _between(-2.5, 2.5), ("kappa",)),
     }
     DENSITY = ("logpdf", "pdf")
     CDF = ("logcdf", "cdf", "logsf", "sf")
