@@ -2,11 +2,16 @@
 not-implemented shape derivatives, the call paths (module-level, bound method, frozen
 under the AD) and the conventions for constrained inputs."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 st = pytest.importorskip("scipy.stats")
 
+import chainrules  # noqa: E402
 from chainrules import (  # noqa: E402
     NoTangent,
     NotImplementedTangent,
@@ -29,6 +34,7 @@ def test_rule(case, dtype, mode):
     check_case(case, dtype, mode, seed=0)
 
 
+SRC = os.path.dirname(os.path.dirname(chainrules.__file__))
 CONTINUOUS_METHODS = ("logpdf", "pdf", "logcdf", "cdf", "logsf", "sf", "ppf", "isf")
 DISCRETE_METHODS = ("logpmf", "pmf", "logcdf", "cdf", "logsf", "sf")
 REQUIRED = [
@@ -195,3 +201,17 @@ def test_inputs_not_mutated():
     np.testing.assert_array_equal(x, before[0])
     np.testing.assert_array_equal(loc, before[1])
     np.testing.assert_array_equal(y_bar, np.ones(2))
+
+
+def test_stats_rules_wait_for_scipy_stats_import():
+    code = (
+        "import sys, chainrules\n"
+        "assert 'scipy.stats' not in sys.modules, 'import chainrules imported scipy.stats'\n"
+        "import scipy.stats as st\n"
+        "y, pullback = chainrules.rrule(st.norm.logpdf, 1.0, 0.5, 2.0)\n"
+        "assert float(chainrules.unthunk(pullback(1.0)[1])) == -0.125\n"
+        "assert not any(type(f).__name__ == '_AfterImport' for f in sys.meta_path)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": SRC})
+    assert done.returncode == 0, done.stderr
