@@ -192,6 +192,20 @@ def test_ad_through_frozen_distributions():
     test_rrule(frozen_poisson, 2.5, rrule_f=rrule_via_ad, config=CONFIG)
 
 
+def test_ad_through_frozen_multivariate_distributions():
+    # no rules of their own: the AD traces SciPy's frozen code
+    def frozen_mvn(mean, x):
+        return st.multivariate_normal(mean, np.diag([1.0, 2.0])).logpdf(x)
+
+    def frozen_dirichlet(alpha):
+        return st.dirichlet(alpha).logpdf(np.array([0.2, 0.3, 0.5]))
+
+    test_rrule(frozen_mvn, np.array([0.5, 1.0]), np.array([0.1, -0.3]),
+               rrule_f=rrule_via_ad, config=CONFIG)
+    test_rrule(frozen_dirichlet, np.array([1.5, 2.0, 3.0]), rrule_f=rrule_via_ad,
+               config=CONFIG)
+
+
 def test_inputs_not_mutated():
     x, loc = np.array([0.5, 1.0]), np.array([0.1, 0.2])
     before = x.copy(), loc.copy()

@@ -93,11 +93,14 @@ def register_method(func: Any, dist_type: type, names: Callable[[Any], list[str]
             return None
         y = func(dist, *args, **kwargs)
         pos = names(dist)[:len(args)]
-        parts = partials(dist, _bind(names(dist), defaults, args, kwargs), y)
         shape = np.shape(y)
+        computed: list = []  # the partials, computed by the first pullback call
 
         def stats_pullback(y_bar: Any) -> tuple:
             y_bar = unthunk(y_bar)
+            if not computed:
+                computed.append(partials(dist, _bind(names(dist), defaults, args, kwargs), y))
+            parts = computed[0]
             out: list = [NoTangent(), NoTangent()]
             for name, x in zip(pos, args):
                 p = parts.get(name)

@@ -4,7 +4,8 @@
 Registered on ``multivariate_normal_gen.logpdf`` and so on, with the distribution first;
 ``scipy.stats.multivariate_normal.logpdf(x, mean, cov)`` reaches the rule as described
 in ``stats_continuous.py``. Frozen multivariate distributions (``multivariate_normal(mean,
-cov).logpdf(x)``) have no rules: SciPy factorizes the covariance when freezing.
+cov).logpdf(x)``) have no rules of their own (SciPy factorizes the covariance when
+freezing and evaluates private helpers); the reference AD traces through that code.
 
 **multivariate_normal** ``logpdf(x, mean=None, cov=1, allow_singular=False)``: ``x`` holds
 points along its last axis (SciPy's conventions for ``d = 1`` and single points apply),
