@@ -105,9 +105,15 @@ def test_bound_method_with_config_rule():
 
         return obj.other(x), other_pullback
 
+    @frule.register(Scale.other, config=HasReverseMode)
+    def other_frule(config, dargs, obj, x):
+        return obj.other(x), dargs[2]
+
     assert rrule(Scale(1.0).other, 2.0) is None  # config-restricted
     y, pullback = rrule(Config(), Scale(1.0).other, 2.0)
     assert y == 2.0 and pullback(ZeroTangent()) == (NoTangent(), ZeroTangent())
+    assert frule((NoTangent(), 1.0), Scale(1.0).other, 2.0) is None
+    assert frule(Config(), (NoTangent(), 3.0), Scale(1.0).other, 2.0) == (2.0, 3.0)
 
 
 def test_bound_method_in_debug_mode_checks_the_function_rule():
