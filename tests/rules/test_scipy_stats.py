@@ -3,6 +3,7 @@ not-implemented shape derivatives, the call paths (module-level, bound method, f
 under the AD) and the conventions for constrained inputs."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -229,3 +230,20 @@ def test_stats_rules_wait_for_scipy_stats_import():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300, env={**os.environ, "PYTHONPATH": SRC})
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(("f", "args", "kwargs", "name", "param"), [
+    (st.norm.logpdf, (1.0 + 1j,), {}, "norm.logpdf", "x"),
+    (st.gamma.cdf, (1.0, 2.0), {"scale": np.array([1.0 + 0j])}, "gamma.cdf", "scale"),
+    (st.poisson.pmf, (1, 2.0 + 1j), {}, "poisson.pmf", "mu"),
+    (st.multivariate_normal.logpdf, (np.array([1.0 + 1j, 0.0]), np.zeros(2)), {},
+     "multivariate_normal.logpdf", "x"),
+    (st.dirichlet.pdf, (np.array([0.5 + 0j, 0.5]), np.ones(2)), {}, "dirichlet.pdf", "x"),
+])
+def test_complex_input_error(f, args, kwargs, name, param):
+    match = f"the rule for scipy.stats.{name} does not support complex inputs (argument " \
+            f"'{param}' is complex)"
+    with pytest.raises(NotImplementedError, match=re.escape(match)):
+        rrule(f, *args, **kwargs)
+    with pytest.raises(NotImplementedError, match=re.escape(match)):
+        frule((NoTangent(),) + (NoTangent(),) * len(args), f, *args, **kwargs)

@@ -37,8 +37,8 @@ from chainrules.core import (
     unthunk,
 )
 
-__all__ = ["as_float", "fit_output", "is_integer_valued", "opt_out_subclasses", "register_method",
-           "shape_names"]
+__all__ = ["as_float", "check_real", "fit_output", "is_integer_valued", "opt_out_subclasses",
+           "register_method", "shape_names"]
 
 
 def shape_names(dist: Any) -> list[str]:
@@ -55,6 +55,18 @@ def is_integer_valued(v: Any) -> bool:
     if isinstance(v, (bool, int, np.integer)):
         return True
     return isinstance(v, np.ndarray) and v.dtype.kind in "iub"
+
+
+def check_real(name: str, params: list[str], args: tuple, kwargs: dict) -> None:
+    """Refuse complex arguments: SciPy evaluates some densities at complex points, but
+    the rules' formulas (and the distributions) are real."""
+    given = [*zip(params, args), *kwargs.items()]
+    for param, value in given:
+        if np.iscomplexobj(value):
+            raise NotImplementedError(
+                f"the rule for scipy.stats.{name} does not support complex inputs (argument "
+                f"{param!r} is complex); the distributions are real: pass real values, or "
+                f"differentiate the real and imaginary parts separately")
 
 
 def _bind(names: list[str], defaults: dict, args: tuple, kwargs: dict) -> dict:
@@ -79,18 +91,20 @@ def fit_output(y_dot: Any, y: Any) -> Any:
 
 
 def register_method(func: Any, dist_type: type, names: Callable[[Any], list[str]],
-                    defaults: dict, partials: Callable, label: str) -> None:
+                    defaults: dict, partials: Callable, dist_name: str) -> None:
     """Register the frule and rrule of ``func(dist, *args, **kwargs)`` for instances of
     exactly ``dist_type`` (a subclass may redefine the density: it gets no rule).
 
     ``names(dist)`` gives the parameter names in positional order; ``defaults`` the
-    values of the optional ones; ``label`` (e.g. ``"norm_logpdf"``) names the rule
-    functions and pullbacks.
+    values of the optional ones; ``dist_name`` (e.g. ``"norm"``) names the rule
+    functions and pullbacks (``norm_logpdf_pullback``) and the errors.
     """
+    label, public = f"{dist_name}_{func.__name__}", f"{dist_name}.{func.__name__}"
 
     def stats_rrule(dist: Any, *args: Any, **kwargs: Any) -> Any:
         if type(dist) is not dist_type:
             return None
+        check_real(public, names(dist), args, kwargs)
         y = func(dist, *args, **kwargs)
         pos = names(dist)[:len(args)]
         shape = np.shape(y)
@@ -122,6 +136,7 @@ def register_method(func: Any, dist_type: type, names: Callable[[Any], list[str]
     def stats_frule(dargs: tuple, dist: Any, *args: Any, **kwargs: Any) -> Any:
         if type(dist) is not dist_type:
             return None
+        check_real(public, names(dist), args, kwargs)
         y = func(dist, *args, **kwargs)
         pos = names(dist)[:len(args)]
         parts = None

@@ -299,5 +299,5 @@ for _dist_type in _SPECS:
     for _method, (_first, _partials) in _METHODS.items():
         register_method(getattr(rv_continuous, _method), _dist_type, _names(_first),
                         _DEFAULTS, _partials,
-                        f"{_dist_type.__name__.removesuffix('_gen')}_{_method}")
+                        _dist_type.__name__.removesuffix("_gen"))
 opt_out_subclasses([getattr(rv_continuous, m) for m in _METHODS], _SPECS)

@@ -122,5 +122,5 @@ for _dist_type in _SPECS:
     for _method in _METHODS:
         register_method(getattr(rv_discrete, _method), _dist_type, _names, {"loc": 0.0},
                         _partials(_method),
-                        f"{_dist_type.__name__.removesuffix('_gen')}_{_method}")
+                        _dist_type.__name__.removesuffix("_gen"))
 opt_out_subclasses([getattr(rv_discrete, m) for m in _METHODS], _SPECS)

@@ -52,7 +52,7 @@ from chainrules.core import (
     unthunk,
 )
 
-from ._stats import as_float, fit_output
+from ._stats import as_float, check_real, fit_output
 
 _MVN = type(st.multivariate_normal)
 _DIRICHLET = type(st.dirichlet)
@@ -146,6 +146,7 @@ def _mvn_rules(method: Any, pdf: bool) -> None:
         v = _bind(_MVN_PARAMS, defaults, args, kwargs)
         if type(dist) is not _MVN or isinstance(v["cov"], st.Covariance):
             return None
+        check_real(f"multivariate_normal.{method.__name__}", list(_MVN_PARAMS), args, kwargs)
         y = method(dist, *args, **kwargs)
         s = _MVNState(v["x"], v["mean"], v["cov"])
         projectors = [ProjectTo(a) for a in args[:3]]
@@ -175,6 +176,7 @@ def _mvn_rules(method: Any, pdf: bool) -> None:
         v = _bind(_MVN_PARAMS, defaults, args, kwargs)
         if type(dist) is not _MVN or isinstance(v["cov"], st.Covariance):
             return None
+        check_real(f"multivariate_normal.{method.__name__}", list(_MVN_PARAMS), args, kwargs)
         y = method(dist, *args, **kwargs)
         dots = [unthunk(d) for d in dargs[2:5]]
         if all(isinstance(d, (ZeroTangent, NoTangent)) for d in dots):
@@ -244,6 +246,7 @@ def _dirichlet_rules(method: Any, pdf: bool) -> None:
     def dirichlet_rrule(dist: Any, x: Any, alpha: Any) -> Any:
         if type(dist) is not _DIRICHLET:
             return None
+        check_real(f"dirichlet.{method.__name__}", ["x", "alpha"], (x, alpha), {})
         y = method(dist, x, alpha)
         s = _DirichletState(x, alpha)
         project_x, project_alpha = ProjectTo(x), ProjectTo(alpha)
@@ -265,6 +268,7 @@ def _dirichlet_rules(method: Any, pdf: bool) -> None:
     def dirichlet_frule(dargs: tuple, dist: Any, x: Any, alpha: Any) -> Any:
         if type(dist) is not _DIRICHLET:
             return None
+        check_real(f"dirichlet.{method.__name__}", ["x", "alpha"], (x, alpha), {})
         y = method(dist, x, alpha)
         x_dot, alpha_dot = unthunk(dargs[2]), unthunk(dargs[3])
         zero = (ZeroTangent, NoTangent)
