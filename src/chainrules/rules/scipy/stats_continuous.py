@@ -74,6 +74,9 @@ class _Spec:
     dlogpdf_dz: Callable
     dlogpdf_dshape: tuple = ()
     dcdf_dshape: tuple = ()
+    # the standardized support as a function of the shapes, when they move it
+    # (``dist.support`` costs more than the derivatives of a scalar)
+    support: Callable | None = None
 
 
 def _no_cdf(dist: str, shape: str, special: str) -> str:
@@ -170,7 +173,8 @@ _SPECS: dict[type, _Spec] = {
         lambda z, a, b: -z,
         (lambda z, a, b: _phi_over_mass(a, a, b),
          lambda z, a, b: -_phi_over_mass(b, a, b)),
-        (_truncnorm_dcdf_da, _truncnorm_dcdf_db)),
+        (_truncnorm_dcdf_da, _truncnorm_dcdf_db),
+        lambda a, b: (a, b)),
     type(st.pareto): _Spec(
         lambda z, b: -(b + 1) / z,
         (lambda z, b: 1 / b - np.log(z),),
@@ -196,7 +200,8 @@ def _names(first: str) -> Callable[[Any], list[str]]:
 
 
 def _inside(dist: Any, z: Any, shapes: list) -> Any:
-    lo, hi = dist.support(*shapes)
+    support = _SPECS[type(dist)].support
+    lo, hi = (dist.a, dist.b) if support is None else support(*shapes)
     return (z > lo) & (z < hi)
 
 

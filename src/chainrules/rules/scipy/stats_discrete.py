@@ -35,6 +35,9 @@ class _Spec:
 
     dlogpmf: tuple
     dcdf: tuple
+    # the support as a function of the shapes, when they move it (``dist.support``
+    # costs more than the derivatives of a scalar)
+    support: Callable | None = None
 
 
 def _no_cdf(dist: str, shape: str) -> str:
@@ -61,7 +64,8 @@ _SPECS: dict[type, _Spec] = {
         (lambda k, mu: -st.poisson.pmf(k, mu),)),
     type(st.binom): _Spec(
         (None, lambda k, n, p: k / p - (n - k) / (1 - p)),
-        (None, lambda k, n, p: -n * st.binom.pmf(k, n - 1, p))),
+        (None, lambda k, n, p: -n * st.binom.pmf(k, n - 1, p)),
+        lambda n, p: (0, n)),
     type(st.nbinom): _Spec(
         (lambda k, n, p: sc.digamma(k + n) - sc.digamma(n) + np.log(p),
          lambda k, n, p: n / p - k / (1 - p)),
@@ -74,7 +78,8 @@ _SPECS: dict[type, _Spec] = {
         (lambda k, p: np.where(k == 0, -1.0, 0.0),)),
     type(st.betabinom): _Spec(
         (None, _betabinom_da, _betabinom_db),
-        (None, _no_cdf("betabinom", "a"), _no_cdf("betabinom", "b"))),
+        (None, _no_cdf("betabinom", "a"), _no_cdf("betabinom", "b")),
+        lambda n, a, b: (0, n)),
 }
 
 
@@ -97,7 +102,7 @@ def _partials(method: str) -> Callable:
         shapes = [v[n] for n in names]
         y = np.asarray(y)
         k = np.floor(v["k"] - v["loc"])
-        lo, hi = dist.support(*shapes)
+        lo, hi = (dist.a, dist.b) if spec.support is None else spec.support(*shapes)
         out: dict = {}
         if method in ("logpmf", "pmf"):
             inside = (k >= lo) & (k <= hi) & (y != (-np.inf if method == "logpmf" else 0))
