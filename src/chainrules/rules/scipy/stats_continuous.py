@@ -22,8 +22,10 @@ the distribution first, ``(norm, x, loc, scale)``. All three call paths reach it
 - frozen distributions, ``scipy.stats.norm(loc, scale).logpdf(x)``: SciPy's frozen
   method calls ``self.dist.logpdf(x, *self.args, **self.kwds)``, which the AD traces
   into and which finds the rule above. Parameters given to the frozen distribution
-  by position are differentiated; by keyword (``norm(loc=m)``) they are not, as for
-  any call (keyword arguments are never differentiated).
+  by position are differentiated; by keyword (``norm(loc=m)``) the AD cannot pass
+  them to a rule and says so (keyword arguments are never differentiated). A frozen
+  method has no rule of its own: ``rrule(norm(0, 1).logpdf, x)`` is None, since its
+  ``self_bar`` would have to carry the parameters' cotangents.
 
 The rule applies to instances of exactly the registered class: a subclass (SciPy's
 ``erlang`` subclasses ``gamma``) may redefine the density, so it gets no rule rather
