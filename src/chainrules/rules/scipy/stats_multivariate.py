@@ -154,18 +154,19 @@ def _mvn_rules(method: Any, pdf: bool) -> None:
 
         def mvn_pullback(y_bar: Any) -> tuple:
             y_bar = unthunk(y_bar)
-            zero = isinstance(y_bar, (ZeroTangent, NoTangent))
-            out: list = [NoTangent(), NoTangent()]
-            w = None if zero else s.weights(y_bar, y, pdf)
-            out.append(ZeroTangent() if zero else Thunk(
-                lambda: projectors[0](np.reshape(-w[..., None] * s.sol, s.x_shape))))
+            if isinstance(y_bar, (ZeroTangent, NoTangent)):
+                return (NoTangent(), NoTangent(), *(
+                    NoTangent() if a is None or i >= 3 else ZeroTangent()
+                    for i, a in enumerate(args)))
+            w = s.weights(y_bar, y, pdf)
+            out: list = [NoTangent(), NoTangent(), Thunk(
+                lambda: projectors[0](np.reshape(-w[..., None] * s.sol, s.x_shape)))]
             if n >= 2:
-                out.append(NoTangent() if args[1] is None else ZeroTangent() if zero else
-                           Thunk(lambda: projectors[1](_mvn_mean_cotangent(s, w, args[1]))))
+                out.append(NoTangent() if args[1] is None else Thunk(
+                    lambda: projectors[1](_mvn_mean_cotangent(s, w, args[1]))))
             if n >= 3:
-                out.append(not_implemented(_SINGULAR) if s.singular else ZeroTangent()
-                           if zero else Thunk(
-                               lambda: projectors[2](s.cov_cotangent(s.cov_grad(w)))))
+                out.append(not_implemented(_SINGULAR) if s.singular else Thunk(
+                    lambda: projectors[2](s.cov_cotangent(s.cov_grad(w)))))
             out.extend(NoTangent() for _ in args[3:])
             return tuple(out)
 
