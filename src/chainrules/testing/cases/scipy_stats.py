@@ -229,3 +229,16 @@ else:
             Case(_dir, _dirichlet_args(4, 3, implied=True), dtypes=R,
                  name=f"scipy.stats.dirichlet.{_method}(K-1 components, points)"),
         ]
+
+    # empty inputs
+    CASES += [
+        Case(st.norm.logpdf, lambda rng, dt: (np.zeros((0, 2), dt), np.ones(2, dt), 2.0),
+             dtypes=R, name="scipy.stats.norm.logpdf(empty)"),
+        Case(st.norm.ppf, lambda rng, dt: (np.zeros(0, dt), 0.5, np.ones(0, dt)),
+             dtypes=R, name="scipy.stats.norm.ppf(empty)"),
+        Case(st.poisson.logpmf, lambda rng, dt: (np.zeros(0, np.int64), np.ones(1, dt)),
+             dtypes=R, name="scipy.stats.poisson.logpmf(empty)"),
+        Case(st.multivariate_normal.logpdf,
+             lambda rng, dt: (np.zeros((0, 2), dt), np.zeros(2, dt), np.eye(2, dtype=dt)),
+             dtypes=R, name="scipy.stats.multivariate_normal.logpdf(no points)"),
+    ]
