@@ -73,6 +73,14 @@ def test_frule_of_bound_method_passes_its_tangent_as_the_instance_tangent():
     assert frule((Tangent[Scale](a=1.0), 0.0), Scale(3.0).apply, 2.0) == (6.0, 2.0)
 
 
+def test_has_rules_of_bound_method():
+    obj = Scale(3.0)
+    assert not rrule.has_rules(obj.apply)
+    _register()
+    assert rrule.has_rules(obj.apply) and frule.has_rules(obj.apply)
+    assert not rrule.has_rules(obj.other)
+
+
 def test_bound_method_of_a_subclass_instance():
     _register()
     y, pullback = rrule(Sub(2.0).apply, 5.0)

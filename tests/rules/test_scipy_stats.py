@@ -256,3 +256,19 @@ def test_complex_input_error(f, args, kwargs, name, param):
         rrule(f, *args, **kwargs)
     with pytest.raises(NotImplementedError, match=re.escape(match)):
         frule((NoTangent(),) + (NoTangent(),) * len(args), f, *args, **kwargs)
+
+
+def test_bridges_find_the_rule_of_a_bound_method():
+    jax = pytest.importorskip("jax")
+    from chainrules.interop.jax import jax_function
+
+    logpdf = jax_function(st.norm.logpdf)
+    d_mean = jax.jit(jax.grad(lambda m: logpdf(1.0, m, 2.0)))(0.5)
+    assert float(d_mean) == pytest.approx(0.125, rel=1e-6)
+    torch = pytest.importorskip("torch")
+    from chainrules.interop.torch import torch_function
+
+    m = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    torch_function(st.norm.logpdf)(torch.tensor(1.0, dtype=torch.float64), m,
+                                   torch.tensor(2.0, dtype=torch.float64)).backward()
+    assert float(m.grad) == pytest.approx(0.125, rel=1e-12)

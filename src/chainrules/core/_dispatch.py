@@ -551,7 +551,9 @@ class RuleTable:
         return hit
 
     def has_rules(self, f: Any) -> bool:
-        """Whether any rule (or opt-out) is registered for ``f`` or its type.
+        """Whether any rule (or opt-out) is registered for ``f`` or its type; for a
+        bound method ``obj.m``, also for the function ``type(obj).m`` it wraps (whose
+        rules ``rrule(obj.m, ...)`` uses).
 
         Examples:
             >>> import math
@@ -559,7 +561,9 @@ class RuleTable:
             >>> chainrules.rrule.has_rules(math.sin)
             True
         """
-        return self._tables_for(f) is not None
+        if self._tables_for(f) is not None:
+            return True
+        return type(f) is _types.MethodType and self._tables_for(f.__func__) is not None
 
     def is_opted_out(self, f: Any, *args: Any, config: Any = None) -> bool:
         """Whether this call matches an ``opt_out`` declaration (so no rule applies)."""
