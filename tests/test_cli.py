@@ -114,3 +114,15 @@ def test_coverage_counts_higher_order_rules(capsys):
     assert main(["coverage", "numpy", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert "apply_along_axis" not in report["no_rule"]
+
+
+def test_coverage_lists_distribution_methods(capsys):
+    pytest.importorskip("scipy.stats")
+    assert main(["coverage", "scipy.stats", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    covered, missing = report["frule_and_rrule"], report["no_rule"]
+    assert {"norm.logpdf", "norm.isf", "poisson.logpmf", "multivariate_normal.logpdf",
+            "dirichlet.pdf"} <= set(covered)
+    # erlang subclasses gamma but is opted out of gamma's rules; discrete ppf has none
+    assert {"erlang.logpdf", "poisson.ppf", "alpha.logpdf"} <= set(missing)
+    assert "norm" not in covered and "norm" not in missing  # listed as its methods

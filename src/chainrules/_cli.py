@@ -3,7 +3,8 @@
 ``check`` runs every case of the rule-case catalog (``chainrules.testing.cases``)
 through ``test_frule`` / ``test_rrule`` and prints a table per namespace; it exits
 non-zero when any run fails. ``coverage NAMESPACE`` compares the public functions
-of a namespace with the registered rules and lists those without one.
+of a namespace with the registered rules and lists those without one; a
+distribution object (``scipy.stats.norm``) is listed as its methods (``norm.logpdf``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import importlib
 import json
 import sys
 import time
+import types
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -259,6 +261,17 @@ def _print_table(rows: dict[str, _Row], seconds: float) -> None:
     print(fmt(table[-1]))
 
 
+# The methods of a distribution object (scipy.stats.norm, a norm_gen instance) listed
+# as functions of their own: norm.logpdf, norm.cdf, ...
+_DISTRIBUTION_METHODS = ("logpdf", "pdf", "logpmf", "pmf", "logcdf", "cdf", "logsf", "sf",
+                         "ppf", "isf")
+
+
+def _is_distribution(obj: Any) -> bool:
+    return any(isinstance(getattr(type(obj), m, None), types.FunctionType)
+               for m in ("logpdf", "logpmf"))
+
+
 def _public_functions(namespace: str) -> dict[str, Any]:
     module = importlib.import_module(namespace)
     out = {}
@@ -268,7 +281,23 @@ def _public_functions(namespace: str) -> dict[str, Any]:
         obj = getattr(module, attr)
         if isinstance(obj, type) or not callable(obj) or type(obj).__name__ == "module":
             continue
+        if _is_distribution(obj):
+            for m in _DISTRIBUTION_METHODS:
+                if isinstance(getattr(type(obj), m, None), types.FunctionType):
+                    out[f"{attr}.{m}"] = getattr(obj, m)
+            continue
         out[attr] = obj
+    return out
+
+
+def _method_kinds(f: Any, infos: dict[int, list]) -> set:
+    """Rules for a bound method: those of its function whose first dispatch type the
+    instance matches (``rv_continuous.logpdf`` for ``norm_gen``), unless opted out."""
+    out = set()
+    for table, attr, info in infos.get(id(f.__func__), ()):
+        if (info.types and isinstance(f.__self__, info.types[0])
+                and not table.is_opted_out(f.__func__, f.__self__)):
+            out.add("non_differentiable" if info.kind == "non_differentiable" else attr)
     return out
 
 
@@ -281,16 +310,20 @@ def _coverage(args: argparse.Namespace) -> int:
     except ImportError as e:
         print(f"cannot import {args.namespace!r}: {e}", file=sys.stderr)
         return 2
-    kinds: dict[str, set] = defaultdict(set)
+    kinds: dict[int, set] = defaultdict(set)
+    infos: dict[int, list] = defaultdict(list)
     for table, attr in ((rrule, "rrule"), (frule, "frule")):
         for info in table.registered():
             if info.kind == "opt_out" or info.target != "function":
                 continue
             kinds[id(info.function)].add(
                 "non_differentiable" if info.kind == "non_differentiable" else attr)
+            infos[id(info.function)].append((table, attr, info))
     both, partial, nondiff, missing = [], [], [], []
     for name, f in functions.items():
         k = kinds.get(id(f), set())
+        if not k and type(f) is types.MethodType:
+            k = _method_kinds(f, infos)
         if "non_differentiable" in k:
             nondiff.append(name)
         elif {"frule", "rrule"} <= k:

@@ -507,7 +507,9 @@ class RuleTable:
                     found = self.call_tables[klass]
                     break
         self.type_cache[key] = found
-        if found is None and not isinstance(f, type) and not (
+        # A bound method is never a known miss: the entry points look for a rule of its
+        # function (see _rules._bound_method_rrule), which the type alone cannot rule out.
+        if found is None and not isinstance(f, type) and key is not _types.MethodType and not (
             self.config_class is not None and isinstance(f, self.config_class)
         ):
             self.no_table_types.add(key)
@@ -549,7 +551,9 @@ class RuleTable:
         return hit
 
     def has_rules(self, f: Any) -> bool:
-        """Whether any rule (or opt-out) is registered for ``f`` or its type.
+        """Whether any rule (or opt-out) is registered for ``f`` or its type; for a
+        bound method ``obj.m``, also for the function ``type(obj).m`` it wraps (whose
+        rules ``rrule(obj.m, ...)`` uses).
 
         Examples:
             >>> import math
@@ -557,7 +561,9 @@ class RuleTable:
             >>> chainrules.rrule.has_rules(math.sin)
             True
         """
-        return self._tables_for(f) is not None
+        if self._tables_for(f) is not None:
+            return True
+        return type(f) is _types.MethodType and self._tables_for(f.__func__) is not None
 
     def is_opted_out(self, f: Any, *args: Any, config: Any = None) -> bool:
         """Whether this call matches an ``opt_out`` declaration (so no rule applies)."""

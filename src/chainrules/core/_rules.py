@@ -18,11 +18,13 @@ import contextlib
 import functools
 import os
 from collections.abc import Iterator
+from types import MethodType as _MethodType
 from typing import Any
 
 from ._config import RuleConfig
 from ._debug import state as _state
 from ._dispatch import RuleTable, check_dargs, check_frule_result, check_rrule_result
+from ._tangents import NoTangent
 
 __all__ = ["frule", "frule_python", "frule_table", "rrule", "rrule_python", "rrule_table",
            "scoped_rules"]
@@ -63,7 +65,9 @@ def rrule(f: Any, x: Any = _NA, y: Any = _NA, /, *rest: Any, **kwargs: Any) -> A
     ``pullback(y_bar) -> (self_bar, *arg_bars)``: one cotangent for ``f`` itself
     (``NoTangent()`` for plain functions), then one per positional argument. Keyword
     arguments are not differentiated. ``rrule(config, f, *args)`` also considers
-    rules registered for that config (tried first), then config-free ones.
+    rules registered for that config (tried first), then config-free ones. A bound
+    method ``obj.m`` without rules of its own uses those of ``type(obj).m`` (which
+    receive ``obj`` first; its cotangent is the bound method's ``self_bar``).
 
     Registration and queries are attributes of this function: ``rrule.register``,
     ``rrule.register_call``, ``rrule.opt_out``, ``rrule.is_opted_out``,
@@ -102,6 +106,8 @@ def rrule(f: Any, x: Any = _NA, y: Any = _NA, /, *rest: Any, **kwargs: Any) -> A
                 return hit(x, y)
     elif tab is None and type(f) in _r_no_table:
         return None  # nothing registered for f or its type: the common miss
+    elif tab is None and type(f) is _MethodType and _bound_miss(rrule_table, f):
+        return None
     return _rrule_slow(f, _positional(x, y, rest), kwargs)
 
 
@@ -137,6 +143,8 @@ def _rrule_slow(f: Any, args: tuple, kwargs: dict) -> Any:
     if config is None and not _state.debug:
         _remember(rrule_table, f, args, hit)
     if hit is None:
+        if type(f) is _MethodType and _has_function_rules(rrule_table, f):
+            return _bound_method_rrule(config, f, args, kwargs)
         return None
     rule, takes_config, takes_instance = hit
     call_args = args
@@ -148,6 +156,51 @@ def _rrule_slow(f: Any, args: tuple, kwargs: dict) -> Any:
     if _state.debug:
         return check_rrule_result(f, args, result)
     return result
+
+
+def _has_function_rules(table: RuleTable, f: Any) -> bool:
+    try:
+        return f.__func__ in table.by_func
+    except TypeError:
+        return False
+
+
+def _bound_miss(table: RuleTable, f: Any) -> bool:
+    """A bound method with no rule of its own, none for its function, and no rule for
+    calls of bound methods in general: the fast miss (bound methods are never in
+    ``no_table_types``, see ``RuleTable._tables_for``)."""
+    return _MethodType not in table.call_tables and not _has_function_rules(table, f)
+
+
+def _bound_method_rrule(config: Any, f: Any, args: tuple, kwargs: dict) -> Any:
+    """The rrule of ``obj.method(*args)`` from a rule for ``Cls.method(obj, *args)``.
+
+    A bound method is a new object on every attribute access, so rules are registered
+    on the function it wraps (``f.__func__``), which receives the instance first. The
+    instance's cotangent stands for the bound method's own (``self_bar``).
+    """
+    head = (f.__func__,) if config is None else (config, f.__func__)
+    result = _rrule_slow(head[0], (*head[1:], f.__self__, *args), kwargs)
+    if result is None:
+        return None
+    y, pullback = result
+
+    def bound_method_pullback(y_bar: Any) -> Any:
+        return pullback(y_bar)[1:]
+
+    bound_method_pullback.__qualname__ = (
+        f"{getattr(pullback, '__qualname__', 'pullback')}[bound method]")
+    return y, bound_method_pullback
+
+
+def _bound_method_frule(config: Any, dargs: Any, f: Any, args: tuple, kwargs: dict) -> Any:
+    """The frule of ``obj.method(*args)`` from one for ``Cls.method(obj, *args)``: the
+    bound method's tangent (``dargs[0]``) is the instance's."""
+    if not isinstance(dargs, tuple) or not dargs:
+        return None
+    inner = (NoTangent(), *dargs)
+    head = (inner, f.__func__) if config is None else (config, inner, f.__func__)
+    return _frule_slow(head[0], head[1], (*head[2:], f.__self__, *args), kwargs)
 
 
 def _remember(table: RuleTable, f: Any, args: tuple, hit: Any) -> None:
@@ -196,6 +249,8 @@ def frule(dargs: Any, f: Any = _NA, x: Any = _NA, y: Any = _NA, /, *rest: Any,
                 return hit(dargs, x, y)
     elif tab is None and type(f) in _f_no_table and not isinstance(dargs, RuleConfig):
         return None
+    elif tab is None and type(f) is _MethodType and _bound_miss(frule_table, f):
+        return None
     return _frule_slow(dargs, f, _positional(x, y, rest), kwargs)
 
 
@@ -215,6 +270,8 @@ def _frule_slow(dargs: Any, f: Any, args: tuple, kwargs: dict) -> Any:
     if config is None and not _state.debug:
         _remember(frule_table, f, args, hit)
     if hit is None:
+        if type(f) is _MethodType and _has_function_rules(frule_table, f):
+            return _bound_method_frule(config, dargs, f, args, kwargs)
         return None
     if _state.debug:
         check_dargs(f, dargs, args)

@@ -1,1 +1,1 @@
-"""Rules for SciPy: special functions, linalg, sparse (loaded only when SciPy imports)."""
+"""Rules for SciPy: special functions, linalg, sparse, stats (loaded only when SciPy imports)."""
