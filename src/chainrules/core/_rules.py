@@ -23,6 +23,7 @@ from typing import Any
 from ._config import RuleConfig
 from ._debug import state as _state
 from ._dispatch import RuleTable, check_dargs, check_frule_result, check_rrule_result
+from ._validate import check_dargs_fit, checked_frule, checked_pullback_result, checked_rrule
 
 __all__ = ["frule", "frule_python", "frule_table", "rrule", "rrule_python", "rrule_table",
            "scoped_rules"]
@@ -44,6 +45,7 @@ def _attach(fn: Any, table: RuleTable) -> None:
     fn.registered = table.registered
     fn.ambiguities = table.ambiguities
     fn.lookup = table.lookup
+    fn.no_match_error = table.no_match_error
     fn.add_rule = table.add_rule
 
 
@@ -146,19 +148,27 @@ def _rrule_slow(f: Any, args: tuple, kwargs: dict) -> Any:
         call_args = (config, *call_args)
     result = rule(*call_args, **kwargs)
     if _state.debug:
-        return check_rrule_result(f, args, result)
-    return result
+        result = check_rrule_result(f, args, result)
+    return checked_pullback_result(f, rule, result)
 
 
 def _remember(table: RuleTable, f: Any, args: tuple, hit: Any) -> None:
-    """Fill the fast cache of the entry point, for plain function rules of arity 1 or 2."""
+    """Fill the fast cache of the entry point, for plain function rules of arity 1 or 2.
+
+    The cache holds the rule wrapped to check tangents (see ``_validate``), so the C fast
+    path, which calls what it finds there, checks them too.
+    """
     try:
         fast = table.fast_by_func.get(f)
     except TypeError:
         return
     key = _fast_key(args)
     if fast is not None and key is not None:
-        fast[key] = _no_rule if hit is None else hit[0]
+        if hit is None:
+            fast[key] = _no_rule
+        else:
+            wrap = checked_rrule if table is rrule_table else checked_frule
+            fast[key] = wrap(f, hit[0])
 
 
 def frule(dargs: Any, f: Any = _NA, x: Any = _NA, y: Any = _NA, /, *rest: Any,
@@ -219,6 +229,7 @@ def _frule_slow(dargs: Any, f: Any, args: tuple, kwargs: dict) -> Any:
     if _state.debug:
         check_dargs(f, dargs, args)
     rule, takes_config, takes_instance = hit
+    check_dargs_fit(f, rule, dargs, args)
     call_args = args
     if takes_instance:
         call_args = (f, *call_args)

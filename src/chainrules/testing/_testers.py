@@ -284,8 +284,12 @@ def _check_primal(s: _Setup, y: Any, what: str) -> None:
             f"f(*args):\n  {problem}\nThe rule must return f(*args) as its first element.")
 
 
-def _as_rule_result(s: _Setup, res: Any, what: str, call: str) -> tuple:
+def _as_rule_result(s: _Setup, res: Any, what: str, call: str, config: Any = None) -> tuple:
     if res is None:
+        table = rrule if what == "rrule" else frule
+        no_match = table.no_match_error(s.primals[0], tuple(map(type, s.primals[1:])), config)
+        if no_match is not None:
+            raise no_match
         types = ", ".join(type(x).__name__ for x in s.primals[1:])
         raise AssertionError(
             f"{s.name}: no {what} found for {s.name}({types}); register one with "
@@ -422,7 +426,7 @@ def test_rrule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
     before = [_snapshot(x) for x in s.primals]
 
     res = rrule_f(config, *s.primals, **s.counted.fkwargs)
-    y, pullback = _as_rule_result(s, res, "rrule", "(y, pullback)")
+    y, pullback = _as_rule_result(s, res, "rrule", "(y, pullback)", config)
     _check_not_mutated(s, before, "the rrule")
     _check_primal(s, y, "rrule")
     report.checks.append("primal output")
@@ -744,7 +748,7 @@ def test_frule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
     def run(dargs: tuple, what: str) -> Any:
         tangents_before = [_snapshot(t) for t in dargs]
         res = frule_f(config, dargs, *s.primals, **s.counted.fkwargs)
-        y, y_dot = _as_rule_result(s, res, "frule", "(y, y_dot)")
+        y, y_dot = _as_rule_result(s, res, "frule", "(y, y_dot)", config)
         _check_not_mutated(s, before, "the frule")
         for i, (t, t0) in enumerate(zip(dargs, tangents_before)):
             if not _same(t, t0):
