@@ -265,3 +265,51 @@ def test_dataclass_output_with_array_fields():
 
         test_rrule(stats, np.random.default_rng(0).normal(size=(4, 3)))
         assert Tangent  # the cotangent reaches the pullback as a Tangent[Stats]
+
+
+@pytest.mark.parametrize("tester", [test_rrule, test_frule, test_scalar])
+def test_keyword_meant_for_f_error(tester):
+    def scaled(x, beta=1.0):
+        return np.sin(x) * beta
+
+    with pytest.raises(TesterUsageError,
+                       match=re.escape(f"{tester.__name__}: unknown keyword argument(s) beta=. "
+                                       f"Keyword arguments of the function under test go in "
+                                       f"fkwargs=, e.g. {tester.__name__}(f, x, "
+                                       f"fkwargs={{'beta': 2.0}})")):
+        tester(scaled, 0.5, beta=2.0)
+
+
+def _square(z):
+    return z * z
+
+
+def test_rrule_missing_conjugation_is_named_with_the_rules_source():
+    from chainrules import scoped_rules
+
+    with scoped_rules():
+        @rrule.register(_square)
+        def square_rrule(z):
+            def square_pullback(y_bar):
+                return NoTangent(), y_bar * 2 * z  # should be y_bar * conj(2 * z)
+            return _square(z), square_pullback
+
+        with pytest.raises(AssertionError) as e:
+            test_rrule(_square, np.array([1 + 2j, 0.5 - 1j]))
+    msg = str(e.value)
+    assert "The rule is off by a complex conjugation: conj(pullback(conj(y_bar))) passes" in msg
+    assert re.search(r"\(the rule under test: .*square_pullback at .*test_testers\.py:\d+\)",
+                     msg)
+
+
+def test_frule_failure_names_the_rules_source():
+    from chainrules import scoped_rules
+
+    with scoped_rules():
+        @frule.register(_square)
+        def square_frule(dargs, z):
+            return _square(z), -2 * z * dargs[1]
+
+        with pytest.raises(AssertionError,
+                           match=r"\(the rule under test: .*square_frule at .*test_testers"):
+            test_frule(_square, np.array([1.0, 2.0]))
