@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ._debug import state as _state
-from ._errors import InvalidTangentError, func_name
+from ._errors import InvalidTangentError
 from ._tangents import (
     InplaceableThunk,
     NoTangent,
@@ -308,37 +308,67 @@ def checked_pullback_result(f: Any, rule: Any, result: Any) -> Any:
         if type(y_bar) not in _PASS:
             bad = tangent_mismatch(y, y_bar)
             if bad is not None:
-                _raise("rrule", f, unwrap_pullback(pullback), "the cotangent y_bar of the "
-                       "output", bad)
+                _raise_output(f, pullback, bad)
         return pullback(y_bar)
 
     return y, checked_pullback
 
 
-_CHECKED_CODE = checked_pullback_result.__code__.co_consts
-_PULLBACK_CODE = next(c for c in _CHECKED_CODE if getattr(c, "co_name", "") == "checked_pullback")
-_PULLBACK_CELL = _PULLBACK_CODE.co_freevars.index("pullback")
+def _raise_output(f: Any, pullback: Any, bad: tuple) -> None:
+    _raise("rrule", f, unwrap_pullback(pullback), "the cotangent y_bar of the output", bad)
+
+
+def checked_rrule(f: Any, rule: Any) -> Any:
+    """``rule`` (an rrule function for ``f``) returning checked pullbacks; what the
+    entry points' fast caches hold. (The closure of ``checked_pullback_result``, inlined:
+    this is the hot path.)"""
+    if getattr(rule, "_chainrules_checked", False):
+        return rule
+
+    def checked_rrule(*args: Any, **kwargs: Any) -> Any:
+        result = rule(*args, **kwargs)
+        if type(result) is not tuple or len(result) != 2:
+            return result
+        y, pullback = result
+        if not callable(pullback):
+            return result
+
+        def checked_pullback(y_bar: Any) -> Any:
+            if type(y_bar) not in _PASS:
+                bad = tangent_mismatch(y, y_bar)
+                if bad is not None:
+                    _raise_output(f, pullback, bad)
+            return pullback(y_bar)
+
+        return y, checked_pullback
+
+    checked_rrule._chainrules_checked = True  # type: ignore[attr-defined]
+    return checked_rrule
+
+
+def _closure_code(outer: Any) -> Any:
+    return next(c for c in outer.__code__.co_consts
+                if getattr(c, "co_name", "") == "checked_pullback")
+
+
+_FAST_RRULE = next(c for c in checked_rrule.__code__.co_consts
+                   if getattr(c, "co_name", "") == "checked_rrule")
+_PULLBACK_CODES = {
+    code: code.co_freevars.index("pullback")
+    for code in (_closure_code(checked_pullback_result),
+                 next(c for c in _FAST_RRULE.co_consts
+                      if getattr(c, "co_name", "") == "checked_pullback"))
+}
 
 
 def unwrap_pullback(pullback: Any) -> Any:
     """The rule's own pullback behind the checking wrapper ``rrule`` returns (for
     messages that name its source); any other callable is returned as is."""
-    while getattr(pullback, "__code__", None) is _PULLBACK_CODE:
-        pullback = pullback.__closure__[_PULLBACK_CELL].cell_contents
-    return pullback
-
-
-def checked_rrule(f: Any, rule: Any) -> Any:
-    """``rule`` (an rrule function for ``f``) returning checked pullbacks; what the
-    entry points' fast caches hold."""
-    if getattr(rule, "_chainrules_checked", False):
-        return rule
-
-    def checked_rrule(*args: Any, **kwargs: Any) -> Any:
-        return checked_pullback_result(f, rule, rule(*args, **kwargs))
-
-    checked_rrule._chainrules_checked = True  # type: ignore[attr-defined]
-    return checked_rrule
+    while True:
+        cell = _PULLBACK_CODES.get(getattr(pullback, "__code__", None))
+        if cell is None:
+            return pullback
+        pullback = pullback.__closure__[cell].cell_contents
 
 
 def checked_frule(f: Any, rule: Any) -> Any:
@@ -348,17 +378,16 @@ def checked_frule(f: Any, rule: Any) -> Any:
         return rule
 
     def checked_frule(dargs: Any, *args: Any, **kwargs: Any) -> Any:
-        check_dargs_fit(f, rule, dargs, args)
+        if type(dargs) is not tuple or len(dargs) != len(args) + 1:
+            check_dargs_fit(f, rule, dargs, args)
+        else:
+            i = 0
+            for x in args:
+                i += 1
+                dx = dargs[i]
+                if type(dx) not in _PASS and tangent_mismatch(x, dx) is not None:
+                    check_dargs_fit(f, rule, dargs, args)  # raises, naming the argument
         return rule(dargs, *args, **kwargs)
 
     checked_frule._chainrules_checked = True  # type: ignore[attr-defined]
     return checked_frule
-
-
-def describe_rule(f: Any, rule: Any) -> str:
-    """``numpy.sin (rule chainrules.rules.numpy.ufuncs.sin_rrule)`` for messages."""
-    rule = unwrap_pullback(rule)
-    code = getattr(rule, "__code__", None)
-    name = getattr(rule, "__qualname__", None)
-    where = f", {code.co_filename}:{code.co_firstlineno}" if code is not None else ""
-    return f"{func_name(f)} (rule {name}{where})" if name else func_name(f)
