@@ -167,8 +167,8 @@ def _remember(table: RuleTable, f: Any, args: tuple, hit: Any) -> None:
         if hit is None:
             fast[key] = _no_rule
         else:
-            wrap = checked_rrule if table is rrule_table else checked_frule
-            fast[key] = wrap(f, hit[0])
+            fast[key] = (checked_rrule(f, hit[0], len(args)) if table is rrule_table
+                         else checked_frule(f, hit[0], len(args)))
 
 
 def frule(dargs: Any, f: Any = _NA, x: Any = _NA, y: Any = _NA, /, *rest: Any,

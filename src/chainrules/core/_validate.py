@@ -318,10 +318,11 @@ def _raise_output(f: Any, pullback: Any, bad: tuple) -> None:
     _raise("rrule", f, unwrap_pullback(pullback), "the cotangent y_bar of the output", bad)
 
 
-def checked_rrule(f: Any, rule: Any) -> Any:
+def checked_rrule(f: Any, rule: Any, nargs: int | None = None) -> Any:
     """``rule`` (an rrule function for ``f``) returning checked pullbacks; what the
-    entry points' fast caches hold. (The closure of ``checked_pullback_result``, inlined:
-    this is the hot path.)"""
+    entry points' fast caches hold, specialised for ``nargs`` positional arguments (1 or
+    2; None: any). The closure of ``checked_pullback_result`` is inlined: every
+    Python call saved here is saved on every cached ``rrule`` hit."""
     if getattr(rule, "_chainrules_checked", False):
         return rule
 
@@ -342,23 +343,59 @@ def checked_rrule(f: Any, rule: Any) -> Any:
 
         return y, checked_pullback
 
-    checked_rrule._chainrules_checked = True  # type: ignore[attr-defined]
-    return checked_rrule
+    def checked_rrule1(x: Any, /, **kwargs: Any) -> Any:
+        result = rule(x, **kwargs) if kwargs else rule(x)
+        if type(result) is not tuple or len(result) != 2:
+            return result
+        y, pullback = result
+        if not callable(pullback):
+            return result
+
+        def checked_pullback(y_bar: Any) -> Any:
+            if type(y_bar) not in _PASS:
+                bad = tangent_mismatch(y, y_bar)
+                if bad is not None:
+                    _raise_output(f, pullback, bad)
+            return pullback(y_bar)
+
+        return y, checked_pullback
+
+    def checked_rrule2(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
+        result = rule(x1, x2, **kwargs) if kwargs else rule(x1, x2)
+        if type(result) is not tuple or len(result) != 2:
+            return result
+        y, pullback = result
+        if not callable(pullback):
+            return result
+
+        def checked_pullback(y_bar: Any) -> Any:
+            if type(y_bar) not in _PASS:
+                bad = tangent_mismatch(y, y_bar)
+                if bad is not None:
+                    _raise_output(f, pullback, bad)
+            return pullback(y_bar)
+
+        return y, checked_pullback
+
+    out = {1: checked_rrule1, 2: checked_rrule2}.get(nargs, checked_rrule)  # type: ignore[arg-type]
+    out._chainrules_checked = True  # type: ignore[attr-defined]
+    return out
 
 
-def _closure_code(outer: Any) -> Any:
-    return next(c for c in outer.__code__.co_consts
-                if getattr(c, "co_name", "") == "checked_pullback")
+def _pullback_codes(code: Any) -> dict:
+    """The code objects of every ``checked_pullback`` closure in this module, with the
+    index of their ``pullback`` cell."""
+    found = {}
+    for c in code.co_consts:
+        if hasattr(c, "co_consts"):
+            if c.co_name == "checked_pullback":
+                found[c] = c.co_freevars.index("pullback")
+            found.update(_pullback_codes(c))
+    return found
 
 
-_FAST_RRULE = next(c for c in checked_rrule.__code__.co_consts
-                   if getattr(c, "co_name", "") == "checked_rrule")
-_PULLBACK_CODES = {
-    code: code.co_freevars.index("pullback")
-    for code in (_closure_code(checked_pullback_result),
-                 next(c for c in _FAST_RRULE.co_consts
-                      if getattr(c, "co_name", "") == "checked_pullback"))
-}
+_PULLBACK_CODES = {**_pullback_codes(checked_pullback_result.__code__),
+                   **_pullback_codes(checked_rrule.__code__)}
 
 
 def unwrap_pullback(pullback: Any) -> Any:
@@ -371,9 +408,10 @@ def unwrap_pullback(pullback: Any) -> Any:
         pullback = pullback.__closure__[cell].cell_contents
 
 
-def checked_frule(f: Any, rule: Any) -> Any:
+def checked_frule(f: Any, rule: Any, nargs: int | None = None) -> Any:
     """``rule`` (an frule function for ``f``, no config, no instance) checking its
-    tangents first; what the entry points' fast caches hold."""
+    tangents first; what the entry points' fast caches hold, specialised for ``nargs``
+    positional arguments (1 or 2; None: any)."""
     if getattr(rule, "_chainrules_checked", False):
         return rule
 
@@ -389,5 +427,19 @@ def checked_frule(f: Any, rule: Any) -> Any:
                     check_dargs_fit(f, rule, dargs, args)  # raises, naming the argument
         return rule(dargs, *args, **kwargs)
 
-    checked_frule._chainrules_checked = True  # type: ignore[attr-defined]
-    return checked_frule
+    def checked_frule1(dargs: Any, x: Any, /, **kwargs: Any) -> Any:
+        if type(dargs) is not tuple or len(dargs) != 2 or (
+                type(dargs[1]) not in _PASS and tangent_mismatch(x, dargs[1]) is not None):
+            check_dargs_fit(f, rule, dargs, (x,))
+        return rule(dargs, x, **kwargs) if kwargs else rule(dargs, x)
+
+    def checked_frule2(dargs: Any, x1: Any, x2: Any, /, **kwargs: Any) -> Any:
+        if type(dargs) is not tuple or len(dargs) != 3 or (
+                type(dargs[1]) not in _PASS and tangent_mismatch(x1, dargs[1]) is not None) or (
+                type(dargs[2]) not in _PASS and tangent_mismatch(x2, dargs[2]) is not None):
+            check_dargs_fit(f, rule, dargs, (x1, x2))
+        return rule(dargs, x1, x2, **kwargs) if kwargs else rule(dargs, x1, x2)
+
+    out = {1: checked_frule1, 2: checked_frule2}.get(nargs, checked_frule)  # type: ignore[arg-type]
+    out._chainrules_checked = True  # type: ignore[attr-defined]
+    return out
