@@ -279,6 +279,20 @@ def _raise(table: str, f: Any, rule: Any, where: str, bad: tuple) -> None:
     raise InvalidTangentError(table, f, rule, where + path, expected, got)
 
 
+def _fits_fast(x: Any, dx: Any) -> bool:
+    """Whether ``dx`` fits ``x``: the common cases inline, the rest by
+    :func:`tangent_mismatch` (check_dargs_fit then says why not)."""
+    tdx = type(dx)
+    if tdx in _PASS:
+        return True
+    tx = type(x)
+    if tdx is _ndarray and tx is _ndarray:
+        return dx.shape == x.shape and (dx.dtype.kind != "c" or x.dtype.kind == "c")
+    if tdx is float and tx is float:
+        return True
+    return tangent_mismatch(x, dx) is None
+
+
 def check_dargs_fit(f: Any, rule: Any, dargs: Any, args: tuple) -> None:
     """Raise :class:`InvalidTangentError` unless ``dargs`` fit ``(f, *args)``."""
     if not isinstance(dargs, (tuple, list)) or len(dargs) != len(args) + 1:
@@ -428,15 +442,13 @@ def checked_frule(f: Any, rule: Any, nargs: int | None = None) -> Any:
         return rule(dargs, *args, **kwargs)
 
     def checked_frule1(dargs: Any, x: Any, /, **kwargs: Any) -> Any:
-        if type(dargs) is not tuple or len(dargs) != 2 or (
-                type(dargs[1]) not in _PASS and tangent_mismatch(x, dargs[1]) is not None):
+        if type(dargs) is not tuple or len(dargs) != 2 or not _fits_fast(x, dargs[1]):
             check_dargs_fit(f, rule, dargs, (x,))
         return rule(dargs, x, **kwargs) if kwargs else rule(dargs, x)
 
     def checked_frule2(dargs: Any, x1: Any, x2: Any, /, **kwargs: Any) -> Any:
-        if type(dargs) is not tuple or len(dargs) != 3 or (
-                type(dargs[1]) not in _PASS and tangent_mismatch(x1, dargs[1]) is not None) or (
-                type(dargs[2]) not in _PASS and tangent_mismatch(x2, dargs[2]) is not None):
+        if (type(dargs) is not tuple or len(dargs) != 3 or not _fits_fast(x1, dargs[1])
+                or not _fits_fast(x2, dargs[2])):
             check_dargs_fit(f, rule, dargs, (x1, x2))
         return rule(dargs, x1, x2, **kwargs) if kwargs else rule(dargs, x1, x2)
 
