@@ -85,7 +85,7 @@ CASES = [
     ("rrule miss, no rules at all", "target_rrule(x_float)", "rrule(no_rules, x_float)"),
     ("rrule opt-out", "target_rrule(x_float)", "rrule(target, x_special)"),
     ("frule hit, float", "target_frule(dargs, x_float)", "frule(dargs, target, x_float)"),
-    ("frule hit, array(3)", "target_frule(dargs, x_arr)", "frule(dargs, target, x_arr)"),
+    ("frule hit, array(3)", "target_frule(dargs_arr, x_arr)", "frule(dargs_arr, target, x_arr)"),
     ("frule miss, no rules at all", "target_frule(dargs, x_float)",
      "frule(dargs, no_rules, x_float)"),
     ("peer: singledispatch, float", "target_rrule(x_float)", "singledispatched(x_float)"),
@@ -108,7 +108,8 @@ def main(rounds: int = ROUNDS) -> list[dict]:
             rrule=rrule, frule=frule, target=target, no_rules=no_rules,
             target_rrule=target_rrule, target_frule=target_frule,
             x_float=1.0, x_arr=x_arr, x_str="s", x_special=x_arr.view(Special),
-            dargs=(NoTangent(), 1.0), singledispatched=_singledispatch_peer(),
+            dargs=(NoTangent(), 1.0), dargs_arr=(NoTangent(), np.ones(3)),
+            singledispatched=_singledispatch_peer(),
             plum_dispatched=_plum_peer(),
         )
         cases = CASES + (PLUM_CASES if env["plum_dispatched"] is not None else [])

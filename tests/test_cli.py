@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -126,3 +127,55 @@ def test_coverage_lists_distribution_methods(capsys):
     # erlang subclasses gamma but is opted out of gamma's rules; discrete ppf has none
     assert {"erlang.logpdf", "poisson.ppf", "alpha.logpdf"} <= set(missing)
     assert "norm" not in covered and "norm" not in missing  # listed as its methods
+
+
+def test_check_unknown_namespace_error(capsys):
+    assert main(["check", "--namespace", "numpy.linalg2", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown namespace 'numpy.linalg2': no rule or catalog case is in it. " \
+           "Did you mean 'numpy.linalg'" in err
+    assert main(["coverage", "numpy.linalg2"]) == 2
+    assert "Did you mean 'numpy.linalg'" in capsys.readouterr().err
+
+
+def test_progress_shows_an_eta():
+    import io
+
+    from chainrules._cli import _Progress
+
+    stream = io.StringIO()
+    progress = _Progress(4, stream, enabled=True)
+    for _ in range(4):
+        progress.step("case", failed=False)
+    lines = stream.getvalue().splitlines()
+    assert lines and all(re.search(r"ETA (\d+m)?\d+s$", line) for line in lines)
+
+
+def test_catalog_wrappers_count_for_the_function_they_test(capsys):
+    assert main(["check", "--function", "numpy.linalg.svd", "--mode", "rrule",
+                 "--dtype", "float64", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out["namespaces"]) == {"numpy.linalg"}
+    cases = {r["case"] for r in out["results"]}
+    assert any(c.startswith("svd_abs2") for c in cases), cases
+    assert {r["function"] for r in out["results"]} == {"numpy.linalg.svd"}
+
+
+def test_coverage_lists_non_maths_apart_and_agrees_with_check(capsys):
+    assert main(["coverage", "numpy", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {"save", "loadtxt", "set_printoptions", "show_config"} <= set(
+        report["not_mathematics"])
+    assert "save" not in report["no_rule"]
+    assert "numpy.add.reduce" in report["check_counts"]["not_module_attributes"]
+    assert main(["check", "--namespace", "builtins", "--json", "--mode", "rrule",
+                 "--dtype", "float64"]) == 0
+    summary = json.loads(capsys.readouterr().out)["namespaces"]["builtins"]
+    assert main(["coverage", "builtins", "--json"]) == 0
+    cov = json.loads(capsys.readouterr().out)
+    with_rules = len(cov["frule_and_rrule"]) + len(cov["partial"]) + len(
+        cov["non_differentiable"])
+    assert with_rules + len(cov["check_counts"]["not_module_attributes"]) == len(
+        set(cov["frule_and_rrule"]) | {p.split()[0] for p in cov["partial"]}
+        | set(cov["non_differentiable"])) + len(cov["check_counts"]["not_module_attributes"])
+    assert cov["check_counts"]["functions"] == summary["functions"]

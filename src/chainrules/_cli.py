@@ -10,8 +10,10 @@ distribution object (``scipy.stats.norm``) is listed as its methods (``norm.logp
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import json
+import re
 import sys
 import time
 import types
@@ -40,14 +42,36 @@ class _Row:
 
 
 def _group(f: Any) -> tuple[str, str]:
-    """(namespace row, name) for the tables: test-only wrappers and chainrules' own
-    helpers get rows of their own instead of their module paths."""
+    """(namespace row, name) for the tables, as users know the function: a catalog
+    wrapper (a gauge-invariant ``svd``, say) counts for the function it tests (its
+    ``tests`` attribute); chainrules' own helpers share the row ``chainrules``."""
+    target = getattr(f, "tests", None)
+    if target is not None and callable(target):
+        return _group(target)
     ns, name = namespace_and_name(f)
     if ns.startswith("chainrules.testing"):
-        return "(test-only wrappers)", name
+        return "chainrules.testing", name
     if ns.startswith("chainrules"):
         return "chainrules", name
     return ns, name
+
+
+def _known_namespaces(cases: list) -> set[str]:
+    from chainrules import frule, rrule
+
+    known = set(NAMESPACES)
+    known.update(_group(c.f)[0] for c in cases)
+    for table in (rrule, frule):
+        known.update(_group(i.function)[0] for i in table.registered()
+                     if i.target == "function")
+    return known
+
+
+def _unknown_namespace_error(wanted: str, known: set[str]) -> str:
+    close = difflib.get_close_matches(wanted, sorted(known), n=3)
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return (f"unknown namespace {wanted!r}: no rule or catalog case is in it.{hint} "
+            f"Namespaces with rules: {', '.join(sorted(known))}.")
 
 
 def _in_namespace(ns: str, wanted: str | None) -> bool:
@@ -94,6 +118,15 @@ class _Progress:
         self.done = 0
         self.failed = 0
         self.last_line = -1
+        self.start = time.perf_counter()
+
+    def eta(self) -> str:
+        """The time left at the pace so far, e.g. ``ETA 1m05s``."""
+        if not self.done:
+            return "ETA ?"
+        left = (time.perf_counter() - self.start) / self.done * (self.total - self.done)
+        minutes, seconds = divmod(round(left), 60)
+        return f"ETA {minutes}m{seconds:02d}s" if minutes else f"ETA {seconds}s"
 
     def step(self, label: str, failed: bool) -> None:
         self.done += 1
@@ -106,7 +139,7 @@ class _Progress:
             bar = "#" * int(frac * width)
             self.stream.write(
                 f"\r[{bar:<{width}}] {self.done}/{self.total} "
-                f"failed {self.failed}  {label[:40]:<40}"
+                f"failed {self.failed}  {self.eta():<11} {label[:40]:<40}"
             )
             self.stream.flush()
         else:
@@ -115,7 +148,7 @@ class _Progress:
                 self.last_line = tenth
                 self.stream.write(
                     f"  {int(frac * 100):3d}%  {self.done}/{self.total} runs, "
-                    f"{self.failed} failed\n"
+                    f"{self.failed} failed, {self.eta()}\n"
                 )
                 self.stream.flush()
 
@@ -129,12 +162,19 @@ def _check(args: argparse.Namespace) -> int:
     _load_all_rules()
     from chainrules.testing import iter_catalog, run_case
 
+    catalog = list(iter_catalog())
+    if args.namespace:
+        known = _known_namespaces(catalog)
+        if not any(_in_namespace(ns, args.namespace) for ns in known):
+            print(_unknown_namespace_error(args.namespace, known), file=sys.stderr)
+            return 2
     cases = []
-    for case in iter_catalog():
+    for case in catalog:
         ns, _ = _group(case.f)
         if not _in_namespace(ns, args.namespace):
             continue
-        if args.function and args.function not in (qualified_name(case.f), case.display_name):
+        if args.function and args.function not in (qualified_name(case.f), case.display_name,
+                                                   "{}.{}".format(*_group(case.f))):
             continue
         cases.append(case)
     if args.function and not cases:
@@ -272,14 +312,18 @@ def _is_distribution(obj: Any) -> bool:
                for m in ("logpdf", "logpmf"))
 
 
-def _public_functions(namespace: str) -> dict[str, Any]:
+def _public_functions(namespace: str, with_rules: set | None = None) -> dict[str, Any]:
+    """The public callables of a namespace: functions, and the classes that have rules
+    (constructors such as ``float`` or ``zip``, which ``check`` counts too)."""
     module = importlib.import_module(namespace)
     out = {}
     for attr in sorted(dir(module)):
         if attr.startswith("_"):
             continue
         obj = getattr(module, attr)
-        if isinstance(obj, type) or not callable(obj) or type(obj).__name__ == "module":
+        if not callable(obj) or type(obj).__name__ == "module":
+            continue
+        if isinstance(obj, type) and (with_rules is None or id(obj) not in with_rules):
             continue
         if _is_distribution(obj):
             for m in _DISTRIBUTION_METHODS:
@@ -301,15 +345,26 @@ def _method_kinds(f: Any, infos: dict[int, list]) -> set:
     return out
 
 
+#: Public functions that are not mathematics (I/O, printing, configuration, testing,
+#: introspection): listed apart by ``coverage``, not as missing rules.
+_NOT_MATHS = re.compile(
+    r"^(load|save|savez|savez_compressed|loadtxt|savetxt|genfromtxt|fromfile|fromregex|"
+    r"frombuffer|fromstring|fromiter|memmap|open_memmap|array2string|array_repr|array_str|"
+    r"format_float_positional|format_float_scientific|base_repr|binary_repr|"
+    r"set_printoptions|get_printoptions|printoptions|setbufsize|getbufsize|seterr|geterr|"
+    r"seterrcall|geterrcall|errstate|show_config|show_runtime|info|test|who|"
+    r"get_include|typename|mintypecode|may_share_memory|shares_memory|is_busday|"
+    r"busday_count|busday_offset|datetime_as_string|datetime_data|print|input|help|exec|"
+    r"eval|compile|breakpoint|open|vars|dir|globals|locals|id|hash|repr|ascii|format|"
+    r"getattr|setattr|delattr|hasattr|isinstance|issubclass|callable|iter|next|"
+    r"get_blas_funcs|get_lapack_funcs|find_best_blas_type)$"
+)
+
+
 def _coverage(args: argparse.Namespace) -> int:
     _load_all_rules()
     from chainrules import frule, rrule
 
-    try:
-        functions = _public_functions(args.namespace)
-    except ImportError as e:
-        print(f"cannot import {args.namespace!r}: {e}", file=sys.stderr)
-        return 2
     kinds: dict[int, set] = defaultdict(set)
     infos: dict[int, list] = defaultdict(list)
     for table, attr in ((rrule, "rrule"), (frule, "frule")):
@@ -319,7 +374,14 @@ def _coverage(args: argparse.Namespace) -> int:
             kinds[id(info.function)].add(
                 "non_differentiable" if info.kind == "non_differentiable" else attr)
             infos[id(info.function)].append((table, attr, info))
-    both, partial, nondiff, missing = [], [], [], []
+    try:
+        functions = _public_functions(args.namespace, set(kinds))
+    except ImportError as e:
+        known = _known_namespaces([])
+        print(f"cannot import {args.namespace!r}: {e}. "
+              f"{_unknown_namespace_error(args.namespace, known)}", file=sys.stderr)
+        return 2
+    both, partial, nondiff, missing, other = [], [], [], [], []
     for name, f in functions.items():
         k = kinds.get(id(f), set())
         if not k and type(f) is types.MethodType:
@@ -330,12 +392,26 @@ def _coverage(args: argparse.Namespace) -> int:
             both.append(name)
         elif k:
             partial.append(f"{name} (only {', '.join(sorted(k))})")
+        elif _NOT_MATHS.match(name):
+            other.append(name)
         else:
             missing.append(name)
+    # what `check` counts for this namespace: every rule grouped under it, which also
+    # covers callables that are not attributes of the module (ufunc methods, ...)
+    row = _registry_rows(args.namespace).get(args.namespace, _Row())
+    # by the names check uses (an alias such as numpy.abs counts once, as absolute)
+    listed = {"{}.{}".format(*_group(f)) for f in functions.values() if id(f) in kinds}
+    in_check = row.functions | row.non_differentiable
+    elsewhere = sorted(in_check - listed)
     if args.json:
         json.dump({"namespace": args.namespace, "functions": len(functions),
                    "frule_and_rrule": both, "partial": partial,
-                   "non_differentiable": nondiff, "no_rule": missing}, sys.stdout, indent=2)
+                   "non_differentiable": nondiff, "no_rule": missing,
+                   "not_mathematics": other,
+                   "check_counts": {"functions": len(row.functions),
+                                    "non_differentiable": len(row.non_differentiable),
+                                    "not_module_attributes": elsewhere}},
+                  sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
     print(f"{args.namespace}: {len(functions)} public functions")
@@ -343,10 +419,19 @@ def _coverage(args: argparse.Namespace) -> int:
     print(f"  only one of them:    {len(partial)}")
     print(f"  non-differentiable:  {len(nondiff)}")
     print(f"  no rule:             {len(missing)}")
+    print(f"  not mathematics:     {len(other)} (I/O, printing, configuration, testing)")
+    print(f"`check --namespace {args.namespace}` counts {len(in_check)} functions with rules "
+          f"({len(row.non_differentiable)} non-differentiable): the "
+          f"{len(listed & in_check)} above under their own names (aliases counted once), "
+          f"plus {len(elsewhere)} callables that are not attributes of the module")
     if partial:
         print("\nonly one rule:\n  " + "\n  ".join(partial))
     if missing:
         print("\nno rule:\n  " + _wrap(missing))
+    if other:
+        print("\nnot mathematics (no rule expected):\n  " + _wrap(other))
+    if elsewhere:
+        print("\nrules for callables that are not module attributes:\n  " + _wrap(elsewhere))
     return 0
 
 

@@ -195,3 +195,26 @@ def test_in_place_method_of_traced_array_error():
     with pytest.raises(MutationError, match=re.escape(
             "x.sort() on a traced array mutates an array in place")):
         grad(lambda x: x.sort())(np.ones(2))
+
+
+@pytest.mark.parametrize("seed", [None, "a"])
+def test_vjp_none_or_string_cotangent_error(seed):
+    from chainrules.ad import InputTypeError, vjp
+
+    _, pullback = vjp(np.sin, np.ones(3))
+    with pytest.raises(InputTypeError, match=re.escape(
+            f"vjp pullback: the output cotangent y_bar: expected a cotangent of the output, "
+            f"got {seed!r}; pass ZeroTangent() for a zero cotangent")):
+        pullback(seed)
+
+
+def test_jvp_none_or_complex_tangent_error():
+    from chainrules.ad import InputTypeError, jvp
+
+    with pytest.raises(InputTypeError, match=re.escape(
+            "tangent 0: expected a tangent of the primal, got None")):
+        jvp(np.sin, (np.ones(3),), (None,))
+    with pytest.raises(InputTypeError, match=re.escape(
+            "tangent 0: expected a real tangent for a real primal, got dtype complex128")):
+        jvp(np.sin, (np.ones(3),), (np.ones(3) * 1j,))
+    jvp(np.sin, (np.ones(3) * 1j,), (np.ones(3) * 1j,))  # complex primal: fine

@@ -1,5 +1,6 @@
 """Rule registration and lookup: specificity, ambiguity, opt-out, configs, callables."""
 
+import fractions
 import numbers
 import re
 import warnings
@@ -70,9 +71,43 @@ def test_annotation_dispatch_and_specificity():
         return x, "float"
 
     assert chosen(1.0) == "float"
-    assert chosen(1) == "Real"
+    assert chosen(1) == "float"  # `float` matches what numbers.Real does, ints included
+    assert chosen(np.float32(1)) == "float"
+    assert chosen(True) == "Real"  # bools match `int` only
+    assert chosen(fractions.Fraction(1, 2)) == "float"
     assert chosen("s") == "object"
-    assert chosen(np.float64(1)) == "float"  # np.float64 subclasses float
+    assert chosen(np.float64(1)) == "float"
+
+
+def test_number_annotations_match_as_the_number_abcs_say():
+    @rrule.register(f)
+    def int_rule(n: int):
+        return n, "int"
+
+    @rrule.register(f)
+    def float_rule(x: float):
+        return x, "float"
+
+    @rrule.register(f)
+    def complex_rule(z: complex):
+        return z, "complex"
+
+    @rrule.register(f)
+    def float32_rule(x: np.float32):
+        return x, "float32"
+
+    assert chosen(np.int64(3)) == "int"
+    assert chosen(np.uint8(3)) == "int"
+    assert chosen(True) == "int"
+    assert chosen(3) == "int"
+    assert chosen(np.float16(1)) == "float"
+    assert chosen(np.float32(1)) == "float32"  # a concrete class beats the number tower
+    assert chosen(np.complex64(1)) == "complex"
+    assert chosen(np.bool_(True)) is None
+    assert chosen(np.ones(2)) is None
+    assert rrule.ambiguities() == []
+    assert {i.signature() for i in rrule.registered() if i.function is f} == {
+        f"{NAME}(int)", f"{NAME}(float)", f"{NAME}(complex)", f"{NAME}(float32)"}
 
 
 def test_arity_and_defaults():

@@ -13,6 +13,7 @@ import pytest
 
 import chainrules
 from chainrules import (
+    InvalidTangentError,
     NoTangent,
     RuleConfig,
     frule,
@@ -84,23 +85,34 @@ CALLS = [
     ("rrule", (Cfg(), target, 2.0), {}),
     ("frule", ((NoTangent(), 1.0), target, 2.0), {}),
     ("frule", ((NoTangent(), 1.0), target, 2.0), {"scale": 3.0}),
-    ("frule", ((NoTangent(), 1.0, 1.0), target, 2.0, np.ones(2)),
+    ("frule", ((NoTangent(), 1.0, np.ones(2)), target, 2.0, np.ones(2)),
      {f"k{i}": i for i in range(20)}),  # more keywords than the C path forwards itself
     ("frule", ((NoTangent(), 1.0), target, "miss"), {}),
     ("frule", ((NoTangent(), 1.0), plain, 1.0), {}),
     ("frule", ((NoTangent(), 1.0), math.sin, 0.5), {}),
     ("frule", (Cfg(), (NoTangent(), 1.0), target, 2.0), {}),
+    # tangents that do not fit are refused on both paths
+    ("frule", ((NoTangent(), np.ones(3)), target, 2.0), {}),
+    ("frule", ((NoTangent(), 1.0, 1.0), target, 2.0, np.ones(2)), {}),
+    ("frule", ((NoTangent(), None), math.sin, 0.5), {}),
+    ("frule", ((NoTangent(),), math.sin, 0.5), {}),
 ]
 
 
 def _outcome(entry, args, kwargs):
-    """What a call returns, in a comparable form (pullbacks are applied to 1.0)."""
+    """What a call returns, in a comparable form (pullbacks are applied to ones, and to a
+    cotangent of the wrong shape, which they must refuse)."""
     try:
         res = entry(*args, **kwargs)
     except Exception as e:  # the exception is the outcome compared
         return ("raised", type(e).__name__, str(e))
     if isinstance(res, tuple) and len(res) == 2 and callable(res[1]):
-        return ("rule", repr(res[0]), repr(res[1](1.0)))
+        try:
+            res[1](np.ones(7))
+            refused = "accepted"
+        except InvalidTangentError as e:
+            refused = str(e)
+        return ("rule", repr(res[0]), repr(res[1](np.ones_like(res[0]))), refused)
     return ("value", repr(res))
 
 

@@ -412,6 +412,42 @@ def test_gradient_descent_on_a_dataclass():
     assert p == Point(0.0, 0.0)
 
 
+def test_primal_minus_tangent_on_every_structured_type():
+    assert Point(1.0, 2.0) - Tangent[Point](x=0.5) == Point(0.5, 2.0)
+    new = Frozen(1.0, np.ones(2)) - Tangent[Frozen](b=np.ones(2))
+    np.testing.assert_array_equal(new.b, np.zeros(2))
+    assert Pair(1.0, 2.0) - Tangent[Pair](second=1.0) == Pair(1.0, 1.0)
+    box = AttrsBox(1.0, 2.0) - Tangent[AttrsBox](value=1.0, _private=1.0)
+    assert (box.value, box._private) == (0.0, 1.0)
+    p = Plain(1.0, 2.0) - Tangent[Plain](a=1.0)
+    assert (type(p), p.a, p.b) == (Plain, 0.0, 2.0)
+    sl = Slotted(1.0, 2.0) - Tangent[Slotted](v=1.0)
+    assert (sl.u, sl.v) == (1.0, 1.0)
+    assert (Odd() - Tangent[Odd](w=1.0)).w == 0.0
+    assert (1.0, 2.0) - Tangent[tuple](1.0, Z) == (0.0, 2.0)
+    assert [1.0, 2.0] - Tangent[list](1.0, 1.0) == [0.0, 1.0]
+    assert {"a": 1.0, "b": 2.0} - Tangent[dict]({"a": 1.0}) == {"a": 0.0, "b": 2.0}
+    nested = (Point(1.0, 1.0), 2.0) - Tangent[tuple](Tangent[Point](y=1.0), 1.0)
+    assert nested == (Point(1.0, 0.0), 1.0)
+
+
+def test_gradient_descent_step_with_minus():
+    p = Point(1.0, 2.0)
+    for _ in range(3):
+        p = p - 0.5 * Tangent[Point](x=2 * p.x, y=2 * p.y)
+    assert p == Point(0.0, 0.0)
+
+
+def test_tangent_minus_primal_error():
+    with pytest.raises(TypeError, match="cannot subtract Point from Tangent"):
+        Tangent[Point](x=1.0) - Point(1.0, 2.0)
+
+
+def test_primal_minus_tangent_wrong_primal_type_error():
+    with pytest.raises(PrimalAdditionError, match="the tangent describes a Point, not a Pair"):
+        Pair(1.0, 2.0) - Tangent[Point](x=1.0)
+
+
 def test_primal_plus_tangent_wrong_primal_type_error():
     with pytest.raises(PrimalAdditionError, match="the tangent describes a Point, not a Pair"):
         Pair(1.0, 2.0) + Tangent[Point](x=1.0)

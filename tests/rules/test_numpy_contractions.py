@@ -144,3 +144,21 @@ def test_einsum_cotangent_is_a_fresh_writeable_array(subscripts):
     x_bar = unthunk(pullback(y_bar)[2])
     assert not np.shares_memory(x_bar, y_bar)
     assert x_bar.flags.writeable
+
+
+def test_interp_integer_cotangent_keeps_the_fp_gradient():
+    xp, fp = np.array([0.0, 1.0, 2.0]), np.array([0.0, 10.0, 20.0])
+    _, pullback = rrule(np.interp, 0.5, xp, fp)
+    as_int = [unthunk(t) for t in pullback(1)]
+    as_float = [unthunk(t) for t in pullback(1.0)]
+    np.testing.assert_array_equal(as_int[3], [0.5, 0.5, 0.0])
+    for a, b in zip(as_int[1:], as_float[1:]):
+        np.testing.assert_array_equal(a, b)
+    test_rrule(np.interp, 0.5, xp, fp)
+
+
+@pytest.mark.parametrize(("p", "x"), [(np.zeros(0), 2.0), (np.zeros(0), np.array([1.0, 2.0])),
+                                      (np.array([1.0, 2.0]), np.zeros(0))])
+def test_polyval_empty(p, x):
+    test_rrule(np.polyval, p, x)
+    test_frule(np.polyval, p, x)

@@ -84,3 +84,13 @@ def test_fftfreq_count_gets_no_tangent():
     assert pullback(np.ones(4)) == (NoTangent(), NoTangent())
     y, pullback = rrule(np.fft.rfftfreq, 4, 0.5)
     assert pullback(np.ones(3))[1] == NoTangent()
+
+
+@pytest.mark.parametrize(("f", "shape", "out"), [(np.fft.irfft, (4,), (6,)),
+                                                 (np.fft.irfftn, (2, 3), (2, 4))])
+def test_irfft_complex_cotangent_error(f, shape, out):
+    _, pullback = rrule(f, np.ones(shape, complex))
+    with pytest.raises(chainrules.InvalidTangentError,
+                       match=r"y_bar of the output is ndarray\(shape=.*complex128\); expected a "
+                             r"real array .* \(the primal is real\)"):
+        pullback(np.ones(out) * 1j)

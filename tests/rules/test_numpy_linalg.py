@@ -215,3 +215,22 @@ def test_structured_cotangent_as_tuple_or_with_zero_entries(f):
         assert isinstance(zeros_after, ZeroTangent)
     else:
         np.testing.assert_allclose(zeros_after, first_only)
+
+
+@pytest.mark.parametrize("ord", [None, "fro", "nuc", 2, -2, 1, np.inf])
+@pytest.mark.parametrize("shape", [(0, 0), (0, 3), (2, 0)])
+def test_matrix_norm_of_an_empty_matrix(ord, shape):
+    x = np.zeros(shape)
+    try:
+        y = np.linalg.norm(x, ord)
+    except ValueError:
+        pytest.skip(f"NumPy's own norm(ord={ord}) refuses shape {shape}")
+    test_rrule(np.linalg.norm, x, ord)
+    test_frule(np.linalg.norm, x, ord)
+    assert rrule(np.linalg.norm, x, ord)[0] == y
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_pinv_of_an_empty_matrix(hermitian):
+    test_rrule(np.linalg.pinv, np.zeros((0, 0)), fkwargs={"hermitian": hermitian})
+    test_frule(np.linalg.pinv, np.zeros((0, 0)), fkwargs={"hermitian": hermitian})

@@ -220,3 +220,19 @@ def test_average_thunks_not_computed_when_unused():
 def test_cotangent_is_writeable(f):
     _, pullback = rrule(f, np.ones((2, 3)), 0)
     assert pullback(np.ones(3))[1].flags.writeable
+
+
+@pytest.mark.filterwarnings("ignore:Degrees of freedom <= 0:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("f", [np.var, np.std, np.nanvar, np.nanstd])
+def test_var_and_std_of_an_empty_input(f):
+    y, pullback = rrule(f, np.zeros(0))
+    assert np.isnan(y)
+    _, x_bar = pullback(np.float64(1.0))
+    assert x_bar.shape == (0,)
+    y2, y_dot = frule((NoTangent(), np.zeros(0)), f, np.zeros(0))
+    assert np.isnan(y2) and np.ndim(y_dot) == 0
+    # a slice with no degrees of freedom (ddof = N): the derivative is not finite, as y
+    _, pullback = rrule(f, np.ones(2), ddof=2)
+    assert not np.all(np.isfinite(pullback(np.float64(1.0))[1]))

@@ -77,3 +77,15 @@ def test_solve_triangular_thunk_unused_is_not_computed():
     _, pullback = rrule(sla.solve_triangular, a, np.ones(3))
     _, a_bar, b_bar = pullback(np.ones(3))
     assert isinstance(a_bar, Thunk) and isinstance(b_bar, np.ndarray)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("f", [sla.expm, sla.sqrtm])
+def test_nan_input_gives_nan_derivatives_like_the_primal(f):
+    a = np.array([[np.nan, 1.0], [0.0, 1.0]])
+    y, pullback = rrule(f, a)
+    assert np.isnan(y).any()
+    _, a_bar = pullback(np.ones((2, 2)))
+    assert a_bar.shape == (2, 2) and np.isnan(a_bar).all()
+    y2, y_dot = frule((NoTangent(), np.ones((2, 2))), f, a)
+    assert y_dot.shape == (2, 2) and np.isnan(y_dot).all()

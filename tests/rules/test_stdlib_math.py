@@ -150,3 +150,13 @@ def test_prod_of_empty_sequence():
     assert y == 1
     assert pullback(1.0) == (NoTangent(), NoTangent())
     assert frule((NoTangent(), NoTangent()), math.prod, ()) == (1, ZeroTangent())
+
+
+@pytest.mark.parametrize("f", [math.fmod, math.remainder])
+@pytest.mark.parametrize("args", [(math.nan, 2.0), (1.5, math.nan)])
+def test_fmod_and_remainder_with_nan_propagate_nan(f, args):
+    y, pullback = rrule(f, *args)
+    assert math.isnan(y)
+    assert math.isnan(pullback(1.0)[2])
+    assert math.isnan(frule((NoTangent(), 1.0, 1.0), f, *args)[1])
+    test_rrule(f, 5.5, 2.0)

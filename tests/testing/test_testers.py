@@ -8,7 +8,15 @@ import re
 import numpy as np
 import pytest
 
-from chainrules import NoTangent, frule, frule_via_ad, rrule, rrule_via_ad, scoped_rules
+from chainrules import (
+    NoMatchingRuleError,
+    NoTangent,
+    frule,
+    frule_via_ad,
+    rrule,
+    rrule_via_ad,
+    scoped_rules,
+)
 from chainrules.testing import (
     ADviaRuleConfig,
     FDMethod,
@@ -167,8 +175,10 @@ def test_math_scalar_with_python_float():
         return math.sin(x), msin_pullback
 
     test_rrule(msin, 0.3)
-    with pytest.raises(AssertionError, match=r"no rrule found for .*msin\(int\)"):
-        test_rrule(msin, with_tangent(1, 1.0))  # the rule is for floats only
+    test_rrule(msin, with_tangent(1, 1.0))  # `float` matches ints, as numbers.Real does
+    with pytest.raises(NoMatchingRuleError,
+                       match=r"no rrule for .*msin\(ndarray\): (.|\n)*- .*msin\(float\)"):
+        test_rrule(msin, np.array(0.3))  # the rule is for numbers only
 
 
 def test_ad_gradient_via_rrule_f():
@@ -295,3 +305,51 @@ def test_rrule_small_input_wrong_rule_still_fails_when_a_direction_crosses_a_jum
         with pytest.raises(AssertionError, match="wrong cotangent for argument 1"):
             test_rrule(_sum_with_corner_jump, with_tangent(np.array([0.5, 0.5]), np.ones(2)),
                        output_tangent=1.0)
+
+
+@pytest.mark.parametrize("tester", [test_rrule, test_frule, test_scalar])
+def test_keyword_meant_for_f_error(tester):
+    def scaled(x, beta=1.0):
+        return np.sin(x) * beta
+
+    with pytest.raises(TesterUsageError,
+                       match=re.escape(f"{tester.__name__}: unknown keyword argument(s) beta=. "
+                                       f"Keyword arguments of the function under test go in "
+                                       f"fkwargs=, e.g. {tester.__name__}(f, x, "
+                                       f"fkwargs={{'beta': 2.0}})")):
+        tester(scaled, 0.5, beta=2.0)
+
+
+def _square(z):
+    return z * z
+
+
+def test_rrule_missing_conjugation_is_named_with_the_rules_source():
+    from chainrules import scoped_rules
+
+    with scoped_rules():
+        @rrule.register(_square)
+        def square_rrule(z):
+            def square_pullback(y_bar):
+                return NoTangent(), y_bar * 2 * z  # should be y_bar * conj(2 * z)
+            return _square(z), square_pullback
+
+        with pytest.raises(AssertionError) as e:
+            test_rrule(_square, np.array([1 + 2j, 0.5 - 1j]))
+    msg = str(e.value)
+    assert "The rule is off by a complex conjugation: conj(pullback(conj(y_bar))) passes" in msg
+    assert re.search(r"\(the rule under test: .*square_pullback at .*test_testers\.py:\d+\)",
+                     msg)
+
+
+def test_frule_failure_names_the_rules_source():
+    from chainrules import scoped_rules
+
+    with scoped_rules():
+        @frule.register(_square)
+        def square_frule(dargs, z):
+            return _square(z), -2 * z * dargs[1]
+
+        with pytest.raises(AssertionError,
+                           match=r"\(the rule under test: .*square_frule at .*test_testers"):
+            test_frule(_square, np.array([1.0, 2.0]))

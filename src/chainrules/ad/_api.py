@@ -540,6 +540,10 @@ def _check_output_cotangent(y: Any, y_bar: Any) -> None:
     """A cotangent for an array output must have its shape (and be real if it is real):
     NumPy would otherwise broadcast a wrong one and the pullback would sum it silently."""
     y_bar = unthunk(y_bar)
+    if y_bar is None or isinstance(y_bar, (str, bytes)):
+        raise InputTypeError("vjp pullback: the output cotangent y_bar",
+                             "a cotangent of the output", repr(y_bar),
+                             "pass ZeroTangent() for a zero cotangent")
     if not isinstance(y, (np.ndarray, np.generic, float, complex)) or isinstance(
             y_bar, (ZeroTangent, NoTangent)):
         return
@@ -688,9 +692,16 @@ def _box_forward(trace: ForwardTrace, x: Any, dx: Any, what: str) -> Any:
     if isinstance(dx, AbstractTangent):
         raise InputTypeError(what, "a natural tangent (number or array)", repr(dx),
                              "pass floats or arrays as tangents of number or array primals")
+    if dx is None or isinstance(dx, (str, bytes)):
+        raise InputTypeError(what, "a tangent of the primal", repr(dx),
+                             "pass ZeroTangent() for a zero tangent")
     if np.shape(dx) != np.shape(x):
         raise InputTypeError(what, f"shape {np.shape(x)} (the primal's)",
                              f"shape {np.shape(dx)}", "give each tangent its primal's shape")
+    if (isinstance(x, (float, int, np.ndarray, np.generic)) and np.iscomplexobj(dx)
+            and not np.iscomplexobj(x)):
+        raise InputTypeError(what, "a real tangent for a real primal",
+                             f"dtype {np.result_type(dx)}", "take its real part")
     if type(x) is int:
         x = float(x)
     return Tracer(x, trace, dx)

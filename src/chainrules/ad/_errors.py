@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from chainrules.core import ChainRulesError
+from chainrules.core import frule as _frule
+from chainrules.core import rrule as _rrule
 
 __all__ = [
     "ADError",
@@ -149,6 +151,12 @@ class NoRuleError(ADError, TypeError):
         self.argtypes = argtypes
         types = ", ".join(t.__qualname__ for t in argtypes)
         extra = f" ({detail})" if detail else ""
+        table = _frule if mode == "frule" else _rrule
+        no_match = table.no_match_error(function, tuple(argtypes))
+        if no_match is not None:
+            # rules exist for other argument types: say which
+            self.signatures = no_match.signatures
+            extra += "; the registered signatures are " + ", ".join(no_match.signatures)
         super().__init__(
             f"no {mode} for {func_name(function)}({types}) and the AD cannot trace into it"
             f"{extra}; expected a registered {mode} for these argument types. To fix it, "

@@ -13,13 +13,23 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import numbers
 import types as _types
 import typing
 import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ._errors import AmbiguityError, PullbackError, RuleRegistrationError, describe, func_name
+import numpy as np
+
+from ._errors import (
+    AmbiguityError,
+    NoMatchingRuleError,
+    PullbackError,
+    RuleRegistrationError,
+    describe,
+    func_name,
+)
 
 __all__ = ["RuleInfo", "RuleOverwriteWarning", "RuleTable"]
 
@@ -69,8 +79,50 @@ class RuleInfo(NamedTuple):
         return f"{name}({', '.join(parts)}){config}"
 
 
+class _NumberMeta(type):
+    """Matching for the annotations ``int``, ``float`` and ``complex``: as Python's number
+    ABCs say (``numbers.Integral``/``Real``/``Complex``), so ``x: int`` matches
+    ``np.int64`` and ``x: float`` matches ``np.float32`` and ``int``. Bools match ``int``
+    only (as ``isinstance(True, int)`` says); the ABCs themselves are wider than these."""
+
+    rank: int
+    abc: type
+
+    def __subclasscheck__(cls, t: Any) -> bool:
+        if not isinstance(t, type):
+            return False
+        if isinstance(t, _NumberMeta):
+            return t.rank <= cls.rank
+        if t.__module__ == "numbers":
+            return False
+        if cls.rank > 0 and issubclass(t, (bool, np.bool_)):
+            return False
+        return issubclass(t, cls.abc)
+
+    def __instancecheck__(cls, x: Any) -> bool:
+        return cls.__subclasscheck__(type(x))
+
+
+def _number_match(name: str, rank: int, abc: type) -> type:
+    return _NumberMeta(name, (), {"rank": rank, "abc": abc, "__qualname__": name})
+
+
+def _sub(t: Any, u: Any) -> bool:
+    """``issubclass`` between dispatch types, where ``float`` (say) sits below
+    ``numbers.Real`` (not registered with the ABC: its own check would recurse)."""
+    if isinstance(t, _NumberMeta) and not isinstance(u, _NumberMeta):
+        return issubclass(t.abc, u)
+    return issubclass(t, u)
+
+
+_MATCH = {int: _number_match("int", 0, numbers.Integral),
+          float: _number_match("float", 1, numbers.Real),
+          complex: _number_match("complex", 2, numbers.Complex)}
+
+
 class _Entry:
-    __slots__ = ("config", "info", "kind", "nreq", "rule", "types", "varargs")
+    __slots__ = ("config", "info", "kind", "match", "nreq", "rule", "types", "varargs",
+                 "varmatch")
 
     def __init__(self, types: tuple, nreq: int, varargs: Any, config: Any, rule: Any,
                  kind: str) -> None:
@@ -80,13 +132,16 @@ class _Entry:
         self.config = config
         self.rule = rule
         self.kind = kind
+        # what the types match (int/float/complex widened to the number ABCs)
+        self.match = tuple(_MATCH.get(t, t) for t in types)
+        self.varmatch = _MATCH.get(varargs, varargs)
 
     def same_signature(self, other: _Entry) -> bool:
         return (self.types == other.types and self.nreq == other.nreq
                 and self.varargs == other.varargs and self.config is other.config)
 
     def type_at(self, i: int) -> Any:
-        return self.types[i] if i < len(self.types) else self.varargs
+        return self.match[i] if i < len(self.match) else self.varmatch
 
     def applies(self, argtypes: tuple) -> bool:
         n = len(argtypes)
@@ -96,7 +151,7 @@ class _Entry:
 
 
 def _at_least_as_specific(a: _Entry, b: _Entry, n: int) -> bool:
-    return all(issubclass(a.type_at(i), b.type_at(i)) for i in range(n))
+    return all(_sub(a.type_at(i), b.type_at(i)) for i in range(n))
 
 
 def _most_specific(entries: list[_Entry], n: int) -> list[_Entry]:
@@ -565,6 +620,41 @@ class RuleTable:
             return True
         return type(f) is _types.MethodType and self._tables_for(f.__func__) is not None
 
+    def no_match_error(self, f: Any, argtypes: tuple, config: Any = None) -> Any:
+        """The :class:`NoMatchingRuleError` for a call of ``f`` with ``argtypes`` that no
+        rule matches although ``f`` has rules; None when ``f`` has no rules, a rule
+        matches, or the call is opted out. For ADs and testers, which need a rule where
+        ``rrule`` itself returns None.
+
+        Examples:
+            >>> from chainrules import rrule, scoped_rules
+            >>> def power(x, n):
+            ...     return x**n
+            >>> with scoped_rules():
+            ...     @rrule.register(power)
+            ...     def power_rrule(x: float, n: int):
+            ...         return power(x, n), None
+            ...     print(rrule.no_match_error(power, (float, float)))  # doctest: +ELLIPSIS
+            no rrule for ...power(float, float): rules are registered for ...
+              - ...power(float, int)
+            Convert the arguments to one of these types, or register a rule for (float, float).
+        """
+        tab = self._tables_for(f)
+        if tab is None:
+            return None
+        try:
+            entry = tab.resolve(self.name, argtypes, config)
+        except AmbiguityError:
+            return None
+        if entry is not None:
+            return None
+        pools = [e for e in tab.entries if e.kind != "opt_out"
+                 and (e.config is None or (config is not None and isinstance(config, e.config)))]
+        if not pools:
+            return None
+        return NoMatchingRuleError(self.name, f, argtypes,
+                                   sorted({_info(tab, e).signature() for e in pools}))
+
     def is_opted_out(self, f: Any, *args: Any, config: Any = None) -> bool:
         """Whether this call matches an ``opt_out`` declaration (so no rule applies)."""
         tab = self._tables_for(f)
@@ -606,9 +696,9 @@ class RuleTable:
                     meet = []
                     for i in range(n):
                         ta, tb = a.type_at(i), b.type_at(i)
-                        if issubclass(ta, tb):
+                        if _sub(ta, tb):
                             meet.append(ta)
-                        elif issubclass(tb, ta):
+                        elif _sub(tb, ta):
                             meet.append(tb)
                         else:
                             break

@@ -184,3 +184,69 @@ class OutArgumentError(ChainRulesError, TypeError):
             why = (f"writing into a preallocated array hides the result from "
                    f"differentiation. Call {name} without out= and assign the result.")
         super().__init__(f"the rule for {name} does not support {argument}=: {why}")
+
+
+class InvalidTangentError(ChainRulesError, ValueError, TypeError):
+    """A tangent or cotangent that cannot belong to its primal was passed to a rule.
+
+    Raised by the pullbacks ``rrule`` returns (for ``y_bar``) and by ``frule`` (for the
+    tangents in ``dargs``): a wrong shape, a complex tangent of a real primal, a field the
+    primal lacks, ``None``, a string.
+
+    Attributes:
+        table: ``"rrule"`` or ``"frule"``.
+        function: the function whose rule was called.
+        rule: the rule's function (frule) or pullback (rrule).
+        where: which tangent, e.g. ``"the tangent of argument 1"`` (with a path into a
+            structure, e.g. ``"... of the output[1]"``).
+        expected: what a tangent there must be.
+        got: what was given.
+    """
+
+    def __init__(self, table: str, function: Any, rule: Any, where: str, expected: str,
+                 got: Any, got_text: str | None = None) -> None:
+        self.table = table
+        self.function = function
+        self.rule = rule
+        self.where = where
+        self.expected = expected
+        self.got = got
+        code = getattr(rule, "__code__", None)
+        name = getattr(rule, "__qualname__", None)
+        src = f" at {code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+        rule_text = f" ({name}{src})" if name else ""
+        given = got_text or ("None" if got is None else repr(got) if isinstance(got, str)
+                             else describe(got))
+        super().__init__(
+            f"{table} for {func_name(function)}{rule_text}: {where} is {given}; expected "
+            f"{expected}."
+        )
+
+
+class NoMatchingRuleError(ChainRulesError, TypeError):
+    """Rules are registered for a function, but none matches the argument types of a call.
+
+    ``rrule``/``frule`` themselves return ``None`` then (the protocol ADs rely on to
+    trace through instead); the testers and the reference AD raise this error where
+    a rule was required.
+
+    Attributes:
+        table: ``"rrule"`` or ``"frule"``.
+        function: the function called.
+        arg_types: the types of the positional arguments of the call.
+        signatures: the registered signatures, as text.
+    """
+
+    def __init__(self, table: str, function: Any, arg_types: tuple, signatures: list) -> None:
+        self.table = table
+        self.function = function
+        self.arg_types = arg_types
+        self.signatures = signatures
+        got = ", ".join(t.__qualname__ for t in arg_types)
+        lines = "\n".join(f"  - {s}" for s in signatures)
+        super().__init__(
+            f"no {table} for {func_name(function)}({got}): rules are registered for "
+            f"{func_name(function)}, but none matches these argument types. Registered "
+            f"signatures:\n{lines}\nConvert the arguments to one of these types, or register "
+            f"a rule for ({got})."
+        )

@@ -25,6 +25,13 @@ from ._config import RuleConfig
 from ._debug import state as _state
 from ._dispatch import RuleTable, check_dargs, check_frule_result, check_rrule_result
 from ._tangents import NoTangent
+from ._validate import (
+    check_dargs_fit,
+    checked_frule,
+    checked_pullback_result,
+    checked_rrule,
+    unwrap_pullback,
+)
 
 __all__ = ["frule", "frule_python", "frule_table", "rrule", "rrule_python", "rrule_table",
            "scoped_rules"]
@@ -46,6 +53,7 @@ def _attach(fn: Any, table: RuleTable) -> None:
     fn.registered = table.registered
     fn.ambiguities = table.ambiguities
     fn.lookup = table.lookup
+    fn.no_match_error = table.no_match_error
     fn.add_rule = table.add_rule
 
 
@@ -154,8 +162,8 @@ def _rrule_slow(f: Any, args: tuple, kwargs: dict) -> Any:
         call_args = (config, *call_args)
     result = rule(*call_args, **kwargs)
     if _state.debug:
-        return check_rrule_result(f, args, result)
-    return result
+        result = check_rrule_result(f, args, result)
+    return checked_pullback_result(f, rule, result)
 
 
 def _has_function_rules(table: RuleTable, f: Any) -> bool:
@@ -189,7 +197,7 @@ def _bound_method_rrule(config: Any, f: Any, args: tuple, kwargs: dict) -> Any:
         return pullback(y_bar)[1:]
 
     bound_method_pullback.__qualname__ = (
-        f"{getattr(pullback, '__qualname__', 'pullback')}[bound method]")
+        f"{getattr(unwrap_pullback(pullback), '__qualname__', 'pullback')}[bound method]")
     return y, bound_method_pullback
 
 
@@ -204,14 +212,22 @@ def _bound_method_frule(config: Any, dargs: Any, f: Any, args: tuple, kwargs: di
 
 
 def _remember(table: RuleTable, f: Any, args: tuple, hit: Any) -> None:
-    """Fill the fast cache of the entry point, for plain function rules of arity 1 or 2."""
+    """Fill the fast cache of the entry point, for plain function rules of arity 1 or 2.
+
+    The cache holds the rule wrapped to check tangents (see ``_validate``), so the C fast
+    path, which calls what it finds there, checks them too.
+    """
     try:
         fast = table.fast_by_func.get(f)
     except TypeError:
         return
     key = _fast_key(args)
     if fast is not None and key is not None:
-        fast[key] = _no_rule if hit is None else hit[0]
+        if hit is None:
+            fast[key] = _no_rule
+        else:
+            fast[key] = (checked_rrule(f, hit[0], len(args)) if table is rrule_table
+                         else checked_frule(f, hit[0], len(args)))
 
 
 def frule(dargs: Any, f: Any = _NA, x: Any = _NA, y: Any = _NA, /, *rest: Any,
@@ -276,6 +292,7 @@ def _frule_slow(dargs: Any, f: Any, args: tuple, kwargs: dict) -> Any:
     if _state.debug:
         check_dargs(f, dargs, args)
     rule, takes_config, takes_instance = hit
+    check_dargs_fit(f, rule, dargs, args)
     call_args = args
     if takes_instance:
         call_args = (f, *call_args)

@@ -939,6 +939,9 @@ def subtract(a: Any, b: Any) -> Any:
     if isinstance(a, Tangent) or isinstance(b, Tangent):
         if isinstance(a, Tangent) and isinstance(b, Tangent):
             return _add_tangents(a, b._map(negate))
+        if isinstance(b, Tangent):
+            # primal - tangent: a gradient-descent step, `p - lr * grad(loss)(p)`
+            return add_to_primal(a, b._map(negate))
         raise TypeError(
             f"cannot subtract {type(b).__qualname__} from {type(a).__qualname__}: only "
             f"tangents of the same primal type can be subtracted"

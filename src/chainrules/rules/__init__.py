@@ -2,7 +2,8 @@
 
 Each module registers the rules of one domain right under their code:
 ``stdlib/`` (math, cmath, operator, builtins), ``numpy/`` (ufuncs, reductions,
-shape, indexing, linalg, fft) and ``scipy/`` (special, linalg, sparse, stats, signal, fft, optimize, integrate, …).
+shape, indexing, linalg, fft) and ``scipy/`` (special, linalg, sparse, stats, signal,
+fft, optimize, integrate, …).
 
 ``stdlib/`` and ``numpy/`` are imported here. A module ``scipy/<name>.py`` (or
 ``scipy/<name>_<part>.py``) holds the rules of ``scipy.<name>`` and is imported when

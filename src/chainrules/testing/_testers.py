@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import time
 import types
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from chainrules.core import (
     rrule,
     unthunk,
 )
+from chainrules.core._validate import unwrap_pullback
 from chainrules.testing._approx import _compare, _zero_of, default_tolerances
 from chainrules.testing._errors import TesterUsageError
 from chainrules.testing._fd import FDMethod, _with_range, fd_derivative
@@ -107,6 +109,8 @@ class _Setup:
     # Arguments the caller held fixed explicitly (no_tangent(x), or a zero tangent):
     # their cotangents are not compared, whatever the primal's type.
     held: frozenset = frozenset()
+    # test_rrule: i -> conj(pullback(conj(y_bar)))[i] as a vector, for failure hints
+    conj_probe: Callable[[int], Any] | None = None
 
 
 def _is_held(t: Any) -> bool:
@@ -284,8 +288,12 @@ def _check_primal(s: _Setup, y: Any, what: str) -> None:
             f"f(*args):\n  {problem}\nThe rule must return f(*args) as its first element.")
 
 
-def _as_rule_result(s: _Setup, res: Any, what: str, call: str) -> tuple:
+def _as_rule_result(s: _Setup, res: Any, what: str, call: str, config: Any = None) -> tuple:
     if res is None:
+        table = rrule if what == "rrule" else frule
+        no_match = table.no_match_error(s.primals[0], tuple(map(type, s.primals[1:])), config)
+        if no_match is not None:
+            raise no_match
         types = ", ".join(type(x).__name__ for x in s.primals[1:])
         raise AssertionError(
             f"{s.name}: no {what} found for {s.name}({types}); register one with "
@@ -357,15 +365,64 @@ def _fd_note(res: Any) -> str:
     return f" (FD step {res.step:.2g}{acc})"
 
 
+_SOURCES: list[list] = []  # per running tester: the rule code its failures name
+
+
+def _source_of(fn: Any) -> str | None:
+    fn = unwrap_pullback(fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    name = getattr(fn, "__qualname__", code.co_name)
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}"
+
+
+def _note_source(fn: Any) -> None:
+    if _SOURCES:
+        _SOURCES[-1][:] = [_source_of(fn)]
+
+
+def _names_rule_source(tester: Callable) -> Callable:
+    """A failure of ``tester`` names the code of the rule under test (the pullback for
+    rrules, the rule function for frules), so the traceback's last frame need not."""
+
+    @functools.wraps(tester)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        _SOURCES.append([None])
+        try:
+            return tester(*args, **kwargs)
+        except AssertionError as e:
+            where = _SOURCES[-1][0]
+            if where and e.args and isinstance(e.args[0], str):
+                e.args = (f"{e.args[0]}\n  (the rule under test: {where})", *e.args[1:])
+            raise
+        finally:
+            _SOURCES.pop()
+
+    return wrapper
+
+
+def _refuse_unknown(tester: str, unknown: dict) -> None:
+    """Keyword arguments a tester does not know are usually meant for ``f``."""
+    if unknown:
+        names = ", ".join(f"{k}=" for k in unknown)
+        example = ", ".join(f"{k!r}: {v!r}" for k, v in unknown.items())
+        raise TesterUsageError(
+            f"{tester}: unknown keyword argument(s) {names}. Keyword arguments of the function "
+            f"under test go in fkwargs=, e.g. {tester}(f, x, fkwargs={{{example}}}).")
+
+
 # ----------------------------------------------------------------------- test_rrule
 
 
+@_names_rule_source
 def test_rrule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | None = None,
                atol: float | None = None, fkwargs: dict | None = None,
                rrule_f: Callable[..., Any] = rrule, config: Any = None,
                check_thunked_output_tangent: bool = True,
                check_zero_output_tangent: bool = False, seed: Any = None,
-               fdm: FDMethod | None = None) -> RuleTestReport:
+               fdm: FDMethod | None = None, **unknown: Any) -> RuleTestReport:
     """Check the rrule of ``f`` at ``args`` against finite differences of ``f``.
 
     **Arguments:**
@@ -407,6 +464,7 @@ def test_rrule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
     'rrule'
     """
     __tracebackhide__ = True
+    _refuse_unknown("test_rrule", unknown)
     start = time.perf_counter()
     from chainrules.testing._config import ADviaRuleConfig
 
@@ -422,7 +480,8 @@ def test_rrule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
     before = [_snapshot(x) for x in s.primals]
 
     res = rrule_f(config, *s.primals, **s.counted.fkwargs)
-    y, pullback = _as_rule_result(s, res, "rrule", "(y, pullback)")
+    y, pullback = _as_rule_result(s, res, "rrule", "(y, pullback)", config)
+    _note_source(pullback)
     _check_not_mutated(s, before, "the rrule")
     _check_primal(s, y, "rrule")
     report.checks.append("primal output")
@@ -462,6 +521,16 @@ def test_rrule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
         return bars
 
     bars = call_pullback(y_bar, "y_bar")
+
+    def conj_probe(i: int) -> np.ndarray | None:
+        """conj(pullback(conj(y_bar)))[i] as a vector: what a rule that forgot (or added)
+        a conjugation would have had to return; for the failure message only."""
+        try:
+            return s.specs[i].tangent_to_vec(_conj(pullback(_conj(y_bar))[i]))
+        except Exception:  # a hint only: any failure means no hint
+            return None
+
+    s.conj_probe = conj_probe
     if not _same(y_bar, y_bar_before):
         raise AssertionError(
             f"{s.name}: the pullback mutated its cotangent argument y_bar. Never write into "
@@ -613,11 +682,18 @@ def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
     small = spec.size <= FULL_JACOBIAN_MAX
     if abs(lhs - rhs) > tol and not (small and not full_problem()):
         where = _localise(s, i, xb, w, v, step)
+        xb_conj = s.conj_probe(i) if s.conj_probe is not None else None
+        hint = ""
+        if (xb_conj is not None and not np.allclose(xb_conj, xb)
+                and abs(lhs - float(xb_conj @ v)) <= tol):
+            hint = ("\n  The rule is off by a complex conjugation: conj(pullback(conj(y_bar))) "
+                    "passes. chainrules' convention is x_bar = conj(dy/dx) * y_bar for a "
+                    "holomorphic f (JAX and autograd return the conjugate).")
         raise AssertionError(
             f"{s.name}: wrong cotangent for {label} ({_item_path(i)}): the dot-product test "
             f"<y_bar, J·x_dot> = <x_bar, x_dot> fails: finite differences give {lhs:.6g}, "
             f"the pullback {rhs:.6g} (difference {abs(lhs - rhs):.3g} > tolerance "
-            f"{tol:.3g}){_fd_note(fd_res)}.\n{where}")
+            f"{tol:.3g}){_fd_note(fd_res)}.{hint}\n{where}")
     # Along the rule's own cotangent both sides equal |J^T y_bar| for a right rule, so
     # a wrong sign or scale changes the right side by its whole size, however large
     # the input, and cannot cancel by chance as it can along a random direction.
@@ -660,6 +736,13 @@ def _full_cotangent_problem(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
         return (f"it differs from the finite-difference J^T·y_bar by {err:.3g} (tolerance "
                 f"{tol_full:.3g}); worst elements:\n{_worst_lines(spec, xb, want)}")
     return ""
+
+
+def _conj(t: Any) -> Any:
+    t = unthunk(t)
+    if isinstance(t, (Tangent, ZeroTangent, NoTangent)):
+        return t.conj()
+    return np.conj(t)
 
 
 def _jtv(s: _Setup, i: int, w: np.ndarray, slots: np.ndarray, step: float | None) -> np.ndarray:
@@ -722,11 +805,12 @@ def _check_inplaceable(s: _Setup, bars: tuple, rng: np.random.Generator,
 # ----------------------------------------------------------------------- test_frule
 
 
+@_names_rule_source
 def test_frule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | None = None,
                atol: float | None = None, fkwargs: dict | None = None,
                frule_f: Callable[..., Any] = frule, config: Any = None,
                check_zero_tangents: bool = False, seed: Any = None,
-               fdm: FDMethod | None = None) -> RuleTestReport:
+               fdm: FDMethod | None = None, **unknown: Any) -> RuleTestReport:
     """Check the frule of ``f`` at ``args`` against finite differences of ``f``.
 
     Arguments as for `test_rrule` (``output_tangent`` is accepted for symmetry
@@ -749,6 +833,7 @@ def test_frule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
     'frule'
     """
     __tracebackhide__ = True
+    _refuse_unknown("test_frule", unknown)
     start = time.perf_counter()
     from chainrules.testing._config import ADviaRuleConfig
 
@@ -765,7 +850,7 @@ def test_frule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
     def run(dargs: tuple, what: str) -> Any:
         tangents_before = [_snapshot(t) for t in dargs]
         res = frule_f(config, dargs, *s.primals, **s.counted.fkwargs)
-        y, y_dot = _as_rule_result(s, res, "frule", "(y, y_dot)")
+        y, y_dot = _as_rule_result(s, res, "frule", "(y, y_dot)", config)
         _check_not_mutated(s, before, "the frule")
         for i, (t, t0) in enumerate(zip(dargs, tangents_before)):
             if not _same(t, t0):
@@ -775,6 +860,10 @@ def test_frule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
         return y, y_dot
 
     dargs = tuple(s.tangents)
+    if frule_f is frule:
+        hit = frule.lookup(s.primals[0], tuple(map(type, s.primals[1:])), config)
+        if hit is not None:
+            _note_source(hit[0])
     y, y_dot = run(dargs, "the tangents")
     _check_primal(s, y, "frule")
     report.checks.append("primal output")
@@ -928,7 +1017,7 @@ def _localise_frule(s: _Setup, vs: list[np.ndarray], run: Callable) -> str:
 def test_scalar(f: Any, z: Any, *, rtol: float | None = None, atol: float | None = None,
                 fkwargs: dict | None = None, check_frule: bool = True,
                 check_rrule: bool = True, seed: Any = None,
-                fdm: FDMethod | None = None) -> list[RuleTestReport]:
+                fdm: FDMethod | None = None, **unknown: Any) -> list[RuleTestReport]:
     """Test the frule and rrule of a scalar function ``f`` at real or complex ``z``.
 
     A real ``z`` is tested with tangent 1 (frule) and output cotangent 1, plus
@@ -943,6 +1032,7 @@ def test_scalar(f: Any, z: Any, *, rtol: float | None = None, atol: float | None
         ['frule', 'rrule']
     """
     __tracebackhide__ = True
+    _refuse_unknown("test_scalar", unknown)
     from chainrules.testing._pairs import with_tangent
 
     if isinstance(z, (PrimalAndTangent, np.ndarray)) or not isinstance(

@@ -818,7 +818,8 @@ class _Interp:
         return self.d_xp_lo * xp_dot[self.lo] + self.d_xp_hi * xp_dot[self.hi]
 
     def fp_bar(self, y_bar: np.ndarray) -> np.ndarray:
-        out = np.zeros(self.n, dtype=y_bar.dtype)
+        # an integer y_bar (the cotangent 1) must not truncate the interpolation weights
+        out = np.zeros(self.n, dtype=np.result_type(y_bar.dtype, self.w_lo.dtype))
         np.add.at(out, self.lo.ravel(), (self.w_lo * y_bar).ravel())
         np.add.at(out, self.hi.ravel(), (self.w_hi * y_bar).ravel())
         if self.left_is_fp:
@@ -920,7 +921,8 @@ def polyval_rrule(p, x):
 
         def p_bar_thunk():
             v = np.conj(_powers(xs, len(coefs))) * y_bar[..., None]
-            return project_p(v.reshape(-1, len(coefs)).sum(axis=0))
+            # (reshape(-1, 0) of no coefficients is ambiguous to NumPy)
+            return project_p(v.reshape(int(np.prod(v.shape[:-1])), len(coefs)).sum(axis=0))
 
         def x_bar_thunk():
             slope = np.polyval(np.polyder(coefs), xs) if len(coefs) > 1 else np.zeros(xs.shape)

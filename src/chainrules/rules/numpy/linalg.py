@@ -1268,6 +1268,8 @@ def _vector_norm_grad(x: np.ndarray, yk: np.ndarray, ord: Any, axes: tuple) -> A
 
 def _matrix_norm_grad(x: np.ndarray, ord: Any, axes: tuple) -> Any:
     r, c = axes
+    if x.size == 0:
+        return np.zeros(x.shape, dtype=x.dtype)  # (max/min over no columns would raise)
     if ord in (None, "fro"):
         yk = np.sqrt(np.sum(np.abs(x) ** 2, axis=axes, keepdims=True))
         return _vector_norm_grad(x, yk, None, axes)
@@ -1277,6 +1279,8 @@ def _matrix_norm_grad(x: np.ndarray, ord: Any, axes: tuple) -> Any:
         w = np.zeros(s.shape, dtype=s.dtype)
         if ord == "nuc":
             w[...] = 1
+        elif s.shape[-1] == 0:
+            pass  # an empty matrix: an empty gradient
         elif ord == 2:
             w[..., 0] = 1
         else:

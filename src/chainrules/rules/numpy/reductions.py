@@ -506,18 +506,25 @@ def _var_setup(f: Any, sig: inspect.Signature, a: Any, args: tuple, kwargs: dict
     if nan:
         finite = ~np.isnan(x)
         denom = np.sum(finite, axis=axes, keepdims=True) - ddof
-        centred = np.where(finite, x - np.nanmean(x, axis=axes, keepdims=True), 0)
+        centred = np.zeros(x.shape, x.dtype) if x.size == 0 else np.where(
+            finite, x - np.nanmean(x, axis=axes, keepdims=True), 0)
     else:
         denom = _count(x.shape, axes) - ddof
-        centred = x - np.mean(x, axis=axes, keepdims=True)
-    return p, x, axes, denom, centred
+        # (the mean of an empty slice warns; the primal has warned already)
+        centred = np.zeros(x.shape, x.dtype) if x.size == 0 else \
+            x - np.mean(x, axis=axes, keepdims=True)
+    # No degrees of freedom (an empty slice, ddof >= N): the primal is nan or inf, and so
+    # is its derivative; an empty input has an empty one.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.divide(2.0, denom)
+    return p, x, axes, scale, centred
 
 
 def _var_rules(f: Any, name: str, is_std: bool, nan: bool = False) -> None:
     sig = _signature(f)
 
     def var_rrule(a, *args, **kwargs):
-        p, x, axes, denom, centred = _var_setup(f, sig, a, args, kwargs, nan)
+        p, x, axes, scale, centred = _var_setup(f, sig, a, args, kwargs, nan)
         y = f(a, *args, **kwargs)
         keepdims = _keepdims(p)
         project_a = _projector(a)
@@ -531,19 +538,19 @@ def _var_rules(f: Any, name: str, is_std: bool, nan: bool = False) -> None:
             g = np.real(y_bar)
             if is_std:
                 g = g / (2 * np.asarray(y))
-            a_bar = (2 / denom) * centred * _expand(g, x.shape, axes, keepdims)
+            a_bar = scale * centred * _expand(g, x.shape, axes, keepdims)
             return (NoTangent(), project_a(a_bar), *_rest_bars(args))
 
         var_pullback.__name__ = var_pullback.__qualname__ = f"{name}_pullback"
         return y, var_pullback
 
     def var_frule(dargs, a, *args, **kwargs):
-        p, _, axes, denom, centred = _var_setup(f, sig, a, args, kwargs, nan)
+        p, _, axes, scale, centred = _var_setup(f, sig, a, args, kwargs, nan)
         y = f(a, *args, **kwargs)
         a_dot = _dense(dargs[1], a)
         if a_dot is None:
             return y, ZeroTangent()
-        y_dot = np.sum((2 / denom) * np.real(np.conj(centred) * a_dot), axis=axes,
+        y_dot = np.sum(scale * np.real(np.conj(centred) * a_dot), axis=axes,
                        keepdims=_keepdims(p))
         if is_std:
             y_dot = y_dot / (2 * np.asarray(y))

@@ -565,9 +565,19 @@ def lu_rrule(a, *args, **kwargs):
 # ------------------------------------------------------------------------ expm, sqrtm, logm
 
 
+def _finite_or_nan(fn: Any, *arrays: np.ndarray) -> np.ndarray:
+    """``fn(*arrays)``, or all NaN where an input is not finite: the primal propagates
+    NaN, while SciPy's Frechet and Sylvester solvers refuse it."""
+    if all(np.all(np.isfinite(a)) for a in arrays):
+        return fn(*arrays)
+    shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))
+    return np.full(shape, np.nan, dtype=np.result_type(*arrays, np.float64))
+
+
 def _expm_frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
-    return _each(lambda x, d: sla.expm_frechet(x, d, compute_expm=False, check_finite=False),
-                 a, np.broadcast_to(e, a.shape))
+    return _finite_or_nan(lambda a, e: _each(
+        lambda x, d: sla.expm_frechet(x, d, compute_expm=False, check_finite=False),
+        a, np.broadcast_to(e, a.shape)), a, e)
 
 
 @frule.register(sla.expm)
@@ -595,7 +605,7 @@ def expm_rrule(a):
 
 
 def _sylvester(a: np.ndarray, b: np.ndarray, q: np.ndarray) -> np.ndarray:
-    return _each(sla.solve_sylvester, a, b, q)
+    return _finite_or_nan(lambda a, b, q: _each(sla.solve_sylvester, a, b, q), a, b, q)
 
 
 @frule.register(sla.sqrtm)

@@ -153,8 +153,14 @@ def _atan2_partials(a: Any, b: Any) -> tuple:
 
 scalar_rule(math.atan2, _atan2_partials)
 scalar_rule(math.copysign, lambda x, s: (_sign(x) * math.copysign(1.0, s), 0.0))
-scalar_rule(math.fmod, lambda x, m, *, y: (1.0, -float(round((x - y) / m))))
-scalar_rule(math.remainder, lambda x, m, *, y: (1.0, -float(round((x - y) / m))))
+def _minus_quotient(x: float, m: float, y: float) -> float:
+    """``-n`` for ``y = x - n m``; NaN when an input is NaN (``round`` would raise)."""
+    q = (x - y) / m
+    return -float(round(q)) if math.isfinite(q) else math.nan
+
+
+scalar_rule(math.fmod, lambda x, m, *, y: (1.0, _minus_quotient(x, m, y)))
+scalar_rule(math.remainder, lambda x, m, *, y: (1.0, _minus_quotient(x, m, y)))
 scalar_rule(math.nextafter, lambda x, t: (1.0, 0.0))
 if hasattr(math, "fma"):  # 3.13+
     scalar_rule(math.fma, lambda x, z, c: (z, x, 1.0))
