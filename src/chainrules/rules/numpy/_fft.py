@@ -195,8 +195,11 @@ def cook_nd_inverse_real(f: Any, x: np.ndarray, params: dict) -> tuple:
 # ------------------------------------------------------------------- rules
 
 
-def _bind(f: Any, sig: inspect.Signature, args: tuple, kwargs: dict) -> inspect.BoundArguments:
+def _bind(f: Any, sig: inspect.Signature, args: tuple, kwargs: dict,
+          check: Any) -> inspect.BoundArguments:
     bound = sig.bind(*args, **kwargs)
+    if check is not None:
+        check(f, args[0], bound.arguments)
     if bound.arguments.get("out") is not None:
         raise OutArgumentError(f)
     if bound.arguments.get("overwrite_x"):
@@ -210,18 +213,19 @@ def _call_on(f: Any, bound: inspect.BoundArguments, x: Any) -> Any:
     return f(x, *args[1:], **bound.kwargs)
 
 
-def transform_rules(f: Any, adjoint: Any, cook: Any) -> None:
+def transform_rules(f: Any, adjoint: Any, cook: Any, check: Any = None) -> None:
     """Register the frule and rrule of the linear transform ``f(x, ...)``.
 
     ``cook(f, x, params)`` resolves the bound parameters into the tuple that
     ``adjoint(y_bar, *resolved)`` takes; the adjoint returns the (complex or real)
-    cotangent of ``x``, projected by the rule.
+    cotangent of ``x``, projected by the rule. ``check(f, x, params)``, if given,
+    raises for calls the rules do not support.
     """
     sig = inspect.signature(f)
     name = f.__name__
 
     def fft_rrule(x: np.ndarray, *args: Any, **kwargs: Any) -> Any:
-        bound = _bind(f, sig, (x, *args), kwargs)
+        bound = _bind(f, sig, (x, *args), kwargs, check)
         y = _call_on(f, bound, x)
         resolved = cook(f, x, bound.arguments)
         project_x = ProjectTo(x)
@@ -237,7 +241,7 @@ def transform_rules(f: Any, adjoint: Any, cook: Any) -> None:
         return y, fft_pullback
 
     def fft_frule(dargs: tuple, x: np.ndarray, *args: Any, **kwargs: Any) -> Any:
-        bound = _bind(f, sig, (x, *args), kwargs)
+        bound = _bind(f, sig, (x, *args), kwargs, check)
         y = _call_on(f, bound, x)
         x_dot = _dense(dargs[1], x)
         if x_dot is None:
