@@ -19,8 +19,9 @@ of the swapped pair). The convolution is bilinear, so with ``y_bar`` zero-padded
 to the full window: ``a_bar = correlate(y_bar, c, "valid")`` and ``c_bar =
 correlate(y_bar, a, "valid")`` (``b_bar = conj(flip(c_bar))`` for a correlation).
 A ``fillvalue`` ``v`` extends ``a`` by ``v`` outside: ``y = conv_0(a - v, c) + v
-sum(c)`` (not in ``"valid"`` mode, which never reads it). The pullbacks call ``scipy.signal`` and NumPy functions that have rules,
-so second derivatives work through ``chainrules.ad``.
+sum(c)`` (not in ``"valid"`` mode, which never reads it). The pullbacks call
+``scipy.signal`` and NumPy functions that have rules, so second derivatives work
+through ``chainrules.ad``.
 
 The filters ``lfilter`` and ``sosfilt`` are in ``signal_filters.py``.
 """

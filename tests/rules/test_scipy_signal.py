@@ -1,0 +1,119 @@
+"""Tests of the ``scipy.signal`` rules: the case table, plus what a table cannot express."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+ss = pytest.importorskip("scipy.signal")
+
+from chainrules import NoTangent, Thunk, ZeroTangent, frule, frule_via_ad, rrule, rrule_via_ad  # noqa: E402
+from chainrules.ad import ADConfig, grad  # noqa: E402
+from chainrules.rules.scipy._errors import UnsupportedOptionError  # noqa: E402
+from chainrules.testing import case_id, test_frule, test_rrule  # noqa: E402
+from chainrules.testing.cases.scipy_signal import CASES  # noqa: E402
+from chainrules.testing.pytest_plugin import check_case  # noqa: E402
+
+PARAMS = [(c, d, m) for c in CASES for d in c.dtypes for m in ("frule", "rrule") if getattr(c, m)]
+
+
+@pytest.mark.parametrize(("case", "dtype", "mode"), PARAMS, ids=[case_id(*p) for p in PARAMS])
+def test_rule(case, dtype, mode):
+    check_case(case, dtype, mode, seed=0)
+
+
+def test_case_names_are_unique():
+    names = [c.display_name for c in CASES]
+    assert len(names) == len(set(names))
+
+
+COVERED = ["convolve", "correlate", "fftconvolve", "oaconvolve", "convolve2d", "correlate2d",
+           "lfilter", "sosfilt", "detrend"]
+
+
+@pytest.mark.parametrize("name", COVERED)
+def test_coverage(name):
+    f = getattr(ss, name)
+    assert rrule.has_rules(f) and frule.has_rules(f), f"no rules for scipy.signal.{name}"
+
+
+def sosfilt_of_free_coefficients(free, x):
+    """sosfilt with the fixed ``sos[:, 3] == 1`` column put back: every input of this
+    function can be perturbed, so the testers can check the ``sos`` cotangent."""
+    ones = np.ones((free.shape[0], 1))
+    return ss.sosfilt(np.concatenate([free[:, :3], ones, free[:, 3:]], axis=1), x)
+
+
+@pytest.mark.parametrize("n", [9, 2])
+def test_sosfilt_coefficients_through_the_ad(n):
+    free = np.delete(ss.butter(4, 0.3, output="sos"), 3, axis=1)
+    x = np.random.default_rng(0).normal(size=(2, n))
+    test_rrule(sosfilt_of_free_coefficients, free, x, rrule_f=rrule_via_ad, config=ADConfig())
+    test_frule(sosfilt_of_free_coefficients, free, x, frule_f=frule_via_ad, config=ADConfig())
+
+
+def test_sosfilt_fixed_column_gets_zero_cotangent():
+    sos = ss.butter(2, 0.3, output="sos")
+    y, pullback = rrule(ss.sosfilt, sos, np.arange(5.0))
+    sos_bar = pullback(np.ones(5))[1]
+    assert np.all(sos_bar[:, 3] == 0.0) and np.any(sos_bar[:, 4:] != 0.0)
+
+
+@pytest.mark.parametrize("boundary", ["wrap", "symm", "circular", "symmetric"])
+@pytest.mark.parametrize("f", [ss.convolve2d, ss.correlate2d])
+def test_convolve2d_other_boundaries_error(f, boundary):
+    a, b = np.ones((3, 3)), np.ones((2, 2))
+    match = re.escape(f"does not support boundary='{boundary}': only boundary='fill'")
+    with pytest.raises(UnsupportedOptionError, match=match):
+        rrule(f, a, b, boundary=boundary)
+    with pytest.raises(UnsupportedOptionError, match=re.escape("np.pad with mode='wrap'")):
+        frule((NoTangent(), a, b), f, a, b, "full", boundary)
+
+
+def test_lfilter_keyword_zi_gets_no_entry_and_positional_zi_a_cotangent():
+    b, a, x, zi = np.array([1.0, 0.5]), np.array([1.0, -0.3]), np.arange(4.0), np.array([0.2])
+    (y, zf), pullback = rrule(ss.lfilter, b, a, x, zi=zi)
+    assert len(pullback((np.ones(4), np.ones(1)))) == 4
+    _, pullback = rrule(ss.lfilter, b, a, x, -1, zi)
+    bars = pullback((np.ones(4), ZeroTangent()))
+    assert bars[4] == NoTangent() and bars[5].shape == (1,)
+
+
+def test_zero_and_thunk_cotangents_and_no_mutation():
+    a, b = np.arange(5.0), np.array([1.0, -1.0, 2.0])
+    y, pullback = rrule(ss.convolve, a, b, mode="same")
+    assert pullback(ZeroTangent()) == (NoTangent(), ZeroTangent(), ZeroTangent())
+    y_bar = np.ones_like(y)
+    bars = pullback(Thunk(lambda: y_bar))
+    assert all(isinstance(t, Thunk) for t in bars[1:])
+    np.testing.assert_array_equal(y_bar, np.ones_like(y))
+    np.testing.assert_array_equal(a, np.arange(5.0))
+    assert frule((NoTangent(), ZeroTangent(), ZeroTangent()), ss.convolve, a, b)[1] == \
+        ZeroTangent()
+
+
+def test_integer_inputs_get_no_tangent():
+    y, pullback = rrule(ss.convolve, np.arange(4), np.array([1.0, 2.0]))
+    bars = pullback(np.ones_like(y))
+    assert bars[1] == NoTangent() and bars[2].dtype == np.float64
+
+
+def test_detrend_overwrite_data_never_destroys_the_input():
+    x = np.arange(6.0) ** 2
+    y, pullback = rrule(ss.detrend, x, overwrite_data=True)
+    pullback(np.ones(6))
+    np.testing.assert_array_equal(x, np.arange(6.0) ** 2)
+
+
+def test_second_derivative_of_a_convolution_through_the_ad():
+    # d/da sum(convolve(a, a)**2) through the pullback's own (ruled) correlate calls
+    def loss(a):
+        return np.sum(ss.convolve(a, a, mode="same") ** 2)
+
+    def grad_loss(a):
+        return grad(loss)(a)
+
+    a = np.array([0.3, -1.2, 0.8, 0.5])
+    test_rrule(grad_loss, a, rrule_f=rrule_via_ad, config=ADConfig())
