@@ -11,25 +11,25 @@ from chainrules.core._errors import func_name
 class UnsupportedOptionError(ChainRulesError, NotImplementedError):
     """A SciPy function was called with an option its rule does not support.
 
-    Raised rather than returning a derivative that would be wrong, e.g.
-    ``scipy.signal.convolve2d(..., boundary="wrap")``.
+    Raised rather than returning a derivative that would be wrong, e.g. for
+    ``scipy.fft.dct`` of a complex input with a non-default ``orthogonalize``,
+    which SciPy ignores.
 
     Attributes:
         function: the function called.
-        option: the keyword, e.g. ``"boundary"``.
+        option: the keyword, e.g. ``"orthogonalize"``.
         value: the value given.
 
     Examples:
         >>> import numpy as np
-        >>> import scipy.signal
+        >>> import scipy.fft
         >>> from chainrules import rrule
         >>> from chainrules.rules.scipy._errors import UnsupportedOptionError
         >>> try:
-        ...     rrule(scipy.signal.convolve2d, np.ones((3, 3)), np.ones((2, 2)),
-        ...           boundary="wrap")
+        ...     rrule(scipy.fft.dct, np.ones(4) + 1j, orthogonalize=True)
         ... except UnsupportedOptionError as e:
         ...     print(e.option, e.value)
-        boundary wrap
+        orthogonalize True
     """
 
     def __init__(self, function: Any, option: str, value: Any, reason: str, fix: str) -> None:

@@ -5,8 +5,8 @@ n-D, real and complex, float32 kept:
 
 - ``convolve`` and ``correlate`` (every ``method``), ``fftconvolve`` and
   ``oaconvolve`` (with ``axes``, and the broadcasting of the other axes);
-- ``convolve2d`` and ``correlate2d`` with ``boundary="fill"`` and any
-  ``fillvalue``; ``"wrap"`` and ``"symm"`` raise `UnsupportedOptionError`;
+- ``convolve2d`` and ``correlate2d`` with every ``boundary``: ``"fill"`` with any
+  ``fillvalue``, ``"wrap"`` and ``"symm"``;
 - ``detrend`` (``"linear"`` with breakpoints ``bp``, ``"constant"``):
   subtracting a least-squares fit is an orthogonal projection, its own adjoint, so
   the pullback is ``detrend`` of the cotangent.
@@ -19,7 +19,9 @@ of the swapped pair). The convolution is bilinear, so with ``y_bar`` zero-padded
 to the full window: ``a_bar = correlate(y_bar, c, "valid")`` and ``c_bar =
 correlate(y_bar, a, "valid")`` (``b_bar = conj(flip(c_bar))`` for a correlation).
 A ``fillvalue`` ``v`` extends ``a`` by ``v`` outside: ``y = conv_0(a - v, c) + v
-sum(c)`` (not in ``"valid"`` mode, which never reads it). The pullbacks call
+sum(c)`` (not in ``"valid"`` mode, which never reads it); ``"wrap"`` and
+``"symm"`` make ``y`` a window of ``conv(np.pad(a, mode="wrap" or "symmetric"), c,
+"valid")``, whose pullback goes through ``np.pad``'s rule. The pullbacks call
 ``scipy.signal`` and NumPy functions that have rules, so second derivatives work
 through ``chainrules.ad``.
 
@@ -34,9 +36,8 @@ from typing import Any
 import numpy as np
 import scipy.signal as ss
 
-from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, frule, rrule
+from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, frule, rrule, unthunk
 from chainrules.rules.numpy._common import _cotangent, _dense
-from chainrules.rules.scipy._errors import UnsupportedOptionError
 
 
 def _flipconj(v: np.ndarray, axes: list) -> np.ndarray:
@@ -100,6 +101,10 @@ def _window(y_shape: tuple, a_shape: tuple, b_shape: tuple, axes: list,
     return pads
 
 
+_EXTENSIONS = {"wrap": "wrap", "circular": "wrap", "symm": "symmetric",
+               "symmetric": "symmetric"}  # convolve2d's boundary -> np.pad's mode
+
+
 def _conv_bars(y_bar: np.ndarray, a: np.ndarray, b: np.ndarray, y_shape: tuple, spec: dict,
                params: dict) -> tuple:
     """Thunks of ``(a_bar, b_bar)``, unprojected, for ``y`` a window of ``conv(a, c)``."""
@@ -107,18 +112,27 @@ def _conv_bars(y_bar: np.ndarray, a: np.ndarray, b: np.ndarray, y_shape: tuple, 
     corr_valid = spec["correlate_valid"]
     c = _flipconj(b, axes) if spec["correlation"] else b
     pads = _window(y_shape, a.shape, b.shape, axes, spec["kernel_start"])
-    # "valid" never reads the fill: not even when the kernel is the larger array
-    two_d_fill = spec["two_d"] and params.get("mode", "full") != "valid"
-    fill = params.get("fillvalue", 0) if two_d_fill else 0
+    # "valid" never reads outside a: not even when the kernel is the larger array
+    outside = spec["two_d"] and params.get("mode", "full") != "valid"
+    extension = _EXTENSIONS.get(params.get("boundary", "fill")) if outside else None
+    fill = params.get("fillvalue", 0) if outside and extension is None else 0
+    base, pad_pullback = a, None
+    if extension is not None:
+        # y is a window of conv(np.pad(a, mode=extension), c, "valid"): pad a by the
+        # kernel's length less one and shift the window by as much
+        widths = [(n - 1, n - 1) for n in b.shape]
+        base, pad_pullback = rrule(np.pad, a, widths, mode=extension)
+        pads = [(start + n - 1, stop + n - 1) for (start, stop), n in zip(pads, b.shape)]
 
     def full_cotangent() -> np.ndarray:
         return np.pad(y_bar, pads) if any(p != (0, 0) for p in pads) else y_bar
 
     def conv_a_bar() -> np.ndarray:
-        return corr_valid(full_cotangent(), c, axes, params)
+        base_bar = corr_valid(full_cotangent(), c, axes, params)
+        return base_bar if pad_pullback is None else unthunk(pad_pullback(base_bar)[1])
 
     def conv_b_bar() -> np.ndarray:
-        c_bar = corr_valid(full_cotangent(), a - fill if fill != 0 else a, axes, params)
+        c_bar = corr_valid(full_cotangent(), base - fill if fill != 0 else base, axes, params)
         if fill != 0:
             c_bar = c_bar + np.conj(fill) * np.sum(y_bar)
         return _flipconj(c_bar, axes) if spec["correlation"] else c_bar
@@ -134,24 +148,12 @@ def _swapped(spec: dict, a: Any, b: Any, params: dict) -> bool:
     return not all(p >= q for p, q in zip(np.shape(a), np.shape(b)))
 
 
-def _check_boundary(f: Any, params: dict) -> None:
-    boundary = params.get("boundary", "fill")
-    if boundary not in ("fill", "pad"):  # SciPy's aliases of "fill"
-        raise UnsupportedOptionError(
-            f, "boundary", boundary,
-            "only boundary='fill' (with any fillvalue) has a rule",
-            "Pad the input yourself (np.pad with mode='wrap' or 'symmetric') and use "
-            "mode='valid'")
-
-
 def _conv_rules(f: Any, spec: dict) -> None:
     sig = inspect.signature(f)
     name = f.__name__
 
     def conv_rrule(a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
         params = sig.bind(a, b, *args, **kwargs).arguments
-        if spec["two_d"]:
-            _check_boundary(f, params)
         y = f(a, b, *args, **kwargs)
         a_arr, b_arr = np.asarray(a), np.asarray(b)
         project_a, project_b = ProjectTo(a_arr), ProjectTo(b_arr)
@@ -183,13 +185,12 @@ def _conv_rules(f: Any, spec: dict) -> None:
 
     def conv_frule(dargs: tuple, a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
         params = sig.bind(a, b, *args, **kwargs).arguments
-        if spec["two_d"]:
-            _check_boundary(f, params)
         y = f(a, b, *args, **kwargs)
         a_dot, b_dot = _dense(dargs[1], a), _dense(dargs[2], b)
         y_dot: Any = ZeroTangent()
         if a_dot is not None:
             # the fill value does not move with a: the a-direction sees a zero fill
+            # (wrap and symm extensions are linear in a and move with it)
             zero_fill = {"fillvalue": 0} if spec["two_d"] and "fillvalue" in params else {}
             bound = sig.bind(a_dot, b, *args, **kwargs)
             bound.arguments.update(zero_fill)

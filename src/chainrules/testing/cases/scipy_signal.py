@@ -1,8 +1,9 @@
 """Rule cases for ``scipy.signal``: convolutions and correlations in every mode and
 method (odd and even lengths, the larger array second, n-D, 0-d, ``axes`` with
-broadcasting, ``fillvalue``), ``lfilter`` in ``b``, ``a``, ``x`` and ``zi`` (with
-``a[0] != 1``, short signals, ``axis``), ``sosfilt`` in ``x`` and ``zi`` (its ``sos``
-in tests/rules/test_scipy_signal.py), and ``detrend``."""
+broadcasting, ``fillvalue``, the ``wrap`` and ``symm`` boundaries), ``lfilter`` in
+``b``, ``a``, ``x`` and ``zi`` (with ``a[0] != 1``, short signals, ``axis``),
+``sosfilt`` in ``x`` and ``zi`` (its ``sos`` in tests/rules/test_scipy_signal.py),
+and ``detrend``."""
 
 from __future__ import annotations
 
@@ -67,6 +68,12 @@ def _conv_cases() -> list[Case]:
                 cases.append(Case(f, _pair(sa, sb), kwargs={"mode": mode, "fillvalue": 1.5},
                                   dtypes=_DOUBLE,
                                   name=f"{_NS}.{f.__name__}({sa}*{sb}, {mode}, fillvalue)"))
+            for boundary in ("wrap", "symm"):
+                for mode in ("full", "same"):
+                    cases.append(Case(f, _pair(sa, sb), kwargs={"mode": mode,
+                                                                 "boundary": boundary},
+                                      dtypes=_ALL if mode == "same" else _DOUBLE,
+                                      name=f"{_NS}.{f.__name__}({sa}*{sb}, {mode}, {boundary})"))
         cases.append(Case(f, _pair((4, 4), (2, 2)), kwargs={"fillvalue": 0.5 - 1.0j},
                           dtypes=("complex128",), name=f"{_NS}.{f.__name__}(complex fillvalue)"))
     return cases
