@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,7 @@ ss = pytest.importorskip("scipy.signal")
 
 from chainrules import (  # noqa: E402
     NoTangent,
+    NotImplementedTangent,
     Thunk,
     ZeroTangent,
     frule,
@@ -18,6 +21,7 @@ from chainrules import (  # noqa: E402
     unthunk,
 )
 from chainrules.ad import ADConfig, grad  # noqa: E402
+from chainrules.rules.scipy._errors import UnsupportedOptionError  # noqa: E402
 from chainrules.testing import case_id, test_frule, test_rrule  # noqa: E402
 from chainrules.testing.cases.scipy_signal import CASES  # noqa: E402
 from chainrules.testing.pytest_plugin import check_case  # noqa: E402
@@ -36,7 +40,7 @@ def test_case_names_are_unique():
 
 
 COVERED = ["convolve", "correlate", "fftconvolve", "oaconvolve", "convolve2d", "correlate2d",
-           "lfilter", "sosfilt", "detrend"]
+           "lfilter", "sosfilt", "detrend", "stft", "welch"]
 
 
 @pytest.mark.parametrize("name", COVERED)
@@ -124,3 +128,46 @@ def test_second_derivative_of_a_convolution_through_the_ad():
 
     a = np.array([0.3, -1.2, 0.8, 0.5])
     test_rrule(grad_loss, a, rrule_f=rrule_via_ad, config=ADConfig())
+
+
+@pytest.mark.parametrize("f", [ss.stft, ss.welch])
+def test_spectral_custom_detrend_error(f):
+    x = np.arange(16.0)
+    match = "does not support detrend=<function"
+    with pytest.raises(UnsupportedOptionError, match=match):
+        rrule(f, x, nperseg=8, detrend=lambda d: d)
+    with pytest.raises(UnsupportedOptionError, match="the derivative of a custom detrend"):
+        frule((NoTangent(), x), f, x, nperseg=8, detrend=lambda d: d)
+
+
+def test_welch_median_error():
+    x = np.arange(16.0)
+    with pytest.raises(UnsupportedOptionError, match=re.escape("average='median'")):
+        rrule(ss.welch, x, nperseg=8, average="median")
+
+
+@pytest.mark.parametrize("f", [ss.stft, ss.welch])
+def test_spectral_window_array_is_not_implemented(f):
+    x = np.random.default_rng(0).normal(size=16)
+    out, pullback = rrule(f, x, 1.0, np.hanning(8), nperseg=8)
+    bars = pullback(tuple(np.ones_like(o) for o in out))
+    assert isinstance(bars[3], NotImplementedTangent) and "window array" in bars[3].info
+    assert bars[1].shape == (16,)
+
+
+def test_spectral_check_refuses_a_mismatched_rebuild(monkeypatch):
+    # the guard that turns a SciPy change in the segmentation into an error
+    from chainrules.rules.scipy import signal_spectral
+
+    monkeypatch.setattr(signal_spectral._Segments, "__init__", _shifted_init(
+        signal_spectral._Segments.__init__))
+    with pytest.raises(UnsupportedOptionError, match="rebuilt segment spectra do not match"):
+        rrule(ss.stft, np.arange(20.0), nperseg=8)
+
+
+def _shifted_init(init):
+    def shifted(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.win = self.win[::-1] + 1.0
+
+    return shifted

@@ -3,7 +3,8 @@ method (odd and even lengths, the larger array second, n-D, 0-d, ``axes`` with
 broadcasting, ``fillvalue``, the ``wrap`` and ``symm`` boundaries), ``lfilter`` in
 ``b``, ``a``, ``x`` and ``zi`` (with ``a[0] != 1``, short signals, ``axis``),
 ``sosfilt`` in ``x`` and ``zi`` (its ``sos`` in tests/rules/test_scipy_signal.py),
-and ``detrend``."""
+``detrend``, and ``stft`` / ``welch`` (boundaries, padding, overlaps, ``nfft``,
+detrending, scalings, two-sided spectra, ``fs``)."""
 
 from __future__ import annotations
 
@@ -157,5 +158,44 @@ def _detrend_cases() -> list[Case]:
     ]
 
 
+def _spectral_cases() -> list[Case]:
+    cases: list[Case] = []
+
+    def signal(shape: tuple, fs: bool = False) -> Any:
+        def args(rng: Any, dt: Any) -> tuple:
+            x = arr(rng, dt, shape)
+            return (x, float(rng.uniform(0.5, 3.0))) if fs else (x,)
+
+        return args
+
+    for f, variants in (
+        (ss.stft, ({"nperseg": 8}, {"nperseg": 8, "boundary": "even"},
+                   {"nperseg": 7, "noverlap": 3, "boundary": "odd", "nfft": 10},
+                   {"nperseg": 8, "boundary": "constant", "padded": False},
+                   {"nperseg": 6, "boundary": None, "detrend": "linear", "scaling": "psd"},
+                   {"nperseg": 4, "noverlap": 0, "detrend": "constant"},
+                   {"nperseg": 8, "return_onesided": False})),
+        (ss.welch, ({"nperseg": 8}, {"nperseg": 7, "noverlap": 3, "nfft": 10},
+                    {"nperseg": 8, "scaling": "spectrum", "detrend": "linear"},
+                    {"nperseg": 6, "detrend": False, "nfft": 9},
+                    {"nperseg": 8, "return_onesided": False})),
+    ):
+        for kw in variants:
+            tag = ", ".join(f"{k}={v}" for k, v in kw.items())
+            dtypes = _ALL if kw.get("return_onesided") is False else ("float64", "float32")
+            cases.append(Case(f, signal((2, 30)), kwargs=kw, dtypes=dtypes,
+                              name=f"{_NS}.{f.__name__}({tag})"))
+        cases += [
+            Case(f, signal((25, 2)), kwargs={"nperseg": 5, "noverlap": 1, "axis": 0},
+                 dtypes=("float64",), name=f"{_NS}.{f.__name__}(axis=0)"),
+            Case(f, signal((20,), fs=True), kwargs={"nperseg": 8}, dtypes=("float64",),
+                 name=f"{_NS}.{f.__name__}(fs positional)"),
+            Case(f, signal((20,), fs=True),
+                 kwargs={"nperseg": 8, "scaling": "psd" if f is ss.stft else "density"},
+                 dtypes=("float64",), name=f"{_NS}.{f.__name__}(fs positional, density)"),
+        ]
+    return cases
+
+
 CASES: list[Case] = [] if ss is None else [*_conv_cases(), *_filter_cases(),
-                                            *_detrend_cases()]
+                                            *_detrend_cases(), *_spectral_cases()]

@@ -1,0 +1,319 @@
+"""Rules for the spectral analysis of ``scipy.signal``: ``stft`` and ``welch``.
+
+Both cut the signal into overlapping segments: boundary extension by
+``nperseg // 2`` (``stft``'s ``"zeros"``, ``"even"``, ``"odd"``, ``"constant"`` are
+``np.pad``'s ``constant``, ``reflect``, odd ``reflect`` and ``edge``), zero padding to
+whole segments (``padded``), framing, per-segment ``detrend`` (``False``,
+``"constant"``, ``"linear"``), window, then ``rfft`` (``fft`` for two-sided
+spectra) of length ``nfft``. That chain ``S = F(x)`` is linear; its adjoint runs
+the steps backwards: the FFT adjoint of ``rules/numpy/_fft.py``, the window, the
+self-adjoint detrend projection, an overlap-add of the segments, the truncation of
+the padding and ``np.pad``'s pullback.
+
+- ``stft`` returns ``(f, t, Zxx)`` with ``Zxx = scale * F(x)``: ``x_bar =
+  F^H(scale * Zxx_bar)``.
+- ``welch`` returns ``(f, Pxx)`` with ``Pxx = c * w * mean_s |F(x)_s|^2`` (``w``
+  doubles the one-sided bins that stand for two): ``S_bar = 2 c w S Pxx_bar /
+  n_segments``, then ``x_bar = F^H(S_bar)``; ``average="median"`` raises
+  `UnsupportedOptionError`.
+
+The sample rate ``fs`` (positional) is differentiable: ``f`` scales with it, ``t``
+with its inverse, and the ``"psd"`` / ``"density"`` scalings with its inverse
+square root / inverse. A window given as an array positionally gets a
+``not_implemented`` cotangent; a callable ``detrend`` raises
+`UnsupportedOptionError` (its derivative is unknown). The rules rebuild ``F(x)``
+and check it against SciPy's output, so a SciPy change in the segmentation raises
+an error instead of producing a wrong derivative.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+import scipy.signal as ss
+
+from chainrules.core import (
+    NoTangent,
+    ProjectTo,
+    Tangent,
+    ZeroTangent,
+    frule,
+    not_implemented,
+    rrule,
+    unthunk,
+)
+from chainrules.rules.numpy._common import _cotangent, _dense
+from chainrules.rules.numpy._fft import fft_adjoint, rfft_adjoint
+from chainrules.rules.scipy._errors import UnsupportedOptionError
+
+_EXTENSIONS = {"zeros": {"mode": "constant"}, "even": {"mode": "reflect"},
+               "odd": {"mode": "reflect", "reflect_type": "odd"},
+               "constant": {"mode": "edge"}}
+
+
+class _Segments:
+    """The linear map ``F`` from a signal (last axis) to its windowed segment spectra."""
+
+    def __init__(self, f: Any, x: np.ndarray, params: dict, boundary: Any,
+                 padded: bool) -> None:
+        window = params.get("window", "hann_periodic")
+        nperseg = params.get("nperseg")
+        n = x.shape[-1]
+        if isinstance(window, (str, tuple)):
+            nperseg = 256 if nperseg is None else int(nperseg)
+            nperseg = min(nperseg, n)  # SciPy warns and shortens it the same way
+            self.win = ss.get_window(window, nperseg)
+        else:
+            self.win = np.asarray(window)
+            nperseg = self.win.shape[0]
+        self.nperseg = nperseg
+        noverlap = params.get("noverlap")
+        self.nstep = nperseg - (nperseg // 2 if noverlap is None else int(noverlap))
+        nfft = params.get("nfft")
+        self.nfft = nperseg if nfft is None else int(nfft)
+        detrend = params.get("detrend", False)
+        if callable(detrend):
+            raise UnsupportedOptionError(
+                f, "detrend", detrend, "the derivative of a custom detrend function is "
+                "unknown", "Use detrend=False, 'constant' or 'linear', or detrend the "
+                "signal yourself first")
+        self.detrend = detrend or None
+        self.twosided = not params.get("return_onesided", True) or np.iscomplexobj(x)
+        self.boundary = boundary
+        self.n = n
+        ext = n + (2 * (nperseg // 2) if boundary is not None else 0)
+        self.nadd = (-(ext - nperseg) % self.nstep) % nperseg if padded else 0
+        self.length = ext + self.nadd
+        self.nseg = (self.length - nperseg) // self.nstep + 1
+
+    def __call__(self, x: np.ndarray) -> tuple:
+        """``(F(x), pad_pullback)``: the segment spectra ``(..., nseg, nfreq)``."""
+        pad_pullback = None
+        if self.boundary is not None:
+            x, pad_pullback = rrule(np.pad, x, [(0, 0)] * (x.ndim - 1) + [
+                (self.nperseg // 2, self.nperseg // 2)], **_EXTENSIONS[self.boundary])
+        if self.nadd:
+            x = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, self.nadd)])
+        idx = np.arange(self.nseg)[:, None] * self.nstep + np.arange(self.nperseg)
+        segs = x[..., idx]
+        if self.detrend is not None:
+            segs = ss.detrend(segs, type=self.detrend, axis=-1)
+        segs = segs * self.win
+        spectrum = np.fft.fft if self.twosided else np.fft.rfft
+        return spectrum(segs, n=self.nfft, axis=-1), pad_pullback
+
+    def adjoint(self, s_bar: np.ndarray, pad_pullback: Any) -> np.ndarray:
+        adjoint = fft_adjoint if self.twosided else rfft_adjoint
+        seg_bar = adjoint(s_bar, self.nperseg, self.nfft, -1, "backward")
+        seg_bar = seg_bar * np.conj(self.win)
+        if self.detrend is not None:  # an orthogonal projection: its own adjoint
+            seg_bar = ss.detrend(seg_bar, type=self.detrend, axis=-1)
+        x_bar = self._overlap_add(seg_bar)[..., :self.length - self.nadd]
+        if pad_pullback is not None:
+            x_bar = unthunk(pad_pullback(x_bar)[1])
+        return x_bar
+
+    def _overlap_add(self, seg_bar: np.ndarray) -> np.ndarray:
+        # segment s covers [s * nstep, s * nstep + nperseg): add it in nstep-long blocks,
+        # block k of every segment landing on one strided stretch (no in-place writes)
+        batch = [(0, 0)] * (seg_bar.ndim - 2)
+        total = 0
+        for k in range(-(-self.nperseg // self.nstep)):
+            block = seg_bar[..., k * self.nstep:(k + 1) * self.nstep]
+            block = np.pad(block, [*batch, (0, 0), (0, self.nstep - block.shape[-1])])
+            flat = block.reshape(*block.shape[:-2], self.nseg * self.nstep)
+            start = k * self.nstep
+            stop = self.length + self.nstep * (1 + -(-self.nperseg // self.nstep))
+            total = total + np.pad(flat, [*batch, (start, stop - start - flat.shape[-1])])
+        return total[..., :self.length]
+
+
+def _check(f: Any, ours: np.ndarray, theirs: np.ndarray) -> None:
+    if ours.shape != theirs.shape or not np.allclose(ours, theirs, rtol=1e-4, atol=1e-6 * (
+            1 + float(np.max(np.abs(theirs), initial=0.0)))):
+        raise UnsupportedOptionError(
+            f, "segmentation", "as called", "the rule's rebuilt segment spectra do not match "
+            "SciPy's output for these options", "Please report the call; differentiate "
+            "a NumPy version of the transform meanwhile")
+
+
+def _moved(z: np.ndarray, axis: int) -> np.ndarray:
+    """SciPy's layout (frequency at ``axis``, segments last) -> ours (..., seg, freq)."""
+    return np.moveaxis(z, axis - 1 if axis < 0 else axis, -1)
+
+
+def _unmoved(z: np.ndarray, axis: int) -> np.ndarray:
+    return np.moveaxis(z, -1, axis - 1 if axis < 0 else axis)
+
+
+def _window_bar(args: tuple) -> Any:
+    window = args[1] if len(args) >= 2 else None
+    if window is None or isinstance(window, (str, tuple)):
+        return NoTangent()
+    return not_implemented("the derivative of stft/welch with respect to the window array")
+
+
+# -------------------------------------------------------------------- stft
+
+_STFT = inspect.signature(ss.stft)
+
+
+def _stft_parts(x: Any, args: tuple, kwargs: dict) -> tuple:
+    params = _STFT.bind(x, *args, **kwargs).arguments
+    out = ss.stft(x, *args, **kwargs)
+    x_arr = np.asarray(x)
+    axis = params.get("axis", -1)
+    xm = np.moveaxis(x_arr, axis, -1)
+    seg = _Segments(ss.stft, xm, params, params.get("boundary", "zeros"),
+                    params.get("padded", True))
+    fs = params.get("fs", 1.0)
+    win = seg.win
+    psd = params.get("scaling", "spectrum") == "psd"
+    scale = 1 / np.sqrt(fs * np.sum(win * win)) if psd else 1 / np.sum(win)
+    spectra, pad_pullback = seg(xm)
+    _check(ss.stft, scale * spectra, _moved(out[2], axis))
+    return out, x_arr, axis, seg, fs, scale, psd, pad_pullback
+
+
+@rrule.register(ss.stft)
+def stft_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
+    out, x_arr, axis, seg, fs, scale, psd, pad_pullback = _stft_parts(x, args, kwargs)
+    f, t, z = out
+    project_x = ProjectTo(x_arr)
+    project_fs = ProjectTo(args[0]) if args else None
+
+    def stft_pullback(out_bar: Any) -> tuple:
+        out_bar = unthunk(out_bar)
+        if isinstance(out_bar, (ZeroTangent, NoTangent)):
+            bars = [ZeroTangent()] * (len(args) + 1)
+        else:
+            f_bar, t_bar, z_bar = (_cotangent(out_bar[i]) for i in range(3))
+            x_bar: Any = ZeroTangent()
+            if z_bar is not None:
+                s_bar = _moved(z_bar, axis) * scale
+                x_bar = project_x(np.moveaxis(seg.adjoint(s_bar, pad_pullback), -1, axis))
+            bars = [x_bar]
+            if args:  # f = k fs / nfft, t = (...) / fs, Zxx ~ fs^(-1/2) under "psd"
+                fs_bar = 0.0
+                if f_bar is not None:
+                    fs_bar += np.sum(f_bar * f) / fs
+                if t_bar is not None:
+                    fs_bar -= np.sum(t_bar * t) / fs
+                if psd and z_bar is not None:
+                    fs_bar -= np.real(np.vdot(z, z_bar)) / (2 * fs)
+                bars.append(project_fs(fs_bar))
+            bars += [_window_bar(args)] if len(args) >= 2 else []
+        bars += [NoTangent()] * (len(args) + 1 - len(bars))
+        return (NoTangent(), *bars[:len(args) + 1])
+
+    return out, stft_pullback
+
+
+@frule.register(ss.stft)
+def stft_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
+    out, _, axis, seg, fs, scale, psd, _ = _stft_parts(x, args, kwargs)
+    f, t, z = out
+    x_dot = _dense(dargs[1], x)
+    fs_dot = _dense(dargs[2], args[0]) if args else None
+    if x_dot is None and fs_dot is None:
+        return out, ZeroTangent()
+    z_dot = np.zeros_like(z)
+    if x_dot is not None:
+        spectra, _ = seg(np.moveaxis(x_dot, axis, -1))
+        z_dot = z_dot + _unmoved(scale * spectra, axis)
+    f_dot, t_dot = np.zeros_like(f), np.zeros_like(t)
+    if fs_dot is not None:
+        f_dot, t_dot = f * (fs_dot / fs), t * (-fs_dot / fs)
+        if psd:
+            z_dot = z_dot - z * (fs_dot / (2 * fs))
+    return out, Tangent[tuple](f_dot, t_dot, z_dot.astype(z.dtype, copy=False))
+
+
+# ------------------------------------------------------------------- welch
+
+_WELCH = inspect.signature(ss.welch)
+
+
+def _welch_parts(x: Any, args: tuple, kwargs: dict) -> tuple:
+    params = _WELCH.bind(x, *args, **kwargs).arguments
+    average = params.get("average", "mean")
+    if average != "mean":
+        raise UnsupportedOptionError(
+            ss.welch, "average", average, "only the mean of the segment periodograms has "
+            "a rule", "Use average='mean'")
+    out = ss.welch(x, *args, **kwargs)
+    x_arr = np.asarray(x)
+    axis = params.get("axis", -1)
+    xm = np.moveaxis(x_arr, axis, -1)
+    params.setdefault("detrend", "constant")
+    seg = _Segments(ss.welch, xm, params, None, False)
+    fs = params.get("fs", 1.0)
+    win = seg.win
+    density = params.get("scaling", "density") == "density"
+    scale = 1 / (fs * np.sum(win * win)) if density else 1 / np.sum(win) ** 2
+    weights = np.ones(seg.nfft // 2 + 1 if not seg.twosided else seg.nfft)
+    if not seg.twosided:  # the one-sided bins that also stand for their mirror image
+        weights[1:] = 2.0
+        if seg.nfft % 2 == 0:
+            weights[-1] = 1.0
+    spectra, _ = seg(xm)
+    c = scale * weights / seg.nseg
+    _check(ss.welch, np.sum(c * np.abs(spectra) ** 2, axis=-2), np.moveaxis(out[1], axis, -1))
+    return out, x_arr, axis, seg, fs, density, spectra, c
+
+
+@rrule.register(ss.welch)
+def welch_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
+    out, x_arr, axis, seg, fs, density, spectra, c = _welch_parts(x, args, kwargs)
+    f, p = out
+    project_x = ProjectTo(x_arr)
+    project_fs = ProjectTo(args[0]) if args else None
+
+    def welch_pullback(out_bar: Any) -> tuple:
+        out_bar = unthunk(out_bar)
+        if isinstance(out_bar, (ZeroTangent, NoTangent)):
+            bars = [ZeroTangent()] * (len(args) + 1)
+        else:
+            f_bar, p_bar = _cotangent(out_bar[0]), _cotangent(out_bar[1])
+            x_bar: Any = ZeroTangent()
+            if p_bar is not None:
+                # d|S|^2 = 2 Re(conj(S) dS): the cotangent of S is 2 S times that of |S|^2
+                pm_bar = np.real(np.moveaxis(p_bar, axis, -1))[..., None, :]
+                s_bar = 2 * c * pm_bar * spectra
+                x_bar = project_x(np.moveaxis(seg.adjoint(s_bar, None), -1, axis))
+            bars = [x_bar]
+            if args:  # f = k fs / nfft; the "density" scaling is 1 / fs
+                fs_bar = 0.0
+                if f_bar is not None:
+                    fs_bar += np.sum(f_bar * f) / fs
+                if density and p_bar is not None:
+                    fs_bar -= np.sum(np.real(p_bar) * p) / fs
+                bars.append(project_fs(fs_bar))
+            bars += [_window_bar(args)] if len(args) >= 2 else []
+        bars += [NoTangent()] * (len(args) + 1 - len(bars))
+        return (NoTangent(), *bars[:len(args) + 1])
+
+    return out, welch_pullback
+
+
+@frule.register(ss.welch)
+def welch_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
+    out, _, axis, seg, fs, density, spectra, c = _welch_parts(x, args, kwargs)
+    f, p = out
+    x_dot = _dense(dargs[1], x)
+    fs_dot = _dense(dargs[2], args[0]) if args else None
+    if x_dot is None and fs_dot is None:
+        return out, ZeroTangent()
+    p_dot = np.zeros_like(p)
+    if x_dot is not None:
+        s_dot, _ = seg(np.moveaxis(x_dot, axis, -1))
+        pm_dot = np.sum(2 * c * np.real(np.conj(spectra) * s_dot), axis=-2)
+        p_dot = p_dot + np.moveaxis(pm_dot, -1, axis)
+    f_dot = np.zeros_like(f)
+    if fs_dot is not None:
+        f_dot = f * (fs_dot / fs)
+        if density:
+            p_dot = p_dot - p * (fs_dot / fs)
+    return out, Tangent[tuple](f_dot, p_dot.astype(p.dtype, copy=False))
