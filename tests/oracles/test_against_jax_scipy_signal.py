@@ -48,6 +48,14 @@ SIGNAL = [
     R("detrend_linear", ss.detrend, jsig.detrend, N(3, 8)),
     R("detrend_constant_axis0", ss.detrend, jsig.detrend, N(6, 3),
       kw=dict(axis=0, type="constant")),
+    # the window named explicitly: SciPy's default name ("hann_periodic") is newer than JAX's
+    R("stft", ss.stft, jsig.stft, N(2, 30), kw=dict(nperseg=8, window="hann")),
+    R("stft_even", ss.stft, jsig.stft, N(30), kw=dict(nperseg=7, noverlap=3,
+                                                      boundary="even", window="hann")),
+    R("welch", ss.welch, jsig.welch, N(2, 30), kw=dict(nperseg=8, window="hann")),
+    R("welch_linear_nfft", ss.welch, jsig.welch, N(30), kw=dict(nperseg=8, nfft=10,
+                                                               detrend="linear",
+                                                               window="hann")),
 ]
 
 # jax.scipy.fft has the type-2 transforms only
