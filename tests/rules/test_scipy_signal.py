@@ -171,3 +171,12 @@ def _shifted_init(init):
         self.win = self.win[::-1] + 1.0
 
     return shifted
+
+
+def test_discrete_outputs_are_non_differentiable():
+    x = np.array([0.0, 2.0, 1.0, 3.0, 0.5])
+    _, pullback = rrule(ss.argrelmax, x)
+    assert pullback((np.zeros(2),)) == (NoTangent(), NoTangent())
+    _, pullback = rrule(ss.correlation_lags, 5, 3)
+    assert pullback(np.ones(7)) == (NoTangent(),) * 3
+    assert frule((NoTangent(), NoTangent()), ss.unit_impulse, 4)[1] == NoTangent()

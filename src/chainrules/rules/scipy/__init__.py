@@ -1,1 +1,2 @@
-"""Rules for SciPy: special functions, linalg, sparse (loaded only when SciPy imports)."""
+"""Rules for SciPy: special functions, linalg, sparse, fft, signal (loaded only when SciPy
+imports)."""

@@ -25,7 +25,12 @@ sum(c)`` (not in ``"valid"`` mode, which never reads it); ``"wrap"`` and
 ``scipy.signal`` and NumPy functions that have rules, so second derivatives work
 through ``chainrules.ad``.
 
-The filters ``lfilter`` and ``sosfilt`` are in ``signal_filters.py``.
+``argrelextrema``, ``argrelmax``, ``argrelmin``, ``correlation_lags``,
+``check_COLA``, ``check_NOLA``, ``choose_conv_method``, ``max_len_seq`` and
+``unit_impulse`` return indices, flags or fixed sequences: non-differentiable.
+
+The filters ``lfilter`` and ``sosfilt`` are in ``signal_filters.py``, ``stft`` and
+``welch`` in ``signal_spectral.py``.
 """
 
 from __future__ import annotations
@@ -36,7 +41,16 @@ from typing import Any
 import numpy as np
 import scipy.signal as ss
 
-from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, frule, rrule, unthunk
+from chainrules.core import (
+    NoTangent,
+    ProjectTo,
+    Thunk,
+    ZeroTangent,
+    frule,
+    non_differentiable,
+    rrule,
+    unthunk,
+)
 from chainrules.rules.numpy._common import _cotangent, _dense
 
 
@@ -257,3 +271,10 @@ def detrend_frule(dargs: tuple, data: Any, *args: Any, **kwargs: Any) -> Any:
     if data_dot is None:
         return y, ZeroTangent()
     return y, _detrend_call(data_dot, params).astype(y.dtype, copy=False)
+
+
+# ------------------------------------------------------- discrete outputs
+# indices, lags, booleans, method names and 0/1 sequences: nothing to differentiate
+for _f in (ss.argrelextrema, ss.argrelmax, ss.argrelmin, ss.correlation_lags, ss.check_COLA,
+           ss.check_NOLA, ss.choose_conv_method, ss.max_len_seq, ss.unit_impulse):
+    non_differentiable(_f)
