@@ -2,7 +2,7 @@
 
 Each module registers the rules of one domain right under their code:
 ``stdlib/`` (math, cmath, operator, builtins), ``numpy/`` (ufuncs, reductions,
-shape, indexing, linalg, fft) and ``scipy/`` (special, linalg, sparse, fft, signal). Every
+shape, indexing, linalg, fft) and ``scipy/`` (special, linalg, sparse). Every
 module in these packages is imported here; ``scipy/`` only when SciPy imports.
 """
 

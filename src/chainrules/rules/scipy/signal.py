@@ -1,4 +1,4 @@
-"""Rules for ``scipy.signal``: convolutions and ``detrend``.
+"""Rules for ``scipy.signal``: convolutions, ``detrend`` and discrete outputs.
 
 Covered with frule + rrule, every ``mode`` (``"full"``, ``"same"``, ``"valid"``),
 n-D, real and complex, float32 kept:
