@@ -40,7 +40,7 @@ def test_case_names_are_unique():
 
 
 COVERED = ["convolve", "correlate", "fftconvolve", "oaconvolve", "convolve2d", "correlate2d",
-           "lfilter", "sosfilt", "detrend", "stft", "welch"]
+           "lfilter", "sosfilt", "detrend", "stft", "istft", "welch"]
 
 
 @pytest.mark.parametrize("name", COVERED)

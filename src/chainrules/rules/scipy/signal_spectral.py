@@ -1,4 +1,4 @@
-"""Rules for the spectral analysis of ``scipy.signal``: ``stft`` and ``welch``.
+"""Rules for the spectral analysis of ``scipy.signal``: ``stft``, ``istft``, ``welch``.
 
 Both cut the signal into overlapping segments: boundary extension by
 ``nperseg // 2`` (``stft``'s ``"zeros"``, ``"even"``, ``"odd"``, ``"constant"`` are
@@ -12,6 +12,10 @@ the padding and ``np.pad``'s pullback.
 
 - ``stft`` returns ``(f, t, Zxx)`` with ``Zxx = scale * F(x)``: ``x_bar =
   F^H(scale * Zxx_bar)``.
+- ``istft`` (linear in ``Zxx``) runs the inverse FFT of each segment, windows
+  them, overlap-adds and divides by the overlap-added squared window; its adjoint
+  divides, cuts the segments back out, windows them and applies the inverse FFT's
+  adjoint.
 - ``welch`` returns ``(f, Pxx)`` with ``Pxx = c * w * mean_s |F(x)_s|^2`` (``w``
   doubles the one-sided bins that stand for two): ``S_bar = 2 c w S Pxx_bar /
   n_segments``, then ``x_bar = F^H(S_bar)``; ``average="median"`` raises
@@ -45,7 +49,7 @@ from chainrules.core import (
     unthunk,
 )
 from chainrules.rules.numpy._common import _cotangent, _dense
-from chainrules.rules.numpy._fft import fft_adjoint, rfft_adjoint
+from chainrules.rules.numpy._fft import fft_adjoint, ifft_adjoint, irfft_adjoint, rfft_adjoint
 from chainrules.rules.scipy._errors import UnsupportedOptionError
 
 _EXTENSIONS = {"zeros": {"mode": "constant"}, "even": {"mode": "reflect"},
@@ -116,18 +120,25 @@ class _Segments:
         return x_bar
 
     def _overlap_add(self, seg_bar: np.ndarray) -> np.ndarray:
-        # segment s covers [s * nstep, s * nstep + nperseg): add it in nstep-long blocks,
-        # block k of every segment landing on one strided stretch (no in-place writes)
-        batch = [(0, 0)] * (seg_bar.ndim - 2)
-        total = 0
-        for k in range(-(-self.nperseg // self.nstep)):
-            block = seg_bar[..., k * self.nstep:(k + 1) * self.nstep]
-            block = np.pad(block, [*batch, (0, 0), (0, self.nstep - block.shape[-1])])
-            flat = block.reshape(*block.shape[:-2], self.nseg * self.nstep)
-            start = k * self.nstep
-            stop = self.length + self.nstep * (1 + -(-self.nperseg // self.nstep))
-            total = total + np.pad(flat, [*batch, (start, stop - start - flat.shape[-1])])
-        return total[..., :self.length]
+        return _overlap_add(seg_bar, self.nstep, self.length)
+
+
+def _overlap_add(seg_bar: np.ndarray, nstep: int, length: int) -> np.ndarray:
+    """Sum segments ``(..., nseg, nperseg)`` starting every ``nstep`` into ``length``
+    samples: in ``nstep``-long blocks, block ``k`` of every segment landing on one
+    strided stretch (no in-place writes, so the AD can trace it)."""
+    nseg, nperseg = seg_bar.shape[-2:]
+    batch = [(0, 0)] * (seg_bar.ndim - 2)
+    blocks = -(-nperseg // nstep)
+    stop = max(length, (nseg + blocks) * nstep)
+    total: Any = 0
+    for k in range(blocks):
+        block = seg_bar[..., k * nstep:(k + 1) * nstep]
+        block = np.pad(block, [*batch, (0, 0), (0, nstep - block.shape[-1])])
+        flat = block.reshape(*block.shape[:-2], nseg * nstep)
+        start = k * nstep
+        total = total + np.pad(flat, [*batch, (start, stop - start - flat.shape[-1])])
+    return total[..., :length]
 
 
 def _check(f: Any, ours: np.ndarray, theirs: np.ndarray) -> None:
@@ -317,3 +328,121 @@ def welch_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
         if density:
             p_dot = p_dot - p * (fs_dot / fs)
     return out, Tangent[tuple](f_dot, p_dot.astype(p.dtype, copy=False))
+
+
+# ------------------------------------------------------------------- istft
+
+_ISTFT = inspect.signature(ss.istft)
+
+
+class _Inverse:
+    """``istft``'s map from ``Zxx`` (as ``(..., freq, seg)``) to the signal (last axis)."""
+
+    def __init__(self, z: np.ndarray, params: dict) -> None:
+        ndim = z.ndim
+        fa = int(params.get("freq_axis", -2)) % ndim
+        ta = int(params.get("time_axis", -1)) % ndim
+        self.perm = [i for i in range(ndim) if i not in (fa, ta)] + [fa, ta]
+        # where SciPy puts the time axis of x
+        self.x_axis = None if ta == ndim - 1 or ndim == 2 else (ta - 1 if fa < ta else ta)
+        self.onesided = params.get("input_onesided", True)
+        nfreq, self.nseg = z.shape[fa], z.shape[ta]
+        self.nfreq = nfreq
+        n_default = 2 * (nfreq - 1) if self.onesided else nfreq
+        nperseg = params.get("nperseg")
+        window = params.get("window", "hann_periodic")
+        nperseg = n_default if nperseg is None else int(nperseg)
+        nfft = params.get("nfft")
+        if nfft is None:
+            nfft = nperseg if self.onesided and nperseg == n_default + 1 else n_default
+        self.nperseg, self.nfft = nperseg, int(nfft)
+        noverlap = params.get("noverlap")
+        self.nstep = nperseg - (nperseg // 2 if noverlap is None else int(noverlap))
+        self.win = ss.get_window(window, nperseg) if isinstance(window, (str, tuple)) \
+            else np.asarray(window)
+        fs = params.get("fs", 1.0)
+        self.fs = fs
+        self.psd = params.get("scaling", "spectrum") == "psd"
+        self.scale = np.sqrt(fs * np.sum(self.win ** 2)) if self.psd else np.sum(self.win)
+        self.length = nperseg + (self.nseg - 1) * self.nstep
+        norm = _overlap_add(np.broadcast_to(self.win ** 2, (self.nseg, nperseg)), self.nstep,
+                            self.length)
+        self.cut = nperseg // 2 if params.get("boundary", True) else 0
+        norm = norm[self.cut:self.length - self.cut]
+        self.norm = np.where(norm > 1e-10, norm, 1.0)
+
+    def __call__(self, z: np.ndarray) -> np.ndarray:
+        zm = np.transpose(z, self.perm)
+        inverse = np.fft.irfft if self.onesided else np.fft.ifft
+        subs = inverse(zm, n=self.nfft, axis=-2)[..., :self.nperseg, :] * self.scale
+        x = _overlap_add(np.swapaxes(subs, -1, -2) * self.win, self.nstep, self.length)
+        return x[..., self.cut:self.length - self.cut] / self.norm
+
+    def adjoint(self, x_bar: np.ndarray) -> np.ndarray:
+        g = x_bar / self.norm
+        g = np.pad(g, [(0, 0)] * (g.ndim - 1) + [(self.cut, self.cut)])
+        idx = np.arange(self.nseg)[:, None] * self.nstep + np.arange(self.nperseg)
+        frames = g[..., idx] * np.conj(self.win) * self.scale  # (..., seg, nperseg)
+        subs_bar = np.pad(np.swapaxes(frames, -1, -2),
+                          [(0, 0)] * (g.ndim - 1) + [(0, self.nfft - self.nperseg), (0, 0)])
+        adjoint = irfft_adjoint if self.onesided else ifft_adjoint
+        zm_bar = adjoint(subs_bar, self.nfreq, self.nfft, -2, "backward")
+        return np.transpose(zm_bar, np.argsort(self.perm))
+
+    def to_last(self, x: np.ndarray) -> np.ndarray:
+        return x if self.x_axis is None else np.moveaxis(x, self.x_axis, -1)
+
+
+@rrule.register(ss.istft)
+def istft_rrule(zxx: Any, *args: Any, **kwargs: Any) -> Any:
+    params = _ISTFT.bind(zxx, *args, **kwargs).arguments
+    out = ss.istft(zxx, *args, **kwargs)
+    t, x = out
+    z_arr = np.asarray(zxx)
+    inv = _Inverse(z_arr, params)
+    _check(ss.istft, inv(z_arr), inv.to_last(x))
+    project_z = ProjectTo(z_arr)
+    project_fs = ProjectTo(args[0]) if args else None
+
+    def istft_pullback(out_bar: Any) -> tuple:
+        out_bar = unthunk(out_bar)
+        if isinstance(out_bar, (ZeroTangent, NoTangent)):
+            bars = [ZeroTangent()] * (len(args) + 1)
+        else:
+            t_bar, x_bar = _cotangent(out_bar[0]), _cotangent(out_bar[1])
+            z_bar: Any = ZeroTangent()
+            if x_bar is not None:
+                z_bar = project_z(inv.adjoint(inv.to_last(x_bar)))
+            bars = [z_bar]
+            if args:  # t = n / fs; the "psd" scaling is sqrt(fs)
+                fs_bar = 0.0
+                if t_bar is not None:
+                    fs_bar -= np.sum(t_bar * t) / inv.fs
+                if inv.psd and x_bar is not None:
+                    fs_bar += np.real(np.vdot(x, x_bar)) / (2 * inv.fs)
+                bars.append(project_fs(fs_bar))
+            bars += [_window_bar(args)] if len(args) >= 2 else []
+        bars += [NoTangent()] * (len(args) + 1 - len(bars))
+        return (NoTangent(), *bars[:len(args) + 1])
+
+    return out, istft_pullback
+
+
+@frule.register(ss.istft)
+def istft_frule(dargs: tuple, zxx: Any, *args: Any, **kwargs: Any) -> Any:
+    params = _ISTFT.bind(zxx, *args, **kwargs).arguments
+    out = ss.istft(zxx, *args, **kwargs)
+    t, x = out
+    z_dot = _dense(dargs[1], zxx)
+    fs_dot = _dense(dargs[2], args[0]) if args else None
+    if z_dot is None and fs_dot is None:
+        return out, ZeroTangent()
+    # linear in Zxx: the pushforward is istft of the tangent
+    x_dot = np.zeros_like(x) if z_dot is None else ss.istft(z_dot, *args, **kwargs)[1]
+    t_dot = np.zeros_like(t)
+    if fs_dot is not None:
+        fs = params.get("fs", 1.0)
+        t_dot = t * (-fs_dot / fs)
+        if params.get("scaling", "spectrum") == "psd":
+            x_dot = x_dot + x * (fs_dot / (2 * fs))
+    return out, Tangent[tuple](t_dot, np.asarray(x_dot).astype(x.dtype, copy=False))

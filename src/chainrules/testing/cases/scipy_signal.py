@@ -3,7 +3,7 @@ method (odd and even lengths, the larger array second, n-D, 0-d, ``axes`` with
 broadcasting, ``fillvalue``, the ``wrap`` and ``symm`` boundaries), ``lfilter`` in
 ``b``, ``a``, ``x`` and ``zi`` (with ``a[0] != 1``, short signals, ``axis``),
 ``sosfilt`` in ``x`` and ``zi`` (its ``sos`` in tests/rules/test_scipy_signal.py),
-``detrend``, and ``stft`` / ``welch`` (boundaries, padding, overlaps, ``nfft``,
+``detrend``, and ``stft`` / ``istft`` / ``welch`` (boundaries, padding, overlaps, ``nfft``,
 detrending, scalings, two-sided spectra, ``fs``)."""
 
 from __future__ import annotations
@@ -194,6 +194,19 @@ def _spectral_cases() -> list[Case]:
                  kwargs={"nperseg": 8, "scaling": "psd" if f is ss.stft else "density"},
                  dtypes=("float64",), name=f"{_NS}.{f.__name__}(fs positional, density)"),
         ]
+    for kw, shape in (({}, (5, 9)), ({}, (2, 5, 9)), ({"nperseg": 7, "noverlap": 3}, (4, 8)),
+                      ({"scaling": "psd"}, (5, 9)), ({"nperseg": 8, "nfft": 10}, (5, 9)),
+                      ({"input_onesided": False}, (8, 9)),
+                      ({"time_axis": 0, "freq_axis": 1}, (9, 5)),
+                      ({"freq_axis": 0, "time_axis": 2}, (5, 3, 9)),
+                      ({"boundary": False, "window": "hamming"}, (5, 9))):
+        tag = ", ".join(f"{k}={v}" for k, v in kw.items()) or "default"
+        cases.append(Case(ss.istft, lambda rng, dt, shape=shape: (arr(rng, dt, shape),),
+                          kwargs=kw, dtypes=("complex128", "complex64", "float64"),
+                          name=f"{_NS}.istft({tag}, {shape})"))
+    cases.append(Case(ss.istft, signal((5, 9), fs=True), kwargs={"scaling": "psd"},
+                      dtypes=("float64", "complex128"),
+                      name=f"{_NS}.istft(fs positional, psd)"))
     return cases
 
 
