@@ -180,3 +180,10 @@ def test_discrete_outputs_are_non_differentiable():
     _, pullback = rrule(ss.correlation_lags, 5, 3)
     assert pullback(np.ones(7)) == (NoTangent(),) * 3
     assert frule((NoTangent(), NoTangent()), ss.unit_impulse, 4)[1] == NoTangent()
+
+
+def test_list_inputs_get_list_cotangents():
+    test_rrule(ss.convolve, [1.0, 2.0, 3.0], [0.5, -1.0])
+    test_frule(ss.convolve, [1.0, 2.0, 3.0], [0.5, -1.0])
+    test_rrule(ss.lfilter, [1.0, 0.5], [1.0, -0.3], [1.0, 2.0, 0.5, 1.5])
+    test_rrule(ss.detrend, [1.0, 2.0, 0.5, 1.5])

@@ -43,7 +43,6 @@ import scipy.signal as ss
 
 from chainrules.core import (
     NoTangent,
-    ProjectTo,
     Thunk,
     ZeroTangent,
     frule,
@@ -51,7 +50,7 @@ from chainrules.core import (
     rrule,
     unthunk,
 )
-from chainrules.rules.numpy._common import _cotangent, _dense
+from chainrules.rules.numpy._common import _cotangent, _dense, _projector
 
 
 def _flipconj(v: np.ndarray, axes: list) -> np.ndarray:
@@ -170,7 +169,7 @@ def _conv_rules(f: Any, spec: dict) -> None:
         params = sig.bind(a, b, *args, **kwargs).arguments
         y = f(a, b, *args, **kwargs)
         a_arr, b_arr = np.asarray(a), np.asarray(b)
-        project_a, project_b = ProjectTo(a_arr), ProjectTo(b_arr)
+        project_a, project_b = _projector(a), _projector(b)
         swapped = _swapped(spec, a_arr, b_arr, params)
         rest = (NoTangent(),) * len(args)
 
@@ -251,7 +250,7 @@ def _detrend_call(x: Any, params: dict) -> Any:
 def detrend_rrule(data: Any, *args: Any, **kwargs: Any) -> Any:
     params = _DETREND.bind(data, *args, **kwargs).arguments
     y = _detrend_call(data, params)
-    project_data = ProjectTo(np.asarray(data))
+    project_data = _projector(data)
     rest = (NoTangent(),) * len(args)
 
     def detrend_pullback(y_bar: Any) -> tuple:

@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 import scipy.signal as ss
 
-from chainrules.core import NoTangent, ProjectTo, Tangent, ZeroTangent, frule, rrule, unthunk
-from chainrules.rules.numpy._common import _cotangent, _dense
+from chainrules.core import NoTangent, Tangent, ZeroTangent, frule, rrule, unthunk
+from chainrules.rules.numpy._common import _cotangent, _dense, _projector
 
 
 def _item(t: Any, index: int) -> Any:
@@ -157,8 +157,8 @@ def _zero_state(y_like: np.ndarray, axis: int, k: int) -> np.ndarray:
 def lfilter_rrule(b: Any, a: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
     axis, zi = _lfilter_options(b, a, x, args, kwargs)
     filt = _Filter(b, a, x, axis, zi)
-    project_b, project_a, project_x = ProjectTo(filt.b), ProjectTo(filt.a), ProjectTo(filt.x)
-    project_zi = None if zi is None else ProjectTo(filt.zi)
+    project_b, project_a, project_x = _projector(b), _projector(a), _projector(x)
+    project_zi = None if zi is None else _projector(zi)
     zi_position = 4 if len(args) >= 2 else None  # zi given positionally gets a tangent
     rest = tuple(project_zi if i + 3 == zi_position else None for i in range(len(args)))
 
@@ -245,9 +245,9 @@ def sosfilt_rrule(sos: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
     sos_arr, x_arr = np.asarray(sos), np.asarray(x)
     zi_arr = None if zi is None else np.asarray(zi)
     filters = _sections(sos_arr, x_arr, axis, zi_arr)
-    project_sos, project_x = ProjectTo(sos_arr), ProjectTo(x_arr)
+    project_sos, project_x = _projector(sos), _projector(x)
     zi_positional = len(args) >= 2
-    project_zi = ProjectTo(zi_arr) if zi_positional and zi is not None else None
+    project_zi = _projector(zi) if zi_positional and zi is not None else None
     rest = [NoTangent()] * len(args)
 
     def sosfilt_pullback(out_bar: Any) -> tuple:

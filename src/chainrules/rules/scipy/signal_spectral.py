@@ -48,7 +48,7 @@ from chainrules.core import (
     rrule,
     unthunk,
 )
-from chainrules.rules.numpy._common import _cotangent, _dense
+from chainrules.rules.numpy._common import _cotangent, _dense, _projector
 from chainrules.rules.numpy._fft import fft_adjoint, ifft_adjoint, irfft_adjoint, rfft_adjoint
 from chainrules.rules.scipy._errors import UnsupportedOptionError
 
@@ -190,9 +190,9 @@ def _stft_parts(x: Any, args: tuple, kwargs: dict) -> tuple:
 
 @rrule.register(ss.stft)
 def stft_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
-    out, x_arr, axis, seg, fs, scale, psd, pad_pullback = _stft_parts(x, args, kwargs)
+    out, _, axis, seg, fs, scale, psd, pad_pullback = _stft_parts(x, args, kwargs)
     f, t, z = out
-    project_x = ProjectTo(x_arr)
+    project_x = _projector(x)
     project_fs = ProjectTo(args[0]) if args else None
 
     def stft_pullback(out_bar: Any) -> tuple:
@@ -277,9 +277,9 @@ def _welch_parts(x: Any, args: tuple, kwargs: dict) -> tuple:
 
 @rrule.register(ss.welch)
 def welch_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
-    out, x_arr, axis, seg, fs, density, spectra, c = _welch_parts(x, args, kwargs)
+    out, _, axis, seg, fs, density, spectra, c = _welch_parts(x, args, kwargs)
     f, p = out
-    project_x = ProjectTo(x_arr)
+    project_x = _projector(x)
     project_fs = ProjectTo(args[0]) if args else None
 
     def welch_pullback(out_bar: Any) -> tuple:
@@ -401,7 +401,7 @@ def istft_rrule(zxx: Any, *args: Any, **kwargs: Any) -> Any:
     z_arr = np.asarray(zxx)
     inv = _Inverse(z_arr, params)
     _check(ss.istft, inv(z_arr), inv.to_last(x))
-    project_z = ProjectTo(z_arr)
+    project_z = _projector(zxx)
     project_fs = ProjectTo(args[0]) if args else None
 
     def istft_pullback(out_bar: Any) -> tuple:
