@@ -96,3 +96,18 @@ def test_non_default_orthogonalize_of_complex_input_error(name):
     with pytest.raises(UnsupportedOptionError, match="orthogonalize=True"):
         frule((NoTangent(), z), f, z, orthogonalize=True)
     assert rrule(f, z, norm="ortho", orthogonalize=True) is not None  # the default is fine
+
+
+def _dct_cubes(x):
+    return np.sum(sf.dct(x, type=3, norm="ortho") ** 3)
+
+
+def test_second_derivative_of_a_dct_through_the_ad():
+    from chainrules import rrule_via_ad
+    from chainrules.ad import ADConfig, grad
+    from chainrules.testing import test_rrule
+
+    def grad_loss(x):
+        return grad(_dct_cubes)(x)
+
+    test_rrule(grad_loss, np.arange(5.0) / 3 - 0.5, rrule_f=rrule_via_ad, config=ADConfig())

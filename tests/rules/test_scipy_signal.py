@@ -187,3 +187,28 @@ def test_list_inputs_get_list_cotangents():
     test_frule(ss.convolve, [1.0, 2.0, 3.0], [0.5, -1.0])
     test_rrule(ss.lfilter, [1.0, 0.5], [1.0, -0.3], [1.0, 2.0, 0.5, 1.5])
     test_rrule(ss.detrend, [1.0, 2.0, 0.5, 1.5])
+
+
+def _lfilter_energy(x):
+    return np.sum(ss.lfilter(np.array([1.0, 0.5]), np.array([1.0, -0.3]), x) ** 2)
+
+
+def _stft_energy(x):
+    return np.sum(np.abs(ss.stft(x, nperseg=4)[2]) ** 2)
+
+
+def _wrapped_autocorrelation_energy(x):
+    return np.sum(ss.correlate2d(x, x, mode="same", boundary="wrap") ** 2)
+
+
+@pytest.mark.parametrize(("loss", "x"), [
+    (_lfilter_energy, np.arange(5.0) / 3),
+    (_stft_energy, np.cos(np.arange(8.0))),
+    (_wrapped_autocorrelation_energy, np.cos(np.arange(9.0)).reshape(3, 3)),
+], ids=["lfilter", "stft", "correlate2d-wrap"])
+def test_second_derivatives_through_the_ad(loss, x):
+    # the pullbacks call ruled functions only, so the AD differentiates them again
+    def grad_loss(x):
+        return grad(loss)(x)
+
+    test_rrule(grad_loss, x, rrule_f=rrule_via_ad, config=ADConfig())
