@@ -212,3 +212,28 @@ def test_second_derivatives_through_the_ad(loss, x):
         return grad(loss)(x)
 
     test_rrule(grad_loss, x, rrule_f=rrule_via_ad, config=ADConfig())
+
+
+@pytest.mark.parametrize(("mode", "n", "before", "after"), [
+    ("constant", 5, 2, 3), ("edge", 4, 3, 1), ("wrap", 3, 7, 4), ("symmetric", 3, 5, 8),
+    ("reflect", 4, 6, 2), ("reflect", 1, 2, 2), ("odd", 5, 4, 2),
+])
+def test_extension_adjoint_is_the_adjoint_of_np_pad(mode, n, before, after):
+    # the fold that replaces np.pad's pullback (an n x n matrix per axis) on long signals
+    from chainrules.rules.scipy.signal import _extension_adjoint
+
+    def extend(x):
+        kwargs = {"mode": "reflect", "reflect_type": "odd"} if mode == "odd" else {"mode": mode}
+        return np.pad(x, ((0, 0), (before, after)), **kwargs)
+
+    rng = np.random.default_rng(1)
+    x, e = rng.normal(size=(2, n)), rng.normal(size=(2, n + before + after))
+    np.testing.assert_allclose(np.vdot(_extension_adjoint(e, n, before, mode), x),
+                               np.vdot(e, extend(x)), rtol=1e-12)
+
+
+def test_odd_extension_past_one_length_error():
+    from chainrules.rules.scipy.signal import _extension_adjoint
+
+    with pytest.raises(ValueError, match=re.escape("odd extension by 3 of a length-3 axis")):
+        _extension_adjoint(np.ones(9), 3, 3, "odd")

@@ -21,7 +21,7 @@ correlate(y_bar, a, "valid")`` (``b_bar = conj(flip(c_bar))`` for a correlation)
 A ``fillvalue`` ``v`` extends ``a`` by ``v`` outside: ``y = conv_0(a - v, c) + v
 sum(c)`` (not in ``"valid"`` mode, which never reads it); ``"wrap"`` and
 ``"symm"`` make ``y`` a window of ``conv(np.pad(a, mode="wrap" or "symmetric"), c,
-"valid")``, whose pullback goes through ``np.pad``'s rule. The pullbacks call
+"valid")``, whose padding the pullback folds back (`_extension_adjoint`). The pullbacks call
 ``scipy.signal`` and NumPy functions that have rules, so second derivatives work
 through ``chainrules.ad``.
 
@@ -48,7 +48,6 @@ from chainrules.core import (
     frule,
     non_differentiable,
     rrule,
-    unthunk,
 )
 from chainrules.rules.numpy._common import _cotangent, _dense, _projector
 
@@ -118,6 +117,51 @@ _EXTENSIONS = {"wrap": "wrap", "circular": "wrap", "symm": "symmetric",
                "symmetric": "symmetric"}  # convolve2d's boundary -> np.pad's mode
 
 
+def _fold(e_bar: np.ndarray, n: int, before: int, mode: str) -> np.ndarray:
+    """The adjoint of ``np.pad(x, (before, after), mode)`` along the last axis, for the
+    periodic modes ``"wrap"``, ``"symmetric"``, ``"reflect"``: every padded sample is
+    a copy of ``x[map(j - before)]``, so the cotangents of the copies are summed into
+    one period and folded back. (``np.pad``'s own pullback builds an ``n x n``
+    matrix per axis, too big for long signals.)"""
+    if mode == "reflect" and n == 1:
+        return np.sum(e_bar, axis=-1, keepdims=True)
+    period = {"wrap": n, "symmetric": 2 * n, "reflect": 2 * n - 2}[mode]
+    lead = (-before) % period
+    tail = (-(lead + e_bar.shape[-1])) % period
+    batch = [(0, 0)] * (e_bar.ndim - 1)
+    padded = np.pad(e_bar, [*batch, (lead, tail)])
+    u = np.sum(padded.reshape(*padded.shape[:-1], -1, period), axis=-2)
+    if mode == "wrap":
+        return u
+    if mode == "symmetric":
+        return u[..., :n] + np.flip(u[..., n:], -1)
+    return u[..., :n] + np.pad(np.flip(u[..., n:], -1), [*batch, (1, 1)])
+
+
+def _extension_adjoint(e_bar: np.ndarray, n: int, before: int, mode: str) -> np.ndarray:
+    """The adjoint of extending the last axis (length ``n``) by ``before`` samples in
+    front and the rest behind, as ``np.pad`` does with ``mode``: ``"constant"`` (zeros),
+    ``"edge"``, ``"wrap"``, ``"symmetric"``, ``"reflect"`` or ``"odd"`` (odd
+    reflection, SciPy's ``odd_ext``: ``2 x[0] - x[k]`` in front, likewise behind)."""
+    batch = [(0, 0)] * (e_bar.ndim - 1)
+    mid = e_bar[..., before:before + n]
+    if mode == "constant":
+        return mid
+    left, right = e_bar[..., :before], e_bar[..., before + n:]
+    if mode in ("edge", "odd"):
+        ends = np.pad(np.sum(left, axis=-1, keepdims=True), [*batch, (0, n - 1)]) + \
+            np.pad(np.sum(right, axis=-1, keepdims=True), [*batch, (n - 1, 0)])
+        if mode == "edge":
+            return mid + ends
+        if max(left.shape[-1], right.shape[-1]) >= n:
+            # np.pad re-anchors odd reflections past one length; SciPy's odd_ext refuses
+            raise ValueError(f"odd extension by {max(left.shape[-1], right.shape[-1])} "
+                             f"of a length-{n} axis: at most {n - 1} is supported")
+        outside = np.concatenate([left, np.zeros_like(mid), right], axis=-1)
+        return mid + 2 * ends - _fold(outside, n, before, "reflect")
+    return _fold(e_bar, n, before, mode)
+
+
 def _conv_bars(y_bar: np.ndarray, a: np.ndarray, b: np.ndarray, y_shape: tuple, spec: dict,
                params: dict) -> tuple:
     """Thunks of ``(a_bar, b_bar)``, unprojected, for ``y`` a window of ``conv(a, c)``."""
@@ -129,12 +173,11 @@ def _conv_bars(y_bar: np.ndarray, a: np.ndarray, b: np.ndarray, y_shape: tuple, 
     outside = spec["two_d"] and params.get("mode", "full") != "valid"
     extension = _EXTENSIONS.get(params.get("boundary", "fill")) if outside else None
     fill = params.get("fillvalue", 0) if outside and extension is None else 0
-    base, pad_pullback = a, None
+    base = a
     if extension is not None:
         # y is a window of conv(np.pad(a, mode=extension), c, "valid"): pad a by the
         # kernel's length less one and shift the window by as much
-        widths = [(n - 1, n - 1) for n in b.shape]
-        base, pad_pullback = rrule(np.pad, a, widths, mode=extension)
+        base = np.pad(a, [(n - 1, n - 1) for n in b.shape], mode=extension)
         pads = [(start + n - 1, stop + n - 1) for (start, stop), n in zip(pads, b.shape)]
 
     def full_cotangent() -> np.ndarray:
@@ -142,7 +185,13 @@ def _conv_bars(y_bar: np.ndarray, a: np.ndarray, b: np.ndarray, y_shape: tuple, 
 
     def conv_a_bar() -> np.ndarray:
         base_bar = corr_valid(full_cotangent(), c, axes, params)
-        return base_bar if pad_pullback is None else unthunk(pad_pullback(base_bar)[1])
+        if extension is None:
+            return base_bar
+        for ax, n in enumerate(b.shape):
+            folded = _extension_adjoint(np.moveaxis(base_bar, ax, -1), a.shape[ax], n - 1,
+                                        extension)
+            base_bar = np.moveaxis(folded, -1, ax)
+        return base_bar
 
     def conv_b_bar() -> np.ndarray:
         c_bar = corr_valid(full_cotangent(), base - fill if fill != 0 else base, axes, params)

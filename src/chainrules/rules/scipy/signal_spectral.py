@@ -8,7 +8,7 @@ whole segments (``padded``), framing, per-segment ``detrend`` (``False``,
 spectra) of length ``nfft``. That chain ``S = F(x)`` is linear; its adjoint runs
 the steps backwards: the FFT adjoint of ``rules/numpy/_fft.py``, the window, the
 self-adjoint detrend projection, an overlap-add of the segments, the truncation of
-the padding and ``np.pad``'s pullback.
+the padding and the fold of the boundary extension back onto the signal.
 
 - ``stft`` returns ``(f, t, Zxx)`` with ``Zxx = scale * F(x)``: ``x_bar =
   F^H(scale * Zxx_bar)``.
@@ -51,10 +51,12 @@ from chainrules.core import (
 from chainrules.rules.numpy._common import _cotangent, _dense, _projector
 from chainrules.rules.numpy._fft import fft_adjoint, ifft_adjoint, irfft_adjoint, rfft_adjoint
 from chainrules.rules.scipy._errors import UnsupportedOptionError
+from chainrules.rules.scipy.signal import _extension_adjoint
 
 _EXTENSIONS = {"zeros": {"mode": "constant"}, "even": {"mode": "reflect"},
                "odd": {"mode": "reflect", "reflect_type": "odd"},
                "constant": {"mode": "edge"}}
+_FOLDS = {"zeros": "constant", "even": "reflect", "odd": "odd", "constant": "edge"}
 
 
 class _Segments:
@@ -96,8 +98,9 @@ class _Segments:
         """``(F(x), pad_pullback)``: the segment spectra ``(..., nseg, nfreq)``."""
         pad_pullback = None
         if self.boundary is not None:
-            x, pad_pullback = rrule(np.pad, x, [(0, 0)] * (x.ndim - 1) + [
-                (self.nperseg // 2, self.nperseg // 2)], **_EXTENSIONS[self.boundary])
+            x = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(self.nperseg // 2, self.nperseg // 2)],
+                       **_EXTENSIONS[self.boundary])
+            pad_pullback = self.boundary
         if self.nadd:
             x = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, self.nadd)])
         idx = np.arange(self.nseg)[:, None] * self.nstep + np.arange(self.nperseg)
@@ -116,7 +119,7 @@ class _Segments:
             seg_bar = ss.detrend(seg_bar, type=self.detrend, axis=-1)
         x_bar = self._overlap_add(seg_bar)[..., :self.length - self.nadd]
         if pad_pullback is not None:
-            x_bar = unthunk(pad_pullback(x_bar)[1])
+            x_bar = _extension_adjoint(x_bar, self.n, self.nperseg // 2, _FOLDS[pad_pullback])
         return x_bar
 
     def _overlap_add(self, seg_bar: np.ndarray) -> np.ndarray:
