@@ -24,6 +24,8 @@ NAMESPACES = (
     "scipy.special",
     "scipy.linalg",
     "scipy.sparse",
+    "scipy.fft",
+    "scipy.signal",
 )
 
 _index: dict[int, tuple[str, str]] = {}

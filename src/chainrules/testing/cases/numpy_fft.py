@@ -26,11 +26,11 @@ def _single(dtypes: tuple) -> tuple:
     return ("float32", "complex64") if "complex128" in dtypes else ("float32",)
 
 
-def _name(f: Any, tag: str) -> str:
-    return f"numpy.fft.{f.__name__}({tag})"
+def one_d_cases(f: Any, dtypes: tuple, length: int = 6, ns: str = "numpy.fft") -> list[Case]:
+    """The rows of a 1-D transform ``f(x, n, axis, norm)`` (shared with ``scipy.fft``)."""
+    def _name(f: Any, tag: str) -> str:
+        return f"{ns}.{f.__name__}({tag})"
 
-
-def _one_d(f: Any, dtypes: tuple, length: int = 6) -> list[Case]:
     single = _single(dtypes)
     cases = [Case(f, _a((length,)), dtypes=dtypes, name=_name(f, f"n={length} default")),
              Case(f, _a((2, length)), kwargs={"n": length + 1}, dtypes=single,
@@ -55,7 +55,12 @@ def _one_d(f: Any, dtypes: tuple, length: int = 6) -> list[Case]:
     return cases
 
 
-def _n_d(f: Any, dtypes: tuple, default_axes: bool) -> list[Case]:
+def n_d_cases(f: Any, dtypes: tuple, default_axes: bool, ns: str = "numpy.fft") -> list[Case]:
+    """The rows of an n-D transform ``f(x, s, axes, norm)`` (shared with ``scipy.fft``);
+    ``default_axes``: the last two axes by default (``fft2``), else all (``fftn``)."""
+    def _name(f: Any, tag: str) -> str:
+        return f"{ns}.{f.__name__}({tag})"
+
     single = _single(dtypes)
     cases = [
         Case(f, _a((3, 4)), dtypes=dtypes, name=_name(f, "2-d")),
@@ -83,20 +88,20 @@ def _n_d(f: Any, dtypes: tuple, default_axes: bool) -> list[Case]:
 
 
 CASES: list[Case] = [
-    *_one_d(np.fft.fft, _ALL),
-    *_one_d(np.fft.ifft, _ALL),
-    *_one_d(np.fft.rfft, _REAL),
-    *_one_d(np.fft.irfft, _ALL),
-    *_one_d(np.fft.hfft, _ALL),
-    *_one_d(np.fft.ihfft, _REAL),
-    *_n_d(np.fft.fft2, _ALL, True),
-    *_n_d(np.fft.ifft2, _ALL, True),
-    *_n_d(np.fft.rfft2, _REAL, True),
-    *_n_d(np.fft.irfft2, _ALL, True),
-    *_n_d(np.fft.fftn, _ALL, False),
-    *_n_d(np.fft.ifftn, _ALL, False),
-    *_n_d(np.fft.rfftn, _REAL, False),
-    *_n_d(np.fft.irfftn, _ALL, False),
+    *one_d_cases(np.fft.fft, _ALL),
+    *one_d_cases(np.fft.ifft, _ALL),
+    *one_d_cases(np.fft.rfft, _REAL),
+    *one_d_cases(np.fft.irfft, _ALL),
+    *one_d_cases(np.fft.hfft, _ALL),
+    *one_d_cases(np.fft.ihfft, _REAL),
+    *n_d_cases(np.fft.fft2, _ALL, True),
+    *n_d_cases(np.fft.ifft2, _ALL, True),
+    *n_d_cases(np.fft.rfft2, _REAL, True),
+    *n_d_cases(np.fft.irfft2, _ALL, True),
+    *n_d_cases(np.fft.fftn, _ALL, False),
+    *n_d_cases(np.fft.ifftn, _ALL, False),
+    *n_d_cases(np.fft.rfftn, _REAL, False),
+    *n_d_cases(np.fft.irfftn, _ALL, False),
     Case(np.fft.fftshift, _a((5,)), dtypes=_ALL),
     Case(np.fft.fftshift, _a((3, 4)), kwargs={"axes": 0}, dtypes=_ALL,
          name="numpy.fft.fftshift(axes=0)"),
