@@ -17,8 +17,16 @@ from chainrules.interop import (  # noqa: E402
     TangentConversionError,
     UnsupportedTransformError,
 )
-from chainrules.interop.jax import JaxConfig, as_numpy_function, jax_function  # noqa: E402
+from chainrules.interop.jax import JaxConfig, as_numpy_function  # noqa: E402
+from chainrules.interop.jax import jax_function as _jax_function  # noqa: E402
 from chainrules.testing import test_frule, test_rrule  # noqa: E402
+
+
+def jax_function(f, **kwargs):
+    """The callback path, which this file tests (tests/interop/test_jax_native.py: native)."""
+    kwargs.setdefault("backend", "callback")
+    return _jax_function(f, **kwargs)
+
 
 X = np.array([0.5, -1.0, 2.0], dtype=np.float32)
 

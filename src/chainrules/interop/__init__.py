@@ -27,6 +27,7 @@ Examples:
 from ._errors import (
     FrameworkNotInstalledError,
     NoRuleError,
+    NumPyOnlyRuleError,
     ResultShapeError,
     TangentConversionError,
     UnsupportedTransformError,
@@ -35,6 +36,7 @@ from ._errors import (
 __all__ = [
     "FrameworkNotInstalledError",
     "NoRuleError",
+    "NumPyOnlyRuleError",
     "ResultShapeError",
     "TangentConversionError",
     "UnsupportedTransformError",

@@ -14,6 +14,7 @@ from chainrules.core._errors import describe as _core_describe
 __all__ = [
     "FrameworkNotInstalledError",
     "NoRuleError",
+    "NumPyOnlyRuleError",
     "ResultShapeError",
     "TangentConversionError",
     "UnsupportedTransformError",
@@ -169,4 +170,47 @@ class ResultShapeError(ChainRulesError, ValueError):
             f"needed before {func_name(function)} runs, and probing it on example inputs "
             f"failed: {reason}. Pass result_shape= (a pytree of jax.ShapeDtypeStruct, or a "
             f"function of the arguments' ShapeDtypeStructs returning one)."
+        )
+
+
+class NumPyOnlyRuleError(ChainRulesError, TypeError):
+    """``backend="native"`` met a function or rule that only works on NumPy arrays.
+
+    The native JAX path calls the function and its rules with JAX tracers; a NumPy
+    call (``np.asarray``, a NumPy ufunc or linalg routine, ``float()`` or an ``if``
+    on an array) cannot take one.
+
+    Attributes:
+        bridge: the bridge's name.
+        function: the bridged function.
+        stage: what was running: ``"the function itself"``, ``"its frule"``,
+            ``"its rrule"`` or ``"its rrule's pullback"``.
+        filename: the file of the innermost line of user code that was running.
+        lineno: its line number.
+        source: that line's source text.
+        cause: the name of JAX's exception, e.g. ``"TracerArrayConversionError"``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from chainrules.interop import NumPyOnlyRuleError
+        >>> print(NumPyOnlyRuleError("jax_function", np.sin, "its rrule", "rules.py", 7,
+        ...                          "s = np.sin(x)", "TracerArrayConversionError"))
+        jax_function(numpy.sin): backend='native' runs numpy.sin and its rules on JAX ...
+    """
+
+    def __init__(self, bridge: str, function: Any, stage: str, filename: str, lineno: int,
+                 source: str, cause: str) -> None:
+        self.bridge = bridge
+        self.function = function
+        self.stage = stage
+        self.filename = filename
+        self.lineno = lineno
+        self.source = source
+        self.cause = cause
+        name = func_name(function)
+        super().__init__(
+            f"{bridge}({name}): backend='native' runs {name} and its rules on JAX tracers, "
+            f"but {stage} is NumPy-only: {filename}:{lineno} `{source}` needs a concrete "
+            f"array ({cause}). Use {bridge}({name}, backend='callback') (or 'auto', which "
+            f"picks it), or write it with xp = chainrules.array_namespace(x) and xp.* calls."
         )
