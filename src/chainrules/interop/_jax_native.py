@@ -310,6 +310,7 @@ def forward_function(call: NativeCall) -> Callable:
         return call.run_primal(dyn)
 
     def frule_jvp(primals: tuple, tangents: tuple) -> tuple:
+        primals = tuple(jnp.asarray(p) for p in primals)
         given = {i: t for i, t in enumerate(tangents)
                  if call.differentiable(i) and not isinstance(t, symbolic_zero)}
         args, kwargs = call.rebuild(primals)
@@ -343,7 +344,7 @@ def reverse_function(call: NativeCall) -> Callable:
         return call.run_primal(dyn)
 
     def rrule_fwd(*pdyn: Any) -> tuple:
-        values = tuple(p.value for p in pdyn)
+        values = tuple(jnp.asarray(p.value) for p in pdyn)
         need = [i for i, p in enumerate(pdyn) if p.perturbed and call.differentiable(i)]
         args, kwargs = call.rebuild(values)
         with numpy_only_guard(call.f, "its rrule"):
