@@ -46,7 +46,7 @@ import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
@@ -72,7 +72,6 @@ from ._bridge import (
 )
 from ._errors import (
     NoRuleError,
-    NumPyOnlyRuleError,
     ResultShapeError,
     UnsupportedTransformError,
 )
@@ -203,6 +202,12 @@ class _Call:
         ``cts`` maps an output leaf's index to its cotangent (JAX convention).
         """
         entry = _STASH.pop(int(token))
+        if entry is not None and cts:
+            # under vmap_method="expand_dims" a batched cotangent (jax.jacrev) may meet a
+            # pullback kept from an unbatched forward pass: recompute it for this batch
+            y_shapes = [np.shape(a) for a in self.flatten_output(entry[1])]
+            if any(y_shapes[k] != np.shape(c) for k, c in cts.items()):
+                entry = None
         args = self.numpy_args(dyn_np)
         if entry is None:
             y, pullback = call_rrule(_BRIDGE, self.bridged.config, self.f, args, self.kwargs)
@@ -376,6 +381,13 @@ class _JaxBridged:
         return self._choose(_native.NativeCall(self.f, self.config, args, kwargs))
 
     def _choose(self, call: _native.NativeCall) -> BackendChoice:
+        if self.backend == "native":
+            # no probe: the mode is known, and errors come typed from the guarded calls
+            if self.mode is not None:
+                return BackendChoice("native", "reverse" if self.mode == "reverse"
+                                     else "forward", None)
+            return BackendChoice("native", "forward" if frule.has_rules(self.f)
+                                 else "reverse", None)
         key = call.signature()
         choice = self._choices.get(key) if key is not None else None
         if choice is None:
@@ -394,22 +406,16 @@ class _JaxBridged:
         first: Exception | None = None
         for mode in modes:
             try:
-                if not _native.probe(call, mode) and self.backend == "auto":
+                if not _native.probe(call, mode):
                     first = first or LookupError(
                         f"the {'frule' if mode == 'forward' else 'rrule'} of "
                         f"{func_name(self.f)} returned only zero tangents for JAX inputs (a "
                         f"rule that tests for NumPy arrays?), so the callback path is used")
                     continue
-            except Exception as e:
-                if self.backend == "native" and not isinstance(
-                        e, (NoRuleError, NumPyOnlyRuleError)):
-                    raise
+            except Exception as e:  # any failure to trace means: not native
                 first = first or e
                 continue
             return BackendChoice("native", mode, None)
-        if self.backend == "native":
-            assert first is not None
-            raise first
         return BackendChoice("callback", self.mode or "reverse",
                              f"{type(first).__name__}: {first}")
 
@@ -456,7 +462,41 @@ class _JaxBridged:
 
 def _callback(call: _Call, fn: Callable, spec: list, *operands: Any) -> Any:
     jax = _compat.import_jax()
-    return jax.pure_callback(fn, spec, *operands, vmap_method=call.bridged.vmap_method)
+    if call.bridged.vmap_method == "expand_dims":
+        fn = _broadcast_batch(fn, [tuple(np.shape(o)) for o in operands])
+    try:
+        return jax.pure_callback(fn, spec, *operands, vmap_method=call.bridged.vmap_method)
+    except ValueError as e:
+        if "Pure callbacks do not support JVP" not in str(e):
+            raise
+        raise UnsupportedTransformError(
+            _BRIDGE, call.f, "differentiating its derivative (jax.hessian, jax.jvp of "
+            "jax.grad, jax.jacfwd of jax.jacrev)",
+            "its rules run on NumPy arrays in jax.pure_callback (the callback backend), "
+            "which JAX cannot differentiate",
+            f"Write {func_name(call.f)} and its rules with xp = chainrules.array_namespace(x) "
+            f"so that jax_function's backend='native' applies (see backend_for)") from None
+
+
+def _batch_lead(d: tuple, shapes: list) -> tuple:
+    """The batch dimensions ``vmap_method="expand_dims"`` put in front of the operands."""
+    return np.broadcast_shapes(*(np.shape(x)[: np.ndim(x) - len(s)] for x, s in zip(d, shapes)))
+
+
+def _broadcast_batch(fn: Callable, shapes: list) -> Callable:
+    """``fn`` seeing every operand with the full batch dimensions (unbatched ones have size 1).
+
+    Without it a rule would see an unbatched input of size 1 next to a batched
+    cotangent, and the projection onto the input would sum over the batch.
+    """
+
+    def batched(*d: Any) -> Any:
+        lead = _batch_lead(d, shapes)
+        if lead:
+            d = tuple(np.broadcast_to(x, lead + s) for x, s in zip(d, shapes))
+        return fn(*d)
+
+    return batched
 
 
 def _primal(call: _Call, dyn: tuple) -> tuple:
@@ -502,9 +542,12 @@ def _reverse_mode(call: _Call) -> Callable:
         _check_has_rrule(call)
         spec = call.out_spec(list(values))
 
+        shapes = [tuple(v.shape) for v in values]
+
         def fwd_callback(*d: Any) -> tuple:
             leaves, token = call.run_rrule([_to_numpy(x) for x in d])
-            return (*_fit(leaves, spec), np.int32(token))
+            # one token per batch element under vmap_method="expand_dims"
+            return (*_fit(leaves, spec), np.full(_batch_lead(d, shapes), token, np.int32))
 
         res = _callback(call, fwd_callback, [*spec, jax.ShapeDtypeStruct((), np.int32)],
                         *values)
@@ -531,7 +574,7 @@ def _reverse_mode(call: _Call) -> Callable:
         def bwd_callback(tok: Any, *rest: Any) -> tuple:
             vals = [_to_numpy(x) for x in rest[: len(values)]]
             ct_vals = {k: _to_numpy(c) for k, c in zip(present, rest[len(values):])}
-            out = call.run_pullback(tok, vals, ct_vals, need)
+            out = call.run_pullback(np.asarray(tok).flat[0], vals, ct_vals, need)
             return tuple(
                 np.zeros(s.shape, s.dtype) if g is None else np.asarray(g, dtype=s.dtype)
                 for g, s in zip(out, spec))
@@ -599,6 +642,8 @@ def _forward_mode(call: _Call, transposable: bool) -> Callable:
             return tuple(_callback(call, pull_callback, lin_spec, *res, *cts))
 
         lin_tangents = tuple(tangents[i] for i in lin)
+        if transposable and any(map(_compat.jax_is_batched, (*primals, *lin_tangents))):
+            _both_mode_vmap_error(call)
         if not transposable:
             lin_out = pushforward(tuple(primals), lin_tangents)
         else:
@@ -607,13 +652,7 @@ def _forward_mode(call: _Call, transposable: bool) -> Callable:
             except NotImplementedError as e:
                 if "linear_call" not in str(e):
                     raise
-                raise UnsupportedTransformError(
-                    _BRIDGE, call.f, "jax.vmap of a derivative in mode='both'",
-                    "JAX has no batching rule for linear_call, which carries the rrule's "
-                    "pullback in this mode",
-                    f"Use jax_function({func_name(call.f)}, mode='reverse') for jax.vmap of "
-                    f"gradients and jax.jacrev, mode='forward' for jax.vmap of JVPs and "
-                    f"jax.jacfwd.") from None
+                _both_mode_vmap_error(call)
         for k, t in zip(diff_out, lin_out):
             y_dot[k] = t
         return y, tuple(y_dot)
@@ -621,6 +660,17 @@ def _forward_mode(call: _Call, transposable: bool) -> Callable:
     fn = jax.custom_jvp(primal)
     fn.defjvp(jvp_rule, symbolic_zeros=True)
     return fn
+
+
+def _both_mode_vmap_error(call: _Call) -> NoReturn:
+    raise UnsupportedTransformError(
+        _BRIDGE, call.f, "jax.vmap of a derivative in mode='both'",
+        "JAX has no batching rule for linear_call, which carries the rrule's pullback in "
+        "this mode",
+        f"Use jax_function({func_name(call.f)}, mode='reverse') for jax.vmap of gradients "
+        f"and jax.jacrev, mode='forward' for jax.vmap of JVPs and jax.jacfwd, or rules "
+        f"written with chainrules.array_namespace (backend='native' does all of these)"
+    ) from None
 
 
 def jax_function(f: Callable, *, backend: str = "auto", mode: str | None = None,
