@@ -649,3 +649,90 @@ def test_bad_backend_error():
             "jax_function(test_jax_native.cube, backend='gpu'): backend must be one of "
             "('auto', 'native', 'callback')")):
         jax_function(cube, backend="gpu")
+
+
+# -- sharding ---------------------------------------------------------------------------
+
+SHARDING_SCRIPT = '''
+import sys
+import jax, jax.numpy as jnp, numpy as np
+from array_api_compat import array_namespace
+from jax.sharding import NamedSharding, PartitionSpec
+from chainrules import NoTangent, frule, rrule
+from chainrules.interop.jax import jax_function
+
+platform = sys.argv[1]
+jax.config.update("jax_enable_x64", True)
+
+
+def softplus(x):
+    xp = array_namespace(x)
+    return xp.log1p(xp.exp(x))
+
+
+@frule.register(softplus)
+def softplus_frule(dargs, x):
+    xp = array_namespace(x)
+    return softplus(x), dargs[1] / (1 + xp.exp(-x))
+
+
+@rrule.register(softplus)
+def softplus_rrule(x):
+    xp = array_namespace(x)
+    sigmoid = 1 / (1 + xp.exp(-x))
+
+    def softplus_pullback(y_bar):
+        return NoTangent(), y_bar * sigmoid
+
+    return softplus(x), softplus_pullback
+
+
+devices = jax.devices(platform)
+n = 8 if platform == "cpu" else len(devices)
+mesh = jax.make_mesh((n,), ("batch",), devices=devices[:n])
+sharding = NamedSharding(mesh, PartitionSpec("batch"))
+batch = np.random.default_rng(0).standard_normal((64, 5))
+for mode in ("forward", "reverse"):
+    f = jax_function(softplus, backend="native", mode=mode)
+    g = jax.jit(jax.vmap(jax.grad(lambda x: jnp.sum(jnp.sin(f(x))))))
+    x = jax.device_put(batch, sharding)
+    out = g(x)
+    ref = jax.jit(jax.vmap(jax.grad(lambda x: jnp.sum(jnp.sin(jax.nn.softplus(x))))))(
+        jax.device_put(batch, devices[0]))
+    np.testing.assert_allclose(np.asarray(out), np.asarray(ref), rtol=1e-12, atol=1e-12)
+    assert out.sharding.is_equivalent_to(sharding, out.ndim), out.sharding
+    text = g.lower(x).compile().as_text()
+    assert "callback" not in text.lower(), mode
+    print(mode, "ok", len(out.sharding.device_set))
+'''
+
+
+def _run_sharding_script(platform: str, env_extra: dict) -> str:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, **env_extra}
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    env["PYTHONPATH"] = os.pathsep.join([os.path.abspath(src), env.get("PYTHONPATH", "")])
+    result = subprocess.run([sys.executable, "-c", SHARDING_SCRIPT, platform], env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def test_sharded_vmap_grad_on_eight_cpu_devices():
+    out = _run_sharding_script("cpu", {
+        "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"})
+    assert out.split() == ["forward", "ok", "8", "reverse", "ok", "8"]
+
+
+def test_sharded_vmap_grad_on_gpus():
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError:
+        gpus = []
+    if not gpus:
+        pytest.skip("no GPU")
+    out = _run_sharding_script("gpu", {})
+    assert out.split()[:2] == ["forward", "ok"]
