@@ -52,6 +52,7 @@ from ._tangents import (
     unthunk,
     zero_tangent,
 )
+from ._xp import array_namespace, is_foreign_array
 
 __all__ = [
     "AbstractTangent",
@@ -82,6 +83,7 @@ __all__ = [
     "TangentTypeMismatchError",
     "Thunk",
     "ZeroTangent",
+    "array_namespace",
     "backing",
     "canonicalize",
     "debug_mode",
@@ -91,6 +93,7 @@ __all__ = [
     "has_scalar_rule",
     "iadd",
     "ignore_derivatives",
+    "is_foreign_array",
     "non_differentiable",
     "not_implemented",
     "rrule",

@@ -21,8 +21,10 @@ from ._tangents import (
     Thunk,
     ZeroTangent,
     add,
+    conj_array,
     multiply,
 )
+from ._xp import array_namespace, is_foreign_array
 
 __all__ = [
     "derivatives_given_output",
@@ -34,13 +36,23 @@ __all__ = [
 
 
 class _Partials:
-    __slots__ = ("fn", "nargs", "nout", "uses_output")
+    __slots__ = ("fn", "nargs", "nout", "uses_output", "uses_xp")
 
-    def __init__(self, fn: Callable, nargs: int, nout: int, uses_output: bool) -> None:
+    def __init__(self, fn: Callable, nargs: int, nout: int, uses_output: bool,
+                 uses_xp: bool = False) -> None:
         self.fn = fn
         self.nargs = nargs
         self.nout = nout
         self.uses_output = uses_output
+        self.uses_xp = uses_xp
+
+    def _evaluate(self, y: Any, args: tuple) -> Any:
+        kwargs: dict[str, Any] = {}
+        if self.uses_output:
+            kwargs["y"] = y
+        if self.uses_xp:
+            kwargs["xp"] = array_namespace(*args)
+        return self.fn(*args, **kwargs)
 
     def __call__(self, y: Any, args: tuple) -> tuple:
         """Partials as a tuple (per output) of tuples (per argument)."""
@@ -48,9 +60,9 @@ class _Partials:
             # A derivative that is infinite at a singular point (sqrt at 0) is the
             # answer, not a warning; NumPy would warn, and warnings may be errors.
             with np.errstate(all="ignore"):
-                p = self.fn(*args, y=y) if self.uses_output else self.fn(*args)
+                p = self._evaluate(y, args)
         else:
-            p = self.fn(*args, y=y) if self.uses_output else self.fn(*args)
+            p = self._evaluate(y, args)
         if self.nout == 1:
             return (p if self.nargs > 1 else (p,),)
         if not isinstance(p, tuple) or len(p) != self.nout:
@@ -78,6 +90,8 @@ def _conj(p: Any) -> Any:
         return p.conj() if p.dtype.kind == "c" else p
     if isinstance(p, (complex, np.complexfloating)):
         return p.conjugate()
+    if is_foreign_array(p):
+        return conj_array(p)
     return p
 
 
@@ -94,6 +108,17 @@ def _fit_output(y_dot: Any, y: Any) -> Any:
             if y_dot.dtype.kind == "c" and y.dtype.kind == "f":
                 return y_dot  # a complex tangent of a real output signals a bug upstream
             y_dot = y_dot.astype(y.dtype)
+    elif is_foreign_array(y):
+        xp = array_namespace(y)
+        if not is_foreign_array(y_dot):
+            y_dot = xp.asarray(y_dot)
+        if tuple(y_dot.shape) != tuple(y.shape):
+            y_dot = xp.broadcast_to(y_dot, tuple(y.shape))
+        if y_dot.dtype != y.dtype and xp.isdtype(y.dtype, ("real floating", "complex floating")):
+            if xp.isdtype(y_dot.dtype, "complex floating") and xp.isdtype(y.dtype, "real floating"):
+                return y_dot  # as above: a complex tangent of a real output is kept visible
+            y_dot = xp.astype(y_dot, y.dtype)
+        return y_dot
     return y_dot
 
 
@@ -109,7 +134,10 @@ def scalar_rule(
     ``partials(*args)`` returns the partial derivative of the output with respect
     to each argument: a single value for a one-argument function, else a tuple
     with one entry per argument. A keyword-only parameter ``y`` receives the primal
-    output, so a partial can reuse it (``scalar_rule(math.exp, lambda x, *, y: y)``).
+    output, so a partial can reuse it (``scalar_rule(math.exp, lambda x, *, y: y)``);
+    a keyword-only parameter ``xp`` receives the arguments' array namespace
+    (:func:`~chainrules.array_namespace`), so one definition serves NumPy, JAX, PyTorch
+    and ``array_api_strict`` arrays (``scalar_rule(f, lambda x, *, xp: xp.cos(x))``).
     With ``nout > 1`` outputs, return a tuple with one such entry per output.
 
     The same definition works elementwise for NumPy arrays and ufuncs with
@@ -153,6 +181,8 @@ def scalar_rule(
         )
     y_param = sig.parameters.get("y")
     uses_output = y_param is not None and y_param.kind == inspect.Parameter.KEYWORD_ONLY
+    xp_param = sig.parameters.get("xp")
+    uses_xp = xp_param is not None and xp_param.kind == inspect.Parameter.KEYWORD_ONLY
     nargs = len(positional)
     if nargs == 0:
         raise RuleRegistrationError(
@@ -168,7 +198,7 @@ def scalar_rule(
             f"scalar_rule({func_name(f)}, ...): {len(types)} types for a partials function of "
             f"{nargs} argument(s)"
         )
-    part = _Partials(partials, nargs, nout, uses_output)
+    part = _Partials(partials, nargs, nout, uses_output, uses_xp)
     _PARTIALS[f] = part
     frule_table.add_rule(f, _scalar_frule(f, part), tuple(types), kind="scalar")
     rrule_table.add_rule(f, _scalar_rrule(f, part), tuple(types), kind="scalar")
@@ -223,13 +253,15 @@ def _scalar_frule(f: Any, part: _Partials) -> Callable:
         x_dots = dargs[1:]
         if nout == 1:
             y_dot = _pushforward(ps[0], x_dots)
-            if isinstance(y, np.ndarray) and not isinstance(y_dot, AbstractTangent):
+            if not isinstance(y_dot, AbstractTangent) and (
+                    isinstance(y, np.ndarray) or is_foreign_array(y)):
                 y_dot = _fit_output(y_dot, y)
             return y, y_dot
         y_dots = []
         for k in range(nout):
             y_dot = _pushforward(ps[k], x_dots)
-            if isinstance(y[k], np.ndarray) and not isinstance(y_dot, AbstractTangent):
+            if not isinstance(y_dot, AbstractTangent) and (
+                    isinstance(y[k], np.ndarray) or is_foreign_array(y[k])):
                 y_dot = _fit_output(y_dot, y[k])
             y_dots.append(y_dot)
         return y, Tangent[type(y)](*y_dots) if type(y) in (tuple, list) else tuple(y_dots)

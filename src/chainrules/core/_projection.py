@@ -28,6 +28,7 @@ from ._tangents import (
     _object_fields,
     unthunk,
 )
+from ._xp import array_namespace, is_foreign_array
 
 __all__ = ["ProjectTo"]
 
@@ -122,6 +123,8 @@ def _make_projector(x: Any) -> tuple[str, Callable[[Any], Any]]:
                 return "object array", _identity
             return "NoTangent", _to_no_tangent
         return "ndarray", _array_projector(x)
+    if is_foreign_array(x):
+        return _foreign_array_projector(x)
     if isinstance(x, AbstractTangent):
         return "identity", _identity
     sparse = _sparse_projector(x)
@@ -157,7 +160,25 @@ def _as_scalar(dx: Any, what: str) -> Any:
     return dx
 
 
+def _foreign_scalar(dx: Any, real: bool) -> Any:
+    """A scalar primal's tangent given as another library's array: a 0-d array of it.
+
+    Its value may be traced (``jax.jit``, ``torch.func``), so it is never converted to a
+    Python number; broadcast dimensions are summed away.
+    """
+    xp = array_namespace(dx)
+    if dx.ndim:
+        dx = xp.sum(dx)
+    if real and xp.isdtype(dx.dtype, "complex floating"):
+        dx = xp.real(dx)
+    return dx
+
+
 def _project_float(dx: Any) -> Any:
+    if type(dx) is float:
+        return dx
+    if is_foreign_array(dx):
+        return _foreign_scalar(dx, real=True)
     dx = _as_scalar(dx, "a float")
     try:
         return float(dx.real)
@@ -166,6 +187,8 @@ def _project_float(dx: Any) -> Any:
 
 
 def _project_complex(dx: Any) -> Any:
+    if is_foreign_array(dx):
+        return _foreign_scalar(dx, real=False)
     dx = _as_scalar(dx, "a complex")
     try:
         return complex(dx)
@@ -177,6 +200,8 @@ def _scalar_projector(T: type, real: bool) -> Callable[[Any], Any]:
     what = f"a {T.__name__} scalar"
 
     def project_scalar(dx: Any) -> Any:
+        if is_foreign_array(dx):
+            return _foreign_scalar(dx, real)
         dx = _as_scalar(dx, what)
         if real:
             dx = np.real(dx)
@@ -202,6 +227,10 @@ def _array_projector(x: np.ndarray) -> Callable[[Any], Any]:
                 return dx
         elif isinstance(dx, AbstractTangent):
             raise ProjectionError(describe_primal(), dx, "an array's tangent is an array")
+        elif is_foreign_array(dx):
+            # A NumPy primal with another library's tangent (a rule run by a bridge on
+            # traced values): fit it with that library, never convert it to NumPy.
+            return _fit_foreign(dx, shape, dtype, real, describe_primal)
         else:
             dx = np.asarray(dx)
             dt = dx.dtype
@@ -241,6 +270,75 @@ def _fit_shape(dx: np.ndarray, shape: tuple, desc: Any) -> np.ndarray:
     raise ProjectionError(
         desc() if callable(desc) else desc, dx,
         f"shape {dx.shape} does not fit shape {shape} (neither equal up to size-1 dimensions "
+        f"nor a broadcast of it)",
+    )
+
+
+def _foreign_array_projector(x: Any) -> tuple[str, Callable[[Any], Any]]:
+    """The projector of a JAX / PyTorch / array_api_strict / … array, via its namespace."""
+    xp = array_namespace(x)
+    dtype = x.dtype
+    if not xp.isdtype(dtype, ("real floating", "complex floating")):
+        return "NoTangent", _to_no_tangent
+    shape = tuple(x.shape)
+    real = xp.isdtype(dtype, "real floating")
+    kind = f"{type(x).__qualname__}(shape={shape}, dtype={dtype})"
+
+    def describe_primal() -> str:
+        return kind
+
+    def project_foreign(dx: Any) -> Any:
+        if isinstance(dx, AbstractTangent):
+            raise ProjectionError(kind, dx, "an array's tangent is an array")
+        if isinstance(dx, np.ndarray) and dx.dtype.kind not in "fciub":
+            raise ProjectionError(kind, dx, f"expected a numeric array, got dtype {dx.dtype}")
+        if not is_foreign_array(dx):
+            dx = xp.asarray(dx)
+        return _fit_foreign(dx, shape, dtype, real, describe_primal)
+
+    return kind, project_foreign
+
+
+def _fit_foreign(dx: Any, shape: tuple, dtype: Any, real: bool, desc: Any) -> Any:
+    xp = array_namespace(dx)
+    if real and xp.isdtype(dx.dtype, "complex floating"):
+        dx = xp.real(dx)
+    dx_shape = tuple(dx.shape)
+    if dx_shape != shape:
+        dx = _fit_shape_xp(xp, dx, dx_shape, shape, desc)
+    if dx.dtype != dtype:
+        try:
+            dx = xp.astype(dx, dtype)
+        except TypeError:  # a NumPy dtype for another library's array
+            dx = xp.astype(dx, getattr(xp, np.dtype(dtype).name))
+    return dx
+
+
+def _fit_shape_xp(xp: Any, dx: Any, dx_shape: tuple, shape: tuple, desc: Any) -> Any:
+    """`_fit_shape` for any namespace (no NumPy conversion)."""
+    size = 1
+    for n in shape:
+        size *= n
+    dx_size = 1
+    for n in dx_shape:
+        dx_size *= n
+    if dx_size == size and _squeezed(dx_shape) == _squeezed(shape):
+        return xp.reshape(dx, shape)
+    lead = len(dx_shape) - len(shape)
+    if lead >= 0:
+        axes = list(range(lead))
+        for i, n in enumerate(shape):
+            m = dx_shape[lead + i]
+            if n == 1 and m != 1:
+                axes.append(lead + i)
+            elif n != m:
+                break
+        else:
+            out = xp.sum(dx, axis=tuple(axes), keepdims=True) if axes else dx
+            return xp.reshape(out, shape)
+    raise ProjectionError(
+        desc() if callable(desc) else desc, dx,
+        f"shape {dx_shape} does not fit shape {shape} (neither equal up to size-1 dimensions "
         f"nor a broadcast of it)",
     )
 

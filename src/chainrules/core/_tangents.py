@@ -25,6 +25,7 @@ from ._errors import (
     TangentFieldError,
     TangentTypeMismatchError,
 )
+from ._xp import array_namespace, is_foreign_array
 
 __all__ = [
     "AbstractTangent",
@@ -774,6 +775,9 @@ def _is_zero(x: Any) -> bool:
     if isinstance(x, Thunk):
         return _is_zero(x.unthunk())
     try:
+        if is_foreign_array(x):
+            # False for traced values (their contents are unknown): never convert them.
+            return bool(array_namespace(x).all(x == 0))
         return bool(np.all(np.asarray(x) == 0))
     except Exception:
         return False
@@ -787,6 +791,10 @@ def _tangent_equal(a: Any, b: Any) -> bool:
         return _is_zero(a)
     if isinstance(a, Tangent) or isinstance(b, Tangent):
         return a == b
+    if is_foreign_array(a) or is_foreign_array(b):
+        xp = array_namespace(a, b)
+        a, b = xp.asarray(a), xp.asarray(b)
+        return a.shape == b.shape and bool(xp.all(a == b))
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return bool(np.array_equal(a, b))
     return bool(a == b)
@@ -797,19 +805,39 @@ def _conj(x: Any) -> Any:
         return x.conj()
     if isinstance(x, (float, int)):
         return x
-    return np.conj(x) if isinstance(x, (np.ndarray, np.generic)) else x.conjugate()
+    if isinstance(x, (np.ndarray, np.generic)):
+        return np.conj(x)
+    if is_foreign_array(x):
+        return conj_array(x)
+    return x.conjugate()
+
+
+def conj_array(x: Any) -> Any:
+    """The complex conjugate of an array of any namespace (the array itself when real)."""
+    xp = array_namespace(x)
+    return xp.conj(x) if xp.isdtype(x.dtype, "complex floating") else x
 
 
 def _real(x: Any) -> Any:
     if isinstance(x, AbstractTangent):
         return x.real
-    return np.real(x) if isinstance(x, (np.ndarray, np.generic)) else x.real
+    if isinstance(x, (np.ndarray, np.generic)):
+        return np.real(x)
+    if is_foreign_array(x):
+        xp = array_namespace(x)
+        return xp.real(x) if xp.isdtype(x.dtype, "complex floating") else x
+    return x.real
 
 
 def _imag(x: Any) -> Any:
     if isinstance(x, AbstractTangent):
         return x.imag
-    return np.imag(x) if isinstance(x, (np.ndarray, np.generic)) else x.imag
+    if isinstance(x, (np.ndarray, np.generic)):
+        return np.imag(x)
+    if is_foreign_array(x):
+        xp = array_namespace(x)
+        return xp.imag(x) if xp.isdtype(x.dtype, "complex floating") else xp.zeros_like(x)
+    return x.imag
 
 
 def add(a: Any, b: Any) -> Any:
@@ -850,7 +878,9 @@ def add(a: Any, b: Any) -> Any:
 
 
 def _is_tangent_like(x: Any) -> bool:
-    return isinstance(x, (int, float, complex, np.ndarray, np.generic, AbstractTangent))
+    return isinstance(
+        x, (int, float, complex, np.ndarray, np.generic, AbstractTangent)
+    ) or is_foreign_array(x)
 
 
 def _add_tangents(a: Tangent, b: Tangent) -> Tangent:
@@ -1082,6 +1112,8 @@ def backing(x: Any) -> Any:
         return x._backing
     if isinstance(x, (int, float, complex, np.ndarray, np.generic, str, bytes)) or x is None:
         return x
+    if is_foreign_array(x):
+        return x
     if (isinstance(x, tuple) and not _is_namedtuple_type(type(x))) or isinstance(x, list):
         return tuple(x)
     if isinstance(x, dict):
@@ -1140,6 +1172,11 @@ def zero_tangent(x: Any) -> Any:
         return x.dtype.type(0) if x.dtype.kind in "fc" else NoTangent()
     if isinstance(x, np.ndarray):
         return np.zeros_like(x) if x.dtype.kind in "fc" else NoTangent()
+    if is_foreign_array(x):
+        xp = array_namespace(x)
+        if xp.isdtype(x.dtype, ("real floating", "complex floating")):
+            return xp.zeros_like(x)
+        return NoTangent()
     if isinstance(x, Tangent):
         return x._map(zero_tangent)
     if (isinstance(x, tuple) and not _is_namedtuple_type(type(x))) or isinstance(x, list):

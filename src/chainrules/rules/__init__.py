@@ -2,41 +2,141 @@
 
 Each module registers the rules of one domain right under their code:
 ``stdlib/`` (math, cmath, operator, builtins), ``numpy/`` (ufuncs, reductions,
-shape, indexing, linalg, fft) and ``scipy/`` (special, linalg, sparse). Every
-module in these packages is imported here; ``scipy/`` only when SciPy imports.
+shape, indexing, linalg, fft) and ``scipy/`` (special, linalg, sparse, …).
+
+``stdlib/`` and ``numpy/`` are imported here. A module ``scipy/<name>.py`` (or
+``scipy/<name>_<part>.py``) holds the rules of ``scipy.<name>`` and is imported when
+``scipy.<name>`` is: at once if it already was, else by an import hook, right after
+``scipy.<name>`` finishes importing. A program can only call a SciPy function after
+importing its module, so every lookup finds the rules, and ``import chainrules``
+does not pay for importing SciPy (most of its import time, measured with
+``python -X importtime``).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
 import pkgutil
+import sys
+import threading
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any
 
-_PACKAGES = {
-    # subpackage: the optional dependency it needs (None: always)
-    "stdlib": None,
-    "numpy": None,
-    "scipy": "scipy",
-}
+__all__ = ["LOADED_MODULES", "load_scipy_rules"]
+
+LOADED_MODULES: list[str] = []
 
 
-def _load() -> list[str]:
-    loaded = []
-    for package, dependency in _PACKAGES.items():
-        if dependency is not None:
-            try:
-                importlib.import_module(dependency)
-            except ImportError:
-                continue
-        try:
-            pkg = importlib.import_module(f"{__name__}.{package}")
-        except ModuleNotFoundError:
-            continue
-        for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-            if not info.name.startswith("_"):
-                name = f"{pkg.__name__}.{info.name}"
+def _load_package(package: str) -> None:
+    pkg = importlib.import_module(f"{__name__}.{package}")
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+        if not info.name.startswith("_"):
+            name = f"{pkg.__name__}.{info.name}"
+            importlib.import_module(name)
+            LOADED_MODULES.append(name)
+
+
+def _scipy_rule_modules() -> dict[str, list[str]]:
+    """``{"scipy.special": ["chainrules.rules.scipy.special"], …}``, without importing SciPy."""
+    spec = importlib.util.find_spec(f"{__name__}.scipy")
+    if spec is None or spec.submodule_search_locations is None:
+        return {}
+    table: dict[str, list[str]] = {}
+    for info in sorted(pkgutil.iter_modules(spec.submodule_search_locations),
+                       key=lambda m: m.name):
+        if not info.name.startswith("_"):
+            target = "scipy." + info.name.split("_")[0]
+            table.setdefault(target, []).append(f"{__name__}.scipy.{info.name}")
+    return table
+
+
+_SCIPY_RULES = _scipy_rule_modules()
+_lock = threading.RLock()
+
+
+def load_scipy_rules(module: str | None = None) -> None:
+    """Register the rules of ``module`` (e.g. ``"scipy.special"``), or of every SciPy module.
+
+    Called by the import hook; calling it again is a no-op. Importing the rules of a
+    module imports that SciPy module.
+    """
+    with _lock:
+        targets = [module] if module is not None else list(_SCIPY_RULES)
+        for target in targets:
+            for name in _SCIPY_RULES.pop(target, ()):
                 importlib.import_module(name)
-                loaded.append(name)
-    return loaded
+                LOADED_MODULES.append(name)
+        if not _SCIPY_RULES:
+            _ScipyHook.uninstall()
 
 
-LOADED_MODULES = _load()
+class _RulesAfterExec(importlib.abc.Loader):
+    """Runs the real loader, then registers the rules of the module it loaded."""
+
+    def __init__(self, loader: Any, target: str) -> None:
+        self._loader = loader
+        self._target = target
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._loader.exec_module(module)
+        # Later code reading module.__loader__ / __spec__.loader sees SciPy's own.
+        module.__loader__ = self._loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = self._loader
+        load_scipy_rules(self._target)
+
+
+class _ScipyHook(importlib.abc.MetaPathFinder):
+    _installed: _ScipyHook | None = None
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in _SCIPY_RULES:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _RulesAfterExec(spec.loader, fullname)
+                return spec
+        return None
+
+    @classmethod
+    def install(cls) -> None:
+        if cls._installed is None:
+            cls._installed = cls()
+            sys.meta_path.insert(0, cls._installed)
+
+    @classmethod
+    def uninstall(cls) -> None:
+        if cls._installed is not None:
+            try:
+                sys.meta_path.remove(cls._installed)
+            except ValueError:
+                pass
+            cls._installed = None
+
+
+def _load() -> None:
+    _load_package("stdlib")
+    _load_package("numpy")
+    if importlib.util.find_spec("scipy") is None:
+        _SCIPY_RULES.clear()
+        return
+    for target in list(_SCIPY_RULES):
+        if target in sys.modules:
+            load_scipy_rules(target)
+    if _SCIPY_RULES:
+        _ScipyHook.install()
+
+
+_load()
