@@ -44,6 +44,8 @@ from chainrules.core import (
     NoTangent,
     NotImplementedDerivativeError,
     NotImplementedTangent,
+    ProjectionError,
+    ProjectTo,
     PullbackError,
     ZeroTangent,
     unthunk,
@@ -207,7 +209,7 @@ class NativeCall:
                                          "a structural tangent cannot stand for an array")
         try:
             return project(primal, t)
-        except (TypeError, ValueError) as e:
+        except (ProjectionError, TypeError, ValueError) as e:
             raise TangentConversionError(_BRIDGE, self.f, what, position, format_path(path),
                                          primal, t, str(e)) from None
 
@@ -218,39 +220,16 @@ def conj(x: Any) -> Any:
 
 
 def project(primal: Any, t: Any) -> Any:
-    """``t`` as a JAX array of ``primal``'s shape and dtype (the real part for a real primal).
-
-    Dimensions that broadcasting added are summed away and trivial dimensions
-    dropped or added; any other shape mismatch is a ``ValueError`` naming both.
-    """
+    """``t`` as a JAX array of ``primal``'s shape and dtype, by ``ProjectTo`` (which traces)."""
     jnp = _compat.import_jax().numpy
     if isinstance(t, (str, bytes)) or t is None:
         raise TypeError(f"a {type(t).__qualname__} is not a tangent of an array")
-    t = jnp.asarray(t)
-    dtype = np.dtype(primal.dtype)
-    if np.dtype(t.dtype).kind not in "fcb" and np.dtype(t.dtype).kind not in "iu":
-        raise TypeError(f"its dtype {t.dtype} is not a numeric dtype")
-    if dtype.kind != "c" and jnp.iscomplexobj(t):
-        t = jnp.real(t)
-    shape = tuple(primal.shape)
-    if t.shape != shape:
-        t = _unbroadcast(jnp, t, shape)
-    return t.astype(dtype) if t.dtype != dtype else t
-
-
-def _unbroadcast(jnp: Any, t: Any, shape: tuple) -> Any:
-    if int(np.prod(t.shape, dtype=np.int64)) == int(np.prod(shape, dtype=np.int64)) and (
-            tuple(d for d in t.shape if d != 1) == tuple(d for d in shape if d != 1)):
-        return t.reshape(shape)
-    try:
-        if np.broadcast_shapes(shape, t.shape) == t.shape:
-            extra = t.ndim - len(shape)
-            t = t.sum(axis=tuple(range(extra))) if extra else t
-            axes = tuple(i for i, (n, m) in enumerate(zip(shape, t.shape)) if n == 1 and m != 1)
-            return t.sum(axis=axes, keepdims=True) if axes else t
-    except ValueError:
-        pass
-    raise ValueError(f"a tangent of shape {t.shape} does not fit a primal of shape {shape}")
+    if getattr(t, "shape", None) == primal.shape and getattr(t, "dtype", None) == primal.dtype:
+        return t
+    out = jnp.asarray(ProjectTo(primal)(t))
+    if not is_differentiable_dtype(out.dtype):
+        raise TypeError(f"its dtype {out.dtype} is not a float or complex dtype")
+    return out
 
 
 # -- NumPy-only rules --------------------------------------------------------------------
