@@ -748,3 +748,33 @@ def test_sharded_vmap_grad_on_gpus():
         pytest.skip("no GPU")
     out = _run_sharding_script("gpu", {})
     assert out.split()[:2] == ["forward", "ok"]
+
+
+# -- zeros, integers, keywords ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_integer_argument_gets_float0(mode):
+    f = jax_function(scale_by, backend="native", mode=mode)
+    x, n = jnp.array([1.0, 2.0]), jnp.array([3, 4])
+    _, vjp = jax.vjp(f, x, n)
+    x_bar, n_bar = vjp(jnp.ones(2))
+    np.testing.assert_allclose(x_bar, [3.0, 4.0])
+    assert n_bar.dtype == jax.dtypes.float0
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_keyword_array_is_not_differentiated(mode):
+    f = jax_function(power, backend="native", mode=mode)
+    x = jnp.array([1.0, 2.0])
+    g = jax.jit(jax.grad(lambda x, p: f(x, p=p).sum()))(x, jnp.asarray(3.0))
+    np.testing.assert_allclose(g, 3 * np.asarray(x) ** 2)
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_keyword_derivative_error(mode):
+    f = jax_function(power, backend="native", mode=mode)
+    with pytest.raises(UnsupportedTransformError, match=msg(
+            "jax_function(test_jax_native.power) does not support differentiating the "
+            "keyword argument 'p': keyword arguments are never differentiated")):
+        jax.grad(lambda p: f(jnp.array([1.0, 2.0]), p=p).sum())(3.0)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -54,7 +55,7 @@ from chainrules.core._errors import func_name
 
 from . import _compat
 from ._bridge import call_frule, call_rrule, is_differentiable_dtype
-from ._errors import NumPyOnlyRuleError, TangentConversionError
+from ._errors import NumPyOnlyRuleError, TangentConversionError, UnsupportedTransformError
 from ._tree import PathError, format_path, tangent_at, tangent_like
 
 __all__ = ["NativeCall"]
@@ -86,7 +87,9 @@ class NativeCall:
         for keypath, leaf in flat:
             if isinstance(leaf, jax.Array):
                 position = keypath[1].idx + 1 if keypath[0].idx == 0 else 0
-                path = tuple(_compat.jax_key_step(k) for k in keypath[2:])
+                # a keyword argument's path starts with its name: ("key", name)
+                path = tuple(_compat.jax_key_step(k)
+                             for k in keypath[2 if position else 1:])
                 self.where.append((position, path))
                 self.slots.append(len(self.template))
                 self.dyn.append(leaf)
@@ -136,6 +139,19 @@ class NativeCall:
 
     def differentiable(self, i: int) -> bool:
         return self.where[i][0] > 0 and is_differentiable_dtype(self.dyn[i].dtype)
+
+    def refuse_keyword_derivative(self, perturbed: list[bool]) -> None:
+        """A derivative with respect to a keyword argument is an error, never a silent zero."""
+        for i, p in enumerate(perturbed):
+            position, path = self.where[i]
+            if p and position == 0 and is_differentiable_dtype(self.dyn[i].dtype):
+                name = path[0][1]
+                raise UnsupportedTransformError(
+                    _BRIDGE, self.f, f"differentiating the keyword argument {name!r}",
+                    "keyword arguments are never differentiated (rules have no tangent "
+                    "for them)",
+                    f"Pass {name} positionally (if the rule gives it a tangent), or "
+                    f"wrap it in jax.lax.stop_gradient")
 
     # -- running the user's code on JAX values ----------------------------------------
 
@@ -242,16 +258,12 @@ def _tracer_errors() -> tuple[type[BaseException], ...]:
 
 
 def _library_dirs() -> tuple[str, ...]:
-    import numpy
-
-    dirs = [os.path.dirname(_compat.import_jax().__file__), os.path.dirname(numpy.__file__),
-            os.path.dirname(__file__)]
-    try:
-        import scipy
-
-        dirs.append(os.path.dirname(scipy.__file__))
-    except ImportError:  # scipy is optional
-        pass
+    """Folders of the libraries whose frames are skipped when naming the user's line."""
+    dirs = [os.path.dirname(__file__)]
+    for name in ("jax", "jaxlib", "numpy", "scipy", "array_api_compat"):
+        module = sys.modules.get(name)  # a library never imported has no frames
+        if module is not None and getattr(module, "__file__", None):
+            dirs.append(os.path.dirname(str(module.__file__)))
     return tuple(d + os.sep for d in dirs)
 
 
@@ -290,6 +302,7 @@ def forward_function(call: NativeCall) -> Callable:
 
     def frule_jvp(primals: tuple, tangents: tuple) -> tuple:
         primals = tuple(jnp.asarray(p) for p in primals)
+        call.refuse_keyword_derivative([not isinstance(t, symbolic_zero) for t in tangents])
         given = {i: t for i, t in enumerate(tangents)
                  if call.differentiable(i) and not isinstance(t, symbolic_zero)}
         args, kwargs = call.rebuild(primals)
@@ -324,6 +337,7 @@ def reverse_function(call: NativeCall) -> Callable:
 
     def rrule_fwd(*pdyn: Any) -> tuple:
         values = tuple(jnp.asarray(p.value) for p in pdyn)
+        call.refuse_keyword_derivative([p.perturbed for p in pdyn])
         need = [i for i, p in enumerate(pdyn) if p.perturbed and call.differentiable(i)]
         args, kwargs = call.rebuild(values)
         with numpy_only_guard(call.f, "its rrule"):
