@@ -1,6 +1,13 @@
-"""The JAX bridge: functions with rules become JAX-differentiable; JAX's AD as a RuleConfig.
+"""The JAX bridge: functions with rules become JAX-differentiable.
 
-How a bridged call runs. The arguments are flattened as a JAX pytree; leaves that
+Two backends. ``backend="native"`` (``_jax_native``): ``f`` and its rules run on JAX
+values, and every JAX transformation composes. ``backend="callback"`` (this module):
+``f`` and its rules run on NumPy arrays, under tracing in ``jax.pure_callback``.
+``backend="auto"`` traces ``f`` and its rules on abstract values once per input
+signature and takes the native path when that works (``_JaxBridged.backend_for``).
+The rest of this docstring is about the callback path.
+
+How a bridged call runs on the callback path. The arguments are flattened as a JAX pytree; leaves that
 are ``jax.Array`` (concrete or traced) are the differentiable inputs, every other
 leaf (Python numbers, NumPy arrays, strings) is passed to the function as it is.
 
