@@ -48,21 +48,27 @@ def logsumexp(x):
     return m + xp.log(xp.sum(xp.exp(x - m)))
 
 
+def _lse_parts(x):
+    # one exp pass serves the value and the derivative (softmax = e / total)
+    xp = array_namespace(x)
+    m = xp.max(x)
+    e = xp.exp(x - m)
+    total = xp.sum(e)
+    return m + xp.log(total), e, total
+
+
 @frule.register(logsumexp)
 def logsumexp_frule(dargs, x):
-    xp = array_namespace(x)
-    y = logsumexp(x)
-    return y, xp.sum(xp.exp(x - y) * dargs[1])
+    y, e, total = _lse_parts(x)
+    return y, array_namespace(x).sum(e * dargs[1]) / total
 
 
 @rrule.register(logsumexp)
 def logsumexp_rrule(x):
-    xp = array_namespace(x)
-    y = logsumexp(x)
-    softmax = xp.exp(x - y)
+    y, e, total = _lse_parts(x)
 
     def logsumexp_pullback(y_bar):
-        return NoTangent(), y_bar * softmax
+        return NoTangent(), (y_bar / total) * e
 
     return y, logsumexp_pullback
 
