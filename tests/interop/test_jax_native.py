@@ -626,6 +626,23 @@ def test_auto_picks_callback_for_numpy_rules():
                                2 * np.ones(3))
 
 
+def numpy_double(x):
+    return 2 * x
+
+
+@frule.register(numpy_double)
+def numpy_double_frule(dargs, x):
+    return 2 * x, np.multiply(2.0, dargs[1])
+
+
+def test_auto_callback_with_only_an_frule_is_forward_mode():
+    f = jax_function(numpy_double)
+    choice = f.backend_for(jnp.ones(3))
+    assert (choice.backend, choice.mode) == ("callback", "forward")
+    _, y_dot = jax.jit(lambda x: jax.jvp(f, (x,), (jnp.ones(3),)))(jnp.ones(3))
+    np.testing.assert_allclose(y_dot, 2 * np.ones(3))
+
+
 def test_auto_decides_once_per_signature():
     f = jax_function(cube)
     f(jnp.ones(3))

@@ -7,9 +7,10 @@ values, and every JAX transformation composes. ``backend="callback"`` (this modu
 signature and takes the native path when that works (``_JaxBridged.backend_for``).
 The rest of this docstring is about the callback path.
 
-How a bridged call runs on the callback path. The arguments are flattened as a JAX pytree; leaves that
-are ``jax.Array`` (concrete or traced) are the differentiable inputs, every other
-leaf (Python numbers, NumPy arrays, strings) is passed to the function as it is.
+How a bridged call runs on the callback path. The arguments are flattened as a JAX
+pytree; leaves that are ``jax.Array`` (concrete or traced) are the differentiable
+inputs, every other leaf (Python numbers, NumPy arrays, strings) is passed to the
+function as it is.
 
 - Concrete inputs (eager mode): the function and its rules run directly on NumPy
   views of the arrays; the rrule's pullback is kept from the forward pass for the
@@ -384,7 +385,7 @@ class _JaxBridged:
             BackendChoice(backend='native', mode='forward', reason=None)
         """
         if self.backend == "callback":
-            return BackendChoice("callback", self.mode or "reverse", None)
+            return BackendChoice("callback", self._callback_mode(), None)
         return self._choose(_native.NativeCall(self.f, self.config, args, kwargs))
 
     def _choose(self, call: _native.NativeCall) -> BackendChoice:
@@ -410,21 +411,27 @@ class _JaxBridged:
             modes = ["forward", "reverse"] if rrule.has_rules(self.f) else ["forward"]
         else:
             modes = ["reverse"]
-        first: Exception | None = None
+        reason: str | None = None
         for mode in modes:
             try:
                 if not _native.probe(call, mode):
-                    first = first or LookupError(
+                    reason = reason or (
                         f"the {'frule' if mode == 'forward' else 'rrule'} of "
                         f"{func_name(self.f)} returned only zero tangents for JAX inputs (a "
                         f"rule that tests for NumPy arrays?), so the callback path is used")
                     continue
             except Exception as e:  # any failure to trace means: not native
-                first = first or e
+                reason = reason or f"{type(e).__name__}: {e}"
                 continue
             return BackendChoice("native", mode, None)
-        return BackendChoice("callback", self.mode or "reverse",
-                             f"{type(first).__name__}: {first}")
+        return BackendChoice("callback", self._callback_mode(), reason)
+
+    def _callback_mode(self) -> str:
+        if self.mode is not None:
+            return self.mode
+        # "reverse" unless only an frule exists, with which reverse mode cannot work
+        return "forward" if frule.has_rules(self.f) and not rrule.has_rules(self.f) \
+            else "reverse"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         jax = _compat.import_jax()
@@ -443,7 +450,7 @@ class _JaxBridged:
         if not call.dyn:
             out = call.run_primal([])
             return call.out_treedef.unflatten([jax.numpy.asarray(a) for a in out])
-        mode = self.mode or "reverse"
+        mode = self._callback_mode()
         if mode == "reverse":
             fn = _reverse_mode(call)
         else:
