@@ -144,9 +144,9 @@ def main(argv):
     repeats = 5 if "--quick" in argv else 15
     rng = np.random.default_rng(0)
     variants = {
-        "native forward": dict(backend="native", mode="forward"),
-        "native reverse": dict(backend="native", mode="reverse"),
-        "callback": dict(backend="callback", mode="reverse"),
+        "native forward": ("native", "forward"),
+        "native reverse": ("native", "reverse"),
+        "callback": ("callback", "reverse"),
     }
     rows = []
 
@@ -172,7 +172,8 @@ def main(argv):
           f"{'LU in jit(grad)':>15}")
     for name, loss_of, ref, f, args, batched in problems():
         argnums = tuple(range(len(args)))
-        fns = {"jnp": ref, **{v: jax_function(f, **kw) for v, kw in variants.items()}}
+        fns = {"jnp": ref, **{v: jax_function(f, backend=backend, mode=mode)
+                              for v, (backend, mode) in variants.items()}}
         for transform in ("jit(grad)", "vmap(grad)"):
             thunks, lus = [], []
             for fn in fns.values():
