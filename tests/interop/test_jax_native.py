@@ -795,3 +795,14 @@ def test_keyword_derivative_error(mode):
             "jax_function(test_jax_native.power) does not support differentiating the "
             "keyword argument 'p': keyword arguments are never differentiated")):
         jax.grad(lambda p: f(jnp.array([1.0, 2.0]), p=p).sum())(3.0)
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_traced_integer_argument_under_vmap(mode):
+    # a batched integer closed over by the pullback (not a residual JAX would hoist)
+    f = jax_function(scale_by, backend="native", mode=mode)
+    xs, ns = jnp.ones((4, 3)), jnp.arange(12).reshape(4, 3)
+    g = jax.jit(jax.vmap(jax.grad(lambda x, n: f(x, n).sum())))(xs, ns)
+    np.testing.assert_allclose(g, np.arange(12.0).reshape(4, 3))
+    h = jax.vmap(jax.hessian(lambda x, n: jnp.sum(f(x, n) ** 2)))(xs, ns)
+    np.testing.assert_allclose(h, 2 * jax.vmap(jnp.diag)(ns.astype(float) ** 2))
