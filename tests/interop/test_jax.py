@@ -17,8 +17,16 @@ from chainrules.interop import (  # noqa: E402
     TangentConversionError,
     UnsupportedTransformError,
 )
-from chainrules.interop.jax import JaxConfig, as_numpy_function, jax_function  # noqa: E402
+from chainrules.interop.jax import JaxConfig, as_numpy_function  # noqa: E402
+from chainrules.interop.jax import jax_function as _jax_function  # noqa: E402
 from chainrules.testing import test_frule, test_rrule  # noqa: E402
+
+
+def jax_function(f, **kwargs):
+    """The callback path, which this file tests (tests/interop/test_jax_native.py: native)."""
+    kwargs.setdefault("backend", "callback")
+    return _jax_function(f, **kwargs)
+
 
 X = np.array([0.5, -1.0, 2.0], dtype=np.float32)
 
@@ -236,6 +244,39 @@ def test_both_mode_vmap_of_jvp_error(ex):
             "does not support jax.vmap of a derivative in mode='both': JAX has no batching "
             "rule for linear_call")):
         jax.vmap(lambda x: jax.jvp(f, (x,), (x,)))(jnp.ones((2, 3)))
+
+
+def test_both_mode_vmap_of_grad_error(ex):
+    f = jax_function(ex.cube, mode="both")
+    with pytest.raises(UnsupportedTransformError, match=re.escape(
+            "does not support jax.vmap of a derivative in mode='both': JAX has no batching "
+            "rule for linear_call")):
+        jax.vmap(jax.grad(lambda x: f(x)))(jnp.ones(4))
+
+
+def test_hessian_of_callback_error(ex):
+    f = jax_function(ex.cube)
+    with pytest.raises(UnsupportedTransformError, match=msg(
+            "jax_function(conftest.cube) does not support differentiating its derivative "
+            "(jax.hessian, jax.jvp of jax.grad, jax.jacfwd of jax.jacrev): its rules run on "
+            "NumPy arrays in jax.pure_callback")):
+        jax.hessian(lambda x: f(x).sum())(jnp.asarray(X))
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_expand_dims_derivatives(ex, jit):
+    f = jax_function(ex.cube, vmap_method="expand_dims")
+    g = jax_function(ex.weighted, vmap_method="expand_dims")
+    batch = jnp.asarray(np.stack([X, 2 * X, -X]))
+    wrap = jax.jit if jit else (lambda h: h)
+    close(wrap(jax.vmap(jax.grad(lambda x: f(x).sum())))(batch), 3 * np.asarray(batch) ** 2)
+    close(wrap(jax.jacrev(f))(jnp.asarray(X)), np.diag(3 * X**2))
+    close(wrap(jax.vmap(f))(batch), np.asarray(batch) ** 3)
+    # an unbatched argument next to a batched one: its gradient is per example
+    b = jnp.asarray(X)
+    per_example = wrap(jax.vmap(jax.grad(lambda a, b: g(a, b).sum(), argnums=1),
+                                in_axes=(0, None)))(batch, b)
+    close(per_example, np.asarray(batch))
 
 
 def test_complex_forward_mode(ex):

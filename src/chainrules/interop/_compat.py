@@ -70,6 +70,14 @@ def is_jax_tracer(x: Any) -> bool:
     return isinstance(x, jax.core.Tracer)
 
 
+def jax_is_batched(x: Any) -> bool:
+    """Whether ``x`` is a value being batched by ``jax.vmap`` (a tracer of its batching trace)."""
+    jax = import_jax()
+    # JAX exports no public name for the batching tracer; its class name is stable
+    # since jax 0.2 and this is the one place that relies on it.
+    return isinstance(x, jax.core.Tracer) and type(x).__name__ == "BatchTracer"
+
+
 def jax_float0() -> Any:
     """The dtype JAX uses for the cotangent of an integer input."""
     jax = import_jax()

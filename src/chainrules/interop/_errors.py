@@ -174,40 +174,72 @@ class ResultShapeError(ChainRulesError, ValueError):
 
 
 class NumPyOnlyRuleError(ChainRulesError, TypeError):
-    """A function or rule run on tensors by a native bridge turned out to be NumPy-only.
+    """``backend="native"`` met a function or rule that only works on NumPy arrays.
 
-    NumPy functions convert the tensors they are given to arrays (or fail to, for
-    tensors that require grad or live under ``torch.func``), so a NumPy-only rule run
-    on tensors returns NumPy values where tensors were due, and PyTorch would lose
-    track of them. The native path refuses that instead of silently dropping
-    derivatives.
+    The native paths run the function and its rules on the framework's own values: JAX
+    tracers, which a NumPy call (``np.asarray``, a NumPy ufunc or linalg routine,
+    ``float()`` or an ``if`` on an array) cannot take; PyTorch tensors, which NumPy
+    turns into arrays (or fails to, for tensors that require grad or live under
+    ``torch.func``), so PyTorch would lose track of them. The native path refuses
+    either instead of silently dropping derivatives. Built by `on_tracers` (JAX) and
+    `on_tensors` (PyTorch), which fill the attributes that apply.
 
     Attributes:
         bridge: the bridge's name.
         function: the bridged function.
-        what: what returned the NumPy value, e.g. ``"rrule's pullback"``.
-        where: which output or argument it was for, e.g. ``"argument 1"``.
-        got: the offending value (or the exception NumPy raised).
+        stage: what was running (JAX): ``"the function itself"``, ``"its frule"``,
+            ``"its rrule"`` or ``"its rrule's pullback"``; ``filename``, ``lineno`` and
+            ``source``: the innermost line of user code that was running; ``cause``: the
+            name of JAX's exception, e.g. ``"TracerArrayConversionError"``.
+        what: what returned the NumPy value (PyTorch), e.g. ``"rrule's pullback"``;
+            ``where``: which output or argument it was for, e.g. ``"argument 1"``;
+            ``got``: the offending value (or the exception NumPy raised).
 
     Examples:
         >>> import numpy as np
         >>> from chainrules.interop import NumPyOnlyRuleError
-        >>> print(NumPyOnlyRuleError("torch_function", np.sin, "rrule", "output", np.ones(2)))
+        >>> print(NumPyOnlyRuleError.on_tracers("jax_function", np.sin, "its rrule", "rules.py",
+        ...                                     7, "s = np.sin(x)", "TracerArrayConversionError"))
+        jax_function(numpy.sin): backend='native' runs numpy.sin and its rules on JAX ...
+        >>> print(NumPyOnlyRuleError.on_tensors("torch_function", np.sin, "rrule", "output",
+        ...                                     np.ones(2)))
         torch_function(numpy.sin, backend="native"): the rrule returned ndarray(...) for ...
     """
 
-    def __init__(self, bridge: str, function: Any, what: str, where: str, got: Any) -> None:
+    stage = filename = source = cause = what = where = None
+    lineno: int | None = None
+    got: Any = None
+
+    def __init__(self, bridge: str, function: Any, message: str) -> None:
         self.bridge = bridge
         self.function = function
-        self.what = what
-        self.where = where
-        self.got = got
+        super().__init__(message)
+
+    @classmethod
+    def on_tracers(cls, bridge: str, function: Any, stage: str, filename: str, lineno: int,
+                   source: str, cause: str) -> NumPyOnlyRuleError:
+        name = func_name(function)
+        error = cls(
+            bridge, function,
+            f"{bridge}({name}): backend='native' runs {name} and its rules on JAX tracers, "
+            f"but {stage} is NumPy-only: {filename}:{lineno} `{source}` needs a concrete "
+            f"array ({cause}). Use {bridge}({name}, backend='callback') (or 'auto', which "
+            f"picks it), or write it with xp = chainrules.array_namespace(x) and xp.* calls.")
+        error.stage, error.filename, error.lineno = stage, filename, lineno
+        error.source, error.cause = source, cause
+        return error
+
+    @classmethod
+    def on_tensors(cls, bridge: str, function: Any, what: str, where: str,
+                   got: Any) -> NumPyOnlyRuleError:
         name = func_name(function)
         got_text = (f"raised {type(got).__qualname__}: {got}" if isinstance(got, BaseException)
                     else f"returned {describe(got)} for {where}, where a torch.Tensor was due")
-        super().__init__(
+        error = cls(
+            bridge, function,
             f'{bridge}({name}, backend="native"): the {what} {got_text}; the rule is '
             f"NumPy-only (it calls NumPy functions, which turn tensors into NumPy arrays). "
             f'Use {bridge}({name}, backend="callback") (or backend="auto", which picks it), '
-            f"or write the rule with xp = chainrules.array_namespace(x) so it runs on tensors."
-        )
+            f"or write the rule with xp = chainrules.array_namespace(x) so it runs on tensors.")
+        error.what, error.where, error.got = what, where, got
+        return error

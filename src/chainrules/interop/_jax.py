@@ -1,8 +1,16 @@
-"""The JAX bridge: functions with rules become JAX-differentiable; JAX's AD as a RuleConfig.
+"""The JAX bridge: functions with rules become JAX-differentiable.
 
-How a bridged call runs. The arguments are flattened as a JAX pytree; leaves that
-are ``jax.Array`` (concrete or traced) are the differentiable inputs, every other
-leaf (Python numbers, NumPy arrays, strings) is passed to the function as it is.
+Two backends. ``backend="native"`` (``_jax_native``): ``f`` and its rules run on JAX
+values, and every JAX transformation composes. ``backend="callback"`` (this module):
+``f`` and its rules run on NumPy arrays, under tracing in ``jax.pure_callback``.
+``backend="auto"`` traces ``f`` and its rules on abstract values once per input
+signature and takes the native path when that works (``_JaxBridged.backend_for``).
+The rest of this docstring is about the callback path.
+
+How a bridged call runs on the callback path. The arguments are flattened as a JAX
+pytree; leaves that are ``jax.Array`` (concrete or traced) are the differentiable
+inputs, every other leaf (Python numbers, NumPy arrays, strings) is passed to the
+function as it is.
 
 - Concrete inputs (eager mode): the function and its rules run directly on NumPy
   views of the arrays; the rrule's pullback is kept from the forward pass for the
@@ -46,13 +54,11 @@ import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
 from chainrules.core import (
-    HasForwardsMode,
-    HasReverseMode,
     NoTangent,
     PullbackError,
     RuleConfig,
@@ -64,6 +70,7 @@ from chainrules.core import (
 from chainrules.core._errors import func_name
 
 from . import _compat
+from . import _jax_native as _native
 from ._bridge import (
     call_frule,
     call_rrule,
@@ -71,13 +78,18 @@ from ._bridge import (
     leaf_tangent,
     output_cotangent,
 )
-from ._errors import NoRuleError, ResultShapeError, UnsupportedTransformError
-from ._tree import leaves_with_paths, map_leaves, tangent_at, tangent_like
+from ._errors import (
+    NoRuleError,
+    ResultShapeError,
+    UnsupportedTransformError,
+)
+from ._tree import leaves_with_paths, tangent_like
 
-__all__ = ["JaxConfig", "as_numpy_function", "jax_function"]
+__all__ = ["jax_function"]
 
 _BRIDGE = "jax_function"
 _MODES = ("reverse", "forward", "both")
+_BACKENDS = ("auto", "native", "callback")
 
 
 class _PullbackStash:
@@ -198,6 +210,12 @@ class _Call:
         ``cts`` maps an output leaf's index to its cotangent (JAX convention).
         """
         entry = _STASH.pop(int(token))
+        if entry is not None and cts:
+            # under vmap_method="expand_dims" a batched cotangent (jax.jacrev) may meet a
+            # pullback kept from an unbatched forward pass: recompute it for this batch
+            y_shapes = [np.shape(a) for a in self.flatten_output(entry[1])]
+            if any(y_shapes[k] != np.shape(c) for k, c in cts.items()):
+                entry = None
         args = self.numpy_args(dyn_np)
         if entry is None:
             y, pullback = call_rrule(_BRIDGE, self.bridged.config, self.f, args, self.kwargs)
@@ -315,50 +333,184 @@ def _is_concrete(xs: Any) -> bool:
     return not any(_compat.is_jax_tracer(x) for x in xs)
 
 
+class BackendChoice(NamedTuple):
+    """How a bridged function runs for one input signature (see ``backend_for``).
+
+    Attributes:
+        backend: ``"native"`` (the function and its rules trace with JAX values) or
+            ``"callback"`` (NumPy code in ``jax.pure_callback``).
+        mode: ``"forward"`` (``jax.custom_jvp`` from the frule), ``"reverse"``
+            (``jax.custom_vjp`` from the rrule) or, for the callback path, ``"both"``.
+        reason: why ``backend="auto"`` chose the callback path (the error that tracing
+            the function or its rules raised), else None.
+    """
+
+    backend: str
+    mode: str
+    reason: str | None
+
+
 class _JaxBridged:
     """The callable returned by :func:`jax_function`."""
 
-    def __init__(self, f: Callable, mode: str, config: RuleConfig | None, result_shape: Any,
-                 vmap_method: str) -> None:
+    def __init__(self, f: Callable, mode: str | None, config: RuleConfig | None,
+                 result_shape: Any, vmap_method: str, backend: str) -> None:
         self.f = f
         self.mode = mode
         self.config = config
         self.result_shape = result_shape
         self.vmap_method = vmap_method
+        self.backend = backend
         self._spec_cache: dict = {}
+        self._choices: dict = {}
         functools.update_wrapper(self, f, updated=())
 
     def __repr__(self) -> str:
-        return f"jax_function({func_name(self.f)}, mode={self.mode!r})"
+        return (f"jax_function({func_name(self.f)}, backend={self.backend!r}, "
+                f"mode={self.mode!r})")
+
+    def backend_for(self, *args: Any, **kwargs: Any) -> BackendChoice:
+        """How a call with these arguments runs: backend, mode, why (once per signature).
+
+        Examples:
+            >>> import pytest; jax = pytest.importorskip("jax")  # skips without JAX
+            >>> import chainrules
+            >>> from chainrules.interop.jax import jax_function
+            >>> def cube(x):
+            ...     return x**3
+            >>> @chainrules.frule.register(cube)
+            ... def cube_frule(dargs, x):
+            ...     return x**3, 3 * x**2 * dargs[1]
+            >>> jax_function(cube).backend_for(jax.numpy.ones(3))
+            BackendChoice(backend='native', mode='forward', reason=None)
+        """
+        if self.backend == "callback":
+            return BackendChoice("callback", self._callback_mode(), None)
+        return self._choose(_native.NativeCall(self.f, self.config, args, kwargs))
+
+    def _choose(self, call: _native.NativeCall) -> BackendChoice:
+        if self.backend == "native":
+            # no probe: the mode is known, and errors come typed from the guarded calls
+            if self.mode is not None:
+                return BackendChoice("native", "reverse" if self.mode == "reverse"
+                                     else "forward", None)
+            return BackendChoice("native", "forward" if frule.has_rules(self.f)
+                                 else "reverse", None)
+        key = call.signature()
+        choice = self._choices.get(key) if key is not None else None
+        if choice is None:
+            choice = self._probe(call)
+            if key is not None:
+                self._choices[key] = choice
+        return choice
+
+    def _probe(self, call: _native.NativeCall) -> BackendChoice:
+        if self.mode is not None:
+            modes = ["reverse" if self.mode == "reverse" else "forward"]
+        elif frule.has_rules(self.f):
+            modes = ["forward", "reverse"] if rrule.has_rules(self.f) else ["forward"]
+        else:
+            modes = ["reverse"]
+        reason: str | None = None
+        for mode in modes:
+            try:
+                if not _native.probe(call, mode):
+                    reason = reason or (
+                        f"the {'frule' if mode == 'forward' else 'rrule'} of "
+                        f"{func_name(self.f)} returned only zero tangents for JAX inputs (a "
+                        f"rule that tests for NumPy arrays?), so the callback path is used")
+                    continue
+            except Exception as e:  # any failure to trace means: not native
+                reason = reason or f"{type(e).__name__}: {e}"
+                continue
+            return BackendChoice("native", mode, None)
+        return BackendChoice("callback", self._callback_mode(), reason)
+
+    def _callback_mode(self) -> str:
+        if self.mode is not None:
+            return self.mode
+        # "reverse" unless only an frule exists, with which reverse mode cannot work
+        return "forward" if frule.has_rules(self.f) and not rrule.has_rules(self.f) \
+            else "reverse"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         jax = _compat.import_jax()
+        if self.backend != "callback":
+            ncall = _native.NativeCall(self.f, self.config, args, kwargs)
+            if ncall.dyn:
+                choice = self._choose(ncall)
+                if choice.backend == "native":
+                    if choice.mode == "forward":
+                        fn = _native.forward_function(ncall)
+                    else:
+                        fn = _native.reverse_function(ncall)
+                    out = self._apply(fn, ncall.dyn)
+                    return ncall.unflatten_output(out)
         call = _Call(self, args, kwargs)
         if not call.dyn:
             out = call.run_primal([])
             return call.out_treedef.unflatten([jax.numpy.asarray(a) for a in out])
-        if self.mode == "reverse":
+        mode = self._callback_mode()
+        if mode == "reverse":
             fn = _reverse_mode(call)
         else:
-            fn = _forward_mode(call, transposable=self.mode == "both")
+            fn = _forward_mode(call, transposable=mode == "both")
+        out = self._apply(fn, call.dyn)
+        return call.out_treedef.unflatten(list(out))
+
+    def _apply(self, fn: Callable, dyn: list) -> Any:
         try:
-            out = fn(*call.dyn)
+            return fn(*dyn)
         except TypeError as e:
             if "forward-mode" in str(e) and "custom_vjp" in str(e):
                 raise UnsupportedTransformError(
                     _BRIDGE, self.f, "jax.jvp (forward mode)",
                     "a JAX function has either a custom VJP or a custom JVP, and this one was "
-                    "bridged with mode='reverse' (jax.custom_vjp from the rrule)",
-                    f"Use jax_function({func_name(self.f)}, mode='forward') or mode='both' "
-                    f"(needs an frule), or reverse mode (jax.grad, jax.vjp, jax.jacrev)."
+                    "bridged in reverse mode (jax.custom_vjp from the rrule)",
+                    f"Register an frule and use jax_function({func_name(self.f)}) (native) or "
+                    f"mode='forward' / 'both', or use reverse mode (jax.grad, jax.vjp, "
+                    f"jax.jacrev)."
                 ) from None
             raise
-        return call.out_treedef.unflatten(list(out))
 
 
 def _callback(call: _Call, fn: Callable, spec: list, *operands: Any) -> Any:
     jax = _compat.import_jax()
-    return jax.pure_callback(fn, spec, *operands, vmap_method=call.bridged.vmap_method)
+    if call.bridged.vmap_method == "expand_dims":
+        fn = _broadcast_batch(fn, [tuple(np.shape(o)) for o in operands])
+    try:
+        return jax.pure_callback(fn, spec, *operands, vmap_method=call.bridged.vmap_method)
+    except ValueError as e:
+        if "Pure callbacks do not support JVP" not in str(e):
+            raise
+        raise UnsupportedTransformError(
+            _BRIDGE, call.f, "differentiating its derivative (jax.hessian, jax.jvp of "
+            "jax.grad, jax.jacfwd of jax.jacrev)",
+            "its rules run on NumPy arrays in jax.pure_callback (the callback backend), "
+            "which JAX cannot differentiate",
+            f"Write {func_name(call.f)} and its rules with xp = chainrules.array_namespace(x) "
+            f"so that jax_function's backend='native' applies (see backend_for)") from None
+
+
+def _batch_lead(d: tuple, shapes: list) -> tuple:
+    """The batch dimensions ``vmap_method="expand_dims"`` put in front of the operands."""
+    return np.broadcast_shapes(*(np.shape(x)[: np.ndim(x) - len(s)] for x, s in zip(d, shapes)))
+
+
+def _broadcast_batch(fn: Callable, shapes: list) -> Callable:
+    """``fn`` seeing every operand with the full batch dimensions (unbatched ones have size 1).
+
+    Without it a rule would see an unbatched input of size 1 next to a batched
+    cotangent, and the projection onto the input would sum over the batch.
+    """
+
+    def batched(*d: Any) -> Any:
+        lead = _batch_lead(d, shapes)
+        if lead:
+            d = tuple(np.broadcast_to(x, lead + s) for x, s in zip(d, shapes))
+        return fn(*d)
+
+    return batched
 
 
 def _primal(call: _Call, dyn: tuple) -> tuple:
@@ -404,9 +556,12 @@ def _reverse_mode(call: _Call) -> Callable:
         _check_has_rrule(call)
         spec = call.out_spec(list(values))
 
+        shapes = [tuple(v.shape) for v in values]
+
         def fwd_callback(*d: Any) -> tuple:
             leaves, token = call.run_rrule([_to_numpy(x) for x in d])
-            return (*_fit(leaves, spec), np.int32(token))
+            # one token per batch element under vmap_method="expand_dims"
+            return (*_fit(leaves, spec), np.full(_batch_lead(d, shapes), token, np.int32))
 
         res = _callback(call, fwd_callback, [*spec, jax.ShapeDtypeStruct((), np.int32)],
                         *values)
@@ -433,7 +588,7 @@ def _reverse_mode(call: _Call) -> Callable:
         def bwd_callback(tok: Any, *rest: Any) -> tuple:
             vals = [_to_numpy(x) for x in rest[: len(values)]]
             ct_vals = {k: _to_numpy(c) for k, c in zip(present, rest[len(values):])}
-            out = call.run_pullback(tok, vals, ct_vals, need)
+            out = call.run_pullback(np.asarray(tok).flat[0], vals, ct_vals, need)
             return tuple(
                 np.zeros(s.shape, s.dtype) if g is None else np.asarray(g, dtype=s.dtype)
                 for g, s in zip(out, spec))
@@ -501,6 +656,8 @@ def _forward_mode(call: _Call, transposable: bool) -> Callable:
             return tuple(_callback(call, pull_callback, lin_spec, *res, *cts))
 
         lin_tangents = tuple(tangents[i] for i in lin)
+        if transposable and any(map(_compat.jax_is_batched, (*primals, *lin_tangents))):
+            _both_mode_vmap_error(call)
         if not transposable:
             lin_out = pushforward(tuple(primals), lin_tangents)
         else:
@@ -509,13 +666,7 @@ def _forward_mode(call: _Call, transposable: bool) -> Callable:
             except NotImplementedError as e:
                 if "linear_call" not in str(e):
                     raise
-                raise UnsupportedTransformError(
-                    _BRIDGE, call.f, "jax.vmap of a derivative in mode='both'",
-                    "JAX has no batching rule for linear_call, which carries the rrule's "
-                    "pullback in this mode",
-                    f"Use jax_function({func_name(call.f)}, mode='reverse') for jax.vmap of "
-                    f"gradients and jax.jacrev, mode='forward' for jax.vmap of JVPs and "
-                    f"jax.jacfwd.") from None
+                _both_mode_vmap_error(call)
         for k, t in zip(diff_out, lin_out):
             y_dot[k] = t
         return y, tuple(y_dot)
@@ -525,30 +676,55 @@ def _forward_mode(call: _Call, transposable: bool) -> Callable:
     return fn
 
 
-def jax_function(f: Callable, *, mode: str = "reverse", config: RuleConfig | None = None,
-                 result_shape: Any = None, vmap_method: str = "sequential") -> Callable:
+def _both_mode_vmap_error(call: _Call) -> NoReturn:
+    raise UnsupportedTransformError(
+        _BRIDGE, call.f, "jax.vmap of a derivative in mode='both'",
+        "JAX has no batching rule for linear_call, which carries the rrule's pullback in "
+        "this mode",
+        f"Use jax_function({func_name(call.f)}, mode='reverse') for jax.vmap of gradients "
+        f"and jax.jacrev, mode='forward' for jax.vmap of JVPs and jax.jacfwd, or rules "
+        f"written with chainrules.array_namespace (backend='native' does all of these)"
+    ) from None
+
+
+def jax_function(f: Callable, *, backend: str = "auto", mode: str | None = None,
+                 config: RuleConfig | None = None, result_shape: Any = None,
+                 vmap_method: str = "sequential") -> Callable:
     """Make ``f``, a function with chainrules rules, differentiable by JAX.
 
-    ``f`` is written with NumPy (or anything else) and has an ``rrule`` (for
-    ``mode="reverse"``) and/or an ``frule`` (for ``mode="forward"``) registered.
-    The result takes JAX arrays (anywhere inside tuples, lists, dicts and other
-    pytrees) and returns JAX arrays; arguments that are not JAX arrays are passed
-    to ``f`` unchanged and are not differentiated, and so are keyword arguments.
+    ``f`` has an ``frule`` and/or an ``rrule`` registered. The result takes JAX
+    arrays (anywhere inside tuples, lists, dicts and other pytrees) and returns JAX
+    arrays; arguments that are not JAX arrays are passed to ``f`` unchanged and are
+    not differentiated, and keyword arguments are never differentiated.
 
     Arguments:
-        f: the function; calls of the result run ``f`` and its rules on NumPy arrays.
-        mode: ``"reverse"`` (needs an rrule): ``jax.grad``, ``jax.vjp``, ``jax.jacrev``,
-            ``jax.jit``, ``jax.vmap``. ``"forward"`` (needs an frule): ``jax.jvp``,
-            ``jax.jacfwd``, ``jax.jit``, ``jax.vmap``. ``"both"`` (needs both):
-            ``jax.grad``, ``jax.vjp``, ``jax.jvp``, ``jax.jit``, but no ``jax.vmap`` of
-            a derivative. See the module documentation for why.
+        f: the function.
+        backend: ``"native"``: ``f`` and its rules run on JAX values (tracers), so
+            every transformation works (jit, vmap, grad of grad, hessian, jacfwd,
+            jacrev, jvp, sharding) with no host callback; they must be written with
+            ``chainrules.array_namespace`` (or operators only), not NumPy calls.
+            ``"callback"``: ``f`` and its rules run on NumPy arrays, under tracing in
+            ``jax.pure_callback`` (first derivatives only, host only, sequential
+            vmap). ``"auto"`` (default): native when ``f`` and its rules trace with
+            JAX values (tried once per input signature, see ``backend_for``),
+            callback otherwise.
+        mode: which rule JAX's custom derivative is built from. Native path:
+            ``"forward"`` (``jax.custom_jvp`` from the frule; JAX transposes it for
+            reverse mode: everything works), ``"reverse"`` (``jax.custom_vjp`` from
+            the rrule: everything but ``jax.jvp``/``jacfwd`` of the function itself),
+            ``"both"`` is ``"forward"``. Callback path: ``"reverse"`` (``grad``,
+            ``vjp``, ``jacrev``, ``jit``, ``vmap``), ``"forward"`` (``jvp``,
+            ``jacfwd``, ``jit``, ``vmap``), ``"both"`` (``grad``, ``vjp``, ``jvp``,
+            ``jit``, no ``vmap`` of a derivative). Default: ``"forward"`` when ``f``
+            has an frule that traces, else ``"reverse"``; ``"reverse"`` on the
+            callback path.
         config: a ``RuleConfig`` passed to the rules (for rules that call back into an AD).
-        result_shape: under tracing, the shape and dtype of ``f``'s result: a pytree of
-            ``jax.ShapeDtypeStruct``, or a function of the arguments (with
-            ShapeDtypeStructs for the array leaves) returning one. By default it is
-            found by calling ``f`` once on example inputs (0.5, times the identity for
-            square matrices) per new input shape.
-        vmap_method: how ``jax.pure_callback`` runs under ``jax.vmap``;
+        result_shape: (callback path) under tracing, the shape and dtype of ``f``'s
+            result: a pytree of ``jax.ShapeDtypeStruct``, or a function of the
+            arguments (with ShapeDtypeStructs for the array leaves) returning one. By
+            default it is found by calling ``f`` once on example inputs (0.5, times
+            the identity for square matrices) per new input shape.
+        vmap_method: (callback path) how ``jax.pure_callback`` runs under ``jax.vmap``;
             ``"sequential"`` (one call per batch element) is right for every function,
             ``"expand_dims"`` is faster for functions that broadcast over a leading axis.
 
@@ -557,6 +733,7 @@ def jax_function(f: Callable, *, mode: str = "reverse", config: RuleConfig | Non
 
     Raises:
         NoRuleError: (when called) ``f`` has no rule for the mode asked.
+        NumPyOnlyRuleError: (``backend="native"``) ``f`` or a rule needs NumPy arrays.
         TangentConversionError: (when differentiated) a rule returned a tangent that
             does not fit its argument.
         UnsupportedTransformError: a transformation the chosen mode cannot do.
@@ -581,184 +758,21 @@ def jax_function(f: Callable, *, mode: str = "reverse", config: RuleConfig | Non
         >>> jax.vmap(jax.grad(jcube))(jax.numpy.arange(3.0))
         Array([ 0.,  3., 12.], dtype=float32)
     """
-    if mode not in _MODES:
+    if mode is not None and mode not in _MODES:
         raise ValueError(
             f"jax_function({func_name(f)}, mode={mode!r}): mode must be one of {_MODES}; "
-            f"'reverse' for jax.grad/vjp/jacrev, 'forward' for jax.jvp/jacfwd, 'both' for "
-            f"grad and jvp without vmap."
+            f"'forward' for a custom_jvp from the frule, 'reverse' for a custom_vjp from the "
+            f"rrule, or None to choose by which rules exist."
+        )
+    if backend not in _BACKENDS:
+        raise ValueError(
+            f"jax_function({func_name(f)}, backend={backend!r}): backend must be one of "
+            f"{_BACKENDS}; 'native' for rules that trace with JAX values, 'callback' for "
+            f"NumPy-only rules, 'auto' to choose per input signature."
         )
     if not callable(f):
         raise TypeError(
             f"jax_function(f): f must be callable, got {type(f).__qualname__}. Pass the "
             f"function that has rules, e.g. jax_function(np.sin)."
         )
-    return _JaxBridged(f, mode, config, result_shape, vmap_method)
-
-
-class JaxConfig(RuleConfig, HasReverseMode, HasForwardsMode):
-    """A ``RuleConfig`` whose ``rrule_via_ad`` / ``frule_via_ad`` are ``jax.vjp`` / ``jax.jvp``.
-
-    Rules that call back into an AD can then use JAX's, and ``chainrules.testing``
-    can check JAX's gradient of any JAX-traceable function against finite
-    differences: ``test_rrule(f, x, rrule_f=rrule_via_ad, config=JaxConfig())``.
-
-    Arguments and results are NumPy: float and complex leaves (arrays, NumPy and
-    Python scalars) are differentiated, others are passed through unchanged. By
-    default JAX computes in 64 bits inside these calls (``x64=True``), so that float64
-    inputs are not silently rounded to float32.
-
-    Examples:
-        >>> import pytest; jax = pytest.importorskip("jax")  # skips this example without JAX
-        >>> import numpy as np
-        >>> from chainrules import rrule_via_ad
-        >>> from chainrules.interop.jax import JaxConfig
-        >>> y, pullback = rrule_via_ad(JaxConfig(), jax.numpy.sin, np.array([0.0, 1.0]))
-        >>> pullback(np.ones(2))
-        (NoTangent(), array([1.        , 0.54030231]))
-    """
-
-    __slots__ = ("x64",)
-
-    def __init__(self, x64: bool = True) -> None:
-        self.x64 = x64
-
-    def _context(self) -> Any:
-        import contextlib
-
-        return _compat.jax_x64() if self.x64 else contextlib.nullcontext()
-
-    def rrule_via_ad(self, f: Any, *args: Any, **kwargs: Any) -> Any:
-        """``(y, pullback)`` of ``f(*args, **kwargs)`` by ``jax.vjp``."""
-        jax = _compat.import_jax()
-        with self._context():
-            dyn, rebuild = _split_differentiable(args, jax)
-            y, vjp_fn = jax.vjp(lambda *d: f(*rebuild(d), **kwargs), *dyn)
-            y_np = jax.tree_util.tree_map(_to_numpy, y)
-        context = self._context
-
-        def jax_vjp_pullback(y_bar: Any) -> tuple:
-            with context():
-                y_leaves, y_def = jax.tree_util.tree_flatten_with_path(y)
-                cts = []
-                for kp, leaf in y_leaves:
-                    path = tuple(_compat.jax_key_step(k) for k in kp)
-                    t = unthunk(tangent_at(y_bar, path))
-                    if isinstance(t, (ZeroTangent, NoTangent)):
-                        cts.append(_zero_cotangent(jax, leaf))
-                    else:
-                        cts.append(jax.numpy.asarray(_conj(np.asarray(t)), dtype=leaf.dtype))
-                d_bar = vjp_fn(y_def.unflatten(cts))
-            return (NoTangent(), *rebuild.tangents([_conj(_to_numpy(g)) for g in d_bar]))
-
-        return y_np, jax_vjp_pullback
-
-    def frule_via_ad(self, dargs: tuple, f: Any, *args: Any, **kwargs: Any) -> Any:
-        """``(y, y_dot)`` of ``f(*args, **kwargs)`` along ``dargs[1:]`` by ``jax.jvp``."""
-        jax = _compat.import_jax()
-        with self._context():
-            dyn, rebuild = _split_differentiable(args, jax)
-            tangents = []
-            for d, (position, path) in zip(dyn, rebuild.where):
-                t = unthunk(tangent_at(dargs[position], path))
-                if isinstance(t, (ZeroTangent, NoTangent)):
-                    tangents.append(jax.numpy.zeros_like(d))
-                else:
-                    tangents.append(jax.numpy.asarray(t, dtype=d.dtype))
-            y, y_dot = jax.jvp(lambda *d: f(*rebuild(d), **kwargs), tuple(dyn), tuple(tangents))
-            y_np = jax.tree_util.tree_map(_to_numpy, y)
-            y_dot_by_path = {
-                tuple(_compat.jax_key_step(k) for k in kp): _to_numpy(v)
-                for kp, v in jax.tree_util.tree_flatten_with_path(y_dot)[0]}
-        return y_np, tangent_like(y_np, lambda path, leaf: y_dot_by_path.get(path, ZeroTangent()))
-
-
-def as_numpy_function(f: Callable, *, x64: bool = True) -> Callable:
-    """A NumPy-in, NumPy-out version of the JAX function ``f``, computed in 64 bits.
-
-    Called with NumPy arrays and numbers it returns NumPy arrays; called with JAX
-    arrays (as :class:`JaxConfig` does when it differentiates it) it is ``f``. This is
-    what ``chainrules.testing`` needs to check JAX's derivatives of ``f`` against
-    finite differences, which need the primal in float64.
-
-    Examples:
-        >>> import pytest; jax = pytest.importorskip("jax")  # skips this example without JAX
-        >>> import numpy as np
-        >>> from chainrules.testing import test_rrule
-        >>> from chainrules import rrule_via_ad
-        >>> from chainrules.interop.jax import JaxConfig, as_numpy_function
-        >>> sin = as_numpy_function(jax.numpy.sin)
-        >>> sin(np.array([0.0, 1.0]))
-        array([0.        , 0.84147098])
-        >>> test_rrule(sin, np.array([0.2, 0.4]), rrule_f=rrule_via_ad, config=JaxConfig()).mode
-        'rrule'
-    """
-
-    @functools.wraps(f)
-    def numpy_function(*args: Any, **kwargs: Any) -> Any:
-        jax = _compat.import_jax()
-        leaves = jax.tree_util.tree_leaves((args, kwargs))
-        if any(isinstance(x, jax.Array) for x in leaves):
-            return f(*args, **kwargs)
-        context = _compat.jax_x64() if x64 else _nullcontext()
-        with context:
-            out = f(*args, **kwargs)
-            return jax.tree_util.tree_map(
-                lambda a: _to_numpy(a) if isinstance(a, jax.Array) else a, out)
-
-    return numpy_function
-
-
-def _nullcontext() -> Any:
-    import contextlib
-
-    return contextlib.nullcontext()
-
-
-def _zero_cotangent(jax: Any, leaf: Any) -> Any:
-    if is_differentiable_dtype(leaf.dtype):
-        return jax.numpy.zeros_like(leaf)
-    return np.zeros(leaf.shape, _compat.jax_float0())
-
-
-class _Rebuild:
-    """Puts differentiated leaves back into the arguments' structure."""
-
-    def __init__(self, args: tuple, where: list, convert: Callable) -> None:
-        self.args = args
-        self.where = where
-        self.convert = convert
-
-    def __call__(self, dyn: Any) -> tuple:
-        index = {w: i for i, w in enumerate(self.where)}
-
-        def put(path: tuple, leaf: Any) -> Any:
-            i = index.get((path[0][1] + 1, path[1:]))
-            return leaf if i is None else dyn[i]
-
-        return tuple(map_leaves(put, self.args))
-
-    def tangents(self, leaf_bars: list) -> list:
-        """One tangent per argument, mirroring its structure, from the leaves' cotangents."""
-        index = {w: i for i, w in enumerate(self.where)}
-        out = []
-        for position, arg in enumerate(self.args, start=1):
-            def leaf(path: tuple, x: Any, position: int = position) -> Any:
-                i = index.get((position, path))
-                return NoTangent() if i is None else leaf_bars[i]
-
-            out.append(tangent_like(arg, leaf))
-        return out
-
-
-def _split_differentiable(args: tuple, jax: Any) -> tuple[list, _Rebuild]:
-    """The float and complex leaves of ``args`` as JAX arrays, and how to put them back."""
-    dyn = []
-    where = []
-    for path, leaf in leaves_with_paths(args):
-        if isinstance(leaf, (bool, np.bool_)):
-            continue
-        if isinstance(leaf, (float, complex, np.ndarray, np.generic)) and np.asarray(
-                leaf).dtype.kind in "fc":
-            dyn.append(jax.numpy.asarray(leaf))
-            where.append((path[0][1] + 1, path[1:]))
-    return dyn, _Rebuild(args, where, jax.numpy.asarray)
+    return _JaxBridged(f, mode, config, result_shape, vmap_method, backend)

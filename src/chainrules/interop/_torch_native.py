@@ -153,7 +153,7 @@ class _NativeCall:
             return fn(*a, **kw)
         except Exception as e:
             if _numpy_refused(e):
-                raise NumPyOnlyRuleError(_BRIDGE, self.f, what, "", e) from e
+                raise NumPyOnlyRuleError.on_tensors(_BRIDGE, self.f, what, "", e) from e
             raise
 
     def run(self, tensors: tuple) -> tuple:
@@ -175,7 +175,7 @@ class _NativeCall:
             if leaf is None:
                 continue
             if isinstance(leaf, (np.ndarray, np.generic)):
-                raise NumPyOnlyRuleError(_BRIDGE, self.f, what,
+                raise NumPyOnlyRuleError.on_tensors(_BRIDGE, self.f, what,
                                          f"output{format_path(path)}", leaf)
             if isinstance(leaf, (bool, int, float, complex)):
                 leaf = torch.as_tensor(leaf, device=device)
@@ -316,7 +316,7 @@ class _NativeCall:
             raise TangentConversionError(_BRIDGE, self.f, what, position, format_path(path),
                                          x, t, "a structural tangent cannot stand for a tensor")
         if isinstance(t, (np.ndarray, np.generic)):
-            raise NumPyOnlyRuleError(_BRIDGE, self.f, source, where, t)
+            raise NumPyOnlyRuleError.on_tensors(_BRIDGE, self.f, source, where, t)
         if isinstance(t, torch.Tensor) and t.dtype == x.dtype and t.shape == x.shape:
             return t
         if not isinstance(t, (torch.Tensor, int, float, complex)) or isinstance(t, bool):

@@ -14,6 +14,7 @@ Importing this module does not import JAX; the first call does, and raises
 if it is missing.
 """
 
-from ._jax import JaxConfig, as_numpy_function, jax_function
+from ._jax import jax_function
+from ._jax_config import JaxConfig, as_numpy_function
 
 __all__ = ["JaxConfig", "as_numpy_function", "jax_function"]

@@ -1,0 +1,430 @@
+"""The native path of the JAX bridge: the function and its rules run on JAX values.
+
+With ``backend="native"`` nothing leaves JAX: ``f``, its ``frule`` or ``rrule`` and
+the pullback are called with JAX arrays or tracers, so the traced program holds
+only JAX operations (no host callback) and every transformation composes: ``jit``,
+``vmap`` (batched natively, not element by element), ``grad`` of ``grad``,
+``hessian``, ``jacfwd``/``jacrev``, sharding, GPU. Rules written with
+``xp = chainrules.array_namespace(x)`` (or with operators and methods only) trace.
+
+Two constructions, because a JAX function has a custom JVP or a custom VJP, not both:
+
+- ``"forward"`` (the default when ``f`` has an frule): ``jax.custom_jvp`` whose JVP
+  rule is the frule run on tracers. JAX linearizes it and transposes the tangent
+  map for reverse mode, so ``grad``, ``jvp``, ``hessian`` and ``vmap`` of any of
+  them work. What the frule computes from the primal alone (a factorisation, an
+  exponential) is a residual, computed once in the forward pass and reused by the
+  backward pass.
+- ``"reverse"`` (the default with only an rrule): ``jax.custom_vjp`` whose forward
+  pass runs the rrule and whose residual is the pullback itself: the pullback is
+  closure-converted (``jax.closure_convert``), the arrays it captured become the
+  residuals and the converted function travels as a ``jax.tree_util.Partial``.
+  ``grad``, ``jacrev``, ``vmap`` and forward-over-reverse (``jax.hessian``) work,
+  since forward and backward passes are JAX code; ``jax.jvp`` of the function
+  itself does not (JAX's rule for ``custom_vjp``).
+
+Complex numbers: JAX's cotangent is the conjugate of the ChainRules one, so the
+``"reverse"`` construction conjugates cotangents on the way in and out; tangents
+(the ``"forward"`` construction) need no conversion, and JAX's own transposition
+of the frule is already in JAX's convention.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from chainrules.core import (
+    AbstractTangent,
+    NoTangent,
+    NotImplementedDerivativeError,
+    NotImplementedTangent,
+    ProjectionError,
+    ProjectTo,
+    PullbackError,
+    ZeroTangent,
+    unthunk,
+)
+from chainrules.core._errors import func_name
+
+from . import _compat
+from ._bridge import call_frule, call_rrule, is_differentiable_dtype
+from ._errors import NumPyOnlyRuleError, TangentConversionError, UnsupportedTransformError
+from ._tree import PathError, format_path, tangent_at, tangent_like
+
+__all__ = ["NativeCall"]
+
+_BRIDGE = "jax_function"
+
+
+class NativeCall:
+    """One call of a natively bridged function: its static parts and its JAX-array leaves.
+
+    Positional arguments and keyword arguments are flattened together as one JAX
+    pytree; every ``jax.Array`` leaf (concrete or traced) is an operand of the
+    custom-derivative function, so nothing traced is closed over. Leaves of keyword
+    arguments are operands too but are never differentiated (they get zero
+    cotangents), as everywhere in chainrules.
+    """
+
+    def __init__(self, f: Callable, config: Any, args: tuple, kwargs: dict) -> None:
+        jax = _compat.import_jax()
+        self.f = f
+        self.config = config
+        self.nargs = len(args)
+        flat, self.treedef = jax.tree_util.tree_flatten_with_path((args, kwargs))
+        self.template: list = []
+        self.dyn: list = []
+        # (position, path): position is 1-based for positional arguments, 0 for kwargs
+        self.where: list[tuple[int, tuple]] = []
+        self.slots: list[int] = []
+        for keypath, leaf in flat:
+            if isinstance(leaf, jax.Array):
+                position = keypath[1].idx + 1 if keypath[0].idx == 0 else 0
+                # a keyword argument's path starts with its name: ("key", name)
+                path = tuple(_compat.jax_key_step(k)
+                             for k in keypath[2 if position else 1:])
+                self.where.append((position, path))
+                self.slots.append(len(self.template))
+                self.dyn.append(leaf)
+                self.template.append(None)
+            else:
+                self.template.append(leaf)
+        self.out_treedef: Any = None
+        self.out_paths: list[tuple] = []
+        # whether a rule returned a tangent that is not a structural zero (see probe)
+        self.nonzero_tangent = False
+
+    # -- structure -----------------------------------------------------------------------
+
+    def rebuild(self, dyn: Any) -> tuple[tuple, dict]:
+        leaves = list(self.template)
+        for slot, v in zip(self.slots, dyn):
+            leaves[slot] = v
+        args, kwargs = self.treedef.unflatten(leaves)
+        return tuple(args), kwargs
+
+    def signature(self) -> Any:
+        """A hashable key of what the backend decision depends on, or None if there is none."""
+        static = []
+        for leaf in self.template:
+            if isinstance(leaf, np.ndarray):
+                static.append(("ndarray", leaf.shape, leaf.dtype.str))
+            else:
+                static.append((type(leaf), leaf))
+        key = (self.treedef, tuple(static),
+               tuple((tuple(d.shape), str(d.dtype), bool(getattr(d, "weak_type", False)))
+                     for d in self.dyn))
+        try:
+            hash(key)
+        except TypeError:
+            return None
+        return key
+
+    def flatten_output(self, y: Any) -> tuple:
+        """The output's leaves as JAX arrays; remembers the output's structure."""
+        jax = _compat.import_jax()
+        flat, self.out_treedef = jax.tree_util.tree_flatten_with_path(y)
+        self.out_paths = [tuple(_compat.jax_key_step(k) for k in kp) for kp, _ in flat]
+        return tuple(jax.numpy.asarray(leaf) for _, leaf in flat)
+
+    def unflatten_output(self, leaves: Any) -> Any:
+        return self.out_treedef.unflatten(list(leaves))
+
+    def differentiable(self, i: int) -> bool:
+        return self.where[i][0] > 0 and is_differentiable_dtype(self.dyn[i].dtype)
+
+    def refuse_keyword_derivative(self, perturbed: list[bool]) -> None:
+        """A derivative with respect to a keyword argument is an error, never a silent zero."""
+        for i, p in enumerate(perturbed):
+            position, path = self.where[i]
+            if p and position == 0 and is_differentiable_dtype(self.dyn[i].dtype):
+                name = path[0][1]
+                raise UnsupportedTransformError(
+                    _BRIDGE, self.f, f"differentiating the keyword argument {name!r}",
+                    "keyword arguments are never differentiated (rules have no tangent "
+                    "for them)",
+                    f"Pass {name} positionally (if the rule gives it a tangent), or "
+                    f"wrap it in jax.lax.stop_gradient")
+
+    # -- running the user's code on JAX values ----------------------------------------
+
+    def run_primal(self, dyn: tuple) -> tuple:
+        args, kwargs = self.rebuild(dyn)
+        with numpy_only_guard(self.f, "the function itself"):
+            y = self.f(*args, **kwargs)
+        return self.flatten_output(y)
+
+    def arg_tangents(self, dyn: tuple, tangents: dict) -> tuple:
+        """``(NoTangent(), *arg_dots)`` for an frule; ``tangents``: leaf index -> tangent.
+
+        An argument with no float leaf gets ``NoTangent()``; one whose float leaves
+        all have zero tangents gets ``ZeroTangent()``, so rules can skip it.
+        """
+        args, _ = self.rebuild(dyn)
+        dargs: list[Any] = [NoTangent()]
+        for position in range(1, self.nargs + 1):
+            idx = [i for i, (p, _) in enumerate(self.where) if p == position]
+            diff = [i for i in idx if self.differentiable(i)]
+            if not diff:
+                dargs.append(NoTangent())
+                continue
+            if not any(i in tangents for i in diff):
+                dargs.append(ZeroTangent())
+                continue
+            by_path = {self.where[i][1]: i for i in idx}
+
+            def leaf(path: tuple, x: Any, by_path: dict = by_path) -> Any:
+                i = by_path.get(path)
+                if i is None or not self.differentiable(i):
+                    return NoTangent()
+                return tangents.get(i, ZeroTangent())
+
+            dargs.append(tangent_like(args[position - 1], leaf))
+        return tuple(dargs)
+
+    def output_cotangent(self, y: Any, cts: dict) -> Any:
+        """The ChainRules cotangent of output ``y``; ``cts``: output leaf -> JAX cotangent."""
+        jnp = _compat.import_jax().numpy
+        index = {p: k for k, p in enumerate(self.out_paths)}
+
+        def leaf(path: tuple, y_leaf: Any) -> Any:
+            k = index.get(path)
+            if k is None or not is_differentiable_dtype(jnp.result_type(y_leaf)):
+                return NoTangent()
+            ct = cts.get(k)
+            return ZeroTangent() if ct is None else conj(ct)
+
+        return tangent_like(y, leaf)
+
+    def leaf_tangent(self, what: str, position: int, path: tuple, primal: Any,
+                     tangent: Any) -> Any:
+        """The part of ``tangent`` at ``path`` as a JAX array like ``primal``; None for zero."""
+        try:
+            t = tangent_at(tangent, path)
+        except PathError as e:
+            raise TangentConversionError(
+                _BRIDGE, self.f, what, position, format_path(e.step_path), primal, e.got,
+                f"its layout does not match the {what}'s structure at "
+                f"{format_path(e.step_path)}") from None
+        if isinstance(t, (ZeroTangent, NoTangent)):
+            return None
+        if isinstance(t, NotImplementedTangent):
+            raise NotImplementedDerivativeError(
+                t, f"convert to a JAX tangent (the {what} {position}{format_path(path)} of "
+                   f"{func_name(self.f)} in {_BRIDGE})")
+        if isinstance(t, AbstractTangent):
+            raise TangentConversionError(_BRIDGE, self.f, what, position, format_path(path),
+                                         primal, t,
+                                         "a structural tangent cannot stand for an array")
+        try:
+            return project(primal, t)
+        except (ProjectionError, TypeError, ValueError) as e:
+            raise TangentConversionError(_BRIDGE, self.f, what, position, format_path(path),
+                                         primal, t, str(e)) from None
+
+
+def conj(x: Any) -> Any:
+    jnp = _compat.import_jax().numpy
+    return jnp.conj(x) if jnp.iscomplexobj(x) else x
+
+
+def project(primal: Any, t: Any) -> Any:
+    """``t`` as a JAX array of ``primal``'s shape and dtype, by ``ProjectTo`` (which traces)."""
+    jnp = _compat.import_jax().numpy
+    if isinstance(t, (str, bytes)) or t is None:
+        raise TypeError(f"a {type(t).__qualname__} is not a tangent of an array")
+    if getattr(t, "shape", None) == primal.shape and getattr(t, "dtype", None) == primal.dtype:
+        return t
+    out = jnp.asarray(ProjectTo(primal)(t))
+    if not is_differentiable_dtype(out.dtype):
+        raise TypeError(f"its dtype {out.dtype} is not a float or complex dtype")
+    return out
+
+
+# -- NumPy-only rules --------------------------------------------------------------------
+
+
+def _tracer_errors() -> tuple[type[BaseException], ...]:
+    errors = _compat.import_jax().errors
+    return (errors.TracerArrayConversionError, errors.TracerBoolConversionError,
+            errors.TracerIntegerConversionError, errors.ConcretizationTypeError)
+
+
+def _library_dirs() -> tuple[str, ...]:
+    """Folders of the libraries whose frames are skipped when naming the user's line."""
+    dirs = [os.path.dirname(__file__)]
+    for name in ("jax", "jaxlib", "numpy", "scipy", "array_api_compat"):
+        module = sys.modules.get(name)  # a library never imported has no frames
+        if module is not None and getattr(module, "__file__", None):
+            dirs.append(os.path.dirname(str(module.__file__)))
+    return tuple(d + os.sep for d in dirs)
+
+
+def _culprit(e: BaseException) -> tuple[str, int, str]:
+    """File, line and source of the innermost frame of the user's code in ``e``'s traceback."""
+    skip = _library_dirs()
+    found = ("<unknown>", 0, "")
+    for frame in traceback.extract_tb(e.__traceback__):
+        if not frame.filename.startswith(skip):
+            found = (frame.filename, frame.lineno or 0, (frame.line or "").strip())
+    return found
+
+
+@contextlib.contextmanager
+def numpy_only_guard(f: Any, stage: str) -> Iterator[None]:
+    """JAX's "cannot convert a tracer" errors inside ``stage`` become NumPyOnlyRuleError."""
+    try:
+        yield
+    except _tracer_errors() as e:
+        filename, line, source = _culprit(e)
+        raise NumPyOnlyRuleError.on_tracers(_BRIDGE, f, stage, filename, line, source,
+                                 type(e).__name__) from e
+
+
+# -- the two constructions ---------------------------------------------------------------
+
+
+def forward_function(call: NativeCall) -> Callable:
+    """``jax.custom_jvp`` over the operands, with the frule as its JVP rule."""
+    jax = _compat.import_jax()
+    jnp = jax.numpy
+    symbolic_zero = _compat.jax_symbolic_zero_type()
+
+    def primal(*dyn: Any) -> tuple:
+        return call.run_primal(dyn)
+
+    def frule_jvp(primals: tuple, tangents: tuple) -> tuple:
+        primals = tuple(jnp.asarray(p) for p in primals)
+        call.refuse_keyword_derivative([not isinstance(t, symbolic_zero) for t in tangents])
+        given = {i: t for i, t in enumerate(tangents)
+                 if call.differentiable(i) and not isinstance(t, symbolic_zero)}
+        args, kwargs = call.rebuild(primals)
+        dargs = call.arg_tangents(primals, given)
+        with numpy_only_guard(call.f, "its frule"):
+            y, y_dot = call_frule(_BRIDGE, call.config, dargs, call.f, args, kwargs)
+        y_leaves = call.flatten_output(y)
+        out = []
+        for path, y_leaf in zip(call.out_paths, y_leaves):
+            if not is_differentiable_dtype(y_leaf.dtype):
+                out.append(np.zeros(y_leaf.shape, _compat.jax_float0()))
+                continue
+            t = call.leaf_tangent("output", 0, path, y_leaf, y_dot)
+            call.nonzero_tangent |= t is not None
+            out.append(jnp.zeros_like(y_leaf) if t is None else t)
+        return y_leaves, tuple(out)
+
+    fn = jax.custom_jvp(primal)
+    fn.defjvp(frule_jvp, symbolic_zeros=True)
+    return fn
+
+
+def reverse_function(call: NativeCall) -> Callable:
+    """``jax.custom_vjp`` over the operands: the rrule forward, its pullback as the residual."""
+    jax = _compat.import_jax()
+    jnp = jax.numpy
+    symbolic_zero = _compat.jax_symbolic_zero_type()
+    n_args = 1 + call.nargs
+
+    def primal(*dyn: Any) -> tuple:
+        return call.run_primal(dyn)
+
+    def rrule_fwd(*pdyn: Any) -> tuple:
+        values = tuple(jnp.asarray(p.value) for p in pdyn)
+        call.refuse_keyword_derivative([p.perturbed for p in pdyn])
+        need = [i for i, p in enumerate(pdyn) if p.perturbed and call.differentiable(i)]
+        args, kwargs = call.rebuild(values)
+        with numpy_only_guard(call.f, "its rrule"):
+            y, pullback = call_rrule(_BRIDGE, call.config, call.f, args, kwargs)
+        y_leaves = call.flatten_output(y)
+        diff_out = [k for k, a in enumerate(y_leaves) if is_differentiable_dtype(a.dtype)]
+
+        def pullback_leaves(*cts: Any) -> tuple:
+            y_bar = call.output_cotangent(y, dict(zip(diff_out, cts)))
+            with numpy_only_guard(call.f, "its rrule's pullback"):
+                bars = pullback(y_bar)
+            if not isinstance(bars, tuple) or len(bars) != n_args:
+                got = len(bars) if isinstance(bars, tuple) else type(bars).__qualname__
+                raise PullbackError(
+                    f"{_BRIDGE}({func_name(call.f)}): the rrule's pullback returned {got} "
+                    f"entries, expected {n_args} (one for the function, then one per "
+                    f"positional argument). Fix the rule's pullback.")
+            unthunked: dict[int, Any] = {}
+            out = []
+            for i in need:
+                position, path = call.where[i]
+                if position not in unthunked:
+                    with numpy_only_guard(call.f, "its rrule's pullback"):
+                        unthunked[position] = unthunk(bars[position])
+                g = call.leaf_tangent("argument", position, path, values[i],
+                                      unthunked[position])
+                call.nonzero_tangent |= g is not None
+                out.append(jnp.zeros_like(values[i]) if g is None else conj(g))
+            return tuple(out)
+
+        examples = [jnp.zeros(y_leaves[k].shape, y_leaves[k].dtype) for k in diff_out]
+        closed, consts = jax.closure_convert(pullback_leaves, *examples)
+        residual = (jax.tree_util.Partial(closed), tuple(consts), tuple(need),
+                    tuple(diff_out))
+        return y_leaves, residual
+
+    def rrule_bwd(res: tuple, cts: tuple) -> tuple:
+        closed, consts, need, diff_out = res
+        grads: list[Any] = [None] * len(call.dyn)
+        if not need:
+            return tuple(grads)
+        ct_in = [jnp.zeros(c.shape, c.dtype) if isinstance(c, symbolic_zero) else c
+                 for c in (cts[k] for k in diff_out)]
+        for i, g in zip(need, closed(*ct_in, *consts)):
+            grads[i] = g
+        return tuple(grads)
+
+    fn = jax.custom_vjp(primal)
+    fn.defvjp(rrule_fwd, rrule_bwd, symbolic_zeros=True)
+    return fn
+
+
+def probe(call: NativeCall, mode: str) -> bool:
+    """Trace ``f`` and the rules that ``mode`` uses on abstract values; raises what they raise.
+
+    Returns whether the rule gave a tangent that is not a structural zero (or had
+    nothing to differentiate). A rule written for NumPy arrays may trace and yet
+    answer ``ZeroTangent()`` for anything that is not an ``ndarray``: a silently
+    zero derivative, which ``backend="auto"`` avoids by taking the callback path.
+    """
+    jax = _compat.import_jax()
+    jnp = jax.numpy
+    avals = [jax.ShapeDtypeStruct(d.shape, d.dtype, weak_type=getattr(d, "weak_type", False))
+             for d in call.dyn]
+    fn = forward_function(call) if mode == "forward" else reverse_function(call)
+
+    def exercise(*dyn: Any) -> Any:
+        call.run_primal(dyn)
+        if mode == "forward":
+            tangents = tuple(jnp.ones_like(d) if is_differentiable_dtype(d.dtype)
+                             else np.zeros(d.shape, _compat.jax_float0()) for d in dyn)
+            return jax.jvp(fn, dyn, tangents)
+        diff = [i for i in range(len(dyn)) if call.differentiable(i)]
+
+        def of_diff(*x: Any) -> tuple:
+            full = list(dyn)
+            for i, v in zip(diff, x):
+                full[i] = v
+            return fn(*full)
+
+        y, pullback = jax.vjp(of_diff, *(dyn[i] for i in diff))
+        return pullback(tuple(jnp.ones_like(a) if is_differentiable_dtype(a.dtype)
+                              else np.zeros(a.shape, _compat.jax_float0()) for a in y))
+
+    call.nonzero_tangent = False
+    out = jax.eval_shape(exercise, *avals)
+    has_diff_in = any(call.differentiable(i) for i in range(len(call.dyn)))
+    has_diff_out = any(is_differentiable_dtype(a.dtype)
+                       for a in jax.tree_util.tree_leaves(out))
+    return call.nonzero_tangent or not (has_diff_in and has_diff_out)
