@@ -4,12 +4,19 @@ Each module registers the rules of one domain right under their code:
 ``stdlib/`` (math, cmath, operator, builtins), ``numpy/`` (ufuncs, reductions,
 shape, indexing, linalg, fft) and ``scipy/`` (special, linalg, sparse). Every
 module in these packages is imported here; ``scipy/`` only when SciPy imports.
+``array_api/`` holds the rules of the array API standard written once against ``xp``:
+NumPy's elementwise rules come from there, and :func:`register_namespace` puts them on
+any other array-API namespace (``array_api_strict``, ``jax.numpy`` …).
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+
+from chainrules.rules.array_api import register_namespace
+
+__all__ = ["LOADED_MODULES", "register_namespace"]
 
 _PACKAGES = {
     # subpackage: the optional dependency it needs (None: always)
