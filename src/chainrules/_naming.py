@@ -24,6 +24,13 @@ NAMESPACES = (
     "scipy.special",
     "scipy.linalg",
     "scipy.sparse",
+    # array-API namespaces whose functions get rules from register_namespace
+    "array_api_strict",
+    "array_api_strict.linalg",
+    "array_api_strict.fft",
+    "jax.numpy",
+    "jax.numpy.linalg",
+    "jax.numpy.fft",
 )
 
 _index: dict[int, tuple[str, str]] = {}

@@ -109,8 +109,10 @@ def linear_unary(f: Any, name: str, pushforward: Callable[..., Any],
         if not is_inexact(xp, x):
             return y, NoTangent()
         x_dot = unthunk(dargs[1])
-        if isinstance(x_dot, _ZERO_LIKE | NotImplementedTangent):
-            return y, x_dot if isinstance(x_dot, NotImplementedTangent) else ZeroTangent()
+        if isinstance(x_dot, NotImplementedTangent):
+            return y, x_dot
+        if isinstance(x_dot, _ZERO_LIKE):
+            return y, ZeroTangent()
         return y, pushforward(xp, x, y, x_dot)
 
     unary_rrule.__qualname__ = f"{name}_rrule"
