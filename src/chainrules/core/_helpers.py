@@ -238,6 +238,8 @@ def _pushforward(ps: tuple, x_dots: tuple) -> Any:
             x_dot = x_dot.unthunk() if isinstance(x_dot, Thunk) else x_dot
             if isinstance(x_dot, Tangent):  # a list or tuple used as an array
                 x_dot = _as_array_tangent(x_dot)
+        if isinstance(p, ZeroTangent):
+            continue  # array_api_strict's `array + ZeroTangent()` raises, not defers
         y_dot = p * x_dot if isinstance(y_dot, ZeroTangent) else y_dot + p * x_dot
     return y_dot
 

@@ -1,0 +1,179 @@
+"""Rule cases for the array API rules (``chainrules/rules/array_api/``) on ``array_api_strict``.
+
+``array_api_strict`` implements the standard and nothing more (no NumPy extras, strict
+dtype rules), so these rows show that the generic rules, written once against ``xp``,
+work outside NumPy: each row names the standard function, builds NumPy inputs with the
+usual domain helpers and converts them with ``xs.asarray``. The testers check the rule on
+the strict arrays against finite differences of the strict function. Importing this
+module registers the rules on ``array_api_strict`` (``register_namespace``); without
+``array_api_strict`` installed the table is empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from chainrules.testing import Case, arr, no_tangent, positive, unit_interval
+from chainrules.testing._pairs import PrimalAndTangent
+
+__all__ = ["CASES", "NAMESPACE"]
+
+REAL = ("float64", "float32")
+ALL = ("float64", "float32", "complex128")
+
+try:
+    import array_api_strict as NAMESPACE
+except ImportError:  # pragma: no cover - the optional dependency is missing
+    NAMESPACE = None
+
+
+def _to_xs(v: Any) -> Any:
+    if isinstance(v, PrimalAndTangent):
+        return PrimalAndTangent(_to_xs(v.x), _to_xs(v.x_dot))
+    if isinstance(v, (np.ndarray, np.generic)):
+        return NAMESPACE.asarray(np.asarray(v))
+    if isinstance(v, list):
+        return [_to_xs(item) for item in v]
+    return v
+
+
+def _fn(name: str) -> Any:
+    target = NAMESPACE
+    for part in name.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def _case(name: str, args: Callable[..., tuple], dtypes: tuple = REAL,
+          label: str | None = None, **options: Any) -> Case:
+    """A row for ``array_api_strict.<name>``: ``args(rng, dtype)`` builds NumPy inputs."""
+
+    def strict_args(rng: np.random.Generator, dtype: np.dtype) -> tuple:
+        return tuple(_to_xs(a) for a in args(rng, dtype))
+
+    display = f"array_api_strict.{name}" + (f" {label}" if label else "")
+    return Case(_fn(name), strict_args, dtypes=dtypes, name=display, **options)
+
+
+def _unary(name: str, gen: Any = arr, dtypes: tuple = ALL, shape: tuple = (3, 2),
+           **options: Any) -> Case:
+    return _case(name, lambda rng, dt: (gen(rng, dt, shape),), dtypes, **options)
+
+
+def _binary(name: str, gen1: Any = arr, gen2: Any = arr, dtypes: tuple = ALL,
+            **options: Any) -> Case:
+    """Broadcasting (3, 1) against (4,)."""
+    return _case(name, lambda rng, dt: (gen1(rng, dt, (3, 1)), gen2(rng, dt, (4,))), dtypes,
+                 **options)
+
+
+def _away(rng: np.random.Generator, dtype: np.dtype, shape: Any = (), low: float = 0.5,
+          high: float = 2.0) -> Any:
+    """Moduli in ``(low, high)`` and a random sign: away from zero."""
+    x = np.asarray(positive(rng, dtype, shape, low, high))
+    return (x * rng.choice([-1.0, 1.0], size=shape)).astype(dtype)
+
+
+def _off_grid(rng: np.random.Generator, dtype: np.dtype, shape: Any = ()) -> Any:
+    """Fractional parts in (0.1, 0.4): away from the jumps of the rounding functions."""
+    k = rng.integers(-3, 3, size=shape)
+    return np.asarray(k + rng.uniform(0.1, 0.4, size=shape)).astype(dtype)
+
+
+def _grid(rng: np.random.Generator, dtype: np.dtype, shape: Any, offset: float) -> Any:
+    """Values within 0.1 of ``k + offset``: two grids (offsets 0.25, 0.75) never tie."""
+    re = rng.integers(-2, 2, size=shape) + offset + rng.uniform(-0.1, 0.1, size=shape)
+    return re.astype(dtype)
+
+
+def _quotient(rng: np.random.Generator, dtype: np.dtype) -> tuple:
+    """``x1 / x2`` at least 0.1 from an integer: no jumps of ``remainder``."""
+    x2 = _away(rng, dtype, (4,))
+    return (x2 * _off_grid(rng, dtype, (3, 4))).astype(dtype), x2
+
+
+def _off_bounds(rng: np.random.Generator, dtype: np.dtype, shape: Any) -> Any:
+    """Moduli at least 0.1 from the ``clip`` bounds +-0.5."""
+    u = rng.uniform(0, 1.8, size=shape)
+    return (np.where(u < 0.4, u, u + 0.2) * rng.choice([-1.0, 1.0], size=shape)).astype(dtype)
+
+
+def _acosh_domain(rng: np.random.Generator, dtype: np.dtype, shape: Any) -> Any:
+    return positive(rng, dtype, shape, 1.2, 3.0)
+
+
+def _elementwise_cases() -> list[Case]:
+    return [
+        _unary("negative"),
+        _unary("positive"),
+        _unary("square"),
+        _unary("reciprocal", _away),
+        _unary("sqrt", positive),
+        _unary("exp"),
+        _unary("expm1"),
+        _unary("log", positive),
+        _unary("log2", positive),
+        _unary("log10", positive),
+        _unary("log1p", positive),
+        _unary("sin"),
+        _unary("cos"),
+        _unary("tan", unit_interval),
+        _unary("asin", unit_interval),
+        _unary("acos", unit_interval),
+        _unary("atan", unit_interval),
+        _unary("sinh"),
+        _unary("cosh"),
+        _unary("tanh", unit_interval),
+        _unary("asinh", unit_interval),
+        _unary("acosh", _acosh_domain),
+        _unary("atanh", unit_interval),
+        _unary("abs", _away),
+        _unary("sign", _away),
+        _unary("conj"),
+        _unary("real"),
+        _unary("imag", dtypes=("complex128",)),
+        _unary("floor", _off_grid, REAL),
+        _unary("ceil", _off_grid, REAL),
+        _unary("trunc", _off_grid, REAL),
+        _unary("round", _off_grid, REAL),
+        _case("sin", lambda rng, dt: (np.asarray(arr(rng, dt)),), ALL, "0-d"),
+        _case("exp", lambda rng, dt: (arr(rng, dt, (0, 3)),), ALL, "empty"),
+        _binary("add"),
+        _binary("subtract"),
+        _binary("multiply"),
+        _binary("divide", arr, _away),
+        _binary("pow", positive, arr),
+        _case("pow", lambda rng, dt: (arr(rng, dt, (4,)), no_tangent(2.0)), ALL,
+              "negative base, x ** 2.0"),
+        _case("multiply", lambda rng, dt: (arr(rng, dt, (2, 3)), 2.5), ALL, "array-float"),
+        _case("remainder", _quotient, REAL),
+        _case("floor_divide", _quotient, REAL),
+        _binary("logaddexp", dtypes=REAL),
+        _binary("atan2", dtypes=REAL),
+        _binary("hypot", dtypes=REAL),
+        _binary("copysign", _away, _away, REAL),
+        _case("maximum", lambda rng, dt: (_grid(rng, dt, (3, 1), 0.25),
+                                          _grid(rng, dt, (4,), 0.75)), REAL),
+        _case("minimum", lambda rng, dt: (_grid(rng, dt, (3, 1), 0.25),
+                                          _grid(rng, dt, (4,), 0.75)), REAL),
+        _case("clip", lambda rng, dt: (_off_bounds(rng, dt, (3, 4)),
+                                       -0.5 * np.ones((3, 1), dt), 0.5 * np.ones(4, dt)),
+              REAL, "array bounds"),
+        _case("clip", lambda rng, dt: (_off_bounds(rng, dt, (5,)),), REAL, "max=0.5",
+              kwargs={"max": 0.5}),
+    ]
+
+
+def _all_cases() -> list[Case]:
+    if NAMESPACE is None:
+        return []
+    from chainrules.rules import register_namespace
+
+    register_namespace(NAMESPACE)
+    return _elementwise_cases()
+
+
+CASES: list[Case] = _all_cases()
