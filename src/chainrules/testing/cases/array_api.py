@@ -167,13 +167,56 @@ def _elementwise_cases() -> list[Case]:
     ]
 
 
+def _spread(rng: np.random.Generator, dtype: np.dtype, shape: Any) -> Any:
+    """Distinct values at least 4/n apart: no near-ties for ``max`` and ``min``."""
+    n = int(np.prod(shape))
+    return rng.permutation(np.linspace(-2, 2, n)).reshape(shape).astype(dtype)
+
+
+def _x34(rng: np.random.Generator, dt: np.dtype) -> tuple:
+    return (arr(rng, dt, (3, 4)),)
+
+
+def _statistical_cases() -> list[Case]:
+    return [
+        _case("sum", _x34, ALL),
+        _case("sum", _x34, ALL, kwargs={"axis": 0}),
+        _case("sum", lambda rng, dt: (arr(rng, dt, (2, 3, 2)),), ALL,
+              kwargs={"axis": (0, 2), "keepdims": True}),
+        _case("sum", _x34, ("float32",), kwargs={"axis": 1, "dtype": NAMESPACE.float64}),
+        _case("mean", _x34, ALL),
+        _case("mean", _x34, ALL, kwargs={"axis": -1, "keepdims": True}),
+        _case("prod", _x34, ALL, kwargs={"axis": 1}),
+        _case("prod", lambda rng, dt: (np.where(np.arange(12).reshape(3, 4) % 5 == 0, 0,
+                                                arr(rng, dt, (3, 4))).astype(dt),),
+              ALL, "with zeros", kwargs={"axis": 1}),
+        _case("prod", lambda rng, dt: (arr(rng, dt, (2, 3, 2)),), REAL,
+              kwargs={"axis": (0, 2)}),
+        _case("var", _x34, REAL),
+        _case("var", _x34, REAL, kwargs={"axis": 0, "correction": 1, "keepdims": True}),
+        _case("std", _x34, REAL, kwargs={"axis": 1}),
+        _case("std", _x34, REAL, kwargs={"correction": 1, "keepdims": True}),
+        _case("max", lambda rng, dt: (_spread(rng, dt, (3, 4)),), REAL, kwargs={"axis": 1}),
+        _case("max", lambda rng, dt: (_spread(rng, dt, (3, 4)),), REAL),
+        _case("min", lambda rng, dt: (_spread(rng, dt, (2, 3, 2)),), REAL,
+              kwargs={"axis": (0, 2), "keepdims": True}),
+        _case("cumulative_sum", _x34, ALL, kwargs={"axis": 1}),
+        _case("cumulative_sum", lambda rng, dt: (arr(rng, dt, (5,)),), ALL,
+              kwargs={"include_initial": True}),
+        _case("cumulative_prod", lambda rng, dt: (_away(rng, dt, (3, 4)),), ALL,
+              kwargs={"axis": 0}),
+        _case("cumulative_prod", lambda rng, dt: (_away(rng, dt, (5,)),), REAL,
+              kwargs={"include_initial": True}),
+    ]
+
+
 def _all_cases() -> list[Case]:
     if NAMESPACE is None:
         return []
     from chainrules.rules import register_namespace
 
     register_namespace(NAMESPACE)
-    return _elementwise_cases()
+    return _elementwise_cases() + _statistical_cases()
 
 
 CASES: list[Case] = _all_cases()
