@@ -223,7 +223,7 @@ def _drop_initial(y_bar: Any, axis: int, include_initial: bool) -> Any:
     """The cotangent of the scan's entries that depend on ``x``."""
     if not include_initial:
         return y_bar
-    return y_bar[(slice(None),) * axis + (slice(1, None),)]
+    return y_bar[(slice(None),) * axis + (slice(1, None), Ellipsis)]
 
 
 def _reverse_cumsum(xp: Any, g: Any, axis: int) -> Any:

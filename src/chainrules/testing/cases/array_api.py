@@ -24,8 +24,11 @@ __all__ = ["CASES", "NAMESPACE"]
 REAL = ("float64", "float32")
 ALL = ("float64", "float32", "complex128")
 
+NAMESPACE: Any
 try:
-    import array_api_strict as NAMESPACE
+    import array_api_strict
+
+    NAMESPACE = array_api_strict
 except ImportError:  # pragma: no cover - the optional dependency is missing
     NAMESPACE = None
 
@@ -210,13 +213,58 @@ def _statistical_cases() -> list[Case]:
     ]
 
 
+def _x234(rng: np.random.Generator, dt: np.dtype) -> tuple:
+    return (arr(rng, dt, (2, 3, 4)),)
+
+
+def _manipulation_cases() -> list[Case]:
+    return [
+        _case("reshape", _x234, ALL, kwargs={"shape": (4, 6)}),
+        _case("reshape", lambda rng, dt: (arr(rng, dt, (2, 3)), (3, -1)), ALL, "positional"),
+        _case("permute_dims", _x234, ALL, kwargs={"axes": (2, 0, 1)}),
+        _case("expand_dims", _x34, ALL, kwargs={"axis": 1}),
+        _case("squeeze", lambda rng, dt: (arr(rng, dt, (3, 1, 4)),), ALL, kwargs={"axis": 1}),
+        _case("flip", _x234, ALL),
+        _case("flip", _x234, ALL, kwargs={"axis": (0, 2)}),
+        _case("roll", _x234, ALL, kwargs={"shift": 2, "axis": 1}),
+        _case("roll", _x234, ALL, kwargs={"shift": (1, -1), "axis": (0, 2)}),
+        _case("roll", _x34, ALL, "flat", kwargs={"shift": 5}),
+        _case("moveaxis", lambda rng, dt: (arr(rng, dt, (2, 3, 4)), 0, -1), ALL),
+        _case("broadcast_to", lambda rng, dt: (arr(rng, dt, (3, 1)),), ALL,
+              kwargs={"shape": (2, 3, 4)}),
+        _case("astype", lambda rng, dt: (arr(rng, dt, (3, 4)), NAMESPACE.float64),
+              ("float32",), "to float64"),
+        _case("astype", lambda rng, dt: (arr(rng, dt, (3, 4)), NAMESPACE.float32),
+              ("float64",), "to float32"),
+        _case("tile", lambda rng, dt: (arr(rng, dt, (3, 4)), (2, 1, 3)), ALL),
+        _case("repeat", lambda rng, dt: (arr(rng, dt, (3, 4)), 2), ALL, kwargs={"axis": 1}),
+        _case("repeat", lambda rng, dt: (arr(rng, dt, (3, 4)), 3), ALL, "flat"),
+        _case("repeat", lambda rng, dt: (arr(rng, dt, (3, 4)),
+                                         np.array([1, 0, 2], dtype=np.int64)),
+              ALL, "array repeats", kwargs={"axis": 0}),
+        _case("tril", lambda rng, dt: (arr(rng, dt, (2, 4, 4)),), ALL),
+        _case("triu", lambda rng, dt: (arr(rng, dt, (4, 3)),), ALL, kwargs={"k": 1}),
+        _case("matrix_transpose", _x234, ALL),
+        _case("concat", lambda rng, dt: ([arr(rng, dt, (2, 3)), arr(rng, dt, (1, 3))],), ALL),
+        _case("concat", lambda rng, dt: ([arr(rng, dt, (2, 3)), arr(rng, dt, (2, 2))],), ALL,
+              kwargs={"axis": -1}),
+        _case("concat", lambda rng, dt: ([arr(rng, dt, (2, 3)), arr(rng, dt, (4,))],), ALL,
+              kwargs={"axis": None}),
+        _case("stack", lambda rng, dt: ([arr(rng, dt, (2, 3)), arr(rng, dt, (2, 3))],), ALL,
+              kwargs={"axis": 1}),
+        _case("unstack", _x234, ALL, kwargs={"axis": 2}),
+        _case("broadcast_arrays", lambda rng, dt: (arr(rng, dt, (3, 1)), arr(rng, dt, (4,))),
+              ALL),
+    ]
+
+
 def _all_cases() -> list[Case]:
     if NAMESPACE is None:
         return []
     from chainrules.rules import register_namespace
 
     register_namespace(NAMESPACE)
-    return _elementwise_cases() + _statistical_cases()
+    return _elementwise_cases() + _statistical_cases() + _manipulation_cases()
 
 
 CASES: list[Case] = _all_cases()
