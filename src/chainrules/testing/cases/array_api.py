@@ -258,13 +258,41 @@ def _manipulation_cases() -> list[Case]:
     ]
 
 
+def _ints(*values: int) -> Any:
+    return no_tangent(np.array(values, dtype=np.int64))
+
+
+def _searching_cases() -> list[Case]:
+    return [
+        _case("where", lambda rng, dt: (no_tangent(np.array([[True], [False], [True]])),
+                                        arr(rng, dt, (3, 4)), arr(rng, dt, (4,))), ALL),
+        _case("take", lambda rng, dt: (arr(rng, dt, (3, 4)), _ints(2, 0, 2, -1, 1)), ALL,
+              kwargs={"axis": 1}),
+        _case("take", lambda rng, dt: (arr(rng, dt, (6,)), _ints(5, 0, 0)), ALL, "1-d"),
+        _case("take_along_axis", lambda rng, dt: (
+            arr(rng, dt, (3, 4)), no_tangent(rng.integers(0, 4, size=(3, 5)))), ALL,
+            kwargs={"axis": 1}),
+        _case("take_along_axis", lambda rng, dt: (
+            arr(rng, dt, (3, 4)), no_tangent(rng.integers(0, 3, size=(2, 1)))), ALL,
+            "broadcast", kwargs={"axis": 0}),
+        _case("sort", lambda rng, dt: (_spread(rng, dt, (3, 4)),), REAL),
+        _case("sort", lambda rng, dt: (_spread(rng, dt, (3, 4)),), REAL, "descending",
+              kwargs={"axis": 0, "descending": True}),
+        _case("diff", _x34, ALL),
+        _case("diff", _x34, ALL, kwargs={"axis": 0, "n": 2}),
+        _case("diff", lambda rng, dt: (arr(rng, dt, (3, 4)),), ALL, "prepend, append",
+              kwargs={"prepend": NAMESPACE.zeros((3, 1)), "append": NAMESPACE.ones((3, 2))}),
+    ]
+
+
 def _all_cases() -> list[Case]:
     if NAMESPACE is None:
         return []
     from chainrules.rules import register_namespace
 
     register_namespace(NAMESPACE)
-    return _elementwise_cases() + _statistical_cases() + _manipulation_cases()
+    return (_elementwise_cases() + _statistical_cases() + _manipulation_cases()
+            + _searching_cases())
 
 
 CASES: list[Case] = _all_cases()
