@@ -16,7 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.testing import Case, arr, no_tangent, positive, unit_interval
+from chainrules.testing import (
+    Case,
+    arr,
+    no_tangent,
+    positive,
+    unit_interval,
+    well_conditioned,
+)
 from chainrules.testing._pairs import PrimalAndTangent
 
 __all__ = ["CASES", "NAMESPACE"]
@@ -285,6 +292,48 @@ def _searching_cases() -> list[Case]:
     ]
 
 
+def _linalg_cases() -> list[Case]:
+    def pair(s1: tuple, s2: tuple) -> Callable[..., tuple]:
+        return lambda rng, dt: (arr(rng, dt, s1), arr(rng, dt, s2))
+
+    return [
+        _case("matmul", pair((2, 3, 4), (4, 5)), ALL),
+        _case("matmul", pair((4,), (2, 4, 3)), ALL, "vector-matrix"),
+        _case("matmul", pair((3, 4), (4,)), ALL, "matrix-vector"),
+        _case("matmul", pair((4,), (4,)), ALL, "vector-vector"),
+        _case("linalg.matmul", pair((3, 4), (1, 4, 2)), ALL),
+        _case("tensordot", pair((2, 3, 4), (3, 4, 5)), ALL),
+        _case("tensordot", pair((2, 3, 4), (4, 2)), ALL, "axes pairs",
+              kwargs={"axes": ([2, 0], [0, 1])}),
+        _case("linalg.tensordot", pair((3, 4), (4, 2)), ALL, kwargs={"axes": 1}),
+        _case("vecdot", pair((3, 4), (4,)), ALL),
+        _case("vecdot", pair((3, 1), (3, 5)), ALL, "axis -2", kwargs={"axis": -2}),
+        _case("linalg.vecdot", pair((2, 3), (2, 3)), ALL),
+        _case("linalg.matrix_transpose", _x234, ALL),
+        _case("linalg.outer", pair((3,), (4,)), ALL),
+        _case("linalg.cross", pair((4, 3), (3,)), ALL),
+        _case("linalg.trace", _x234, ALL),
+        _case("linalg.trace", lambda rng, dt: (arr(rng, dt, (3, 5)),), ALL, "offset 1",
+              kwargs={"offset": 1}),
+        _case("linalg.diagonal", _x234, ALL),
+        _case("linalg.diagonal", lambda rng, dt: (arr(rng, dt, (4, 3)),), ALL, "offset -1",
+              kwargs={"offset": -1}),
+        _case("linalg.diagonal", lambda rng, dt: (arr(rng, dt, (3, 5)),), ALL, "offset 1",
+              kwargs={"offset": 1}),
+        _case("linalg.vector_norm", lambda rng, dt: (_away(rng, dt, (3, 4)),), ALL),
+        _case("linalg.vector_norm", lambda rng, dt: (_away(rng, dt, (3, 4)),), ALL, "ord 3",
+              kwargs={"ord": 3, "axis": 1, "keepdims": True}),
+        _case("linalg.vector_norm", lambda rng, dt: (_spread(rng, dt, (3, 4)),), REAL,
+              "ord inf", kwargs={"ord": float("inf"), "axis": 0}),
+        _case("linalg.vector_norm", lambda rng, dt: (_away(rng, dt, (5,)),), REAL, "ord 1",
+              kwargs={"ord": 1}),
+        _case("linalg.matrix_norm", lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), ALL),
+        _case("linalg.matrix_power", lambda rng, dt: (arr(rng, dt, (2, 3, 3)) / 2, 3), ALL),
+        _case("linalg.matrix_power", lambda rng, dt: (well_conditioned(rng, dt, 3), -2), ALL,
+              "negative"),
+    ]
+
+
 def _all_cases() -> list[Case]:
     if NAMESPACE is None:
         return []
@@ -292,7 +341,7 @@ def _all_cases() -> list[Case]:
 
     register_namespace(NAMESPACE)
     return (_elementwise_cases() + _statistical_cases() + _manipulation_cases()
-            + _searching_cases())
+            + _searching_cases() + _linalg_cases())
 
 
 CASES: list[Case] = _all_cases()
