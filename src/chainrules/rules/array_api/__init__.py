@@ -2,7 +2,9 @@
 
 One module per domain of the standard: ``elementwise``, ``statistical``, ``manipulation``,
 ``searching`` (searching and sorting), ``linalg`` (``matmul``, ``tensordot``, ``vecdot``,
-``matrix_transpose`` and the ``linalg`` extension) and ``fft``. Each module's
+``matrix_transpose`` and the simpler functions of the ``linalg`` extension),
+``decompositions`` (``inv``, ``solve``, ``det``, ``cholesky``, ``eigh``, ``svd``, ``qr``…)
+and ``fft``. Each module's
 ``register(xp, fresh)`` puts its rules on the functions of a namespace; nothing is
 registered at import: :func:`register_namespace` does it, explicitly.
 
@@ -30,7 +32,8 @@ from typing import Any
 
 __all__ = ["register_namespace"]
 
-_MODULES = ("elementwise", "statistical", "manipulation", "searching", "linalg", "fft")
+_MODULES = ("elementwise", "statistical", "manipulation", "searching", "linalg",
+            "decompositions", "fft")
 _done: dict[int, list[str]] = {}
 
 

@@ -334,6 +334,39 @@ def _linalg_cases() -> list[Case]:
     ]
 
 
+def _decomposition_cases() -> list[Case]:
+    from chainrules.testing.cases.numpy_linalg import herm, pd, wc
+
+    return [
+        _case("linalg.inv", lambda rng, dt: (wc(rng, dt, 3),), ALL),
+        _case("linalg.inv", lambda rng, dt: (wc(rng, dt, 3, (2,)),), ALL, "stack"),
+        _case("linalg.solve", lambda rng, dt: (wc(rng, dt, 3), arr(rng, dt, (3, 2))), ALL),
+        _case("linalg.solve", lambda rng, dt: (wc(rng, dt, 3, (2,)), arr(rng, dt, (2, 3, 2))),
+              ALL, "stack"),
+        _case("linalg.det", lambda rng, dt: (wc(rng, dt, 3),), ALL),
+        _case("linalg.det", lambda rng, dt: (wc(rng, dt, 3, (2,)),), ALL, "stack"),
+        _case("linalg.slogdet", lambda rng, dt: (wc(rng, dt, 3) * -1,), ALL),
+        _case("linalg.slogdet", lambda rng, dt: (wc(rng, dt, 3, (2,)),), ALL, "stack"),
+        _case("linalg.cholesky", lambda rng, dt: (pd(rng, dt, 3),), ALL),
+        _case("linalg.cholesky", lambda rng, dt: (pd(rng, dt, 3, (2,)),), ALL, "stack"),
+        _case("linalg.cholesky", lambda rng, dt: (pd(rng, dt, 3),), ALL,
+              kwargs={"upper": True}),
+        _case("linalg.eigh", lambda rng, dt: (herm(rng, dt, 3),), REAL),
+        _case("linalg.eigh", lambda rng, dt: (herm(rng, dt, 3, (2,)),), ("float64",), "stack"),
+        _case("linalg.eigvalsh", lambda rng, dt: (herm(rng, dt, 3),), ALL),
+        _case("linalg.svd", lambda rng, dt: (arr(rng, dt, (3, 3)),), REAL, "square"),
+        _case("linalg.svd", lambda rng, dt: (arr(rng, dt, (4, 3)),), REAL,
+              kwargs={"full_matrices": False}),
+        _case("linalg.svd", lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), ("float64",),
+              "wide stack", kwargs={"full_matrices": False}),
+        _case("linalg.svdvals", lambda rng, dt: (arr(rng, dt, (4, 3)),), ALL),
+        _case("linalg.qr", lambda rng, dt: (arr(rng, dt, (4, 3)),), ALL, "tall"),
+        _case("linalg.qr", lambda rng, dt: (arr(rng, dt, (2, 3, 3)),), ALL, "stack"),
+        _case("linalg.pinv", lambda rng, dt: (arr(rng, dt, (4, 3)),), ALL, "tall"),
+        _case("linalg.pinv", lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), ALL, "wide stack"),
+    ]
+
+
 def _all_cases() -> list[Case]:
     if NAMESPACE is None:
         return []
@@ -341,7 +374,7 @@ def _all_cases() -> list[Case]:
 
     register_namespace(NAMESPACE)
     return (_elementwise_cases() + _statistical_cases() + _manipulation_cases()
-            + _searching_cases() + _linalg_cases())
+            + _searching_cases() + _linalg_cases() + _decomposition_cases())
 
 
 CASES: list[Case] = _all_cases()
