@@ -367,6 +367,45 @@ def _decomposition_cases() -> list[Case]:
     ]
 
 
+def _fft_cases() -> list[Case]:
+    c = ("complex128",)
+    cases = []
+    for norm in ("backward", "ortho", "forward"):
+        cases += [
+            _case("fft.fft", lambda rng, dt: (arr(rng, dt, (3, 5)),), c, norm,
+                  kwargs={"norm": norm}),
+            _case("fft.ifft", lambda rng, dt: (arr(rng, dt, (3, 5)),), c, norm,
+                  kwargs={"norm": norm, "axis": 0}),
+            _case("fft.rfft", _x34, REAL, norm, kwargs={"norm": norm}),
+            _case("fft.irfft", lambda rng, dt: (arr(rng, dt, (2, 5)),), c, norm,
+                  kwargs={"norm": norm}),
+            _case("fft.hfft", lambda rng, dt: (arr(rng, dt, (2, 4)),), c, norm,
+                  kwargs={"norm": norm}),
+            _case("fft.ihfft", lambda rng, dt: (arr(rng, dt, (2, 5)),), REAL, norm,
+                  kwargs={"norm": norm}),
+        ]
+    return [
+        *cases,
+        _case("fft.fft", lambda rng, dt: (arr(rng, dt, (5,)),), c, "n=8", kwargs={"n": 8}),
+        _case("fft.fft", lambda rng, dt: (arr(rng, dt, (5,)),), c, "n=3", kwargs={"n": 3}),
+        _case("fft.rfft", lambda rng, dt: (arr(rng, dt, (6,)),), REAL, "n=4", kwargs={"n": 4}),
+        _case("fft.irfft", lambda rng, dt: (arr(rng, dt, (4,)),), c, "n=7", kwargs={"n": 7}),
+        _case("fft.irfft", lambda rng, dt: (arr(rng, dt, (4,)),), c, "n=4", kwargs={"n": 4}),
+        _case("fft.fftn", lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), c),
+        _case("fft.fftn", lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), c, "s, axes",
+              kwargs={"s": [4, 2], "axes": [0, 2], "norm": "ortho"}),
+        _case("fft.ifftn", lambda rng, dt: (arr(rng, dt, (3, 4)),), c),
+        _case("fft.rfftn", lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), REAL),
+        _case("fft.rfftn", lambda rng, dt: (arr(rng, dt, (3, 4)),), REAL, "s",
+              kwargs={"s": [3, 6], "axes": [0, 1], "norm": "forward"}),
+        _case("fft.irfftn", lambda rng, dt: (arr(rng, dt, (3, 4)),), c),
+        _case("fft.irfftn", lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), c, "s, axes",
+              kwargs={"s": [2, 5], "axes": [0, 1], "norm": "ortho"}),
+        _case("fft.fftshift", _x34, ALL),
+        _case("fft.ifftshift", _x234, ALL, kwargs={"axes": (0, 2)}),
+    ]
+
+
 def _all_cases() -> list[Case]:
     if NAMESPACE is None:
         return []
@@ -374,7 +413,7 @@ def _all_cases() -> list[Case]:
 
     register_namespace(NAMESPACE)
     return (_elementwise_cases() + _statistical_cases() + _manipulation_cases()
-            + _searching_cases() + _linalg_cases() + _decomposition_cases())
+            + _searching_cases() + _linalg_cases() + _decomposition_cases() + _fft_cases())
 
 
 CASES: list[Case] = _all_cases()
