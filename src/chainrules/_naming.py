@@ -42,6 +42,10 @@ def _refresh() -> None:
         if ns in _indexed:
             continue
         module = sys.modules.get(ns)
+        if module is None and "." in ns:
+            # an extension exposed as an attribute (array_api_strict.linalg)
+            parent, _, attr = ns.rpartition(".")
+            module = getattr(sys.modules.get(parent), attr, None)
         if module is None:
             continue  # never import an optional dependency just to name things
         _indexed.add(ns)

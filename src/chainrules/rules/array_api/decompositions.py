@@ -270,6 +270,92 @@ def _eigvalsh_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     return _eigh_cotangent(xp, y, v, dense(y_bar), None)
 
 
+# -------------------------------------------------------------------------- eig, eigvals
+
+
+def _eig_f(xp: Any, w: Any) -> Any:
+    gaps = _rows(w) - _cols(w)
+    return _inv_gaps(xp, gaps, _max_abs(xp, w), xp.real(w).dtype if is_complex(xp, w)
+                     else w.dtype)
+
+
+def _largest(xp: Any, v: Any) -> tuple:
+    """Row of each column's largest component (LAPACK via NumPy makes it real), and its
+    value."""
+    k = xp.argmax(xp.abs(v), axis=-2, keepdims=True)
+    return k, xp.real(xp.take_along_axis(v, k, axis=-2)[..., 0, :])
+
+
+def _rdot_columns(xp: Any, a: Any, b: Any) -> Any:
+    """``Re sum(conj(a) * b)`` over each column."""
+    p = conj(xp, a) * b
+    return xp.sum(xp.real(p) if is_complex(xp, p) else p, axis=-2)
+
+
+def _eig_tangent(xp: Any, w: Any, v: Any, a_dot: Any) -> tuple:
+    m = xp.linalg.solve(v, xp.matmul(xp.astype(a_dot, v.dtype), v))  # V^-1 dA V
+    w_dot = _diag(xp, m)
+    x = xp.matmul(v, xp.astype(_eig_f(xp, w), m.dtype) * m)
+    # unit 2-norm and the "largest component real" gauge
+    dv = x - v * xp.astype(_rows(_rdot_columns(xp, v, x)), v.dtype)
+    if is_complex(xp, dv):
+        k, vk = _largest(xp, v)
+        im = -xp.imag(xp.take_along_axis(dv, k, axis=-2)[..., 0, :]) / vk
+        dv = dv + v * (xp.astype(_rows(im), dv.dtype) * 1j)
+    return w_dot, dv
+
+
+def _eig_cotangent(xp: Any, w: Any, v: Any, w_bar: Any, v_bar: Any) -> Any:
+    dtype = xp.result_type(v, w)
+    core = xp.zeros(tuple(v.shape), dtype=dtype)
+    if w_bar is not None:
+        core = core + _diag_embed(xp, xp.astype(w_bar, dtype))
+    if v_bar is not None:
+        v_bar = xp.astype(v_bar, dtype)
+        x_bar = v_bar - v * xp.astype(_rows(_rdot_columns(xp, v, v_bar)), dtype)
+        if is_complex(xp, x_bar):
+            tau = xp.imag(xp.sum(conj(xp, v_bar) * v, axis=-2))
+            k, vk = _largest(xp, v)
+            col = (xp.take_along_axis(x_bar, k, axis=-2)
+                   + xp.astype(_rows(tau / vk), dtype) * 1j)
+            # put col at row k of each column: a select, not an in-place write
+            rows = xp.reshape(xp.arange(v.shape[-2]), (v.shape[-2], 1))
+            x_bar = xp.where(rows == k, col, x_bar)
+        f = xp.astype(_eig_f(xp, w), dtype)
+        core = core + conj(xp, f) * xp.matmul(mH(xp, v), x_bar)
+    return xp.linalg.solve(mH(xp, v), xp.matmul(core, mH(xp, v)))
+
+
+def _eig_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
+    w_dot, v_dot = _eig_tangent(xp, y[0], y[1], a_dot)
+    return Tangent[type(y)](eigenvalues=w_dot, eigenvectors=v_dot)
+
+
+def _eig_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
+    w_bar, v_bar = _field(y_bar, "eigenvalues", 0), _field(y_bar, "eigenvectors", 1)
+    if w_bar is None and v_bar is None:
+        return None
+    return _eig_cotangent(xp, y[0], y[1], w_bar, v_bar)
+
+
+def _eig_matching(xp: Any, a: Any, y: Any) -> tuple:
+    """Eigenvalues and vectors of ``eig(a)`` ordered like ``eigvals(a)`` = ``y``."""
+    w, v = xp.linalg.eig(a)
+    order = xp.argmin(xp.abs(_cols(y) - _rows(w)), axis=-1)
+    return (xp.take_along_axis(w, order, axis=-1),
+            xp.take_along_axis(v, _rows(order), axis=-1))
+
+
+def _eigvals_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
+    _, v = _eig_matching(xp, a, y)
+    return _diag(xp, xp.linalg.solve(v, xp.matmul(xp.astype(a_dot, v.dtype), v)))
+
+
+def _eigvals_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
+    w, v = _eig_matching(xp, a, y)
+    return _eig_cotangent(xp, w, v, dense(y_bar), None)
+
+
 # -------------------------------------------------------------------------------- svd
 
 
@@ -503,6 +589,8 @@ _UNARY = {
     "cholesky": (_cholesky_pushforward, _cholesky_pullback),
     "eigh": (_eigh_pushforward, _eigh_pullback),
     "eigvalsh": (_eigvalsh_pushforward, _eigvalsh_pullback),
+    "eig": (_eig_pushforward, _eig_pullback),
+    "eigvals": (_eigvals_pushforward, _eigvals_pullback),
     "svd": (_svd_pushforward, _svd_pullback),
     "svdvals": (_svdvals_pushforward, _svdvals_pullback),
     "qr": (_qr_pushforward, _qr_pullback),

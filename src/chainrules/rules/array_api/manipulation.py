@@ -2,8 +2,10 @@
 
 All are linear: the pushforward applies the function to the tangent, the pullback applies
 its adjoint (``reshape`` back, inverse permutation, ``flip`` again, ``roll`` back, slices of
-a ``concat``, sums over the copies of ``tile``/``repeat``/``broadcast_to``). Also
-``tril``, ``triu`` (creation functions that are linear) and ``astype``.
+a ``concat``, sums over the copies of ``tile``/``repeat``/``broadcast_to``/``meshgrid``).
+Also the linear creation and conversion functions ``tril``, ``triu``, ``meshgrid``,
+``astype``, ``asarray`` and ``from_dlpack`` (of an array: the cotangent is projected back
+onto it, dtype included).
 """
 
 from __future__ import annotations
@@ -154,6 +156,8 @@ _LINEAR = {
     "moveaxis": _moveaxis_adjoint,
     "broadcast_to": _broadcast_to_adjoint,
     "astype": _astype_adjoint,
+    "asarray": _astype_adjoint,
+    "from_dlpack": _astype_adjoint,
     "tile": _tile_adjoint,
     "repeat": _repeat_adjoint,
     "matrix_transpose": matrix_transpose_adjoint,
@@ -286,6 +290,43 @@ def _broadcast_arrays_rules(f: Any) -> None:
     frule.register(f, ...)(broadcast_arrays_frule)
 
 
+def _meshgrid_rules(f: Any) -> None:
+    def grid_axis(i: int, n: int, indexing: str) -> int:
+        if indexing == "xy" and n >= 2 and i < 2:
+            return 1 - i
+        return i
+
+    def meshgrid_rrule(*arrays: Any, indexing: str = "xy") -> Any:
+        y = f(*arrays, indexing=indexing)
+        projectors = [ProjectTo(a) for a in arrays]
+        n = len(arrays)
+
+        def meshgrid_pullback(y_bar: Any) -> tuple:
+            items = _items_cotangent(y_bar, n)
+            bars = []
+            for i, (t, project) in enumerate(zip(items, projectors)):
+                if isinstance(t, (ZeroTangent, NoTangent)):
+                    bars.append(project(ZeroTangent()))
+                    continue
+                xp = array_namespace(t)
+                keep = grid_axis(i, n, indexing)
+                others = tuple(a for a in range(t.ndim) if a != keep)
+                bars.append(project(xp.sum(t, axis=others)))
+            return NoTangent(), *bars
+
+        return y, meshgrid_pullback
+
+    def meshgrid_frule(dargs: tuple, *arrays: Any, indexing: str = "xy") -> Any:
+        y = f(*arrays, indexing=indexing)
+        xp = array_namespace(*arrays)
+        tangents = [xp.zeros_like(a) if dense(t) is None else dense(t)
+                    for t, a in zip(dargs[1:], arrays)]
+        return y, Tangent[type(y)](*f(*tangents, indexing=indexing))
+
+    rrule.register(f, ...)(meshgrid_rrule)
+    frule.register(f, ...)(meshgrid_frule)
+
+
 def register(xp: Any, fresh: Callable[[Any], bool]) -> list[str]:
     """Register the manipulation rules on ``xp``'s functions that ``fresh`` accepts."""
     done = []
@@ -312,4 +353,8 @@ def register(xp: Any, fresh: Callable[[Any], bool]) -> list[str]:
     if f is not None and fresh(f):
         _broadcast_arrays_rules(f)
         done.append("broadcast_arrays")
+    f = getattr(xp, "meshgrid", None)
+    if f is not None and fresh(f):
+        _meshgrid_rules(f)
+        done.append("meshgrid")
     return done
