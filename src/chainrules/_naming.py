@@ -41,11 +41,7 @@ def _refresh() -> None:
     for ns in NAMESPACES:
         if ns in _indexed:
             continue
-        module = sys.modules.get(ns)
-        if module is None and "." in ns:
-            # an extension exposed as an attribute (array_api_strict.linalg)
-            parent, _, attr = ns.rpartition(".")
-            module = getattr(sys.modules.get(parent), attr, None)
+        module = _module(ns)
         if module is None:
             continue  # never import an optional dependency just to name things
         _indexed.add(ns)
@@ -55,7 +51,10 @@ def _refresh() -> None:
             obj = getattr(module, attr, None)
             if callable(obj) and not isinstance(obj, type(sys)):
                 # An alias (scipy.special.jn is jv) loses to the function's own name.
-                if getattr(obj, "__name__", None) == attr:
+                seen = _index.get(id(obj))
+                if getattr(obj, "__name__", None) == attr and (
+                        seen is None or seen[1] != attr or not ns.startswith("array_api")):
+                    # array_api_strict.fft re-exports astype: the first name stays
                     _index[id(obj)] = (ns, attr)
                 else:
                     _index.setdefault(id(obj), (ns, attr))
@@ -93,8 +92,18 @@ def namespace_and_name(f: Any) -> tuple[str, str]:
     return _clean_module(module or "builtins"), name
 
 
+def _module(ns: str) -> Any:
+    """The loaded module ``ns``, or an extension exposed as an attribute of a loaded one
+    (``array_api_strict.linalg``); None when not loaded."""
+    module = sys.modules.get(ns)
+    if module is None and "." in ns:
+        parent, _, attr = ns.rpartition(".")
+        module = getattr(sys.modules.get(parent), attr, None)
+    return module
+
+
 def _resolves(hit: tuple[str, str], f: Any) -> bool:
-    module = sys.modules.get(hit[0])
+    module = _module(hit[0])
     return module is not None and getattr(module, hit[1], None) is f
 
 

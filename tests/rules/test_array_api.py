@@ -15,3 +15,185 @@ PARAMS = [(c, d, m) for c in CASES for d in c.dtypes for m in ("frule", "rrule")
 @pytest.mark.parametrize(("case", "dtype", "mode"), PARAMS, ids=[case_id(*p) for p in PARAMS])
 def test_rule(case, dtype, mode):
     check_case(case, dtype, mode, seed=0)
+
+
+# ------------------------------------------------------------------ what tables cannot say
+
+import re  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import chainrules as cr  # noqa: E402
+from chainrules import NoTangent, ZeroTangent, frule, rrule, scalar_rule  # noqa: E402
+from chainrules.rules import register_namespace  # noqa: E402
+from chainrules.rules.array_api.elementwise import PARTIALS  # noqa: E402
+from chainrules.testing import rand_tangent, test_frule, test_rrule  # noqa: E402
+
+CATALOG_FUNCTIONS = {c.f for c in CASES}
+
+
+def test_catalog_covers_at_least_120_functions():
+    # the acceptance bar of the array API rules: distinct functions passing the catalog
+    assert len(CATALOG_FUNCTIONS) >= 120
+
+
+def test_register_namespace_is_idempotent():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert register_namespace(xs) == []
+
+
+def test_register_namespace_numpy_is_a_no_op():
+    assert register_namespace(np) == []
+
+
+def test_register_namespace_skips_missing_names_and_own_rules():
+    import types
+
+    def my_sin(x):
+        return xs.sin(x)
+
+    def my_sin_rrule(x):
+        return my_sin(x), lambda y_bar: (NoTangent(), 42.0)
+
+    space = types.SimpleNamespace(sin=my_sin, cos=lambda x: xs.cos(x))
+    with cr.scoped_rules():
+        rrule.register(my_sin)(my_sin_rrule)
+        names = register_namespace(space)
+        assert names == ["cos"]
+        assert rrule(my_sin, xs.asarray(1.0))[1](1.0)[1] == 42.0
+
+
+def test_numpy_ufuncs_share_the_generic_partials():
+    from chainrules.core._helpers import _PARTIALS
+
+    assert _PARTIALS[np.sin].fn is not None
+    assert "xp" in __import__("inspect").signature(PARTIALS["sin"]).parameters
+    y, pullback = rrule(np.sin, np.array([0.0, 1.0]))
+    np.testing.assert_allclose(pullback(np.ones(2))[1], np.cos([0.0, 1.0]))
+
+
+def test_generic_elementwise_rule_zero_cotangent():
+    x = xs.asarray([1.0, 2.0])
+    for f in (xs.sin, xs.abs, xs.clip, xs.maximum):
+        args = (x, x) if f is xs.maximum else (x,)
+        _, pullback = rrule(f, *args)
+        bars = pullback(ZeroTangent())
+        assert all(isinstance(b, (ZeroTangent, NoTangent)) for b in bars)
+
+
+def test_generic_rules_accept_thunked_and_zero_tangents_in_frule():
+    x = xs.asarray([0.5, 1.5])
+    assert frule((NoTangent(), ZeroTangent()), xs.abs, x)[1] == ZeroTangent()
+    assert frule((NoTangent(), ZeroTangent()), xs.sum, x)[1] == ZeroTangent()
+
+
+def test_matrix_norm_other_orders_are_not_implemented():
+    a = xs.asarray(np.eye(3))
+    y, pullback = rrule(xs.linalg.matrix_norm, a, ord=2)
+    assert isinstance(pullback(xs.asarray(1.0))[1], cr.NotImplementedTangent)
+
+
+def test_svd_full_matrices_non_square_is_not_implemented():
+    a = xs.asarray(np.arange(6.0).reshape(3, 2))
+    _, pullback = rrule(xs.linalg.svd, a)
+    y_bar = cr.Tangent[type(xs.linalg.svd(a))](S=xs.ones(2))
+    assert isinstance(pullback(y_bar)[1], cr.NotImplementedTangent)
+
+
+# ----------------------------------------------------------- testers on foreign arrays
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+torch = pytest.importorskip("torch")
+tx = pytest.importorskip("array_api_compat.torch")
+
+
+@pytest.fixture(autouse=True)
+def _x64():
+    with jax.enable_x64(True):
+        yield
+
+
+def _softplus(x):
+    xp = cr.array_namespace(x)
+    return xp.log1p(xp.exp(x))
+
+
+scalar_rule(_softplus, lambda x, *, xp: 1 / (1 + xp.exp(-x)))
+
+
+def _np_softplus_rrule_leak(x):
+    # reads the values of x through NumPy: does not trace
+    y = _leaky(x)
+    x_np = np.asarray(x)
+
+    def leaky_pullback(y_bar):
+        y_bar = cr.unthunk(y_bar)
+        xp = cr.array_namespace(y_bar)
+        return NoTangent(), y_bar * xp.asarray(1 / (1 + np.exp(-x_np)))
+
+    return y, leaky_pullback
+
+
+def _leaky(x):
+    xp = cr.array_namespace(x)
+    return xp.log1p(xp.exp(x))
+
+
+rrule.register(_leaky)(_np_softplus_rrule_leak)
+
+
+@pytest.mark.parametrize("make", [xs.asarray, jnp.asarray, torch.asarray],
+                         ids=["strict", "jax", "torch"])
+def test_testers_on_foreign_arrays(make):
+    x = make(np.array([0.3, -1.2, 2.0]))
+    report = test_rrule(_softplus, x)
+    assert report.mode == "rrule"
+    test_frule(_softplus, x)
+    t = rand_tangent(x, 0)
+    assert type(t) is type(x)
+    np.testing.assert_allclose(np.asarray(t.tolist() if hasattr(t, "tolist") else t),
+                               rand_tangent(np.array([0.3, -1.2, 2.0]), 0))
+
+
+def test_tester_checks_the_rule_traces_under_jit():
+    report = test_rrule(_softplus, jnp.asarray([0.3, 1.0]))
+    assert "traces under jax.jit" in report.checks
+
+
+def test_tester_untraceable_rule_jax_error():
+    with pytest.raises(AssertionError, match=r"does not run on traced arrays under jax\.jit"
+                       r"(.|\n)*stopped at .*test_array_api\.py:\d+: x_np = np\.asarray\(x\)"):
+        test_rrule(_leaky, jnp.asarray([0.3, 1.0]))
+
+
+def test_tester_untraceable_rule_torch_error():
+    with pytest.raises(AssertionError, match=re.escape("under torch.func.vjp") +
+                       r"(.|\n)*stopped at .*x_np = np\.asarray\(x\)"):
+        test_rrule(_leaky, torch.asarray(np.array([0.3, 1.0])))
+
+
+def test_tester_finds_a_wrong_rule_on_foreign_arrays():
+    def twice(x):
+        return 2 * x
+
+    def twice_rrule(x):
+        return twice(x), lambda y_bar: (NoTangent(), 3 * y_bar)
+
+    with cr.scoped_rules():
+        rrule.register(twice)(twice_rrule)
+        with pytest.raises(AssertionError, match="twice"):
+            test_rrule(twice, xs.asarray([1.0, 2.0]))
+
+
+def test_generic_rules_on_jax_and_torch():
+    register_namespace(jnp)
+    register_namespace(tx)
+    for make, xp in ((jnp.asarray, jnp), (torch.asarray, tx)):
+        x = make(np.array([[0.3, 1.2], [-0.5, 2.0]]))
+        for f in (xp.sin, xp.exp, xp.tanh):
+            test_rrule(f, x)
+        test_rrule(xp.sum, x, fkwargs={"axis": 0})
+        test_rrule(xp.matmul, x, make(np.array([[1.0], [2.0]])))
