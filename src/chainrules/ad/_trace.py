@@ -75,6 +75,7 @@ _rr_lookup = rrule.lookup
 # The partials of scalar_rule functions, keyed by function (``derivatives_given_output``
 # without the per-call lookup, and traceable for nested differentiation).
 _core_partials = _core_helpers._PARTIALS
+namespace_of = _core_helpers.namespace_of
 _r_by_func = rrule.table.by_func
 _f_by_func = frule.table.by_func
 _fr_lookup = frule.lookup
@@ -852,7 +853,10 @@ class _ScalarNode:
         if traced:
             ps = _partials(part, self.y, args, True)
         else:
-            p = part.fn(*args, y=self.y) if part.uses_output else part.fn(*args)
+            if part.uses_xp:  # partials written against xp (the array-API rules)
+                p = part._evaluate(self.y, args)
+            else:
+                p = part.fn(*args, y=self.y) if part.uses_output else part.fn(*args)
             ps = p if part.nargs > 1 else (p,)
         for par in self.parents:
             pos = par[0] - 1
@@ -902,7 +906,10 @@ def _partials(part: Any, y: Any, args: tuple, traced: bool) -> tuple:
     if not traced:
         return part(y, args)[0]
     fn = _traceable(part.fn)
-    p = call(fn, *args, y=y) if part.uses_output else call(fn, *args)
+    kw: dict = {"y": y} if part.uses_output else {}
+    if part.uses_xp:
+        kw["xp"] = namespace_of(tuple(deep_primal(a) for a in args))
+    p = call(fn, *args, **kw)
     return p if part.nargs > 1 else (p,)
 
 
