@@ -51,9 +51,11 @@ from chainrules.core import (
     Tangent,
     Thunk,
     ZeroTangent,
+    array_namespace,
     frule,
     iadd,
     ignore_derivatives,
+    is_foreign_array,
     rrule,
     unthunk,
 )
@@ -125,7 +127,11 @@ def _boxable(y: Any) -> bool:
         return y.dtype.kind in "fc"
     if t is Tracer:
         return _boxable(deep_primal(y))
-    return isinstance(y, _SCALARS) or (isinstance(y, _ndarray) and y.dtype.kind in "fc")
+    if isinstance(y, _SCALARS) or (isinstance(y, _ndarray) and y.dtype.kind in "fc"):
+        return True
+    if is_foreign_array(y):  # an array-API array: traced through the rules of its namespace
+        return bool(array_namespace(y).isdtype(y.dtype, ("real floating", "complex floating")))
+    return False
 
 
 def deep_primal(x: Any) -> Any:
@@ -653,14 +659,32 @@ def _binop(op: Callable, ufunc: Any, a: Any, b: Any) -> Any:
     out = top.binop(op, a, b)
     if out is not _NO_RULE:
         return out
-    return apply(ufunc, (a, b), _EMPTY)
+    return apply(_in_namespace(ufunc, a, b), (a, b), _EMPTY)
 
 
 def _unop(op: Callable, ufunc: Any, a: Any) -> Any:
     out = a._trace.process(op, (a,), _EMPTY)
     if out is not _NO_RULE:
         return out
-    return apply(ufunc, (a,), _EMPTY)
+    return apply(_in_namespace(ufunc, a), (a,), _EMPTY)
+
+
+# NumPy ufunc names that the array API standard spells differently
+_STANDARD_NAMES = {"true_divide": "divide", "power": "pow", "absolute": "abs",
+                   "conjugate": "conj", "invert": "bitwise_invert",
+                   "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift"}
+
+
+def _in_namespace(ufunc: Any, *operands: Any) -> Any:
+    """``ufunc``, or its array-API counterpart when an operand holds a foreign array
+    (``array_api_strict``...): the operators of tracers then call that namespace's
+    function, whose rules ``register_namespace`` put there."""
+    for v in operands:
+        p = deep_primal(v) if type(v) is Tracer else v
+        if type(p) is not _ndarray and is_foreign_array(p):
+            name = ufunc.__name__
+            return getattr(array_namespace(p), _STANDARD_NAMES.get(name, name), ufunc)
+    return ufunc
 
 
 # ---------------------------------------------------------------------------------------
