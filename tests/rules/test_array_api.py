@@ -232,3 +232,13 @@ def test_ad_hessian_of_array_api_input_error():
             "jacobian argument 0: expected a real number or a NumPy float array, got a "
             "array_api_strict._array_object.Array; jacobian and hessian build NumPy basis")):
         ad.hessian(lambda x: xs.sum(xs.sin(x)))(xs.asarray([0.1, 0.2]))
+
+
+def test_ad_array_api_code_without_source_error():
+    import chainrules.ad as ad
+
+    namespace = {"xs": xs}
+    exec(compile("f = lambda x: xs.sum(xs.sin(x))", "<no source>", "exec"), namespace)
+    with pytest.raises(ad.TracerConversionError, match=re.escape(
+            "x._array (the data inside the array)") + ".*could not be read"):
+        ad.grad(namespace["f"])(xs.asarray([0.1, 0.2]))

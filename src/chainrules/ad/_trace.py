@@ -493,6 +493,11 @@ class Tracer:
         if name.startswith("__"):
             raise AttributeError(name)
         p = deep_primal(self)
+        if name.startswith("_") and type(p) is not _ndarray and is_foreign_array(p):
+            # an array library reaching for the data inside (array_api_strict's x._array)
+            # from a call the AD did not see: the result would be untracked
+            raise TracerConversionError(f"x.{name} (the data inside the array)",
+                                        _describe(self))
         attr = getattr(p, name)
         if name in _MUTATING_METHODS:
             raise MutationError(f"x.{name}() on a traced array",
