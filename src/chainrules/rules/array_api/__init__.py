@@ -76,10 +76,7 @@ def register_namespace(xp: Any) -> list[str]:
 
     names: list[str] = []
     for module_name in _MODULES:
-        try:
-            module = importlib.import_module(f"{__name__}.{module_name}")
-        except ModuleNotFoundError:  # a domain not written yet
-            continue
+        module = importlib.import_module(f"{__name__}.{module_name}")
         names.extend(module.register(xp, fresh))
     _done[id(xp)] = names
     return sorted(names)

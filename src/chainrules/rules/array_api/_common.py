@@ -76,11 +76,6 @@ def dense(t: Any) -> Any:
     return t
 
 
-def zero_for(project: Callable[[Any], Any]) -> Any:
-    """The cotangent of an argument whose incoming cotangent is zero."""
-    return project(ZeroTangent())
-
-
 def linear_unary(f: Any, name: str, pushforward: Callable[..., Any],
                  pullback: Callable[..., Any]) -> None:
     """Register the frule and rrule of a one-argument function that is (real-)linear in
