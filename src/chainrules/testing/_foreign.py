@@ -205,9 +205,9 @@ def check_traces(mode: str, f: Any, args: list, fkwargs: dict, xp: Any) -> None:
     tracer = _tracer_name(xp)
     if tracer.startswith("no"):
         return
-    # torch.func.vjp takes only floating tensors as its primals
-    positions = [i for i, a in enumerate(args)
-                 if is_foreign_array(a) and (tracer == "jax.jit" or _inexact(xp, a))]
+    # float arrays are traced; integer arrays (indices, repeats) stay concrete, as JAX
+    # code keeps them static and torch.func.vjp takes only floating tensors
+    positions = [i for i, a in enumerate(args) if is_foreign_array(a) and _inexact(xp, a)]
     if not positions:
         return
 
