@@ -278,9 +278,17 @@ _JAX_DIFFERS = {
     "linalg.eigh": "jnp.linalg.eigh symmetrizes its input",
     "linalg.eigvalsh": "jnp.linalg.eigvalsh symmetrizes its input",
 }
-JAX_CASES = [c for c in CASES if "float64" in c.dtypes and c.rrule
-             and c.display_name.split(" ")[0].removeprefix("array_api_strict.")
-             not in _JAX_DIFFERS]
+def _one_case_per_function(differs):
+    seen, out = set(), []
+    for c in CASES:
+        name = c.display_name.split(" ")[0].removeprefix("array_api_strict.")
+        if "float64" in c.dtypes and c.rrule and name not in differs and c.f not in seen:
+            seen.add(c.f)
+            out.append(c)
+    return out
+
+
+JAX_CASES = _one_case_per_function(_JAX_DIFFERS)
 
 
 @pytest.mark.parametrize("case", JAX_CASES, ids=[c.display_name for c in JAX_CASES])
@@ -289,3 +297,41 @@ def test_catalog_rule_on_jax_traces_under_jit(case):
     args = case.args(np.random.default_rng(0), np.dtype("float64"))
     test_rrule(_jax_function(case), *(_strict_to_jax(a) for a in args),
                fkwargs=_strict_to_jax(dict(case.kwargs)))
+
+
+def _strict_to_torch(v):
+    if isinstance(v, list):
+        return [_strict_to_torch(a) for a in v]
+    if isinstance(v, dict):
+        return {k: _strict_to_torch(a) for k, a in v.items()}
+    from chainrules.testing._pairs import PrimalAndTangent
+
+    if isinstance(v, PrimalAndTangent):
+        return PrimalAndTangent(_strict_to_torch(v.x), _strict_to_torch(v.x_dot))
+    if type(v).__module__.startswith("array_api_strict") and type(v).__name__ == "DType":
+        return getattr(torch, str(v).rpartition(".")[2])
+    if type(v).__module__.startswith("array_api_strict"):
+        return torch.asarray(to_numpy(v))
+    return v
+
+
+def _torch_function(case):
+    target = tx
+    for part in case.display_name.split(" ")[0].removeprefix("array_api_strict.").split("."):
+        target = getattr(target, part)
+    return target
+
+
+_TORCH_DIFFERS = {
+    "from_dlpack": "a tensor's own dlpack round trip",
+    "asarray": "torch.asarray of a tensor under torch.func warns about requires_grad",
+}
+TORCH_CASES = _one_case_per_function(_TORCH_DIFFERS)
+
+
+@pytest.mark.parametrize("case", TORCH_CASES, ids=[c.display_name for c in TORCH_CASES])
+def test_catalog_rule_on_torch_runs_under_torch_func(case):
+    register_namespace(tx)
+    args = case.args(np.random.default_rng(0), np.dtype("float64"))
+    test_rrule(_torch_function(case), *(_strict_to_torch(a) for a in args),
+               fkwargs=_strict_to_torch(dict(case.kwargs)))
