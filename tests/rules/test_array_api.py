@@ -335,3 +335,13 @@ def test_catalog_rule_on_torch_runs_under_torch_func(case):
     args = case.args(np.random.default_rng(0), np.dtype("float64"))
     test_rrule(_torch_function(case), *(_strict_to_torch(a) for a in args),
                fkwargs=_strict_to_torch(dict(case.kwargs)))
+
+
+ZERO_CASES = _one_case_per_function({})
+
+
+@pytest.mark.parametrize("case", ZERO_CASES, ids=[c.display_name for c in ZERO_CASES])
+def test_catalog_rule_zero_output_tangent(case):
+    # array_api_strict arrays raise on `array * ZeroTangent()`: every pullback must see it
+    args = case.args(np.random.default_rng(0), np.dtype("float64"))
+    test_rrule(case.f, *args, fkwargs=dict(case.kwargs), check_zero_output_tangent=True)
