@@ -294,9 +294,11 @@ JAX_CASES = _one_case_per_function(_JAX_DIFFERS)
 @pytest.mark.parametrize("case", JAX_CASES, ids=[c.display_name for c in JAX_CASES])
 def test_catalog_rule_on_jax_traces_under_jit(case):
     register_namespace(jnp)
-    args = case.args(np.random.default_rng(0), np.dtype("float64"))
-    test_rrule(_jax_function(case), *(_strict_to_jax(a) for a in args),
-               fkwargs=_strict_to_jax(dict(case.kwargs)))
+    args = [_strict_to_jax(a) for a in case.args(np.random.default_rng(0), np.dtype("float64"))]
+    fkwargs = _strict_to_jax(dict(case.kwargs))
+    test_rrule(_jax_function(case), *args, fkwargs=fkwargs)
+    if case.frule:
+        test_frule(_jax_function(case), *args, fkwargs=fkwargs)
 
 
 def _strict_to_torch(v):
@@ -332,9 +334,12 @@ TORCH_CASES = _one_case_per_function(_TORCH_DIFFERS)
 @pytest.mark.parametrize("case", TORCH_CASES, ids=[c.display_name for c in TORCH_CASES])
 def test_catalog_rule_on_torch_runs_under_torch_func(case):
     register_namespace(tx)
-    args = case.args(np.random.default_rng(0), np.dtype("float64"))
-    test_rrule(_torch_function(case), *(_strict_to_torch(a) for a in args),
-               fkwargs=_strict_to_torch(dict(case.kwargs)))
+    args = [_strict_to_torch(a)
+            for a in case.args(np.random.default_rng(0), np.dtype("float64"))]
+    fkwargs = _strict_to_torch(dict(case.kwargs))
+    test_rrule(_torch_function(case), *args, fkwargs=fkwargs)
+    if case.frule:
+        test_frule(_torch_function(case), *args, fkwargs=fkwargs)
 
 
 ZERO_CASES = _one_case_per_function({})

@@ -91,6 +91,15 @@ def _field(t: Any, name: str, index: int) -> Any:
     return dense(t[index])
 
 
+def _result_tangent(y: Any, **fields: Any) -> Tangent:
+    """The tangent of a decomposition's result: a namedtuple (NumPy, JAX,
+    array_api_strict) by field, a structseq (PyTorch's ``torch.return_types``) by
+    position, ``fields`` given in the result's order."""
+    if hasattr(type(y), "_fields"):
+        return Tangent[type(y)](**fields)
+    return Tangent[type(y)](*fields.values())
+
+
 def _rows(v: Any) -> Any:
     """``v[..., None, :]``: scales the columns of a matrix."""
     return v[..., None, :]
@@ -168,8 +177,8 @@ def _slogdet_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
     t = _trace_of_solve(xp, a, a_dot)
     if is_complex(xp, t):
         sign_dot = y.sign * xp.astype(xp.imag(t), y.sign.dtype) * 1j
-        return Tangent[type(y)](sign=sign_dot, logabsdet=xp.real(t))
-    return Tangent[type(y)](sign=ZeroTangent(), logabsdet=t)
+        return _result_tangent(y, sign=sign_dot, logabsdet=xp.real(t))
+    return _result_tangent(y, sign=ZeroTangent(), logabsdet=t)
 
 
 def _slogdet_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
@@ -240,7 +249,7 @@ def _eigh_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
     w, v = y
     w_dot, m = _eigh_parts(xp, w, v, a_dot)
     v_dot = xp.matmul(v, xp.astype(_eigh_f(xp, w), m.dtype) * m)
-    return Tangent[type(y)](eigenvalues=w_dot, eigenvectors=v_dot)
+    return _result_tangent(y, eigenvalues=w_dot, eigenvectors=v_dot)
 
 
 def _eigh_cotangent(xp: Any, w: Any, v: Any, w_bar: Any, v_bar: Any) -> Any:
@@ -328,7 +337,7 @@ def _eig_cotangent(xp: Any, w: Any, v: Any, w_bar: Any, v_bar: Any) -> Any:
 
 def _eig_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
     w_dot, v_dot = _eig_tangent(xp, y[0], y[1], a_dot)
-    return Tangent[type(y)](eigenvalues=w_dot, eigenvectors=v_dot)
+    return _result_tangent(y, eigenvalues=w_dot, eigenvectors=v_dot)
 
 
 def _eig_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
@@ -422,7 +431,7 @@ def _svd_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
     if kw.get("full_matrices", True) and a.shape[-1] != a.shape[-2]:
         return not_implemented(_SVD_FULL)
     u_dot, s_dot, vh_dot = _svd_tangent(xp, y[0], y[1], y[2], a_dot)
-    return Tangent[type(y)](U=u_dot, S=s_dot, Vh=vh_dot)
+    return _result_tangent(y, U=u_dot, S=s_dot, Vh=vh_dot)
 
 
 def _svd_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
@@ -480,7 +489,7 @@ def _qr_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
         omega = omega + _imag_diag(xp, _diag(xp, c), c.dtype)
     r_dot = xp.matmul(c - omega, r)
     q_dot = xp.matmul(q, omega - c) + x
-    return Tangent[type(y)](Q=q_dot, R=r_dot)
+    return _result_tangent(y, Q=q_dot, R=r_dot)
 
 
 def _qr_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
