@@ -26,6 +26,13 @@ NAMESPACES = (
     "scipy.sparse",
     "scipy.fft",
     "scipy.signal",
+    # array-API namespaces whose functions get rules from register_namespace
+    "array_api_strict",
+    "array_api_strict.linalg",
+    "array_api_strict.fft",
+    "jax.numpy",
+    "jax.numpy.linalg",
+    "jax.numpy.fft",
 )
 
 _index: dict[int, tuple[str, str]] = {}
@@ -36,7 +43,7 @@ def _refresh() -> None:
     for ns in NAMESPACES:
         if ns in _indexed:
             continue
-        module = sys.modules.get(ns)
+        module = _module(ns)
         if module is None:
             continue  # never import an optional dependency just to name things
         _indexed.add(ns)
@@ -46,7 +53,10 @@ def _refresh() -> None:
             obj = getattr(module, attr, None)
             if callable(obj) and not isinstance(obj, type(sys)):
                 # An alias (scipy.special.jn is jv) loses to the function's own name.
-                if getattr(obj, "__name__", None) == attr:
+                seen = _index.get(id(obj))
+                if getattr(obj, "__name__", None) == attr and (
+                        seen is None or seen[1] != attr or not ns.startswith("array_api")):
+                    # array_api_strict.fft re-exports astype: the first name stays
                     _index[id(obj)] = (ns, attr)
                 else:
                     _index.setdefault(id(obj), (ns, attr))
@@ -84,8 +94,18 @@ def namespace_and_name(f: Any) -> tuple[str, str]:
     return _clean_module(module or "builtins"), name
 
 
+def _module(ns: str) -> Any:
+    """The loaded module ``ns``, or an extension exposed as an attribute of a loaded one
+    (``array_api_strict.linalg``); None when not loaded."""
+    module = sys.modules.get(ns)
+    if module is None and "." in ns:
+        parent, _, attr = ns.rpartition(".")
+        module = getattr(sys.modules.get(parent), attr, None)
+    return module
+
+
 def _resolves(hit: tuple[str, str], f: Any) -> bool:
-    module = sys.modules.get(hit[0])
+    module = _module(hit[0])
     return module is not None and getattr(module, hit[1], None) is f
 
 

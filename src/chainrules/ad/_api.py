@@ -24,6 +24,8 @@ from chainrules.core import (
     Tangent,
     Thunk,
     ZeroTangent,
+    array_namespace,
+    is_foreign_array,
     unthunk,
 )
 
@@ -194,6 +196,9 @@ def _is_leaf_differentiable(x: Any) -> bool:
         return False
     if isinstance(x, _NUMBER_TYPES):
         return True
+    if is_foreign_array(x):  # an array-API array (array_api_strict, ...): rules see it as is
+        xp = array_namespace(x)
+        return bool(xp.isdtype(x.dtype, ("real floating", "complex floating")))
     return isinstance(x, np.ndarray) and x.dtype.kind in "fc"
 
 
@@ -332,6 +337,8 @@ def _natural(primal: Any, g: Any, what: str) -> Any:
             return NoTangent()
         if isinstance(primal, np.ndarray):
             return np.zeros_like(primal)
+        if is_foreign_array(primal):
+            return array_namespace(primal).zeros_like(primal)
         if type(primal) is int:
             return 0.0
         return type(primal)(0)
@@ -567,6 +574,10 @@ def _scalar_seed(y: Any, api: str) -> Any:
         return type(y)(1.0)
     if isinstance(y, np.ndarray) and y.dtype.kind == "f" and y.size == 1:
         return np.ones(y.shape, dtype=y.dtype)
+    if is_foreign_array(y):
+        xp = array_namespace(y)
+        if xp.isdtype(y.dtype, "real floating") and y.ndim == 0:
+            return xp.ones_like(y)
     desc = (f"ndarray(shape={y.shape}, dtype={y.dtype})" if isinstance(y, np.ndarray)
             else type(y).__qualname__)
     raise NonScalarOutputError(api, desc)
@@ -760,6 +771,12 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
         (i,) = _argnums_tuple(argnums, len(args), "jacobian")
         x = args[i]
         _check_float_inputs("jacobian", f, args, (i,))
+        if is_foreign_array(x):
+            raise InputTypeError(
+                f"jacobian argument {i}", "a real number or a NumPy float array",
+                f"a {type(x).__module__}.{type(x).__qualname__}",
+                "jacobian and hessian build NumPy basis vectors; for array-API arrays "
+                "(array_api_strict...) use grad, vjp or jvp, or pass np.asarray(x)")
         if not _is_leaf_differentiable(x) or np.iscomplexobj(x):
             got = (f"ndarray(shape={x.shape}, dtype={x.dtype})" if isinstance(x, np.ndarray)
                    else type(x).__qualname__)

@@ -51,9 +51,11 @@ from chainrules.core import (
     Tangent,
     Thunk,
     ZeroTangent,
+    array_namespace,
     frule,
     iadd,
     ignore_derivatives,
+    is_foreign_array,
     rrule,
     unthunk,
 )
@@ -77,6 +79,7 @@ _rr_lookup = rrule.lookup
 # The partials of scalar_rule functions, keyed by function (``derivatives_given_output``
 # without the per-call lookup, and traceable for nested differentiation).
 _core_partials = _core_helpers._PARTIALS
+namespace_of = _core_helpers.namespace_of
 _r_by_func = rrule.table.by_func
 _f_by_func = frule.table.by_func
 _fr_lookup = frule.lookup
@@ -131,7 +134,11 @@ def _boxable(y: Any) -> bool:
         return y.dtype.kind in "fc"
     if t is Tracer:
         return _boxable(deep_primal(y))
-    return isinstance(y, _SCALARS) or (isinstance(y, _ndarray) and y.dtype.kind in "fc")
+    if isinstance(y, _SCALARS) or (isinstance(y, _ndarray) and y.dtype.kind in "fc"):
+        return True
+    if is_foreign_array(y):  # an array-API array: traced through the rules of its namespace
+        return bool(array_namespace(y).isdtype(y.dtype, ("real floating", "complex floating")))
+    return False
 
 
 def deep_primal(x: Any) -> Any:
@@ -499,6 +506,11 @@ class Tracer:
         if name.startswith("__"):
             raise AttributeError(name)
         p = deep_primal(self)
+        if name.startswith("_") and type(p) is not _ndarray and is_foreign_array(p):
+            # an array library reaching for the data inside (array_api_strict's x._array)
+            # from a call the AD did not see: the result would be untracked
+            raise TracerConversionError(f"x.{name} (the data inside the array)",
+                                        _describe(self))
         attr = getattr(p, name)
         if name in _MUTATING_METHODS:
             raise MutationError(f"x.{name}() on a traced array",
@@ -665,14 +677,32 @@ def _binop(op: Callable, ufunc: Any, a: Any, b: Any) -> Any:
     out = top.binop(op, a, b)
     if out is not _NO_RULE:
         return out
-    return apply(ufunc, (a, b), _EMPTY)
+    return apply(_in_namespace(ufunc, a, b), (a, b), _EMPTY)
 
 
 def _unop(op: Callable, ufunc: Any, a: Any) -> Any:
     out = a._trace.process(op, (a,), _EMPTY)
     if out is not _NO_RULE:
         return out
-    return apply(ufunc, (a,), _EMPTY)
+    return apply(_in_namespace(ufunc, a), (a,), _EMPTY)
+
+
+# NumPy ufunc names that the array API standard spells differently
+_STANDARD_NAMES = {"true_divide": "divide", "power": "pow", "absolute": "abs",
+                   "conjugate": "conj", "invert": "bitwise_invert",
+                   "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift"}
+
+
+def _in_namespace(ufunc: Any, *operands: Any) -> Any:
+    """``ufunc``, or its array-API counterpart when an operand holds a foreign array
+    (``array_api_strict``...): the operators of tracers then call that namespace's
+    function, whose rules ``register_namespace`` put there."""
+    for v in operands:
+        p = deep_primal(v) if type(v) is Tracer else v
+        if type(p) is not _ndarray and is_foreign_array(p):
+            name = ufunc.__name__
+            return getattr(array_namespace(p), _STANDARD_NAMES.get(name, name), ufunc)
+    return ufunc
 
 
 # ---------------------------------------------------------------------------------------
@@ -872,7 +902,10 @@ class _ScalarNode:
         if traced:
             ps = _partials(part, self.y, args, True)
         else:
-            p = part.fn(*args, y=self.y) if part.uses_output else part.fn(*args)
+            if part.uses_xp:  # partials written against xp (the array-API rules)
+                p = part._evaluate(self.y, args)
+            else:
+                p = part.fn(*args, y=self.y) if part.uses_output else part.fn(*args)
             ps = p if part.nargs > 1 else (p,)
         for par in self.parents:
             pos = par[0] - 1
@@ -922,7 +955,10 @@ def _partials(part: Any, y: Any, args: tuple, traced: bool) -> tuple:
     if not traced:
         return part(y, args)[0]
     fn = _traceable(part.fn)
-    p = call(fn, *args, y=y) if part.uses_output else call(fn, *args)
+    kw: dict = {"y": y} if part.uses_output else {}
+    if part.uses_xp:
+        kw["xp"] = namespace_of(tuple(deep_primal(a) for a in args))
+    p = call(fn, *args, **kw)
     return p if part.nargs > 1 else (p,)
 
 

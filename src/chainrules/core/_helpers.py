@@ -51,7 +51,7 @@ class _Partials:
         if self.uses_output:
             kwargs["y"] = y
         if self.uses_xp:
-            kwargs["xp"] = array_namespace(*args)
+            kwargs["xp"] = namespace_of(args)
         return self.fn(*args, **kwargs)
 
     def __call__(self, y: Any, args: tuple) -> tuple:
@@ -74,6 +74,18 @@ class _Partials:
 
 
 _PARTIALS: dict[Any, _Partials] = {}
+_NUMPY_XP = array_namespace()
+_PLAIN_TYPES = frozenset((float, int, complex, bool, np.ndarray, np.float64, np.float32,
+                          np.complex128, np.complex64))
+
+
+def namespace_of(args: tuple) -> Any:
+    """``array_namespace(*args)``, without its cost for the common NumPy arguments (the
+    reference AD evaluates partials on every backward step)."""
+    for a in args:
+        if type(a) not in _PLAIN_TYPES:
+            return array_namespace(*args)
+    return _NUMPY_XP
 
 
 def _refuse_out(f: Any, kwargs: dict) -> None:
@@ -238,6 +250,8 @@ def _pushforward(ps: tuple, x_dots: tuple) -> Any:
             x_dot = x_dot.unthunk() if isinstance(x_dot, Thunk) else x_dot
             if isinstance(x_dot, Tangent):  # a list or tuple used as an array
                 x_dot = _as_array_tangent(x_dot)
+        if isinstance(p, ZeroTangent):
+            continue  # array_api_strict's `array + ZeroTangent()` raises, not defers
         y_dot = p * x_dot if isinstance(y_dot, ZeroTangent) else y_dot + p * x_dot
     return y_dot
 

@@ -12,6 +12,10 @@ fft, optimize, integrate, …).
 importing its module, so every lookup finds the rules, and ``import chainrules``
 does not pay for importing SciPy (most of its import time, measured with
 ``python -X importtime``).
+
+``array_api/`` holds the rules of the array API standard written once against ``xp``:
+NumPy's elementwise rules come from there, and :func:`register_namespace` puts them on
+any other array-API namespace (``array_api_strict``, ``jax.numpy`` …).
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-__all__ = ["LOADED_MODULES", "load_scipy_rules"]
+from chainrules.rules.array_api import register_namespace
+
+__all__ = ["LOADED_MODULES", "load_scipy_rules", "register_namespace"]
 
 LOADED_MODULES: list[str] = []
 

@@ -57,6 +57,8 @@ def rand_tangent(x: Any, rng: np.random.Generator | int | None = None) -> Any:
     - ``int``, ``bool``, ``str``, ``None``, integer/bool arrays, functions:
       ``NoTangent()`` (ints are usually counts and indices; give an explicit
       float tangent with ``with_tangent`` to differentiate through one);
+    - JAX arrays, PyTorch tensors, ``array_api_strict`` arrays: as for a NumPy copy,
+      in the array's library;
     - tuples, lists, dicts, namedtuples, dataclasses, attrs classes and plain
       objects: a ``Tangent`` of the same structure (``NoTangent()`` if no field
       can be perturbed).
@@ -76,6 +78,12 @@ def rand_tangent(x: Any, rng: np.random.Generator | int | None = None) -> Any:
     from chainrules.testing._vec import spec_of
 
     gen = make_rng(rng)
+    from chainrules.testing import _foreign
+
+    if _foreign.find_foreign(x):
+        # the same numbers as for a NumPy copy of x, as arrays of x's library
+        return _foreign.to_xp(_foreign.array_namespace(*_foreign.find_foreign(x)),
+                              rand_tangent(_foreign.to_numpy(x), gen), x)
     spec = spec_of(x, None, "x")
     vec = gen.standard_normal(spec.size)
     return spec.vec_to_tangent(vec)

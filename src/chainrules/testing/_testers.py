@@ -26,6 +26,7 @@ from chainrules.core import (
     unthunk,
 )
 from chainrules.core._validate import unwrap_pullback
+from chainrules.testing import _foreign
 from chainrules.testing._approx import _compare, _zero_of, default_tolerances
 from chainrules.testing._errors import TesterUsageError
 from chainrules.testing._fd import FDMethod, _with_range, fd_derivative
@@ -456,6 +457,11 @@ def test_rrule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
     pullback mutates the inputs or ``y_bar``. A ``NotImplementedTangent`` is
     an expected failure (``pytest.xfail``) once the rest passed.
 
+    **Foreign arrays** (JAX, PyTorch, ``array_api_strict``): the checks run on NumPy
+    copies, while the rule itself runs on the foreign arrays (its cotangents converted
+    back); JAX rules must also run under ``jax.jit``, PyTorch rules under
+    ``torch.func.vjp`` (the message names the line that stops them).
+
     **Returns** a `RuleTestReport`; **raises** ``AssertionError`` for a wrong rule.
 
     >>> import numpy as np
@@ -465,6 +471,12 @@ def test_rrule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
     """
     __tracebackhide__ = True
     _refuse_unknown("test_rrule", unknown)
+    if _foreign.find_foreign(*args, output_tangent):
+        return _foreign.run_on_numpy(test_rrule, "rrule", f, args, dict(
+            output_tangent=output_tangent, rtol=rtol, atol=atol, fkwargs=fkwargs,
+            rrule_f=rrule_f, config=config, check_thunked_output_tangent=(
+                check_thunked_output_tangent), check_zero_output_tangent=(
+                check_zero_output_tangent), seed=seed, fdm=fdm))
     start = time.perf_counter()
     from chainrules.testing._config import ADviaRuleConfig
 
@@ -834,6 +846,10 @@ def test_frule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
     """
     __tracebackhide__ = True
     _refuse_unknown("test_frule", unknown)
+    if _foreign.find_foreign(*args):
+        return _foreign.run_on_numpy(test_frule, "frule", f, args, dict(
+            rtol=rtol, atol=atol, fkwargs=fkwargs, frule_f=frule_f, config=config,
+            check_zero_tangents=check_zero_tangents, seed=seed, fdm=fdm))
     start = time.perf_counter()
     from chainrules.testing._config import ADviaRuleConfig
 

@@ -57,7 +57,9 @@ from chainrules.core import (
     OutArgumentError,
     Thunk,
     ZeroTangent,
+    array_namespace,
     frule,
+    is_foreign_array,
     rrule,
 )
 
@@ -77,6 +79,8 @@ def _differentiable(x: Any) -> bool:
         return False
     if isinstance(x, (float, complex, int)):
         return True
+    if is_foreign_array(x):
+        return array_namespace(x).isdtype(x.dtype, ("real floating", "complex floating"))
     try:
         return np.asarray(x).dtype.kind in "fc"
     except (TypeError, ValueError):

@@ -53,7 +53,9 @@ from chainrules.core import (
     Tangent,
     Thunk,
     ZeroTangent,
+    array_namespace,
     frule,
+    is_foreign_array,
     non_differentiable,
     not_implemented,
     rrule,
@@ -87,6 +89,10 @@ def _is_diff(x: Any) -> bool:
         return True
     if type(x) in (list, tuple):
         return any(_is_diff(i) for i in x)
+    if is_foreign_array(x):
+        # never a silent zero for another library's array: the rule runs NumPy on it,
+        # which a traced value refuses loudly
+        return array_namespace(x).isdtype(x.dtype, ("real floating", "complex floating"))
     return False
 
 

@@ -91,6 +91,7 @@ from chainrules.core import (
     scalar_rule,
     unthunk,
 )
+from chainrules.rules.array_api.elementwise import PARTIALS
 
 _ZERO_LIKE = (ZeroTangent, NoTangent)
 _LN2 = math.log(2.0)
@@ -253,11 +254,13 @@ def _quiet(partials: Callable[..., Any]) -> Callable[..., Any]:
 def _elementwise_rules(f: Any, partials: Callable[..., Any], nargs: int) -> tuple:
     """A frule and an rrule from ``partials`` for any argument types (array-likes too)."""
     name = _name(f)
-    uses_output = "y" in inspect.signature(partials).parameters
+    params = inspect.signature(partials).parameters
+    uses_output = "y" in params
+    extra: dict[str, Any] = {"xp": np} if "xp" in params else {}
 
     def call_partials(args: tuple, y: Any) -> tuple:
         arrays = tuple(np.asarray(x) if isinstance(x, (list, tuple)) else x for x in args)
-        p = partials(*arrays, y=y) if uses_output else partials(*arrays)
+        p = partials(*arrays, y=y, **extra) if uses_output else partials(*arrays, **extra)
         return (p,) if nargs == 1 else p
 
     def elementwise_frule(dargs: tuple, *args: Any, **kwargs: Any) -> Any:
@@ -337,102 +340,51 @@ def _cotangent_thunk(partials_once: Callable[[], tuple], i: int,
     return cotangent
 
 
-def _zero_partial(x: Any) -> Any:
-    return ZeroTangent()
-
-
-def _zero_partials(x1: Any, x2: Any) -> tuple:
-    return ZeroTangent(), ZeroTangent()
+def _quotient(x1: Any, x2: Any, y: Any) -> Any:
+    """The integer ``k`` with ``x1 == k * x2 + y`` (exact: ``x1 - y`` is a multiple)."""
+    return np.rint((x1 - y) / x2)
 
 
 # ----------------------------------------------------------------------------- arithmetic
 
 
-def _add_partials(x1: Any, x2: Any) -> tuple:
-    return 1.0, 1.0
+_elementwise(np.add, PARTIALS["add"])
 
 
-_elementwise(np.add, _add_partials)
+_elementwise(np.subtract, PARTIALS["subtract"])
 
 
-def _subtract_partials(x1: Any, x2: Any) -> tuple:
-    return 1.0, -1.0
+_elementwise(np.multiply, PARTIALS["multiply"])
 
 
-_elementwise(np.subtract, _subtract_partials)
+_elementwise(np.divide, PARTIALS["divide"])
 
 
-def _multiply_partials(x1: Any, x2: Any) -> tuple:
-    return x2, x1
+_elementwise(np.negative, PARTIALS["negative"])
 
 
-_elementwise(np.multiply, _multiply_partials)
+_elementwise(np.positive, PARTIALS["positive"])
 
 
-def _divide_partials(x1: Any, x2: Any, *, y: Any) -> tuple:
-    return 1 / np.asarray(x2), -y / x2
-
-
-_elementwise(np.divide, _divide_partials)
-
-
-def _negative_partial(x: Any) -> float:
-    return -1.0
-
-
-_elementwise(np.negative, _negative_partial)
-
-
-def _positive_partial(x: Any) -> float:
-    return 1.0
-
-
-_elementwise(np.positive, _positive_partial)
-
-
-def _power_partials(x: Any, p: Any, *, y: Any) -> tuple:
-    x = np.asarray(x)
-    p = np.asarray(p)
-    dx = np.where(p == 0, 0, p * x ** (p - 1))
-    if x.dtype.kind == "c" or p.dtype.kind == "c" or np.asarray(y).dtype.kind == "c":
-        log_x = np.log(x.astype(np.result_type(x, np.complex64)))
-    else:
-        log_x = np.log(np.abs(x))
-    dp = np.where(x == 0, 0, y * log_x)
-    return dx, dp
-
-
-_elementwise(np.power, _power_partials)
+_elementwise(np.power, PARTIALS["pow"])
 
 
 def _float_power_partials(x: Any, p: Any, *, y: Any) -> tuple:
     # float_power computes in double precision: so do its partials
     wide = np.result_type(x, p, np.float64)
-    return _power_partials(np.asarray(x, dtype=wide), np.asarray(p, dtype=wide), y=y)
+    return PARTIALS["pow"](np.asarray(x, dtype=wide), np.asarray(p, dtype=wide), y=y, xp=np)
 
 
 _elementwise(np.float_power, _float_power_partials)
 
 
-def _reciprocal_partial(x: Any, *, y: Any) -> Any:
-    return -(y * y)
+_elementwise(np.reciprocal, PARTIALS["reciprocal"])
 
 
-_elementwise(np.reciprocal, _reciprocal_partial)
+_elementwise(np.square, PARTIALS["square"])
 
 
-def _square_partial(x: Any) -> Any:
-    return 2 * x
-
-
-_elementwise(np.square, _square_partial)
-
-
-def _sqrt_partial(x: Any, *, y: Any) -> Any:
-    return 0.5 / y
-
-
-_elementwise(np.sqrt, _sqrt_partial)
+_elementwise(np.sqrt, PARTIALS["sqrt"])
 
 
 def _cbrt_partial(x: Any, *, y: Any) -> Any:
@@ -442,18 +394,10 @@ def _cbrt_partial(x: Any, *, y: Any) -> Any:
 _elementwise(np.cbrt, _cbrt_partial)
 
 
-def _quotient(x1: Any, x2: Any, y: Any) -> Any:
-    """The integer ``k`` with ``x1 == k * x2 + y`` (exact: ``x1 - y`` is a multiple)."""
-    return np.rint((x1 - y) / x2)
-
-
-def _fmod_partials(x1: Any, x2: Any, *, y: Any) -> tuple:
-    return 1.0, -_quotient(x1, x2, y)
-
-
-_elementwise(np.fmod, _fmod_partials)
-_elementwise(np.remainder, _fmod_partials)
-_elementwise(np.floor_divide, _zero_partials)
+# fmod and remainder: x1 == k * x2 + y with an integer k in both
+_elementwise(np.fmod, PARTIALS["remainder"])
+_elementwise(np.remainder, PARTIALS["remainder"])
+_elementwise(np.floor_divide, PARTIALS["floor_divide"])
 
 
 @rrule.register(np.divmod, object, object, ...)
@@ -724,11 +668,7 @@ def angle_frule(dargs: tuple, z: Any, *args: Any, **kwargs: Any) -> Any:
 # -------------------------------------------------------------- exponentials, logarithms
 
 
-def _exp_partial(x: Any, *, y: Any) -> Any:
-    return y
-
-
-_elementwise(np.exp, _exp_partial)
+_elementwise(np.exp, PARTIALS["exp"])
 
 
 def _exp2_partial(x: Any, *, y: Any) -> Any:
@@ -738,46 +678,22 @@ def _exp2_partial(x: Any, *, y: Any) -> Any:
 _elementwise(np.exp2, _exp2_partial)
 
 
-def _expm1_partial(x: Any, *, y: Any) -> Any:
-    return y + 1
+_elementwise(np.expm1, PARTIALS["expm1"])
 
 
-_elementwise(np.expm1, _expm1_partial)
+_elementwise(np.log, PARTIALS["log"])
 
 
-def _log_partial(x: Any) -> Any:
-    return 1 / np.asarray(x)
+_elementwise(np.log2, PARTIALS["log2"])
 
 
-_elementwise(np.log, _log_partial)
+_elementwise(np.log10, PARTIALS["log10"])
 
 
-def _log2_partial(x: Any) -> Any:
-    return 1 / (np.asarray(x) * _LN2)
+_elementwise(np.log1p, PARTIALS["log1p"])
 
 
-_elementwise(np.log2, _log2_partial)
-
-
-def _log10_partial(x: Any) -> Any:
-    return 1 / (np.asarray(x) * _LN10)
-
-
-_elementwise(np.log10, _log10_partial)
-
-
-def _log1p_partial(x: Any) -> Any:
-    return 1 / (1 + np.asarray(x))
-
-
-_elementwise(np.log1p, _log1p_partial)
-
-
-def _logaddexp_partials(x1: Any, x2: Any, *, y: Any) -> tuple:
-    return np.exp(x1 - y), np.exp(x2 - y)
-
-
-_elementwise(np.logaddexp, _logaddexp_partials)
+_elementwise(np.logaddexp, PARTIALS["logaddexp"])
 
 
 def _logaddexp2_partials(x1: Any, x2: Any, *, y: Any) -> tuple:
@@ -790,89 +706,24 @@ _elementwise(np.logaddexp2, _logaddexp2_partials)
 # --------------------------------------------------------------- trigonometric, hyperbolic
 
 
-def _sin_partial(x: Any) -> Any:
-    return np.cos(x)
+_elementwise(np.sin, PARTIALS["sin"])
+_elementwise(np.cos, PARTIALS["cos"])
+_elementwise(np.tan, PARTIALS["tan"])
+_elementwise(np.arcsin, PARTIALS["asin"])
+_elementwise(np.arccos, PARTIALS["acos"])
+_elementwise(np.arctan, PARTIALS["atan"])
+_elementwise(np.sinh, PARTIALS["sinh"])
+_elementwise(np.cosh, PARTIALS["cosh"])
+_elementwise(np.tanh, PARTIALS["tanh"])
+_elementwise(np.arcsinh, PARTIALS["asinh"])
+_elementwise(np.arccosh, PARTIALS["acosh"])
+_elementwise(np.arctanh, PARTIALS["atanh"])
 
 
-def _cos_partial(x: Any) -> Any:
-    return -np.sin(x)
+_elementwise(np.arctan2, PARTIALS["atan2"])
 
 
-def _tan_partial(x: Any, *, y: Any) -> Any:
-    return 1 + y * y
-
-
-def _arcsin_partial(x: Any) -> Any:
-    return 1 / np.sqrt((1 - x) * (1 + x))
-
-
-def _arccos_partial(x: Any) -> Any:
-    return -1 / np.sqrt((1 - x) * (1 + x))
-
-
-def _arctan_partial(x: Any) -> Any:
-    return 1 / (1 + np.asarray(x) * x)
-
-
-def _sinh_partial(x: Any) -> Any:
-    return np.cosh(x)
-
-
-def _cosh_partial(x: Any) -> Any:
-    return np.sinh(x)
-
-
-def _tanh_partial(x: Any, *, y: Any) -> Any:
-    return 1 - y * y
-
-
-def _arcsinh_partial(x: Any) -> Any:
-    return 1 / np.sqrt(1 + np.asarray(x) * x)
-
-
-def _arccosh_partial(x: Any) -> Any:
-    # sqrt(x-1)*sqrt(x+1), not sqrt(x*x-1): the same branch cut as arccosh for complex x
-    return 1 / (np.sqrt(np.asarray(x) - 1) * np.sqrt(np.asarray(x) + 1))
-
-
-def _arctanh_partial(x: Any) -> Any:
-    return 1 / ((1 - np.asarray(x)) * (1 + x))
-
-
-_elementwise(np.sin, _sin_partial)
-_elementwise(np.cos, _cos_partial)
-_elementwise(np.tan, _tan_partial)
-_elementwise(np.arcsin, _arcsin_partial)
-_elementwise(np.arccos, _arccos_partial)
-_elementwise(np.arctan, _arctan_partial)
-_elementwise(np.sinh, _sinh_partial)
-_elementwise(np.cosh, _cosh_partial)
-_elementwise(np.tanh, _tanh_partial)
-_elementwise(np.arcsinh, _arcsinh_partial)
-_elementwise(np.arccosh, _arccosh_partial)
-_elementwise(np.arctanh, _arctanh_partial)
-
-
-def _safe_divide(a: Any, b: Any) -> Any:
-    """``a / b``, and 0 where ``b == 0``."""
-    b = np.asarray(b)
-    return np.where(b == 0, 0, a / np.where(b == 0, 1, b))
-
-
-def _arctan2_partials(x1: Any, x2: Any) -> tuple:
-    # x2 / r / r rather than x2 / (x1^2 + x2^2): no underflow or overflow of the square
-    r = np.hypot(x1, x2)
-    return _safe_divide(_safe_divide(x2, r), r), -_safe_divide(_safe_divide(x1, r), r)
-
-
-_elementwise(np.arctan2, _arctan2_partials)
-
-
-def _hypot_partials(x1: Any, x2: Any, *, y: Any) -> tuple:
-    return _safe_divide(x1, y), _safe_divide(x2, y)
-
-
-_elementwise(np.hypot, _hypot_partials)
+_elementwise(np.hypot, PARTIALS["hypot"])
 
 
 def _deg2rad_partial(x: Any) -> float:
@@ -929,16 +780,6 @@ def _first_weight(x1: Any, x2: Any, greater: bool, keep_nan: bool) -> Any:
     return w
 
 
-def _maximum_partials(x1: Any, x2: Any) -> tuple:
-    w = _first_weight(x1, x2, greater=True, keep_nan=True)
-    return w, 1 - w
-
-
-def _minimum_partials(x1: Any, x2: Any) -> tuple:
-    w = _first_weight(x1, x2, greater=False, keep_nan=True)
-    return w, 1 - w
-
-
 def _fmax_partials(x1: Any, x2: Any) -> tuple:
     w = _first_weight(x1, x2, greater=True, keep_nan=False)
     return w, 1 - w
@@ -949,17 +790,13 @@ def _fmin_partials(x1: Any, x2: Any) -> tuple:
     return w, 1 - w
 
 
-_elementwise(np.maximum, _maximum_partials)
-_elementwise(np.minimum, _minimum_partials)
+_elementwise(np.maximum, PARTIALS["maximum"])
+_elementwise(np.minimum, PARTIALS["minimum"])
 _elementwise(np.fmax, _fmax_partials)
 _elementwise(np.fmin, _fmin_partials)
 
 
-def _copysign_partials(x1: Any, x2: Any) -> tuple:
-    return np.sign(x1) * np.copysign(1.0, x2), ZeroTangent()
-
-
-_elementwise(np.copysign, _copysign_partials)
+_elementwise(np.copysign, PARTIALS["copysign"])
 
 
 def _heaviside_partials(x1: Any, x2: Any) -> tuple:
@@ -968,8 +805,9 @@ def _heaviside_partials(x1: Any, x2: Any) -> tuple:
 
 _elementwise(np.heaviside, _heaviside_partials)
 
-for _f in (np.floor, np.ceil, np.trunc, np.rint):
-    _elementwise(_f, _zero_partial)
+for _f in (np.floor, np.ceil, np.trunc):
+    _elementwise(_f, PARTIALS[_f.__name__])
+_elementwise(np.rint, PARTIALS["round"])
 
 
 def _register_rounding(f: Any, max_args: int) -> None:

@@ -1,0 +1,365 @@
+"""Rules for the linear-algebra functions of the array API standard: the contractions.
+
+``matmul``, ``tensordot``, ``vecdot``, ``matrix_transpose`` (main namespace and
+``linalg``), and from the ``linalg`` extension ``outer``, ``trace``, ``diagonal``,
+``cross``, ``vector_norm``, ``matrix_norm`` (Frobenius) and ``matrix_power``; the
+decompositions are in ``decompositions.py``. Written once against ``xp``. Complex
+numbers follow DESIGN §2: the pullback of a bilinear map multiplies by the conjugate of
+the other factor; ``vecdot`` conjugates its first argument, as the standard says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from chainrules.core import (
+    NoTangent,
+    ProjectTo,
+    Thunk,
+    ZeroTangent,
+    array_namespace,
+    frule,
+    non_differentiable,
+    not_implemented,
+    rrule,
+)
+from chainrules.rules.array_api._common import dense, is_complex
+from chainrules.rules.array_api.manipulation import linear_rules, matrix_transpose_adjoint
+
+__all__ = ["register"]
+
+
+def conj(xp: Any, v: Any) -> Any:
+    return xp.conj(v) if is_complex(xp, v) else v
+
+
+def mH(xp: Any, v: Any) -> Any:
+    """The conjugate transpose of a stack of matrices."""
+    return conj(xp, xp.matrix_transpose(v))
+
+
+def sum_to(xp: Any, v: Any, shape: tuple) -> Any:
+    """``v`` summed over the leading dimensions it has beyond ``shape`` (broadcast batch
+    dimensions) and over those where ``shape`` has 1."""
+    extra = v.ndim - len(shape)
+    if extra > 0:
+        v = xp.sum(v, axis=tuple(range(extra)))
+    axes = tuple(i for i, (n, m) in enumerate(zip(shape, v.shape)) if n == 1 and m != 1)
+    if axes:
+        v = xp.sum(v, axis=axes, keepdims=True)
+    return v
+
+
+def bilinear_rules(f: Any, name: str, adjoints: Callable[..., tuple], nargs: int = 2) -> None:
+    """Rules for ``f(x1, x2, **kw)``, bilinear in ``(x1, x2)``: the pushforward is
+    ``f(x1_dot, x2) + f(x1, x2_dot)``; ``adjoints(xp, g, x1, x2, i, **kw)`` gives the
+    cotangent of argument ``i`` before projection (each in a Thunk)."""
+
+    def bilinear_rrule(x1: Any, x2: Any, *rest: Any, **kw: Any) -> Any:
+        y = f(x1, x2, *rest, **kw)
+        projectors = (ProjectTo(x1), ProjectTo(x2))
+        extra = (NoTangent(),) * len(rest)
+
+        def bilinear_pullback(y_bar: Any) -> tuple:
+            y_bar = dense(y_bar)
+            if y_bar is None:
+                return NoTangent(), *(p(ZeroTangent()) for p in projectors), *extra
+            xp = array_namespace(x1, x2)
+
+            def cotangent(i: int) -> Callable[[], Any]:
+                def bilinear_cotangent() -> Any:
+                    return projectors[i](adjoints(xp, y_bar, x1, x2, i, *rest, **kw))
+
+                bilinear_cotangent.__qualname__ = f"{name}_x{i + 1}_bar"
+                return bilinear_cotangent
+
+            return NoTangent(), Thunk(cotangent(0)), Thunk(cotangent(1)), *extra
+
+        bilinear_pullback.__qualname__ = f"{name}_pullback"
+        return y, bilinear_pullback
+
+    def bilinear_frule(dargs: tuple, x1: Any, x2: Any, *rest: Any, **kw: Any) -> Any:
+        y = f(x1, x2, *rest, **kw)
+        x1_dot, x2_dot = dense(dargs[1]), dense(dargs[2])
+        y_dot: Any = ZeroTangent()
+        if x1_dot is not None:
+            y_dot = f(x1_dot, x2, *rest, **kw)
+        if x2_dot is not None:
+            term = f(x1, x2_dot, *rest, **kw)
+            y_dot = term if isinstance(y_dot, ZeroTangent) else y_dot + term
+        return y, y_dot
+
+    bilinear_rrule.__qualname__ = f"{name}_rrule"
+    bilinear_frule.__qualname__ = f"{name}_frule"
+    rrule.register(f, object, object, ...)(bilinear_rrule)
+    frule.register(f, object, object, ...)(bilinear_frule)
+
+
+# ---------------------------------------------------------------------------- matmul
+
+
+def _matmul_adjoints(xp: Any, g: Any, x1: Any, x2: Any, i: int) -> Any:
+    # 1-D operands act as a row (x1) or a column (x2): promote, then drop the added axis
+    a = xp.expand_dims(x1, axis=0) if x1.ndim == 1 else x1
+    b = xp.expand_dims(x2, axis=-1) if x2.ndim == 1 else x2
+    if x1.ndim == 1:
+        g = xp.expand_dims(g, axis=g.ndim if x2.ndim == 1 else g.ndim - 1)
+    if x2.ndim == 1:
+        g = xp.expand_dims(g, axis=g.ndim)
+    if i == 0:
+        bar = sum_to(xp, xp.matmul(g, mH(xp, b)), tuple(a.shape))
+        return xp.reshape(bar, tuple(x1.shape))
+    bar = sum_to(xp, xp.matmul(mH(xp, a), g), tuple(b.shape))
+    return xp.reshape(bar, tuple(x2.shape))
+
+
+def _tensordot_axes(x1: Any, x2: Any, axes: Any) -> tuple:
+    if isinstance(axes, int):
+        return list(range(x1.ndim - axes, x1.ndim)), list(range(axes))
+    a1, a2 = axes
+    return [a % x1.ndim for a in a1], [a % x2.ndim for a in a2]
+
+
+def _inverse(perm: list) -> tuple:
+    out = [0] * len(perm)
+    for i, p in enumerate(perm):
+        out[p] = i
+    return tuple(out)
+
+
+def _tensordot_adjoints(xp: Any, g: Any, x1: Any, x2: Any, i: int, *rest: Any,
+                        **kw: Any) -> Any:
+    axes = rest[0] if rest else kw.get("axes", 2)
+    a1, a2 = _tensordot_axes(x1, x2, axes)
+    f1 = [d for d in range(x1.ndim) if d not in a1]
+    f2 = [d for d in range(x2.ndim) if d not in a2]
+    if i == 0:
+        # dims of the result, named by x1's dims: f1, then x1's partners of sorted(a2)
+        bar = xp.tensordot(g, conj(xp, x2), axes=(list(range(len(f1), len(f1) + len(f2))), f2))
+        order = f1 + [a1[a2.index(d)] for d in sorted(a2)]
+        return xp.permute_dims(bar, _inverse(order))
+    bar = xp.tensordot(conj(xp, x1), g, axes=(f1, list(range(len(f1)))))
+    order = [a2[a1.index(d)] for d in sorted(a1)] + f2
+    return xp.permute_dims(bar, _inverse(order))
+
+
+def _vecdot_adjoints(xp: Any, g: Any, x1: Any, x2: Any, i: int, *rest: Any,
+                     **kw: Any) -> Any:
+    # y = sum(conj(x1) * x2): x1_bar = x2 conj(g), x2_bar = x1 g
+    axis = kw.get("axis", -1)
+    g = xp.expand_dims(g, axis=axis)
+    return x2 * conj(xp, g) if i == 0 else x1 * g
+
+
+def _outer_adjoints(xp: Any, g: Any, x1: Any, x2: Any, i: int) -> Any:
+    return xp.matmul(g, conj(xp, x2)) if i == 0 else xp.matmul(conj(xp, x1), g)
+
+
+def _cross_adjoints(xp: Any, g: Any, x1: Any, x2: Any, i: int, **kw: Any) -> Any:
+    # <g, a x b> = <b x g, a> = <g x a, b> (real); conjugates as for any bilinear map
+    axis = kw.get("axis", -1)
+    cross = array_namespace(g).linalg.cross
+    if i == 0:
+        return cross(conj(xp, x2), g, axis=axis)
+    return cross(g, conj(xp, x1), axis=axis)
+
+
+# ------------------------------------------------------------------ linear, one argument
+
+
+def _trace_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
+    offset = kw.get("offset", 0)
+    n, m = x.shape[-2], x.shape[-1]
+    eye = xp.eye(n, m, k=offset, dtype=g.dtype)
+    return xp.expand_dims(xp.expand_dims(g, axis=-1), axis=-1) * eye
+
+
+def _diagonal_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
+    # the k-th diagonal entry sits at row k (offset >= 0) or column k (offset < 0)
+    offset = kw.get("offset", 0)
+    n, m = x.shape[-2], x.shape[-1]
+    eye = xp.eye(n, m, k=offset, dtype=g.dtype)
+    full = n if offset >= 0 else m
+    pad = full - g.shape[-1]
+    if pad:
+        g = xp.concat([g, xp.zeros((*g.shape[:-1], pad), dtype=g.dtype)], axis=-1)
+    return eye * (xp.expand_dims(g, axis=-1) if offset >= 0 else xp.expand_dims(g, axis=-2))
+
+
+# ------------------------------------------------------------------------------- norms
+
+
+def _norm_rules(f: Any, name: str, frobenius_only: bool) -> None:
+    """``vector_norm`` (any ``ord`` but 0, inf and -inf splitting ties equally) and
+    ``matrix_norm("fro")``: ``d||x||_p = sum(|x|^(p-1) sign(x) dx) / ||x||^(p-1)``, 0 at
+    ``x == 0``. The other matrix norms (and ``ord=0``) give a NotImplementedTangent."""
+
+    def norm_parts(x: Any, kw: dict) -> tuple:
+        if frobenius_only:
+            return (x.ndim - 2, x.ndim - 1), 2.0, kw.get("keepdims", False)
+        axis = kw.get("axis")
+        axes = tuple(range(x.ndim)) if axis is None else (
+            (axis,) if isinstance(axis, int) else tuple(axis))
+        return tuple(a % x.ndim for a in axes), kw.get("ord", 2), kw.get("keepdims", False)
+
+    def direction(xp: Any, x: Any, y: Any, kw: dict) -> Any:
+        axes, p, keepdims = norm_parts(x, kw)
+        yk = y
+        if not keepdims:
+            for a in sorted(axes):
+                yk = xp.expand_dims(yk, axis=a)
+        ax = xp.abs(x)
+        unit = x / xp.where(ax == 0, xp.ones_like(ax), ax) if is_complex(xp, x) else xp.sign(x)
+        unit = xp.where(ax == 0, xp.zeros_like(unit), unit)
+        if p == float("inf") or p == -float("inf"):
+            hit = xp.astype(ax == yk, ax.dtype)
+            return unit * hit / xp.sum(hit, axis=axes, keepdims=True)
+        safe_y = xp.where(yk == 0, xp.ones_like(yk), yk)
+        w = (ax / safe_y) ** (p - 1)
+        return unit * w
+
+    def missing(kw: dict) -> Any:
+        """A NotImplementedTangent for the norms these rules do not cover."""
+        p = kw.get("ord", "fro" if frobenius_only else 2)
+        if (frobenius_only and p != "fro") or (not frobenius_only and p == 0):
+            return not_implemented(f"{name}(ord={p!r})")
+        return None
+
+    def norm_rrule(x: Any, **kw: Any) -> Any:
+        y = f(x, **kw)
+        project_x = ProjectTo(x)
+        unknown = missing(kw)
+
+        def norm_pullback(y_bar: Any) -> tuple:
+            y_bar = dense(y_bar)
+            if unknown is not None:
+                return NoTangent(), unknown
+            if y_bar is None:
+                return NoTangent(), project_x(ZeroTangent())
+            xp = array_namespace(x)
+            axes, _, keepdims = norm_parts(x, kw)
+            g = xp.real(y_bar) if is_complex(xp, y_bar) else y_bar
+            if not keepdims:
+                for a in sorted(axes):
+                    g = xp.expand_dims(g, axis=a)
+            return NoTangent(), project_x(direction(xp, x, y, kw) * g)
+
+        norm_pullback.__qualname__ = f"{name}_pullback"
+        return y, norm_pullback
+
+    def norm_frule(dargs: tuple, x: Any, **kw: Any) -> Any:
+        y = f(x, **kw)
+        x_dot = dense(dargs[1])
+        unknown = missing(kw)
+        if unknown is not None:
+            return y, unknown
+        if x_dot is None:
+            return y, ZeroTangent()
+        xp = array_namespace(x)
+        axes, _, keepdims = norm_parts(x, kw)
+        d = direction(xp, x, y, kw)
+        prod = xp.real(conj(xp, d) * x_dot) if is_complex(xp, d, x_dot) else d * x_dot
+        return y, xp.sum(prod, axis=axes, keepdims=keepdims)
+
+    norm_rrule.__qualname__ = f"{name}_rrule"
+    norm_frule.__qualname__ = f"{name}_frule"
+    rrule.register(f, object)(norm_rrule)
+    frule.register(f, object)(norm_frule)
+
+
+def _matrix_power_rules(f: Any) -> None:
+    """``matrix_power(x, n)``: ``sum_k b^k db b^(m-1-k)`` with ``b, m = x, n`` for ``n >= 0``
+    and ``b, m = inv(x), -n`` (``d inv(x) = -inv(x) dx inv(x)``) for ``n < 0``."""
+
+    def powers(xp: Any, x: Any, n: int) -> list:
+        out = [xp.broadcast_to(xp.eye(x.shape[-1], dtype=x.dtype), tuple(x.shape))]
+        for _ in range(n - 1):
+            out.append(xp.matmul(out[-1], x))
+        return out
+
+    def base(xp: Any, x: Any, n: int) -> tuple:
+        return (xp.linalg.inv(x), -n) if n < 0 else (x, n)
+
+    def matrix_power_rrule(x: Any, n: int) -> Any:
+        y = f(x, n)
+        project_x = ProjectTo(x)
+
+        def matrix_power_pullback(y_bar: Any) -> tuple:
+            y_bar = dense(y_bar)
+            if y_bar is None or n == 0:
+                return NoTangent(), project_x(ZeroTangent()), NoTangent()
+            xp = array_namespace(x)
+            b, m = base(xp, x, n)
+            ps = powers(xp, b, m)
+            b_bar = sum(xp.matmul(xp.matmul(mH(xp, ps[k]), y_bar), mH(xp, ps[m - 1 - k]))
+                        for k in range(m))
+            if n < 0:
+                b_bar = -xp.matmul(xp.matmul(mH(xp, b), b_bar), mH(xp, b))
+            return NoTangent(), project_x(b_bar), NoTangent()
+
+        return y, matrix_power_pullback
+
+    def matrix_power_frule(dargs: tuple, x: Any, n: int) -> Any:
+        y = f(x, n)
+        x_dot = dense(dargs[1])
+        if x_dot is None or n == 0:
+            return y, ZeroTangent()
+        xp = array_namespace(x)
+        b, m = base(xp, x, n)
+        b_dot = x_dot if n >= 0 else -xp.matmul(xp.matmul(b, x_dot), b)
+        ps = powers(xp, b, m)
+        return y, sum(xp.matmul(xp.matmul(ps[k], b_dot), ps[m - 1 - k]) for k in range(m))
+
+    rrule.register(f, object, object)(matrix_power_rrule)
+    frule.register(f, object, object)(matrix_power_frule)
+
+
+_BILINEAR = {
+    "matmul": _matmul_adjoints,
+    "tensordot": _tensordot_adjoints,
+    "vecdot": _vecdot_adjoints,
+}
+
+
+def register(xp: Any, fresh: Callable[[Any], bool]) -> list[str]:
+    """Register the contraction rules on ``xp`` and ``xp.linalg`` functions ``fresh`` accepts."""
+    done = []
+    linalg = getattr(xp, "linalg", None)
+    spaces = [("", xp)] + ([("linalg.", linalg)] if linalg is not None else [])
+    for prefix, space in spaces:
+        for name, adjoints in _BILINEAR.items():
+            f = getattr(space, name, None)
+            if f is not None and fresh(f):
+                bilinear_rules(f, name, adjoints)
+                done.append(prefix + name)
+        f = getattr(space, "matrix_transpose", None)
+        if prefix and f is not None and fresh(f):
+            linear_rules(f, "matrix_transpose", matrix_transpose_adjoint)
+            done.append(prefix + "matrix_transpose")
+    if linalg is None:
+        return done
+    for name, adjoints in (("outer", _outer_adjoints), ("cross", _cross_adjoints)):
+        f = getattr(linalg, name, None)
+        if f is not None and fresh(f):
+            bilinear_rules(f, name, adjoints)
+            done.append("linalg." + name)
+    for name, adjoint in (("trace", _trace_adjoint), ("diagonal", _diagonal_adjoint)):
+        f = getattr(linalg, name, None)
+        if f is not None and fresh(f):
+            linear_rules(f, name, adjoint)
+            done.append("linalg." + name)
+    for name, fro in (("vector_norm", False), ("matrix_norm", True)):
+        f = getattr(linalg, name, None)
+        if f is not None and fresh(f):
+            _norm_rules(f, name, fro)
+            done.append("linalg." + name)
+    f = getattr(linalg, "matrix_power", None)
+    if f is not None and fresh(f):
+        _matrix_power_rules(f)
+        done.append("linalg.matrix_power")
+    f = getattr(linalg, "matrix_rank", None)
+    if f is not None and fresh(f):
+        non_differentiable(f)
+        done.append("linalg.matrix_rank")
+    return done

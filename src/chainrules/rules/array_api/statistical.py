@@ -1,0 +1,308 @@
+"""Rules for the statistical functions of the array API standard, written once against ``xp``.
+
+``sum``, ``prod``, ``mean``, ``var``, ``std``, ``max``, ``min``, ``cumulative_sum`` and
+``cumulative_prod``, with the standard's keywords (``axis``, ``keepdims``, ``dtype``,
+``correction``, ``include_initial``). Conventions are NumPy's
+(``rules/numpy/reductions.py``): ``max``/``min`` split the cotangent equally among tied
+maximisers; ``prod`` is exact with zeros in the input (products of the other elements from
+two exclusive scans, never ``y / x``); ``cumulative_prod``'s pullback divides by ``x``, so
+a zero in ``x`` gives NaN (visible, never a silently wrong value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, rrule
+from chainrules.rules.array_api._common import dense, is_complex
+
+__all__ = ["register"]
+
+
+def axes_of(axis: Any, ndim: int) -> tuple:
+    """``axis`` (None, an int or a tuple, maybe negative) as sorted non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        axis = (axis,)
+    return tuple(sorted(a % ndim if ndim else a for a in axis))
+
+
+def unreduce(xp: Any, g: Any, x: Any, axes: tuple, keepdims: bool) -> Any:
+    """A reduced cotangent broadcast back to ``x``'s shape."""
+    if not keepdims:
+        for a in axes:
+            g = xp.expand_dims(g, axis=a)
+    return xp.broadcast_to(g, tuple(x.shape))
+
+
+def _count(x: Any, axes: tuple) -> int:
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    return n
+
+
+def _namespace(x: Any) -> Any:
+    from chainrules.core import array_namespace
+
+    return array_namespace(x)
+
+
+def _reduction(f: Any, name: str, pullback: Callable[..., Any],
+               pushforward: Callable[..., Any]) -> None:
+    """Rules for ``f(x, *, axis=None, keepdims=False, **kw)``: ``pullback(xp, x, y, g,
+    axes, kw)`` gets the cotangent ``g`` already broadcast back to ``x``'s shape;
+    ``pushforward(xp, x, y, x_dot, axes, keepdims, kw)`` gives ``y_dot``."""
+
+    def reduction_rrule(x: Any, *, axis: Any = None, keepdims: bool = False,
+                        **kw: Any) -> Any:
+        y = f(x, axis=axis, keepdims=keepdims, **kw)
+        project_x = ProjectTo(x)
+        axes = axes_of(axis, x.ndim)
+
+        def reduction_pullback(y_bar: Any) -> tuple:
+            y_bar = dense(y_bar)
+            if y_bar is None:
+                return NoTangent(), project_x(ZeroTangent())
+            xp = _namespace(x)
+            g = unreduce(xp, y_bar, x, axes, keepdims)
+            # the pullbacks see keepdims among the keywords (std needs it for y)
+            return NoTangent(), project_x(pullback(xp, x, y, g, axes,
+                                                   dict(kw, keepdims=keepdims)))
+
+        reduction_pullback.__qualname__ = f"{name}_pullback"
+        return y, reduction_pullback
+
+    def reduction_frule(dargs: tuple, x: Any, *, axis: Any = None, keepdims: bool = False,
+                        **kw: Any) -> Any:
+        y = f(x, axis=axis, keepdims=keepdims, **kw)
+        x_dot = dense(dargs[1])
+        if x_dot is None:
+            return y, ZeroTangent()
+        xp = _namespace(x)
+        y_dot = pushforward(xp, x, y, x_dot, axis, keepdims, kw)
+        return y, xp.astype(y_dot, y.dtype) if y_dot.dtype != y.dtype else y_dot
+
+    reduction_rrule.__qualname__ = f"{name}_rrule"
+    reduction_frule.__qualname__ = f"{name}_frule"
+    rrule.register(f, object)(reduction_rrule)
+    frule.register(f, object)(reduction_frule)
+
+
+# ------------------------------------------------------------------------- reductions
+
+
+def _sum_pullback(xp: Any, x: Any, y: Any, g: Any, axes: tuple, kw: dict) -> Any:
+    return g
+
+
+def _sum_pushforward(xp: Any, x: Any, y: Any, x_dot: Any, axis: Any, keepdims: bool,
+                     kw: dict) -> Any:
+    return xp.sum(x_dot, axis=axis, keepdims=keepdims, **kw)
+
+
+def _mean_pullback(xp: Any, x: Any, y: Any, g: Any, axes: tuple, kw: dict) -> Any:
+    return g / _count(x, axes)
+
+
+def _mean_pushforward(xp: Any, x: Any, y: Any, x_dot: Any, axis: Any, keepdims: bool,
+                      kw: dict) -> Any:
+    return xp.mean(x_dot, axis=axis, keepdims=keepdims)
+
+
+def _others_product(xp: Any, x: Any, axes: tuple) -> Any:
+    """For each element, the product of the other elements of its reduction: exact with
+    zeros (two exclusive scans over the reduced axes, flattened into one)."""
+    keep = [a for a in range(x.ndim) if a not in axes]
+    moved = xp.permute_dims(x, (*keep, *axes))
+    kept_shape = tuple(moved.shape[: len(keep)])
+    flat = xp.reshape(moved, (*kept_shape, _count(x, axes)))
+    n = flat.shape[-1]
+    before = xp.cumulative_prod(flat, axis=-1, include_initial=True)[..., :n]
+    after = xp.flip(xp.cumulative_prod(xp.flip(flat, axis=-1), axis=-1, include_initial=True)
+                    [..., :n], axis=-1)
+    others = xp.reshape(before * after, tuple(moved.shape))
+    inverse = [0] * x.ndim
+    for i, a in enumerate((*keep, *axes)):
+        inverse[a] = i
+    return xp.permute_dims(others, tuple(inverse))
+
+
+def _conj(xp: Any, v: Any) -> Any:
+    return xp.conj(v) if is_complex(xp, v) else v
+
+
+def _prod_pullback(xp: Any, x: Any, y: Any, g: Any, axes: tuple, kw: dict) -> Any:
+    return _conj(xp, _others_product(xp, x, axes)) * g
+
+
+def _prod_pushforward(xp: Any, x: Any, y: Any, x_dot: Any, axis: Any, keepdims: bool,
+                      kw: dict) -> Any:
+    axes = axes_of(axis, x.ndim)
+    return xp.sum(_others_product(xp, x, axes) * x_dot, axis=axes, keepdims=keepdims)
+
+
+def _centered(xp: Any, x: Any, axes: tuple) -> Any:
+    return x - xp.mean(x, axis=axes, keepdims=True)
+
+
+def _var_pullback(xp: Any, x: Any, y: Any, g: Any, axes: tuple, kw: dict) -> Any:
+    correction = kw.get("correction", 0.0)
+    return 2 * _centered(xp, x, axes) * g / (_count(x, axes) - correction)
+
+
+def _var_pushforward(xp: Any, x: Any, y: Any, x_dot: Any, axis: Any, keepdims: bool,
+                     kw: dict) -> Any:
+    axes = axes_of(axis, x.ndim)
+    correction = kw.get("correction", 0.0)
+    c = _centered(xp, x, axes)
+    prod = xp.real(_conj(xp, c) * x_dot) if is_complex(xp, c, x_dot) else c * x_dot
+    return 2 * xp.sum(prod, axis=axes, keepdims=keepdims) / (_count(x, axes) - correction)
+
+
+def _std_pullback(xp: Any, x: Any, y: Any, g: Any, axes: tuple, kw: dict) -> Any:
+    s = unreduce(xp, y, x, axes, kw["keepdims"])
+    return _var_pullback(xp, x, y, g, axes, kw) / (2 * s)
+
+
+def _std_pushforward(xp: Any, x: Any, y: Any, x_dot: Any, axis: Any, keepdims: bool,
+                     kw: dict) -> Any:
+    return _var_pushforward(xp, x, y, x_dot, axis, keepdims, kw) / (2 * y)
+
+
+def _tie_weights(xp: Any, x: Any, y: Any, axes: tuple, keepdims: bool) -> Any:
+    """1/k on each of the k elements equal to the extremum of their reduction, else 0."""
+    hit = xp.astype(x == unreduce(xp, y, x, axes, keepdims), x.dtype)
+    return hit / xp.sum(hit, axis=axes, keepdims=True)
+
+
+def _extremum_rules(f: Any, name: str) -> None:
+    def extremum_rrule(x: Any, *, axis: Any = None, keepdims: bool = False) -> Any:
+        y = f(x, axis=axis, keepdims=keepdims)
+        project_x = ProjectTo(x)
+        axes = axes_of(axis, x.ndim)
+
+        def extremum_pullback(y_bar: Any) -> tuple:
+            y_bar = dense(y_bar)
+            if y_bar is None:
+                return NoTangent(), project_x(ZeroTangent())
+            xp = _namespace(x)
+            w = _tie_weights(xp, x, y, axes, keepdims)
+            return NoTangent(), project_x(w * unreduce(xp, y_bar, x, axes, keepdims))
+
+        extremum_pullback.__qualname__ = f"{name}_pullback"
+        return y, extremum_pullback
+
+    def extremum_frule(dargs: tuple, x: Any, *, axis: Any = None,
+                       keepdims: bool = False) -> Any:
+        y = f(x, axis=axis, keepdims=keepdims)
+        x_dot = dense(dargs[1])
+        if x_dot is None:
+            return y, ZeroTangent()
+        xp = _namespace(x)
+        axes = axes_of(axis, x.ndim)
+        w = _tie_weights(xp, x, y, axes, keepdims)
+        return y, xp.sum(w * x_dot, axis=axes, keepdims=keepdims)
+
+    extremum_rrule.__qualname__ = f"{name}_rrule"
+    extremum_frule.__qualname__ = f"{name}_frule"
+    rrule.register(f, object)(extremum_rrule)
+    frule.register(f, object)(extremum_frule)
+
+
+# -------------------------------------------------------------------------------- scans
+
+
+def _scan_axis(x: Any, axis: Any) -> int:
+    return 0 if axis is None else axis % x.ndim
+
+
+def _drop_initial(y_bar: Any, axis: int, include_initial: bool) -> Any:
+    """The cotangent of the scan's entries that depend on ``x``."""
+    if not include_initial:
+        return y_bar
+    return y_bar[(slice(None),) * axis + (slice(1, None), Ellipsis)]
+
+
+def _reverse_cumsum(xp: Any, g: Any, axis: int) -> Any:
+    return xp.flip(xp.cumulative_sum(xp.flip(g, axis=axis), axis=axis), axis=axis)
+
+
+def _scan_rules(f: Any, name: str, product: bool) -> None:
+    def scan_rrule(x: Any, *, axis: Any = None, dtype: Any = None,
+                   include_initial: bool = False) -> Any:
+        y = f(x, axis=axis, dtype=dtype, include_initial=include_initial)
+        project_x = ProjectTo(x)
+        ax = _scan_axis(x, axis)
+
+        def scan_pullback(y_bar: Any) -> tuple:
+            y_bar = dense(y_bar)
+            if y_bar is None:
+                return NoTangent(), project_x(ZeroTangent())
+            xp = _namespace(x)
+            if product:
+                # d y_j / d x_i = y_j / x_i for i <= j
+                yy = _drop_initial(y, ax, include_initial)
+                g = _drop_initial(y_bar, ax, include_initial) * _conj(xp, yy)
+                return NoTangent(), project_x(_reverse_cumsum(xp, g, ax) / _conj(xp, x))
+            g = _drop_initial(y_bar, ax, include_initial)
+            return NoTangent(), project_x(_reverse_cumsum(xp, g, ax))
+
+        scan_pullback.__qualname__ = f"{name}_pullback"
+        return y, scan_pullback
+
+    def scan_frule(dargs: tuple, x: Any, *, axis: Any = None, dtype: Any = None,
+                   include_initial: bool = False) -> Any:
+        y = f(x, axis=axis, dtype=dtype, include_initial=include_initial)
+        x_dot = dense(dargs[1])
+        if x_dot is None:
+            return y, ZeroTangent()
+        xp = _namespace(x)
+        if product:
+            rel = xp.cumulative_sum(x_dot / x, axis=axis, include_initial=include_initial)
+            y_dot = y * rel
+        else:
+            y_dot = xp.cumulative_sum(x_dot, axis=axis, include_initial=include_initial)
+        return y, xp.astype(y_dot, y.dtype) if y_dot.dtype != y.dtype else y_dot
+
+    scan_rrule.__qualname__ = f"{name}_rrule"
+    scan_frule.__qualname__ = f"{name}_frule"
+    rrule.register(f, object)(scan_rrule)
+    frule.register(f, object)(scan_frule)
+
+
+_REDUCTIONS = {
+    "sum": (_sum_pullback, _sum_pushforward),
+    "mean": (_mean_pullback, _mean_pushforward),
+    "prod": (_prod_pullback, _prod_pushforward),
+    "var": (_var_pullback, _var_pushforward),
+    "std": (_std_pullback, _std_pushforward),
+}
+
+
+def _std_pullback(xp: Any, x: Any, y: Any, g: Any, axes: tuple, kw: dict) -> Any:
+    s = unreduce(xp, y, x, axes, kw["keepdims"])
+    return _var_pullback(xp, x, y, g, axes, kw) / (2 * s)
+
+
+def register(xp: Any, fresh: Callable[[Any], bool]) -> list[str]:
+    """Register the statistical rules on ``xp``'s functions that ``fresh`` accepts."""
+    done = []
+    for name, (pullback, pushforward) in _REDUCTIONS.items():
+        f = getattr(xp, name, None)
+        if f is not None and fresh(f):
+            _reduction(f, name, pullback, pushforward)
+            done.append(name)
+    for name in ("max", "min"):
+        f = getattr(xp, name, None)
+        if f is not None and fresh(f):
+            _extremum_rules(f, name)
+            done.append(name)
+    for name, product in (("cumulative_sum", False), ("cumulative_prod", True)):
+        f = getattr(xp, name, None)
+        if f is not None and fresh(f):
+            _scan_rules(f, name, product)
+            done.append(name)
+    return done
