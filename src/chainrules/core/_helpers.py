@@ -424,6 +424,10 @@ def non_differentiable(f: Any, *types: Any) -> None:
 
     non_differentiable_rrule.__qualname__ = f"{name}_rrule"
     non_differentiable_frule.__qualname__ = f"{name}_frule"
+    # Their pullback and pushforward ignore what they are given (all NoTangent), so a
+    # cotangent or tangent of any kind cannot produce a wrong value: no checks.
+    non_differentiable_rrule._chainrules_checked = True  # type: ignore[attr-defined]
+    non_differentiable_frule._chainrules_checked = True  # type: ignore[attr-defined]
     rrule_table.add_rule(f, non_differentiable_rrule, types, kind="non_differentiable")
     frule_table.add_rule(f, non_differentiable_frule, types, kind="non_differentiable")
 

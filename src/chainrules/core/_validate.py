@@ -312,7 +312,8 @@ def check_dargs_fit(f: Any, rule: Any, dargs: Any, args: tuple) -> None:
 
 def checked_pullback_result(f: Any, rule: Any, result: Any) -> Any:
     """``result`` of an rrule with its pullback replaced by one checking ``y_bar``."""
-    if type(result) is not tuple or len(result) != 2:
+    if type(result) is not tuple or len(result) != 2 or getattr(rule, "_chainrules_checked",
+                                                                False):
         return result
     y, pullback = result
     if not callable(pullback):
