@@ -623,8 +623,9 @@ def sqrtm_rrule(a, *args, **kwargs):
     return y, sqrtm_pullback
 
 
-def _logm_frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """Frechet derivative of the principal logarithm at ``a`` along ``e``."""
+def _block_frechet(f: Any, a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Frechet derivative of the analytic matrix function ``f`` at ``a`` along ``e``, from
+    ``f([[A, E], [0, A]]) = [[f(A), Df(A)[E]], [0, f(A)]]``."""
 
     def one(x: np.ndarray, d: np.ndarray) -> np.ndarray:
         n = x.shape[-1]
@@ -637,9 +638,14 @@ def _logm_frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
         block[:n, :n] = x
         block[n:, n:] = x
         block[:n, n:] = d * t
-        return sla.logm(block)[:n, n:] / t
+        return f(block)[:n, n:] / t
 
     return _each(one, a, np.broadcast_to(e, a.shape))
+
+
+def _logm_frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Frechet derivative of the principal logarithm at ``a`` along ``e``."""
+    return _block_frechet(sla.logm, a, e)
 
 
 @frule.register(sla.logm)

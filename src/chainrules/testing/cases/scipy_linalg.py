@@ -74,6 +74,12 @@ def _stacked(f: Any, *shapes: tuple) -> str | None:
     return unsupported(f"stacked inputs to scipy.linalg.{f.__name__}", lambda: f(*args))
 
 
+def _mixed_signs(rng: np.random.Generator, dt: Any) -> np.ndarray:
+    """A non-normal matrix with eigenvalues in both half-planes, away from the imaginary axis
+    (where ``signm`` jumps)."""
+    return (np.diag([2.0, -1.5, 1.0]).astype(dt) + 0.3 * arr(rng, dt, (3, 3))).astype(dt)
+
+
 CASES: list[Case] = [
     # triangular and factor-based solves
     *[Case(sla.solve_triangular, (lambda lo: lambda rng, dt: (
@@ -182,5 +188,12 @@ CASES: list[Case] = [
     # block_diag: 2-d, 1-d (a row) and 0-d (1 x 1) blocks
     Case(sla.block_diag, lambda rng, dt: (arr(rng, dt, (2, 2)), arr(rng, dt, (3,)),
                                           arr(rng, dt, ()), arr(rng, dt, (1, 2))), dtypes=C),
+    # matrix functions (rules in rules/scipy/linalg_matfuncs.py)
+    *[Case(f, lambda rng, dt: (arr(rng, dt, (3, 3), -1, 1),), dtypes=C)
+      for f in (sla.cosm, sla.sinm, sla.tanm, sla.coshm, sla.sinhm, sla.tanhm)],
+    Case(sla.signm, lambda rng, dt: (_mixed_signs(rng, dt),), dtypes=C),
+    Case(sla.fractional_matrix_power, lambda rng, dt: (pd(rng, dt, 3), 0.7), dtypes=D),
+    Case(sla.fractional_matrix_power, lambda rng, dt: (wc(rng, dt, 3), -1.3), dtypes=D,
+         name=_name(sla.fractional_matrix_power, "general, negative t")),
 ]
 CASES = [_named(c) for c in CASES]
