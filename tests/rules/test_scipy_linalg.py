@@ -88,15 +88,3 @@ def test_matrix_function_has_frule_and_rrule(name):
     f = getattr(sla, name)
     assert rrule.has_rules(f) and frule.has_rules(f)
 
-
-def test_fractional_matrix_power_complex_exponent_is_not_implemented():
-    from chainrules import NotImplementedTangent
-
-    a = np.array([[2.0, 0.5], [0.1, 3.0]])
-    _, pullback = rrule(sla.fractional_matrix_power, a, 0.5 + 0.5j)
-    _, a_bar, t_bar = pullback(np.ones((2, 2)))
-    assert isinstance(a_bar, NotImplementedTangent) and "complex exponent" in a_bar.info
-    assert isinstance(t_bar, NotImplementedTangent)
-    _, y_dot = frule((NoTangent(), np.ones((2, 2)), 0.0), sla.fractional_matrix_power, a,
-                     0.5 + 0.5j)
-    assert isinstance(y_dot, NotImplementedTangent)

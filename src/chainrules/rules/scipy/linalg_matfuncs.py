@@ -6,8 +6,7 @@ comes from the block-triangular identity ``f([[A, E], [0, A]]) = [[f(A), Df(A)[E
 f(A)]]`` (exact), and the pullback is the Fréchet derivative at ``A^H`` applied to
 ``y_bar``, as for ``expm`` and ``logm`` in ``chainrules.rules.scipy.linalg``.
 ``fractional_matrix_power(A, t)`` is also differentiated in a real exponent ``t``:
-``d/dt A^t = A^t log(A)`` (the two commute); a complex ``t`` is ``not_implemented`` in
-``A`` and ``t`` (the conjugate-symmetry the pullback relies on fails).
+``d/dt A^t = A^t log(A)`` (the two commute; SciPy takes real ``t`` only).
 
 >>> import numpy as np
 >>> import scipy.linalg as sla
@@ -25,7 +24,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, not_implemented, rrule
+from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, rrule
 from chainrules.rules.scipy.linalg import _H, _block_frechet, _each, _nots, _value
 
 
@@ -68,16 +67,8 @@ for _f in (sla.cosm, sla.sinm, sla.tanm, sla.coshm, sla.sinhm, sla.tanhm, sla.si
 
 # ------------------------------------------------------------------------ fractional power
 
-_COMPLEX_POWER = ("fractional_matrix_power with a complex exponent: the pullback's "
-                  "Frechet derivative at A^H needs a real exponent")
-
-
 def _power(t: Any) -> Any:
     return lambda m: sla.fractional_matrix_power(m, t)
-
-
-def _complex_power(t: Any) -> bool:
-    return np.iscomplexobj(t) and np.imag(t) != 0
 
 
 def _power_dt(a: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -90,8 +81,6 @@ def fractional_matrix_power_frule(dargs, a, t):
     a_dot, t_dot = _value(dargs[1]), _value(dargs[2])
     if a_dot is None and t_dot is None:
         return y, ZeroTangent()
-    if _complex_power(t):
-        return y, not_implemented(_COMPLEX_POWER)
     a = np.asarray(a)
     y_dot: Any = 0
     if a_dot is not None:
@@ -110,8 +99,6 @@ def fractional_matrix_power_rrule(a, t):
         y_bar = _value(y_bar)
         if y_bar is None:
             return NoTangent(), ZeroTangent(), project_t(ZeroTangent())
-        if _complex_power(t):
-            return NoTangent(), not_implemented(_COMPLEX_POWER), not_implemented(_COMPLEX_POWER)
         a_arr = np.asarray(a)
         a_bar = _block_frechet(_power(t), _H(a_arr), np.asarray(y_bar))
         # <y_bar, A^t log(A)> = Re sum(conj(A^t log A) * y_bar)
