@@ -79,12 +79,12 @@ def test_solve_triangular_thunk_unused_is_not_computed():
     assert isinstance(a_bar, Thunk) and isinstance(b_bar, np.ndarray)
 
 
-MATFUNCS = ["cosm", "sinm", "tanm", "coshm", "sinhm", "tanhm", "signm",
-            "fractional_matrix_power"]
+NEW_SCOPE = ["cosm", "sinm", "tanm", "coshm", "sinhm", "tanhm", "signm",
+            "fractional_matrix_power", "toeplitz", "circulant", "hankel", "companion"]
 
 
-@pytest.mark.parametrize("name", MATFUNCS)
-def test_matrix_function_has_frule_and_rrule(name):
+@pytest.mark.parametrize("name", NEW_SCOPE)
+def test_new_function_has_frule_and_rrule(name):
     f = getattr(sla, name)
     assert rrule.has_rules(f) and frule.has_rules(f)
 

@@ -195,5 +195,18 @@ CASES: list[Case] = [
     Case(sla.fractional_matrix_power, lambda rng, dt: (pd(rng, dt, 3), 0.7), dtypes=D),
     Case(sla.fractional_matrix_power, lambda rng, dt: (wc(rng, dt, 3), -1.3), dtypes=D,
          name=_name(sla.fractional_matrix_power, "general, negative t")),
+    # structured constructors (rules in rules/scipy/linalg_structured.py)
+    Case(sla.toeplitz, lambda rng, dt: (arr(rng, dt, (3,)),), dtypes=C),
+    Case(sla.toeplitz, lambda rng, dt: (arr(rng, dt, (3,)), arr(rng, dt, (4,))), dtypes=C,
+         name=_name(sla.toeplitz, "c, r")),
+    Case(sla.toeplitz, lambda rng, dt: (arr(rng, dt, (2, 3)),), dtypes=C,
+         name=_name(sla.toeplitz, "stack"), skip=_stacked(sla.toeplitz, (2, 3))),
+    Case(sla.circulant, lambda rng, dt: (arr(rng, dt, (4,)),), dtypes=C),
+    Case(sla.hankel, lambda rng, dt: (arr(rng, dt, (3,)),), dtypes=C),
+    Case(sla.hankel, lambda rng, dt: (arr(rng, dt, (3,)), arr(rng, dt, (2,))), dtypes=C,
+         name=_name(sla.hankel, "c, r")),
+    Case(sla.companion, lambda rng, dt: (arr(rng, dt, (4,), 0.5, 2.0),), dtypes=C),
+    Case(sla.companion, lambda rng, dt: (arr(rng, dt, (2, 3), 0.5, 2.0),), dtypes=C,
+         name=_name(sla.companion, "stack"), skip=_stacked(sla.companion, (2, 3))),
 ]
 CASES = [_named(c) for c in CASES]
