@@ -80,7 +80,8 @@ def test_solve_triangular_thunk_unused_is_not_computed():
 
 
 NEW_SCOPE = ["cosm", "sinm", "tanm", "coshm", "sinhm", "tanhm", "signm",
-            "fractional_matrix_power", "toeplitz", "circulant", "hankel", "companion"]
+            "fractional_matrix_power", "toeplitz", "circulant", "hankel", "companion", "svd", "svdvals",
+             "qr", "eig", "eigvals", "eigvalsh", "pinv", "norm", "expm_frechet"]
 
 
 @pytest.mark.parametrize("name", NEW_SCOPE)
@@ -88,3 +89,37 @@ def test_new_function_has_frule_and_rrule(name):
     f = getattr(sla, name)
     assert rrule.has_rules(f) and frule.has_rules(f)
 
+
+
+def _not_implemented_info(t):
+    from chainrules import NotImplementedTangent
+
+    t = unthunk(t)
+    assert isinstance(t, NotImplementedTangent)
+    return t.info
+
+
+def test_svd_full_matrices_of_non_square_is_not_implemented():
+    a = np.arange(6.0).reshape(3, 2) + np.eye(3, 2)
+    y, pullback = rrule(sla.svd, a)
+    u_bar = np.ones_like(y[0])
+    info = _not_implemented_info(pullback((u_bar, None, None))[1])
+    assert "full_matrices=False" in info
+    # the singular values alone are still differentiated
+    assert pullback((NoTangent(), np.ones(2), NoTangent()))[1].shape == (3, 2)
+
+
+def test_qr_full_with_more_rows_is_not_implemented():
+    a = np.arange(6.0).reshape(3, 2) + np.eye(3, 2)
+    _, y_dot = frule((NoTangent(), np.ones((3, 2))), sla.qr, a)
+    assert "complement" in _not_implemented_info(y_dot)
+
+
+def test_generalized_eig_is_not_implemented():
+    a, b = np.diag([1.0, 2.0]) + 0.1, np.eye(2)
+    _, pullback = rrule(sla.eig, a, b)
+    assert "generalized" in _not_implemented_info(pullback((np.ones(2), None))[1])
+    _, y_dot = frule((NoTangent(), np.ones((2, 2)), NoTangent()), sla.eigvals, a, b)
+    assert "generalized" in _not_implemented_info(y_dot)
+    _, pullback = rrule(sla.eig, a, left=True)
+    assert "left=True" in _not_implemented_info(pullback((np.ones(2), None, None))[1])

@@ -80,6 +80,22 @@ def _mixed_signs(rng: np.random.Generator, dt: Any) -> np.ndarray:
     return (np.diag([2.0, -1.5, 1.0]).astype(dt) + 0.3 * arr(rng, dt, (3, 3))).astype(dt)
 
 
+def _eig_input(rng: np.random.Generator, dt: Any) -> np.ndarray:
+    """A non-symmetric matrix with well separated real eigenvalues (real inputs keep real
+    eigenvectors, so the real and complex rows test the same gauge)."""
+    return (np.diag([1.0, 2.5, 4.0]).astype(dt) + 0.3 * arr(rng, dt, (3, 3))).astype(dt)
+
+
+def _svd_phase_blind(rng: np.random.Generator, dtype: Any, y: Any) -> Any:
+    """Random (u_bar, s_bar, vh_bar) blind to the joint phase of each pair (u_j, v_j)."""
+    u, s, vh = y
+    u_bar = (rng.standard_normal(u.shape) + 1j * rng.standard_normal(u.shape)).astype(u.dtype)
+    im = np.sum(u.conj() * u_bar, axis=-2).imag
+    u_bar = (u_bar - u * (1j * im)[None, :]).astype(u.dtype)
+    return Tangent[tuple](u_bar, rng.standard_normal(s.shape).astype(s.dtype),
+                          np.zeros_like(vh))
+
+
 CASES: list[Case] = [
     # triangular and factor-based solves
     *[Case(sla.solve_triangular, (lambda lo: lambda rng, dt: (
@@ -208,5 +224,41 @@ CASES: list[Case] = [
     Case(sla.companion, lambda rng, dt: (arr(rng, dt, (4,), 0.5, 2.0),), dtypes=C),
     Case(sla.companion, lambda rng, dt: (arr(rng, dt, (2, 3), 0.5, 2.0),), dtypes=C,
          name=_name(sla.companion, "stack"), skip=_stacked(sla.companion, (2, 3))),
+    # twins of numpy.linalg (rules in rules/scipy/linalg_decomp.py)
+    Case(sla.svd, lambda rng, dt: (arr(rng, dt, (4, 3)),), kwargs={"full_matrices": False},
+         dtypes=R),
+    Case(sla.svd, lambda rng, dt: (arr(rng, dt, (3, 3)),), dtypes=R,
+         name=_name(sla.svd, "square")),
+    Case(sla.svd, lambda rng, dt: (arr(rng, dt, (4, 3)),), kwargs={"compute_uv": False},
+         dtypes=C),
+    Case(sla.svd, lambda rng, dt: (arr(rng, dt, (3, 4)),), kwargs={"full_matrices": False},
+         dtypes=("complex128",), frule=False, output_tangent=_svd_phase_blind,
+         name=_name(sla.svd, "complex, phase-blind y_bar")),
+    Case(sla.svdvals, lambda rng, dt: (arr(rng, dt, (4, 3)),), dtypes=C),
+    Case(sla.qr, lambda rng, dt: (arr(rng, dt, (4, 3)),), kwargs={"mode": "economic"},
+         dtypes=C),
+    Case(sla.qr, lambda rng, dt: (arr(rng, dt, (3, 3)),), dtypes=C,
+         name=_name(sla.qr, "square, full")),
+    Case(sla.qr, lambda rng, dt: (arr(rng, dt, (3, 5)),), dtypes=C,
+         name=_name(sla.qr, "wide, full")),
+    Case(sla.qr, lambda rng, dt: (arr(rng, dt, (4, 3)),), kwargs={"mode": "r"}, dtypes=C),
+    Case(sla.qr, lambda rng, dt: (arr(rng, dt, (4, 3)),),
+         kwargs={"mode": "economic", "pivoting": True}, dtypes=C),
+    Case(sla.eig, lambda rng, dt: (_eig_input(rng, dt),), dtypes=C),
+    Case(sla.eigvals, lambda rng, dt: (_eig_input(rng, dt),), dtypes=C),
+    Case(sla.eigvalsh, lambda rng, dt: (herm(rng, dt, 3),), dtypes=C),
+    Case(sla.eigvalsh, lambda rng, dt: (herm(rng, dt, 3), pd(rng, dt, 3)), dtypes=C,
+         name=_name(sla.eigvalsh, "generalized")),
+    Case(sla.pinv, lambda rng, dt: (arr(rng, dt, (4, 3)),), dtypes=C),
+    Case(sla.pinv, lambda rng, dt: (arr(rng, dt, (3, 4)),), kwargs={"return_rank": True},
+         dtypes=R),
+    Case(sla.norm, lambda rng, dt: (arr(rng, dt, (3, 4)),), dtypes=C),
+    Case(sla.norm, lambda rng, dt: (arr(rng, dt, (3, 4)),), kwargs={"ord": 2}, dtypes=R),
+    Case(sla.norm, lambda rng, dt: (arr(rng, dt, (3, 4)),), kwargs={"axis": 1}, dtypes=C),
+    Case(sla.expm_frechet, lambda rng, dt: (arr(rng, dt, (3, 3), -1, 1),
+                                            arr(rng, dt, (3, 3), -1, 1)), dtypes=C),
+    Case(sla.expm_frechet, lambda rng, dt: (arr(rng, dt, (3, 3), -1, 1),
+                                            arr(rng, dt, (3, 3), -1, 1)),
+         kwargs={"compute_expm": False}, dtypes=R),
 ]
 CASES = [_named(c) for c in CASES]
