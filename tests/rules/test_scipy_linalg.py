@@ -81,7 +81,7 @@ def test_solve_triangular_thunk_unused_is_not_computed():
 
 NEW_SCOPE = ["cosm", "sinm", "tanm", "coshm", "sinhm", "tanhm", "signm",
             "fractional_matrix_power", "toeplitz", "circulant", "hankel", "companion", "svd", "svdvals",
-             "qr", "eig", "eigvals", "eigvalsh", "pinv", "norm", "expm_frechet"]
+             "qr", "eig", "eigvals", "eigvalsh", "pinv", "norm", "expm_frechet", "lstsq", "polar"]
 
 
 @pytest.mark.parametrize("name", NEW_SCOPE)
@@ -123,3 +123,21 @@ def test_generalized_eig_is_not_implemented():
     assert "generalized" in _not_implemented_info(y_dot)
     _, pullback = rrule(sla.eig, a, left=True)
     assert "left=True" in _not_implemented_info(pullback((np.ones(2), None, None))[1])
+
+
+def test_rank_deficient_lstsq_is_not_implemented():
+    a = np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])
+    b = np.ones(3)
+    _, pullback = rrule(sla.lstsq, a, b)
+    x_bar = np.ones(2)
+    assert "rank-deficient" in _not_implemented_info(pullback((x_bar, None, None, None))[1])
+    _, y_dot = frule((NoTangent(), np.ones((3, 2)), NoTangent()), sla.lstsq, a, b)
+    assert "rank-deficient" in _not_implemented_info(y_dot)
+
+
+def test_polar_of_non_square_is_not_implemented():
+    a = np.arange(6.0).reshape(3, 2) + np.eye(3, 2)
+    _, y_dot = frule((NoTangent(), np.ones((3, 2))), sla.polar, a)
+    assert "non-square" in _not_implemented_info(y_dot)
+    y, pullback = rrule(sla.polar, a)
+    assert "non-square" in _not_implemented_info(pullback((np.ones_like(y[0]), None))[1])

@@ -260,5 +260,13 @@ CASES: list[Case] = [
     Case(sla.expm_frechet, lambda rng, dt: (arr(rng, dt, (3, 3), -1, 1),
                                             arr(rng, dt, (3, 3), -1, 1)),
          kwargs={"compute_expm": False}, dtypes=R),
+    # lstsq, polar (rules in rules/scipy/linalg_polar.py)
+    Case(sla.lstsq, lambda rng, dt: (arr(rng, dt, (5, 3)), arr(rng, dt, (5,))), dtypes=C),
+    Case(sla.lstsq, lambda rng, dt: (arr(rng, dt, (5, 3)), arr(rng, dt, (5, 2))), dtypes=C,
+         name=_name(sla.lstsq, "matrix b")),
+    Case(sla.lstsq, lambda rng, dt: (arr(rng, dt, (3, 4)), arr(rng, dt, (3,))), dtypes=R,
+         name=_name(sla.lstsq, "wide")),
+    Case(sla.polar, lambda rng, dt: (wc(rng, dt, 3),), dtypes=C),
+    Case(sla.polar, lambda rng, dt: (wc(rng, dt, 3),), kwargs={"side": "left"}, dtypes=C),
 ]
 CASES = [_named(c) for c in CASES]
