@@ -81,7 +81,8 @@ def test_solve_triangular_thunk_unused_is_not_computed():
 
 NEW_SCOPE = ["cosm", "sinm", "tanm", "coshm", "sinhm", "tanhm", "signm",
             "fractional_matrix_power", "toeplitz", "circulant", "hankel", "companion", "svd", "svdvals",
-             "qr", "eig", "eigvals", "eigvalsh", "pinv", "norm", "expm_frechet", "lstsq", "polar"]
+             "qr", "eig", "eigvals", "eigvalsh", "pinv", "norm", "expm_frechet", "lstsq", "polar", "solve_banded",
+             "solveh_banded"]
 
 
 @pytest.mark.parametrize("name", NEW_SCOPE)

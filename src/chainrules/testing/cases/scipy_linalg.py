@@ -16,7 +16,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from chainrules.core import Tangent
-from chainrules.testing import Case, arr, unsupported
+from chainrules.testing import Case, arr, no_tangent, unsupported
 from chainrules.testing.cases.numpy_linalg import herm, pd, wc
 
 #: why the inv(assume_a=...) rows are skipped (the keyword is new in SciPy 1.17), or None
@@ -94,6 +94,20 @@ def _svd_phase_blind(rng: np.random.Generator, dtype: Any, y: Any) -> Any:
     u_bar = (u_bar - u * (1j * im)[None, :]).astype(u.dtype)
     return Tangent[tuple](u_bar, rng.standard_normal(s.shape).astype(s.dtype),
                           np.zeros_like(vh))
+
+
+def _banded(rng: np.random.Generator, dt: Any, l: int, u: int, n: int) -> np.ndarray:
+    """Band storage of a diagonally dominant matrix (bandwidths ``l``, ``u``)."""
+    ab = arr(rng, dt, (l + u + 1, n))
+    ab[u] += 4
+    return ab
+
+
+def _hbanded(rng: np.random.Generator, dt: Any, w: int, n: int, lower: bool) -> np.ndarray:
+    """Band storage of a Hermitian positive-definite matrix (one triangle, ``w`` bands)."""
+    ab = arr(rng, dt, (w + 1, n))
+    ab[0 if lower else w] += 4 + 2 * w
+    return ab
 
 
 CASES: list[Case] = [
@@ -268,5 +282,16 @@ CASES: list[Case] = [
          name=_name(sla.lstsq, "wide")),
     Case(sla.polar, lambda rng, dt: (wc(rng, dt, 3),), dtypes=C),
     Case(sla.polar, lambda rng, dt: (wc(rng, dt, 3),), kwargs={"side": "left"}, dtypes=C),
+    # banded solvers (rules in rules/scipy/linalg_banded.py)
+    Case(sla.solve_banded, lambda rng, dt: (no_tangent((1, 2)), _banded(rng, dt, 1, 2, 5),
+                                            arr(rng, dt, (5,))), dtypes=C),
+    Case(sla.solve_banded, lambda rng, dt: (no_tangent((2, 0)), _banded(rng, dt, 2, 0, 4),
+                                            arr(rng, dt, (4, 2))), dtypes=C,
+         name=_name(sla.solve_banded, "lower, matrix b")),
+    Case(sla.solveh_banded, lambda rng, dt: (_hbanded(rng, dt, 2, 5, False),
+                                             arr(rng, dt, (5,))), dtypes=C),
+    Case(sla.solveh_banded, lambda rng, dt: (_hbanded(rng, dt, 1, 4, True),
+                                             arr(rng, dt, (4, 2))),
+         kwargs={"lower": True}, dtypes=C),
 ]
 CASES = [_named(c) for c in CASES]
