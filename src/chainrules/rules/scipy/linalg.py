@@ -4,7 +4,13 @@ Covered (frule and rrule each): ``solve_triangular``, ``cho_factor``,
 ``cho_solve``, ``lu_factor``, ``lu_solve``, ``lu``, ``expm``, ``sqrtm``,
 ``logm``, ``solve_sylvester``, ``solve_continuous_lyapunov``, ``eigh``
 (standard and generalized, ``type=1``, subsets), ``det``, ``inv``,
-``block_diag``, ``solve``, ``cholesky``.
+``block_diag``, ``solve``, ``cholesky``. The other modules of this folder named
+``linalg_*`` hold more of ``scipy.linalg``: ``linalg_decomp`` (``svd``, ``svdvals``, ``qr``,
+``eig``, ``eigvals``, ``eigvalsh``, ``pinv``, ``norm``, ``expm_frechet``), ``linalg_polar``
+(``lstsq``, ``polar``), ``linalg_matfuncs`` (``cosm``, ``sinm``, ``tanm``, ``coshm``,
+``sinhm``, ``tanhm``, ``signm``, ``fractional_matrix_power``), ``linalg_structured``
+(``toeplitz``, ``circulant``, ``hankel``, ``companion``) and ``linalg_banded``
+(``solve_banded``, ``solveh_banded``).
 
 Conventions (as for ``numpy.linalg``, see ``chainrules.rules.numpy.linalg``):
 
