@@ -82,7 +82,7 @@ def test_solve_triangular_thunk_unused_is_not_computed():
 NEW_SCOPE = ["cosm", "sinm", "tanm", "coshm", "sinhm", "tanhm", "signm",
             "fractional_matrix_power", "toeplitz", "circulant", "hankel", "companion", "svd", "svdvals",
              "qr", "eig", "eigvals", "eigvalsh", "pinv", "norm", "expm_frechet", "lstsq", "polar", "solve_banded",
-             "solveh_banded"]
+             "solveh_banded", "funm"]
 
 
 @pytest.mark.parametrize("name", NEW_SCOPE)
@@ -142,3 +142,21 @@ def test_polar_of_non_square_is_not_implemented():
     assert "non-square" in _not_implemented_info(y_dot)
     y, pullback = rrule(sla.polar, a)
     assert "non-square" in _not_implemented_info(pullback((np.ones_like(y[0]), None))[1])
+
+
+def test_funm_closure_derivative_is_not_implemented():
+    from chainrules.testing import ADviaRuleConfig
+
+    class CapturingAD(ADviaRuleConfig):
+        """An AD that reports a cotangent for a value captured by func."""
+
+        def rrule_via_ad(self, f, *args, **kwargs):
+            y, pullback = super().rrule_via_ad(f, *args, **kwargs)
+            return y, lambda y_bar: (1.0, *pullback(y_bar)[1:])
+
+    a = np.diag([1.0, 2.0]) + 0.1
+    _, pullback = rrule(CapturingAD(), sla.funm, a, np.sin)
+    assert "captured by func" in _not_implemented_info(pullback(np.ones((2, 2)))[1])
+    _, y_dot = frule(ADviaRuleConfig(), (NoTangent(), np.ones((2, 2)), 1.0), sla.funm, a,
+                     np.sin)
+    assert "captured by func" in _not_implemented_info(y_dot)

@@ -9,8 +9,9 @@ Covered (frule and rrule each): ``solve_triangular``, ``cho_factor``,
 ``eig``, ``eigvals``, ``eigvalsh``, ``pinv``, ``norm``, ``expm_frechet``), ``linalg_polar``
 (``lstsq``, ``polar``), ``linalg_matfuncs`` (``cosm``, ``sinm``, ``tanm``, ``coshm``,
 ``sinhm``, ``tanhm``, ``signm``, ``fractional_matrix_power``), ``linalg_structured``
-(``toeplitz``, ``circulant``, ``hankel``, ``companion``) and ``linalg_banded``
-(``solve_banded``, ``solveh_banded``).
+(``toeplitz``, ``circulant``, ``hankel``, ``companion``), ``linalg_banded``
+(``solve_banded``, ``solveh_banded``) and ``linalg_funm`` (``funm``, for ADs: the
+derivative of its scalar function comes from ``rrule_via_ad`` / ``frule_via_ad``).
 
 Conventions (as for ``numpy.linalg``, see ``chainrules.rules.numpy.linalg``):
 

@@ -86,6 +86,12 @@ def _eig_input(rng: np.random.Generator, dt: Any) -> np.ndarray:
     return (np.diag([1.0, 2.5, 4.0]).astype(dt) + 0.3 * arr(rng, dt, (3, 3))).astype(dt)
 
 
+def _rotation(rng: np.random.Generator, dt: Any) -> np.ndarray:
+    """A real matrix with a complex-conjugate pair of eigenvalues (near 1 +- 1.5i) and 3."""
+    base = np.array([[1.0, 1.5, 0.0], [-1.5, 1.0, 0.0], [0.0, 0.0, 3.0]])
+    return (base + 0.2 * arr(rng, dt, (3, 3))).astype(dt)
+
+
 def _svd_phase_blind(rng: np.random.Generator, dtype: Any, y: Any) -> Any:
     """Random (u_bar, s_bar, vh_bar) blind to the joint phase of each pair (u_j, v_j)."""
     u, s, vh = y
@@ -293,5 +299,11 @@ CASES: list[Case] = [
     Case(sla.solveh_banded, lambda rng, dt: (_hbanded(rng, dt, 1, 4, True),
                                              arr(rng, dt, (4, 2))),
          kwargs={"lower": True}, dtypes=C),
+    # funm: the derivative of func from the AD (rules in rules/scipy/linalg_funm.py)
+    Case(sla.funm, lambda rng, dt: (_eig_input(rng, dt), no_tangent(np.sin)), dtypes=C),
+    Case(sla.funm, lambda rng, dt: (_mixed_signs(rng, dt), no_tangent(np.exp)), dtypes=C,
+         name=_name(sla.funm, "exp")),
+    Case(sla.funm, lambda rng, dt: (_rotation(rng, dt), no_tangent(np.cos)), dtypes=C,
+         name=_name(sla.funm, "complex eigenvalues")),
 ]
 CASES = [_named(c) for c in CASES]
