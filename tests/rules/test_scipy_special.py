@@ -110,3 +110,13 @@ def test_boxcox_lmbda_derivative_is_continuous_at_zero():
 def test_sici_sine_integral_derivative_is_finite_at_zero():
     y_dot = frule((NoTangent(), np.ones(1)), sc.sici, np.zeros(1))[1]
     np.testing.assert_allclose(y_dot[0], [1.0])
+
+
+def test_sph_harm_y_with_diff_n_is_not_implemented():
+    if not hasattr(sc, "sph_harm_y"):
+        pytest.skip("scipy.special.sph_harm_y needs SciPy >= 1.15")
+    y, pullback = rrule(sc.sph_harm_y, 1, 0, 0.5, 0.3, diff_n=1)
+    assert isinstance(y, tuple)
+    assert "diff_n" in pullback((1.0, np.ones(2)))[3].info
+    _, y_dot = frule((NoTangent(),) * 3 + (1.0, 0.0), sc.sph_harm_y, 1, 0, 0.5, 0.3, diff_n=1)
+    assert isinstance(y_dot, NotImplementedTangent)

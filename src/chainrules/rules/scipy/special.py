@@ -493,5 +493,34 @@ def _sph_harm_y_partials(n: Any, m: Any, theta: Any, phi: Any) -> tuple:
     return NoTangent(), NoTangent(), jac[..., 0], jac[..., 1]
 
 
+_SPH_DIFF_N = ("sph_harm_y(diff_n=...) returns derivatives as extra outputs; their own "
+               "derivatives have no rule; differentiate sph_harm_y without diff_n")
+
+
+def _sph_harm_y(n: Any, m: Any, theta: Any, phi: Any) -> Any:
+    return sc.sph_harm_y(n, m, theta, phi)
+
+
 if hasattr(sc, "sph_harm_y"):  # SciPy >= 1.15
-    scalar_rule(sc.sph_harm_y, _sph_harm_y_partials)
+    # The rules live on a keyword-free twin so that diff_n=... (tuple outputs) is refused.
+    scalar_rule(_sph_harm_y, _sph_harm_y_partials)
+
+    @rrule.register(sc.sph_harm_y)
+    def sph_harm_y_rrule(n, m, theta, phi, **kwargs):
+        if kwargs.get("diff_n", 0):
+            y = sc.sph_harm_y(n, m, theta, phi, **kwargs)
+
+            def sph_harm_y_pullback(y_bar):
+                why = not_implemented(_SPH_DIFF_N)
+                return NoTangent(), NoTangent(), NoTangent(), why, why
+
+            return y, sph_harm_y_pullback
+        _check_kwargs(sc.sph_harm_y, kwargs)
+        return rrule(_sph_harm_y, n, m, theta, phi)
+
+    @frule.register(sc.sph_harm_y)
+    def sph_harm_y_frule(dargs, n, m, theta, phi, **kwargs):
+        if kwargs.get("diff_n", 0):
+            return sc.sph_harm_y(n, m, theta, phi, **kwargs), not_implemented(_SPH_DIFF_N)
+        _check_kwargs(sc.sph_harm_y, kwargs)
+        return frule(dargs, _sph_harm_y, n, m, theta, phi)

@@ -171,6 +171,19 @@ else:
              name="scipy.special.inv_boxcox(lmbda=0)"),
         Case(sc.inv_boxcox1p, lambda rng, dt: (arr(rng, dt, (3, 1), -0.5, 1.5),
                                               arr(rng, dt, (4,), -0.5, 0.5)), dtypes=R),
+        Case(sc.inv_boxcox1p, lambda rng, dt: (arr(rng, dt, (3,), -0.5, 1.5),
+                                              np.array(0.0, dtype=dt)), dtypes=R,
+             name="scipy.special.inv_boxcox1p(lmbda=0)"),
+        # 0-d and empty inputs
+        Case(sc.owens_t, lambda rng, dt: (scalar_in(rng, dt, -2.0, 2.0),
+                                         scalar_in(rng, dt, 0.2, 2.0)), dtypes=R,
+             name="scipy.special.owens_t(0-d)"),
+        Case(sc.fresnel, interval(-1.0, 1.0, ()), dtypes=C, name="scipy.special.fresnel(0-d)"),
+        Case(sc.boxcox, lambda rng, dt: (positive(rng, dt, (0,)), np.array(0.5, dtype=dt)),
+             dtypes=R, name="scipy.special.boxcox(empty)"),
+        Case(sc.hyp2f1, lambda rng, dt: (no_tangent(0.7), no_tangent(1.3), no_tangent(2.1),
+                                        arr(rng, dt, (0, 2))), dtypes=R,
+             name="scipy.special.hyp2f1(empty)"),
     ]
     if hasattr(sc, "sph_harm_y"):
         CASES.append(Case(sc.sph_harm_y, lambda rng, dt: (
