@@ -120,3 +120,11 @@ def test_sph_harm_y_with_diff_n_is_not_implemented():
     assert "diff_n" in pullback((1.0, np.ones(2)))[3].info
     _, y_dot = frule((NoTangent(),) * 3 + (1.0, 0.0), sc.sph_harm_y, 1, 0, 0.5, 0.3, diff_n=1)
     assert isinstance(y_dot, NotImplementedTangent)
+
+
+def test_ive_of_complex_argument_is_not_implemented():
+    z = np.array([1.0 + 1.0j, 2.0])
+    _, pullback = rrule(sc.ive, 1, z)
+    assert "not holomorphic" in pullback(np.ones(2))[2].info
+    _, y_dot = frule((NoTangent(), NoTangent(), np.ones(2)), sc.ive, 1, z)
+    assert "not holomorphic" in y_dot.info

@@ -32,6 +32,7 @@ import scipy.special as sc
 
 from chainrules.core import (
     NoTangent,
+    NotImplementedTangent,
     OutArgumentError,
     ProjectTo,
     Tangent,
@@ -143,7 +144,10 @@ def _order_rules(f: Any, d_dx: Any, why: str) -> None:
             v_bar = _no_order_derivative(v, why)
             if isinstance(y_bar, (ZeroTangent, NoTangent)):
                 return NoTangent(), v_bar, ZeroTangent()
-            return NoTangent(), v_bar, project_x(np.conj(d_dx(v, x)) * y_bar)
+            d = d_dx(v, x)
+            if isinstance(d, NotImplementedTangent):
+                return NoTangent(), v_bar, d
+            return NoTangent(), v_bar, project_x(np.conj(d) * y_bar)
 
         order_pullback.__qualname__ = f"{name}_pullback"
         return y, order_pullback
@@ -156,7 +160,10 @@ def _order_rules(f: Any, d_dx: Any, why: str) -> None:
         if not isinstance(unthunk(v_dot), (ZeroTangent, NoTangent)):
             y_dot = not_implemented(why)
         elif not isinstance(unthunk(x_dot), (ZeroTangent, NoTangent)):
-            y_dot = np.broadcast_to(d_dx(v, x) * unthunk(x_dot), np.shape(y))
+            d = d_dx(v, x)
+            if isinstance(d, NotImplementedTangent):
+                return y, d
+            y_dot = np.broadcast_to(d * unthunk(x_dot), np.shape(y))
             y_dot = y_dot.copy() if isinstance(y, np.ndarray) else y_dot[()]
             if isinstance(y, np.ndarray) and y_dot.dtype != y.dtype:
                 y_dot = y_dot.astype(y.dtype)
@@ -184,8 +191,17 @@ _order_rules(sc.gammaincc,
              lambda a, x: -np.exp(-x + (a - 1) * np.log(x) - sc.gammaln(a)), _INC_GAMMA)
 
 
-_order_rules(sc.ive, lambda v, x: (sc.ive(v - 1, x) + sc.ive(v + 1, x)) / 2
-             - np.sign(x) * sc.ive(v, x), _BESSEL_ORDER)
+_IVE_COMPLEX = ("ive(v, z) = iv(v, z) exp(-|Re z|) is not holomorphic in a complex z; its "
+                "derivative there has no rule")
+
+
+def _ive_dx(v: Any, x: Any) -> Any:
+    if np.iscomplexobj(x):
+        return not_implemented(_IVE_COMPLEX)
+    return (sc.ive(v - 1, x) + sc.ive(v + 1, x)) / 2 - np.sign(x) * sc.ive(v, x)
+
+
+_order_rules(sc.ive, _ive_dx, _BESSEL_ORDER)
 _order_rules(sc.yn, lambda n, x: (sc.yn(n - 1, x) - sc.yn(n + 1, x)) / 2,
              "yn's order n is an integer and cannot be perturbed")
 
