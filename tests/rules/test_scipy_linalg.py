@@ -7,7 +7,7 @@ pytest.importorskip("scipy")
 
 import scipy.linalg as sla
 
-from chainrules import NoTangent, Thunk, frule, rrule, unthunk
+from chainrules import NoTangent, Thunk, ZeroTangent, frule, rrule, unthunk
 from chainrules.testing import case_id, test_frule, test_rrule
 from chainrules.testing.cases.scipy_linalg import CASES, INV_ASSUME_A
 from chainrules.testing.pytest_plugin import check_case
@@ -89,3 +89,86 @@ def test_nan_input_gives_nan_derivatives_like_the_primal(f):
     assert a_bar.shape == (2, 2) and np.isnan(a_bar).all()
     y2, y_dot = frule((NoTangent(), np.ones((2, 2))), f, a)
     assert y_dot.shape == (2, 2) and np.isnan(y_dot).all()
+
+
+NEW_SCOPE = ["cosm", "sinm", "tanm", "coshm", "sinhm", "tanhm", "signm",
+            "fractional_matrix_power", "toeplitz", "circulant", "hankel", "companion", "svd", "svdvals",
+             "qr", "eig", "eigvals", "eigvalsh", "pinv", "norm", "expm_frechet", "lstsq", "polar", "solve_banded",
+             "solveh_banded", "funm"]
+
+
+@pytest.mark.parametrize("name", NEW_SCOPE)
+def test_new_function_has_frule_and_rrule(name):
+    f = getattr(sla, name)
+    assert rrule.has_rules(f) and frule.has_rules(f)
+
+
+
+def _not_implemented_info(t):
+    from chainrules import NotImplementedTangent
+
+    t = unthunk(t)
+    assert isinstance(t, NotImplementedTangent)
+    return t.info
+
+
+def test_svd_full_matrices_of_non_square_is_not_implemented():
+    a = np.arange(6.0).reshape(3, 2) + np.eye(3, 2)
+    y, pullback = rrule(sla.svd, a)
+    u_bar = np.ones_like(y[0])
+    info = _not_implemented_info(pullback((u_bar, ZeroTangent(), ZeroTangent()))[1])
+    assert "full_matrices=False" in info
+    # the singular values alone are still differentiated
+    assert pullback((NoTangent(), np.ones(2), NoTangent()))[1].shape == (3, 2)
+
+
+def test_qr_full_with_more_rows_is_not_implemented():
+    a = np.arange(6.0).reshape(3, 2) + np.eye(3, 2)
+    _, y_dot = frule((NoTangent(), np.ones((3, 2))), sla.qr, a)
+    assert "complement" in _not_implemented_info(y_dot)
+
+
+def test_generalized_eig_is_not_implemented():
+    a, b = np.diag([1.0, 2.0]) + 0.1, np.eye(2)
+    _, pullback = rrule(sla.eig, a, b)
+    assert "generalized" in _not_implemented_info(pullback((np.ones(2), ZeroTangent()))[1])
+    _, y_dot = frule((NoTangent(), np.ones((2, 2)), NoTangent()), sla.eigvals, a, b)
+    assert "generalized" in _not_implemented_info(y_dot)
+    _, pullback = rrule(sla.eig, a, left=True)
+    assert "left=True" in _not_implemented_info(pullback((np.ones(2), ZeroTangent(), ZeroTangent()))[1])
+
+
+def test_rank_deficient_lstsq_is_not_implemented():
+    a = np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])
+    b = np.ones(3)
+    _, pullback = rrule(sla.lstsq, a, b)
+    x_bar = np.ones(2)
+    assert "rank-deficient" in _not_implemented_info(pullback((x_bar, ZeroTangent(), ZeroTangent(), ZeroTangent()))[1])
+    _, y_dot = frule((NoTangent(), np.ones((3, 2)), NoTangent()), sla.lstsq, a, b)
+    assert "rank-deficient" in _not_implemented_info(y_dot)
+
+
+def test_polar_of_non_square_is_not_implemented():
+    a = np.arange(6.0).reshape(3, 2) + np.eye(3, 2)
+    _, y_dot = frule((NoTangent(), np.ones((3, 2))), sla.polar, a)
+    assert "non-square" in _not_implemented_info(y_dot)
+    y, pullback = rrule(sla.polar, a)
+    assert "non-square" in _not_implemented_info(pullback((np.ones_like(y[0]), ZeroTangent()))[1])
+
+
+def test_funm_closure_derivative_is_not_implemented():
+    from chainrules.testing import ADviaRuleConfig
+
+    class CapturingAD(ADviaRuleConfig):
+        """An AD that reports a cotangent for a value captured by func."""
+
+        def rrule_via_ad(self, f, *args, **kwargs):
+            y, pullback = super().rrule_via_ad(f, *args, **kwargs)
+            return y, lambda y_bar: (1.0, *pullback(y_bar)[1:])
+
+    a = np.diag([1.0, 2.0]) + 0.1
+    _, pullback = rrule(CapturingAD(), sla.funm, a, np.sin)
+    assert "captured by func" in _not_implemented_info(pullback(np.ones((2, 2)))[1])
+    _, y_dot = frule(ADviaRuleConfig(), (NoTangent(), np.ones((2, 2)), 1.0), sla.funm, a,
+                     np.sin)
+    assert "captured by func" in _not_implemented_info(y_dot)

@@ -22,7 +22,9 @@ COVERED = [
     "ndtri", "xlogy", "xlog1py", "entr", "rel_entr", "kl_div", "logsumexp", "softmax",
     "log_softmax", "i0", "i0e", "i1", "i1e", "j0", "j1", "y0", "y1", "k0", "k1", "jv", "yv",
     "iv", "kv", "zeta", "gammainc", "gammaincc", "expm1", "log1p", "cbrt", "wofz", "dawsn",
-    "exp1", "expi",
+    "exp1", "expi", "betainc", "betaincinv", "hyp1f1", "hyp2f1", "rgamma", "ive", "yn",
+    "expn", "spence", "owens_t", "poch", "multigammaln", "boxcox", "boxcox1p", "inv_boxcox",
+    "inv_boxcox1p", "exp2", "exp10", "fresnel", "sici", "sindg", "cosdg",
 ]
 
 
@@ -73,3 +75,56 @@ def test_inputs_not_mutated():
     pullback(g)
     np.testing.assert_array_equal(x, copy)
     np.testing.assert_array_equal(g, np.ones((2, 2)))
+
+
+def test_sph_harm_y_has_frule_and_rrule():
+    if not hasattr(sc, "sph_harm_y"):
+        pytest.skip("scipy.special.sph_harm_y needs SciPy >= 1.15")
+    assert rrule.has_rules(sc.sph_harm_y) and frule.has_rules(sc.sph_harm_y)
+
+
+def test_betainc_shape_parameters_are_not_implemented():
+    _, pullback = rrule(sc.betainc, 2.0, 3.0, np.array([0.2, 0.7]))
+    _, a_bar, b_bar, x_bar = pullback(np.ones(2))
+    assert isinstance(a_bar, NotImplementedTangent) and "a or b" in a_bar.info
+    assert isinstance(b_bar, NotImplementedTangent)
+    assert x_bar.shape == (2,)
+
+
+def test_multigammaln_dimension_gets_no_tangent():
+    _, pullback = rrule(sc.multigammaln, np.array([2.0, 3.0]), 3)
+    assert pullback(np.ones(2))[2] is NoTangent()
+
+
+def test_boxcox_lmbda_derivative_is_continuous_at_zero():
+    x = np.array([0.5, 2.0, 3.0])
+    at_zero = rrule(sc.boxcox, x, 0.0)[1](np.ones(3))[2]
+    nearby = rrule(sc.boxcox, x, 1e-9)[1](np.ones(3))[2]
+    assert np.isfinite(at_zero)
+    np.testing.assert_allclose(at_zero, np.sum(np.log(x) ** 2 / 2), rtol=1e-12)
+    np.testing.assert_allclose(nearby, at_zero, rtol=1e-7)
+    t_bar = rrule(sc.inv_boxcox, x, 0.0)[1](np.ones(3))[2]
+    np.testing.assert_allclose(t_bar, np.sum(-np.exp(x) * x ** 2 / 2), rtol=1e-12)
+
+
+def test_sici_sine_integral_derivative_is_finite_at_zero():
+    y_dot = frule((NoTangent(), np.ones(1)), sc.sici, np.zeros(1))[1]
+    np.testing.assert_allclose(y_dot[0], [1.0])
+
+
+def test_sph_harm_y_with_diff_n_is_not_implemented():
+    if not hasattr(sc, "sph_harm_y"):
+        pytest.skip("scipy.special.sph_harm_y needs SciPy >= 1.15")
+    y, pullback = rrule(sc.sph_harm_y, 1, 0, 0.5, 0.3, diff_n=1)
+    assert isinstance(y, tuple)
+    assert "diff_n" in pullback((1.0, np.ones(2)))[3].info
+    _, y_dot = frule((NoTangent(),) * 3 + (1.0, 0.0), sc.sph_harm_y, 1, 0, 0.5, 0.3, diff_n=1)
+    assert isinstance(y_dot, NotImplementedTangent)
+
+
+def test_ive_of_complex_argument_is_not_implemented():
+    z = np.array([1.0 + 1.0j, 2.0])
+    _, pullback = rrule(sc.ive, 1, z)
+    assert "not holomorphic" in pullback(np.ones(2))[2].info
+    _, y_dot = frule((NoTangent(), NoTangent(), np.ones(2)), sc.ive, 1, z)
+    assert "not holomorphic" in y_dot.info

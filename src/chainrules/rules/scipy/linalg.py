@@ -4,7 +4,14 @@ Covered (frule and rrule each): ``solve_triangular``, ``cho_factor``,
 ``cho_solve``, ``lu_factor``, ``lu_solve``, ``lu``, ``expm``, ``sqrtm``,
 ``logm``, ``solve_sylvester``, ``solve_continuous_lyapunov``, ``eigh``
 (standard and generalized, ``type=1``, subsets), ``det``, ``inv``,
-``block_diag``, ``solve``, ``cholesky``.
+``block_diag``, ``solve``, ``cholesky``. The other modules of this folder named
+``linalg_*`` hold more of ``scipy.linalg``: ``linalg_decomp`` (``svd``, ``svdvals``, ``qr``,
+``eig``, ``eigvals``, ``eigvalsh``, ``pinv``, ``norm``, ``expm_frechet``), ``linalg_polar``
+(``lstsq``, ``polar``), ``linalg_matfuncs`` (``cosm``, ``sinm``, ``tanm``, ``coshm``,
+``sinhm``, ``tanhm``, ``signm``, ``fractional_matrix_power``), ``linalg_structured``
+(``toeplitz``, ``circulant``, ``hankel``, ``companion``), ``linalg_banded``
+(``solve_banded``, ``solveh_banded``) and ``linalg_funm`` (``funm``, for ADs: the
+derivative of its scalar function comes from ``rrule_via_ad`` / ``frule_via_ad``).
 
 Conventions (as for ``numpy.linalg``, see ``chainrules.rules.numpy.linalg``):
 
@@ -633,8 +640,9 @@ def sqrtm_rrule(a, *args, **kwargs):
     return y, sqrtm_pullback
 
 
-def _logm_frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """Frechet derivative of the principal logarithm at ``a`` along ``e``."""
+def _block_frechet(f: Any, a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Frechet derivative of the analytic matrix function ``f`` at ``a`` along ``e``, from
+    ``f([[A, E], [0, A]]) = [[f(A), Df(A)[E]], [0, f(A)]]``."""
 
     def one(x: np.ndarray, d: np.ndarray) -> np.ndarray:
         n = x.shape[-1]
@@ -647,9 +655,14 @@ def _logm_frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
         block[:n, :n] = x
         block[n:, n:] = x
         block[:n, n:] = d * t
-        return sla.logm(block)[:n, n:] / t
+        return f(block)[:n, n:] / t
 
     return _each(one, a, np.broadcast_to(e, a.shape))
+
+
+def _logm_frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Frechet derivative of the principal logarithm at ``a`` along ``e``."""
+    return _block_frechet(sla.logm, a, e)
 
 
 @frule.register(sla.logm)

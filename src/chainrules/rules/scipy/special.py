@@ -10,7 +10,12 @@ Derivatives with respect to an order or a shape parameter (``jv``, ``yv``, ``iv`
 exist but have no closed form SciPy can evaluate: they are ``not_implemented``
 (with the reason), unless the order is an integer (a Python int or an integer
 array), which cannot be perturbed and gets ``NoTangent()``. ``polygamma``'s order
-``n`` is an integer by definition.
+``n`` is an integer by definition. Likewise the shape parameters of ``betainc`` and
+``betaincinv`` (a, b) and the parameters of ``hyp1f1`` / ``hyp2f1`` are
+``not_implemented``; their derivatives in x (``betaincinv``: in p, by the
+inverse-function rule) are exact. ``boxcox``, ``boxcox1p``, ``inv_boxcox`` and
+``inv_boxcox1p`` switch to a series in ``lmbda`` near 0, where the closed form cancels;
+its first term is the limit at ``lmbda == 0``.
 
 ``logsumexp``, ``softmax`` and ``log_softmax`` have hand-written rules using the
 stable forms (``exp(a - logsumexp(a))`` rather than ``exp(a) / sum(exp(a))``), and
@@ -27,6 +32,7 @@ import scipy.special as sc
 
 from chainrules.core import (
     NoTangent,
+    NotImplementedTangent,
     OutArgumentError,
     ProjectTo,
     Tangent,
@@ -138,7 +144,10 @@ def _order_rules(f: Any, d_dx: Any, why: str) -> None:
             v_bar = _no_order_derivative(v, why)
             if isinstance(y_bar, (ZeroTangent, NoTangent)):
                 return NoTangent(), v_bar, ZeroTangent()
-            return NoTangent(), v_bar, project_x(np.conj(d_dx(v, x)) * y_bar)
+            d = d_dx(v, x)
+            if isinstance(d, NotImplementedTangent):
+                return NoTangent(), v_bar, d
+            return NoTangent(), v_bar, project_x(np.conj(d) * y_bar)
 
         order_pullback.__qualname__ = f"{name}_pullback"
         return y, order_pullback
@@ -151,7 +160,10 @@ def _order_rules(f: Any, d_dx: Any, why: str) -> None:
         if not isinstance(unthunk(v_dot), (ZeroTangent, NoTangent)):
             y_dot = not_implemented(why)
         elif not isinstance(unthunk(x_dot), (ZeroTangent, NoTangent)):
-            y_dot = np.broadcast_to(d_dx(v, x) * unthunk(x_dot), np.shape(y))
+            d = d_dx(v, x)
+            if isinstance(d, NotImplementedTangent):
+                return y, d
+            y_dot = np.broadcast_to(d * unthunk(x_dot), np.shape(y))
             y_dot = y_dot.copy() if isinstance(y, np.ndarray) else y_dot[()]
             if isinstance(y, np.ndarray) and y_dot.dtype != y.dtype:
                 y_dot = y_dot.astype(y.dtype)
@@ -177,6 +189,31 @@ _order_rules(sc.gammainc,
              lambda a, x: np.exp(-x + (a - 1) * np.log(x) - sc.gammaln(a)), _INC_GAMMA)
 _order_rules(sc.gammaincc,
              lambda a, x: -np.exp(-x + (a - 1) * np.log(x) - sc.gammaln(a)), _INC_GAMMA)
+
+
+_IVE_COMPLEX = ("ive(v, z) = iv(v, z) exp(-|Re z|) is not holomorphic in a complex z; its "
+                "derivative there has no rule")
+
+
+def _ive_dx(v: Any, x: Any) -> Any:
+    if np.iscomplexobj(x):
+        return not_implemented(_IVE_COMPLEX)
+    return (sc.ive(v - 1, x) + sc.ive(v + 1, x)) / 2 - np.sign(x) * sc.ive(v, x)
+
+
+_order_rules(sc.ive, _ive_dx, _BESSEL_ORDER)
+_order_rules(sc.yn, lambda n, x: (sc.yn(n - 1, x) - sc.yn(n + 1, x)) / 2,
+             "yn's order n is an integer and cannot be perturbed")
+
+
+def _expn_dx(n: Any, x: Any) -> Any:
+    # E_n' = -E_{n-1}, and E_0(x) = exp(-x) / x, whose derivative SciPy cannot shift to n = -1.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e0_dx = -np.exp(-x) * (x + 1) / (x * x)
+        return np.where(np.asarray(n) == 0, e0_dx, -sc.expn(np.maximum(n - 1, 0), x))
+
+
+_order_rules(sc.expn, _expn_dx, "expn's order n is an integer and cannot be perturbed")
 
 
 # --- zeta ------------------------------------------------------------------------------------
@@ -358,3 +395,148 @@ def log_softmax_frule(dargs, x, axis=None):
         return y, ZeroTangent()
     y_dot = x_dot - np.sum(np.exp(y) * x_dot, axis=axis, keepdims=True)
     return y, np.asarray(y_dot).astype(y.dtype, copy=False)
+
+
+# --- incomplete beta, hypergeometric functions --------------------------------------------
+
+_BETAINC_AB = ("the derivative of the regularized incomplete beta function with respect to a "
+               "or b has no stable closed form in SciPy")
+_BETAINCINV_AB = ("the derivative of the inverse incomplete beta function with respect to a or "
+                  "b has no stable closed form in SciPy")
+_HYP_PARAMS = ("the derivative of a hypergeometric function with respect to its parameters "
+               "has no closed form in SciPy")
+
+
+def _log_beta_density(a: Any, b: Any, x: Any) -> Any:
+    """log of x^(a-1) (1-x)^(b-1) / B(a, b), the derivative of betainc in x."""
+    return sc.xlogy(a - 1, x) + sc.xlog1py(b - 1, -x) - sc.betaln(a, b)
+
+
+scalar_rule(sc.betainc, lambda a, b, x: (not_implemented(_BETAINC_AB),
+                                         not_implemented(_BETAINC_AB),
+                                         np.exp(_log_beta_density(a, b, x))))
+# The inverse-function rule: dx/dp = 1 / betainc'(x) at x = betaincinv(a, b, p).
+scalar_rule(sc.betaincinv, lambda a, b, p, *, y: (not_implemented(_BETAINCINV_AB),
+                                                  not_implemented(_BETAINCINV_AB),
+                                                  np.exp(-_log_beta_density(a, b, y))))
+scalar_rule(sc.hyp1f1, lambda a, b, x: (not_implemented(_HYP_PARAMS),
+                                        not_implemented(_HYP_PARAMS),
+                                        a / b * sc.hyp1f1(a + 1, b + 1, x)))
+scalar_rule(sc.hyp2f1, lambda a, b, c, z: (not_implemented(_HYP_PARAMS),
+                                           not_implemented(_HYP_PARAMS),
+                                           not_implemented(_HYP_PARAMS),
+                                           a * b / c * sc.hyp2f1(a + 1, b + 1, c + 1, z)))
+
+# --- more gamma, elementary and integral functions -----------------------------------------
+
+scalar_rule(sc.rgamma, lambda x, *, y: -y * sc.psi(x))
+scalar_rule(sc.poch, lambda z, m, *, y: (y * (sc.digamma(z + m) - sc.digamma(z)),
+                                         y * sc.digamma(z + m)))
+# d is the (integer) dimension; multigammaln refuses a non-integer d.
+scalar_rule(sc.multigammaln, lambda a, d: (
+    sum(sc.digamma(a - j / 2) for j in range(int(d))), NoTangent()))
+scalar_rule(sc.exp2, lambda x, *, y: y * math.log(2))
+scalar_rule(sc.exp10, lambda x, *, y: y * math.log(10))
+scalar_rule(sc.sindg, lambda x: math.pi / 180 * sc.cosdg(x))
+scalar_rule(sc.cosdg, lambda x: -math.pi / 180 * sc.sindg(x))
+
+
+def _spence_dz(z: Any) -> Any:
+    # spence(z) = int_1^z log(t) / (1 - t) dt; the integrand tends to -1 at t = 1.
+    one = np.asarray(z) == 1
+    safe = np.where(one, 2, z)
+    return np.where(one, -1, np.log(safe) / (1 - safe))
+
+
+scalar_rule(sc.spence, _spence_dz)
+# T(h, a) = 1/(2 pi) int_0^a exp(-h^2 (1 + t^2) / 2) / (1 + t^2) dt.
+scalar_rule(sc.owens_t, lambda h, a: (
+    -np.exp(-(h * h) / 2) / _SQRT_2PI * sc.erf(h * a / math.sqrt(2)) / 2,
+    np.exp(-(h * h) * (1 + a * a) / 2) / (2 * math.pi * (1 + a * a))))
+scalar_rule(sc.fresnel, lambda z: (np.sin(math.pi / 2 * z * z),
+                                   np.cos(math.pi / 2 * z * z)), nout=2)
+# sinc keeps Si' = sin(x) / x finite at 0.
+scalar_rule(sc.sici, lambda x: (np.sinc(x / math.pi), np.cos(x) / x), nout=2)
+
+# --- Box-Cox transforms ----------------------------------------------------------------------
+# d/dlmbda of (x^l - 1) / l is (x^l log x - y) / l, which cancels as l -> 0: within
+# |l log x| < 1e-2 the series sum_k (k-1) l^(k-2) L^k / k! is used instead (L = log x), whose
+# first term L^2 / 2 is the limit at l = 0.
+
+_SERIES_SMALL = 1e-2
+
+
+def _boxcox_dlmbda(log_x: Any, lmbda: Any, y: Any) -> Any:
+    u = lmbda * log_x
+    series = log_x * log_x * sum((k - 1) * u ** (k - 2) / math.factorial(k) for k in range(2, 9))
+    small = np.abs(u) < _SERIES_SMALL
+    safe = np.where(small, 1, lmbda)
+    exact = (np.exp(u) * log_x - y) / safe
+    return np.where(small, series, exact)
+
+
+scalar_rule(sc.boxcox, lambda x, lmbda, *, y: (
+    np.exp((lmbda - 1) * np.log(x)), _boxcox_dlmbda(np.log(x), lmbda, y)))
+scalar_rule(sc.boxcox1p, lambda x, lmbda, *, y: (
+    np.exp((lmbda - 1) * np.log1p(x)), _boxcox_dlmbda(np.log1p(x), lmbda, y)))
+
+
+def _inv_boxcox_dlmbda(y: Any, lmbda: Any, x: Any) -> Any:
+    # log x = log1p(l y) / l; d/dl = (u / (1 + u) - log1p(u)) / l^2 (u = l y), which cancels
+    # as u -> 0: there the series y^2 sum_k (-1)^k k / (k + 1) u^(k-1) is used.
+    u = lmbda * y
+    series = y * y * sum((-1) ** k * k / (k + 1) * u ** (k - 1) for k in range(1, 9))
+    small = np.abs(u) < _SERIES_SMALL
+    safe = np.where(small, 1, lmbda)
+    safe_u = np.where(small, 1, u)
+    exact = (safe_u / (1 + safe_u) - np.log1p(safe_u)) / (safe * safe)
+    return x * np.where(small, series, exact)
+
+
+# inv_boxcox(t, l) = (1 + l t)^(1/l) (SciPy names t "y"; here y is the output), so
+# dy/dt = y / (1 + l t).
+scalar_rule(sc.inv_boxcox, lambda t, lmbda, *, y: (y / (1 + lmbda * t),
+                                                   _inv_boxcox_dlmbda(t, lmbda, y)))
+scalar_rule(sc.inv_boxcox1p, lambda t, lmbda, *, y: ((1 + y) / (1 + lmbda * t),
+                                                     _inv_boxcox_dlmbda(t, lmbda, 1 + y)))
+
+# --- spherical harmonics ---------------------------------------------------------------------
+
+
+def _sph_harm_y_partials(n: Any, m: Any, theta: Any, phi: Any) -> tuple:
+    # SciPy evaluates the gradient in (theta, phi) itself; n and m are integer degrees.
+    _, jac = sc.sph_harm_y(n, m, theta, phi, diff_n=1)
+    return NoTangent(), NoTangent(), jac[..., 0], jac[..., 1]
+
+
+_SPH_DIFF_N = ("sph_harm_y(diff_n=...) returns derivatives as extra outputs; their own "
+               "derivatives have no rule; differentiate sph_harm_y without diff_n")
+
+
+def _sph_harm_y(n: Any, m: Any, theta: Any, phi: Any) -> Any:
+    return sc.sph_harm_y(n, m, theta, phi)
+
+
+if hasattr(sc, "sph_harm_y"):  # SciPy >= 1.15
+    # The rules live on a keyword-free twin so that diff_n=... (tuple outputs) is refused.
+    scalar_rule(_sph_harm_y, _sph_harm_y_partials)
+
+    @rrule.register(sc.sph_harm_y)
+    def sph_harm_y_rrule(n, m, theta, phi, **kwargs):
+        if kwargs.get("diff_n", 0):
+            y = sc.sph_harm_y(n, m, theta, phi, **kwargs)
+
+            def sph_harm_y_pullback(y_bar):
+                why = not_implemented(_SPH_DIFF_N)
+                return NoTangent(), NoTangent(), NoTangent(), why, why
+
+            return y, sph_harm_y_pullback
+        _check_kwargs(sc.sph_harm_y, kwargs)
+        return rrule(_sph_harm_y, n, m, theta, phi)
+
+    @frule.register(sc.sph_harm_y)
+    def sph_harm_y_frule(dargs, n, m, theta, phi, **kwargs):
+        if kwargs.get("diff_n", 0):
+            return sc.sph_harm_y(n, m, theta, phi, **kwargs), not_implemented(_SPH_DIFF_N)
+        _check_kwargs(sc.sph_harm_y, kwargs)
+        return frule(dargs, _sph_harm_y, n, m, theta, phi)

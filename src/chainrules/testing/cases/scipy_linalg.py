@@ -16,7 +16,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from chainrules.core import Tangent
-from chainrules.testing import Case, arr, unsupported
+from chainrules.testing import Case, arr, no_tangent, unsupported
 from chainrules.testing.cases.numpy_linalg import herm, pd, wc
 
 #: why the inv(assume_a=...) rows are skipped (the keyword is new in SciPy 1.17), or None
@@ -72,6 +72,48 @@ def _stacked(f: Any, *shapes: tuple) -> str | None:
     eye = np.eye(2)
     args = [np.broadcast_to(eye, (2, 2, 2)).copy() if s == "m" else np.ones(s) for s in shapes]
     return unsupported(f"stacked inputs to scipy.linalg.{f.__name__}", lambda: f(*args))
+
+
+def _mixed_signs(rng: np.random.Generator, dt: Any) -> np.ndarray:
+    """A non-normal matrix with eigenvalues in both half-planes, away from the imaginary axis
+    (where ``signm`` jumps)."""
+    return (np.diag([2.0, -1.5, 1.0]).astype(dt) + 0.3 * arr(rng, dt, (3, 3))).astype(dt)
+
+
+def _eig_input(rng: np.random.Generator, dt: Any) -> np.ndarray:
+    """A non-symmetric matrix with well separated real eigenvalues (real inputs keep real
+    eigenvectors, so the real and complex rows test the same gauge)."""
+    return (np.diag([1.0, 2.5, 4.0]).astype(dt) + 0.3 * arr(rng, dt, (3, 3))).astype(dt)
+
+
+def _rotation(rng: np.random.Generator, dt: Any) -> np.ndarray:
+    """A real matrix with a complex-conjugate pair of eigenvalues (near 1 +- 1.5i) and 3."""
+    base = np.array([[1.0, 1.5, 0.0], [-1.5, 1.0, 0.0], [0.0, 0.0, 3.0]])
+    return (base + 0.2 * arr(rng, dt, (3, 3))).astype(dt)
+
+
+def _svd_phase_blind(rng: np.random.Generator, dtype: Any, y: Any) -> Any:
+    """Random (u_bar, s_bar, vh_bar) blind to the joint phase of each pair (u_j, v_j)."""
+    u, s, vh = y
+    u_bar = (rng.standard_normal(u.shape) + 1j * rng.standard_normal(u.shape)).astype(u.dtype)
+    im = np.sum(u.conj() * u_bar, axis=-2).imag
+    u_bar = (u_bar - u * (1j * im)[None, :]).astype(u.dtype)
+    return Tangent[tuple](u_bar, rng.standard_normal(s.shape).astype(s.dtype),
+                          np.zeros_like(vh))
+
+
+def _banded(rng: np.random.Generator, dt: Any, l: int, u: int, n: int) -> np.ndarray:
+    """Band storage of a diagonally dominant matrix (bandwidths ``l``, ``u``)."""
+    ab = arr(rng, dt, (l + u + 1, n))
+    ab[u] += 4
+    return ab
+
+
+def _hbanded(rng: np.random.Generator, dt: Any, w: int, n: int, lower: bool) -> np.ndarray:
+    """Band storage of a Hermitian positive-definite matrix (one triangle, ``w`` bands)."""
+    ab = arr(rng, dt, (w + 1, n))
+    ab[0 if lower else w] += 4 + 2 * w
+    return ab
 
 
 CASES: list[Case] = [
@@ -182,5 +224,86 @@ CASES: list[Case] = [
     # block_diag: 2-d, 1-d (a row) and 0-d (1 x 1) blocks
     Case(sla.block_diag, lambda rng, dt: (arr(rng, dt, (2, 2)), arr(rng, dt, (3,)),
                                           arr(rng, dt, ()), arr(rng, dt, (1, 2))), dtypes=C),
+    # matrix functions (rules in rules/scipy/linalg_matfuncs.py)
+    *[Case(f, lambda rng, dt: (arr(rng, dt, (3, 3), -1, 1),), dtypes=C)
+      for f in (sla.cosm, sla.sinm, sla.tanm, sla.coshm, sla.sinhm, sla.tanhm)],
+    Case(sla.signm, lambda rng, dt: (_mixed_signs(rng, dt),), dtypes=C),
+    Case(sla.fractional_matrix_power, lambda rng, dt: (pd(rng, dt, 3), 0.7), dtypes=D),
+    Case(sla.fractional_matrix_power, lambda rng, dt: (wc(rng, dt, 3), -1.3), dtypes=D,
+         name=_name(sla.fractional_matrix_power, "general, negative t")),
+    # structured constructors (rules in rules/scipy/linalg_structured.py)
+    Case(sla.toeplitz, lambda rng, dt: (arr(rng, dt, (3,)),), dtypes=C),
+    Case(sla.toeplitz, lambda rng, dt: (arr(rng, dt, (3,)), arr(rng, dt, (4,))), dtypes=C,
+         name=_name(sla.toeplitz, "c, r")),
+    Case(sla.toeplitz, lambda rng, dt: (arr(rng, dt, (2, 3)),), dtypes=C,
+         name=_name(sla.toeplitz, "stack"), skip=_stacked(sla.toeplitz, (2, 3))),
+    Case(sla.circulant, lambda rng, dt: (arr(rng, dt, (4,)),), dtypes=C),
+    Case(sla.hankel, lambda rng, dt: (arr(rng, dt, (3,)),), dtypes=C),
+    Case(sla.hankel, lambda rng, dt: (arr(rng, dt, (3,)), arr(rng, dt, (2,))), dtypes=C,
+         name=_name(sla.hankel, "c, r")),
+    Case(sla.companion, lambda rng, dt: (arr(rng, dt, (4,), 0.5, 2.0),), dtypes=C),
+    Case(sla.companion, lambda rng, dt: (arr(rng, dt, (2, 3), 0.5, 2.0),), dtypes=C,
+         name=_name(sla.companion, "stack"), skip=_stacked(sla.companion, (2, 3))),
+    # twins of numpy.linalg (rules in rules/scipy/linalg_decomp.py)
+    Case(sla.svd, lambda rng, dt: (arr(rng, dt, (4, 3)),), kwargs={"full_matrices": False},
+         dtypes=R),
+    Case(sla.svd, lambda rng, dt: (arr(rng, dt, (3, 3)),), dtypes=R,
+         name=_name(sla.svd, "square")),
+    Case(sla.svd, lambda rng, dt: (arr(rng, dt, (4, 3)),), kwargs={"compute_uv": False},
+         dtypes=C),
+    Case(sla.svd, lambda rng, dt: (arr(rng, dt, (3, 4)),), kwargs={"full_matrices": False},
+         dtypes=("complex128",), frule=False, output_tangent=_svd_phase_blind,
+         name=_name(sla.svd, "complex, phase-blind y_bar")),
+    Case(sla.svdvals, lambda rng, dt: (arr(rng, dt, (4, 3)),), dtypes=C),
+    Case(sla.qr, lambda rng, dt: (arr(rng, dt, (4, 3)),), kwargs={"mode": "economic"},
+         dtypes=C),
+    Case(sla.qr, lambda rng, dt: (arr(rng, dt, (3, 3)),), dtypes=C,
+         name=_name(sla.qr, "square, full")),
+    Case(sla.qr, lambda rng, dt: (arr(rng, dt, (3, 5)),), dtypes=C,
+         name=_name(sla.qr, "wide, full")),
+    Case(sla.qr, lambda rng, dt: (arr(rng, dt, (4, 3)),), kwargs={"mode": "r"}, dtypes=C),
+    Case(sla.qr, lambda rng, dt: (arr(rng, dt, (4, 3)),),
+         kwargs={"mode": "economic", "pivoting": True}, dtypes=C),
+    Case(sla.eig, lambda rng, dt: (_eig_input(rng, dt),), dtypes=C),
+    Case(sla.eigvals, lambda rng, dt: (_eig_input(rng, dt),), dtypes=C),
+    Case(sla.eigvalsh, lambda rng, dt: (herm(rng, dt, 3),), dtypes=C),
+    Case(sla.eigvalsh, lambda rng, dt: (herm(rng, dt, 3), pd(rng, dt, 3)), dtypes=C,
+         name=_name(sla.eigvalsh, "generalized")),
+    Case(sla.pinv, lambda rng, dt: (arr(rng, dt, (4, 3)),), dtypes=C),
+    Case(sla.pinv, lambda rng, dt: (arr(rng, dt, (3, 4)),), kwargs={"return_rank": True},
+         dtypes=R),
+    Case(sla.norm, lambda rng, dt: (arr(rng, dt, (3, 4)),), dtypes=C),
+    Case(sla.norm, lambda rng, dt: (arr(rng, dt, (3, 4)),), kwargs={"ord": 2}, dtypes=R),
+    Case(sla.norm, lambda rng, dt: (arr(rng, dt, (3, 4)),), kwargs={"axis": 1}, dtypes=C),
+    Case(sla.expm_frechet, lambda rng, dt: (arr(rng, dt, (3, 3), -1, 1),
+                                            arr(rng, dt, (3, 3), -1, 1)), dtypes=C),
+    Case(sla.expm_frechet, lambda rng, dt: (arr(rng, dt, (3, 3), -1, 1),
+                                            arr(rng, dt, (3, 3), -1, 1)),
+         kwargs={"compute_expm": False}, dtypes=R),
+    # lstsq, polar (rules in rules/scipy/linalg_polar.py)
+    Case(sla.lstsq, lambda rng, dt: (arr(rng, dt, (5, 3)), arr(rng, dt, (5,))), dtypes=C),
+    Case(sla.lstsq, lambda rng, dt: (arr(rng, dt, (5, 3)), arr(rng, dt, (5, 2))), dtypes=C,
+         name=_name(sla.lstsq, "matrix b")),
+    Case(sla.lstsq, lambda rng, dt: (arr(rng, dt, (3, 4)), arr(rng, dt, (3,))), dtypes=R,
+         name=_name(sla.lstsq, "wide")),
+    Case(sla.polar, lambda rng, dt: (wc(rng, dt, 3),), dtypes=C),
+    Case(sla.polar, lambda rng, dt: (wc(rng, dt, 3),), kwargs={"side": "left"}, dtypes=C),
+    # banded solvers (rules in rules/scipy/linalg_banded.py)
+    Case(sla.solve_banded, lambda rng, dt: (no_tangent((1, 2)), _banded(rng, dt, 1, 2, 5),
+                                            arr(rng, dt, (5,))), dtypes=C),
+    Case(sla.solve_banded, lambda rng, dt: (no_tangent((2, 0)), _banded(rng, dt, 2, 0, 4),
+                                            arr(rng, dt, (4, 2))), dtypes=C,
+         name=_name(sla.solve_banded, "lower, matrix b")),
+    Case(sla.solveh_banded, lambda rng, dt: (_hbanded(rng, dt, 2, 5, False),
+                                             arr(rng, dt, (5,))), dtypes=C),
+    Case(sla.solveh_banded, lambda rng, dt: (_hbanded(rng, dt, 1, 4, True),
+                                             arr(rng, dt, (4, 2))),
+         kwargs={"lower": True}, dtypes=C),
+    # funm: the derivative of func from the AD (rules in rules/scipy/linalg_funm.py)
+    Case(sla.funm, lambda rng, dt: (_eig_input(rng, dt), no_tangent(np.sin)), dtypes=C),
+    Case(sla.funm, lambda rng, dt: (_mixed_signs(rng, dt), no_tangent(np.exp)), dtypes=C,
+         name=_name(sla.funm, "exp")),
+    Case(sla.funm, lambda rng, dt: (_rotation(rng, dt), no_tangent(np.cos)), dtypes=C,
+         name=_name(sla.funm, "complex eigenvalues")),
 ]
 CASES = [_named(c) for c in CASES]

@@ -1,0 +1,169 @@
+"""Rules for the banded solvers of ``scipy.linalg``: ``solve_banded`` and ``solveh_banded``.
+
+``x = A^-1 b`` as for ``solve``: ``dx = A^-1 (db - dA x)``, ``b_bar = A^-H x_bar`` and
+``A_bar = -b_bar x^H``, kept in band storage throughout (``O(n (l + u))`` memory, one more
+banded solve with the conjugate transpose). Entries of ``ab`` that are not in the matrix
+(the corners of the band storage) get zero cotangents. ``solveh_banded`` reads the upper
+(or ``lower=True``: lower) triangle of a Hermitian matrix: the mirrored entries' cotangents
+are added to the stored ones, and the imaginary part of the diagonal, which LAPACK
+ignores, gets zero.
+
+>>> import numpy as np
+>>> import scipy.linalg as sla
+>>> from chainrules import rrule
+>>> ab = np.array([[0.0, 1.0], [2.0, 2.0]])  # A = [[2, 1], [0, 2]], l = 0, u = 1
+>>> x, solve_banded_pullback = rrule(sla.solve_banded, (0, 1), ab, np.array([3.0, 2.0]))
+>>> solve_banded_pullback(np.array([1.0, 0.0]))[3]  # b_bar = A^-T x_bar
+array([ 0.5 , -0.25])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, rrule
+from chainrules.rules.scipy.linalg import _col, _nots, _value
+
+
+def _band_rows(l: int, u: int, n: int):
+    """``(k, j, i)`` for each stored diagonal: ``ab[k, j] = A[i, j]`` on valid ``j``."""
+    for k in range(l + u + 1):
+        shift = k - u
+        j = np.arange(max(0, -shift), min(n, n - shift))
+        yield k, j, j + shift
+
+
+def _band_matmul(l: int, u: int, ab: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``A @ x`` for ``A`` in band storage and a matrix ``x``."""
+    out = np.zeros(x.shape, dtype=np.result_type(ab, x))
+    for k, j, i in _band_rows(l, u, ab.shape[1]):
+        out[i] += ab[k, j][:, None] * x[j]
+    return out
+
+
+def _band_adjoint(l: int, u: int, ab: np.ndarray) -> np.ndarray:
+    """Band storage (bandwidths ``(u, l)``) of ``A^H``."""
+    out = np.zeros_like(ab)
+    n = ab.shape[1]
+    for k, j, i in _band_rows(l, u, n):
+        # A^H[j, i] = conj(A[i, j]), stored at row l + j - i of column i
+        out[l + u - k, i] = np.conj(ab[k, j])
+    return out
+
+
+def _band_outer(l: int, u: int, g: np.ndarray, x: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """The band entries of ``g @ x^H``."""
+    out = np.zeros(like.shape, dtype=np.result_type(g, x, like))
+    for k, j, i in _band_rows(l, u, like.shape[1]):
+        out[k, j] = np.sum(g[i] * np.conj(x[j]), axis=-1)
+    return out
+
+
+def _solve_banded_parts(l_and_u: Any, ab: Any, b: Any, args: tuple, kwargs: dict) -> tuple:
+    y = sla.solve_banded(l_and_u, ab, b, *args, **kwargs)
+    l, u = (int(v) for v in l_and_u)
+    return y, l, u, np.asarray(ab)
+
+
+def _solve_banded_tangent(l: int, u: int, ab: np.ndarray, x: np.ndarray, ab_dot: Any,
+                          b_dot: Any) -> np.ndarray:
+    xm, vec = _col(x)
+    rhs = 0 if b_dot is None else _col(b_dot)[0]
+    if ab_dot is not None:
+        rhs = rhs - _band_matmul(l, u, np.asarray(ab_dot), xm)
+    x_dot = sla.solve_banded((l, u), ab, np.asarray(rhs, dtype=np.result_type(ab, xm)))
+    return x_dot[:, 0] if vec else x_dot
+
+
+def _solve_banded_cotangent(l: int, u: int, ab: np.ndarray, x: np.ndarray,
+                            x_bar: Any) -> tuple:
+    xm, vec = _col(x)
+    g = sla.solve_banded((u, l), _band_adjoint(l, u, ab), _col(x_bar)[0])
+    ab_bar = -_band_outer(l, u, g, xm, ab)
+    return ab_bar, (g[:, 0] if vec else g)
+
+
+@frule.register(sla.solve_banded)
+def solve_banded_frule(dargs, l_and_u, ab, b, *args, **kwargs):
+    y, l, u, ab_arr = _solve_banded_parts(l_and_u, ab, b, args, kwargs)
+    ab_dot, b_dot = _value(dargs[2]), _value(dargs[3])
+    if ab_dot is None and b_dot is None:
+        return y, ZeroTangent()
+    return y, ProjectTo(y)(_solve_banded_tangent(l, u, ab_arr, y, ab_dot, b_dot))
+
+
+@rrule.register(sla.solve_banded)
+def solve_banded_rrule(l_and_u, ab, b, *args, **kwargs):
+    y, l, u, ab_arr = _solve_banded_parts(l_and_u, ab, b, args, kwargs)
+    project_ab, project_b = ProjectTo(ab), ProjectTo(b)
+
+    def solve_banded_pullback(y_bar):
+        y_bar = _value(y_bar)
+        if y_bar is None:
+            return NoTangent(), NoTangent(), ZeroTangent(), ZeroTangent(), *_nots(args)
+        ab_bar, b_bar = _solve_banded_cotangent(l, u, ab_arr, y, np.asarray(y_bar))
+        return (NoTangent(), NoTangent(), project_ab(ab_bar), project_b(b_bar),
+                *_nots(args))
+
+    return y, solve_banded_pullback
+
+
+# ------------------------------------------------------------------------ solveh_banded
+
+
+def _lower(args: tuple, kwargs: dict) -> bool:
+    return bool(args[2]) if len(args) > 2 else bool(kwargs.get("lower", False))
+
+
+def _her_full(ab: np.ndarray, lower: bool) -> tuple:
+    """General band storage ``(l, u, full)`` of the Hermitian matrix stored in ``ab``."""
+    w = ab.shape[0] - 1
+    n = ab.shape[1]
+    full = np.zeros((2 * w + 1, n), dtype=ab.dtype)
+    upper = _band_adjoint(w, 0, ab) if lower else ab  # the upper triangle, rows 0..w
+    full[:w + 1] = upper
+    # the lower triangle is the conjugate transpose of the upper one
+    full[w:] = _band_adjoint(0, w, upper)
+    full[w] = upper[w].real
+    return w, full
+
+
+def _her_full_adjoint(w: int, full_bar: np.ndarray, lower: bool) -> np.ndarray:
+    """Adjoint of `_her_full`: cotangent of the stored triangle."""
+    # _band_adjoint is a real-linear involution up to conjugation: its adjoint is itself
+    upper_bar = full_bar[:w + 1] + _band_adjoint(w, 0, full_bar[w:])
+    upper_bar[w] = full_bar[w].real  # only the real part of the diagonal is read
+    return _band_adjoint(0, w, upper_bar) if lower else upper_bar
+
+
+@frule.register(sla.solveh_banded)
+def solveh_banded_frule(dargs, ab, b, *args, **kwargs):
+    y = sla.solveh_banded(ab, b, *args, **kwargs)
+    ab_dot, b_dot = _value(dargs[1]), _value(dargs[2])
+    if ab_dot is None and b_dot is None:
+        return y, ZeroTangent()
+    lower = _lower(args, kwargs)
+    w, full = _her_full(np.asarray(ab), lower)
+    full_dot = None if ab_dot is None else _her_full(np.asarray(ab_dot), lower)[1]
+    return y, ProjectTo(y)(_solve_banded_tangent(w, w, full, y, full_dot, b_dot))
+
+
+@rrule.register(sla.solveh_banded)
+def solveh_banded_rrule(ab, b, *args, **kwargs):
+    y = sla.solveh_banded(ab, b, *args, **kwargs)
+    lower = _lower(args, kwargs)
+    w, full = _her_full(np.asarray(ab), lower)
+    project_ab, project_b = ProjectTo(ab), ProjectTo(b)
+
+    def solveh_banded_pullback(y_bar):
+        y_bar = _value(y_bar)
+        if y_bar is None:
+            return NoTangent(), ZeroTangent(), ZeroTangent(), *_nots(args)
+        full_bar, b_bar = _solve_banded_cotangent(w, w, full, y, np.asarray(y_bar))
+        return (NoTangent(), project_ab(_her_full_adjoint(w, full_bar, lower)),
+                project_b(b_bar), *_nots(args))
+
+    return y, solveh_banded_pullback
