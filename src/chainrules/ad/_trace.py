@@ -1304,7 +1304,9 @@ class ForwardTrace:
                     p = a.primal
                     primals[i] = p
                     dargs.append(a.aux)
-                    if type(p) is Tracer:
+                    if type(p) is Tracer or type(a.aux) is Tracer:
+                        # (a tangent of an outer trace: forward over forward; the
+                        # rule's own code must then be traced too)
                         mixed = True
                 else:
                     mixed = True
@@ -1315,7 +1317,8 @@ class ForwardTrace:
                 found: list = []
                 primals[i] = _find_tracers(a, self, (), found)
                 dargs.append(_struct_tangent(primals[i], found) if found else _ZERO)
-                if _top_trace_deep(primals[i], None) is not None:
+                if _top_trace_deep(primals[i], None) is not None or any(
+                        type(t) is Tracer for _, t in found):
                     mixed = True
             else:
                 dargs.append(_ZERO)

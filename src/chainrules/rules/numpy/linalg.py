@@ -249,7 +249,9 @@ class _LU:
 
     def solve(self, b: np.ndarray, adjoint: bool = False) -> np.ndarray:
         """``A^-1 b`` (``A^-H b``) for ``b`` of shape ``(..., n, k)``."""
-        if self.factors is None:
+        if self.factors is None or type(b) is not np.ndarray:
+            # (a right-hand side that is an AD's traced value, in a second derivative:
+            # np.linalg.solve has a rule, LAPACK's getrs would need a plain array)
             return np.linalg.solve(_H(self.a) if adjoint else self.a, b)
         lu = self.factors[0]
         n = self.a.shape[-1]

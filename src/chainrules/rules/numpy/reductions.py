@@ -82,7 +82,7 @@ from chainrules.core import (
     unthunk,
 )
 
-from ._common import _cotangent, _dense, _projector
+from ._common import _cotangent, _dense, _like, _projector
 
 __all__ = ["WhereArgumentError"]
 
@@ -165,29 +165,6 @@ def _refuse(f: Any, p: dict) -> None:
     where = p.get("where", True)
     if _given(where) and not (isinstance(where, (bool, np.bool_)) and where):
         raise WhereArgumentError(f)
-
-
-def _like(y_dot: Any, y: Any) -> Any:
-    """The pushforward in the type and dtype of the output ``y``."""
-    if isinstance(y, np.ndarray):
-        y_dot = np.asarray(y_dot)
-        if y.dtype.kind in "fc" and y_dot.dtype != y.dtype:
-            if y.dtype.kind == "f" and y_dot.dtype.kind == "c":
-                y_dot = y_dot.real
-            y_dot = y_dot.astype(y.dtype)
-        if y_dot.shape != y.shape:
-            y_dot = np.broadcast_to(y_dot, y.shape).copy()
-        return y_dot
-    if isinstance(y, np.generic) and y.dtype.kind in "fc":
-        v = np.asarray(y_dot).reshape(())[()]
-        if y.dtype.kind == "f":
-            v = np.real(v)
-        return y.dtype.type(v)
-    if isinstance(y, float):
-        return float(np.real(np.asarray(y_dot).reshape(())[()]))
-    if isinstance(y, complex):
-        return complex(np.asarray(y_dot).reshape(())[()])
-    return y_dot
 
 
 def _no_tangent_output(y: Any) -> bool:

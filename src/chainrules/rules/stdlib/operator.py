@@ -184,7 +184,8 @@ def _fit(y_dot: Any, y: Any) -> Any:
     if isinstance(y, np.ndarray):
         return np.asarray(y_dot, dtype=y.dtype)
     if isinstance(y, np.generic):
-        return y.dtype.type(y_dot)
+        # not y.dtype.type(y_dot): a traced tangent (forward over forward) stays traced
+        return np.asarray(y_dot).astype(y.dtype)[()]
     if isinstance(y, float):
         return float(y_dot)
     return y_dot
