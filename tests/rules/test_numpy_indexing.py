@@ -171,3 +171,14 @@ def test_positional_out_argument_error(f, args):
         rrule(f, *args, out)
     with pytest.raises(OutArgumentError):
         frule((NoTangent(),) * (len(args) + 2), f, *args, out)
+
+
+@pytest.mark.parametrize("idx", [(), None, Ellipsis], ids=["()", "None", "..."])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_getitem_of_numpy_scalar(idx, dtype):
+    # np.sum(x)[()] and friends: a NumPy scalar indexes like a 0-d array
+    from chainrules.testing import test_frule
+
+    x = dtype(0.7 + (0.2j if np.dtype(dtype).kind == "c" else 0))
+    test_frule(operator.getitem, x, idx)
+    test_rrule(operator.getitem, x, idx)

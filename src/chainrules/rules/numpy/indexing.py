@@ -128,6 +128,9 @@ def getitem_rrule(x: np.ndarray, idx: Any) -> Any:
 for _f in (operator.getitem, np.ndarray.__getitem__):
     frule.register(_f, np.ndarray, object)(getitem_frule)
     rrule.register(_f, np.ndarray, object)(getitem_rrule)
+# a NumPy scalar indexes like a 0-d array (x[()], x[None], x[...]): np.sum(x)[()]
+frule.register(operator.getitem, np.generic, object)(getitem_frule)
+rrule.register(operator.getitem, np.generic, object)(getitem_rrule)
 
 
 # ------------------------------------------------------------------------------ take
