@@ -86,3 +86,125 @@ def test_hessian_of_solve_wrt_right_hand_side(jax):
     want = jax.hessian(lambda b: jax.numpy.sum(jax.numpy.linalg.solve(a, b) ** 2))(b)
     np.testing.assert_allclose(got, want, rtol=1e-12)
     np.testing.assert_allclose(got, [[0.281, -0.231], [-0.231, 0.661]], atol=1e-3)
+
+
+# ------------------------------------------------------------------ linear algebra
+
+SPD = M @ M.T + np.eye(3)
+A3 = M + 3 * np.eye(3)
+STACK = RNG.standard_normal((2, 3, 3))
+
+
+def _sym(a):
+    return a + np.swapaxes(a, -1, -2)
+
+
+def _linalg_cases(jnp, jsl):
+    import scipy.linalg as sl
+
+    return {
+        "eigh values": (lambda s: np.sum(np.linalg.eigh(_sym(s))[0] ** 3),
+                        lambda s: jnp.sum(jnp.linalg.eigh(_sym(s))[0] ** 3), M),
+        "eigh vectors stack": (lambda s: np.sum(np.linalg.eigh(_sym(s))[1] ** 4),
+                               lambda s: jnp.sum(jnp.linalg.eigh(_sym(s))[1] ** 4), STACK),
+        "svd u": (lambda s: np.sum(np.linalg.svd(s)[0] ** 4),
+                  lambda s: jnp.sum(jnp.linalg.svd(s)[0] ** 4), M),
+        "svd vh stack": (lambda s: np.sum(np.linalg.svd(s)[2] ** 4),
+                         lambda s: jnp.sum(jnp.linalg.svd(s)[2] ** 4), STACK),
+        "slogdet": (lambda s: np.linalg.slogdet(s)[1], lambda s: jnp.linalg.slogdet(s)[1], A3),
+        "expm": (lambda s: np.sum(sl.expm(0.3 * s) ** 2),
+                 lambda s: jnp.sum(jsl.expm(0.3 * s) ** 2), M),
+    }
+
+
+LINALG_NAMES = list(_linalg_cases(np, None))
+
+
+@pytest.mark.parametrize("name", LINALG_NAMES)
+def test_linalg_second_order(name, jax):
+    import jax.scipy.linalg as jsl
+
+    f, jf, x = _linalg_cases(jax.numpy, jsl)[name]
+    u = np.cos(np.arange(x.size)).reshape(x.shape)
+    # a Hessian-vector product (forward over reverse) and forward over forward
+    np.testing.assert_allclose(jvp(grad(f), (x,), (u,))[1],
+                               jax.jvp(jax.grad(jf), (x,), (u,))[1], rtol=1e-7, atol=1e-9)
+    got = jvp(lambda p: jvp(f, (p,), (u,))[1], (x,), (u,))[1]
+    want = jax.jvp(lambda p: jax.jvp(jf, (p,), (u,))[1], (x,), (u,))[1]
+    np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+
+
+def _fd_hessian(f, x, h=1e-5):
+    """Central differences of the (first-order) gradient, one column per input entry."""
+    g = grad(f)
+    cols = []
+    for i in range(x.size):
+        e = np.zeros(x.size)
+        e[i] = h
+        e = e.reshape(x.shape)
+        cols.append(((g(x + e) - g(x - e)) / (2 * h)).ravel())
+    return np.array(cols)
+
+
+def _fd_cases():
+    import scipy.linalg as sl
+
+    rot = np.array([[0.2, 1.0, 0.1], [-1.0, 0.3, 0.2], [0.1, 0.4, 0.5]])  # complex pair
+    return {
+        "eig real": (lambda a: np.sum(np.real(np.linalg.eig(a)[0]) ** 3)
+                     + np.sum(np.abs(np.linalg.eig(a)[1]) ** 4), M),
+        "eig complex": (lambda a: np.sum(np.abs(np.linalg.eig(a)[1]) ** 4)
+                        + np.sum(np.imag(np.linalg.eig(a)[0]) ** 2), rot),
+        "svd hermitian": (lambda a: np.sum(np.linalg.svd(_sym(a), hermitian=True)[0] ** 4), M),
+        "logm": (lambda a: np.sum(sl.logm(a @ a.T + np.eye(3)) ** 2), M),
+        "sqrtm": (lambda a: np.sum(sl.sqrtm(a @ a.T + np.eye(3)) ** 2), M),
+        "lyapunov": (lambda a: np.sum(sl.solve_continuous_lyapunov(a, M) ** 2), A3),
+        "sylvester q": (lambda q: np.sum(sl.solve_sylvester(A3, A3.T, q) ** 2), M),
+        "sylvester a": (lambda a: np.sum(sl.solve_sylvester(a, A3, M) ** 2), A3),
+    }
+
+
+@pytest.mark.parametrize("name", list(_fd_cases()))
+def test_linalg_hessian_against_differences_of_gradient(name):
+    # no JAX reference (eigenvectors of non-symmetric matrices, logm; JAX has no
+    # derivative of the Schur form behind sqrtm and solve_sylvester):
+    # the Hessian must match finite differences of the first derivative
+    f, x = _fd_cases()[name]
+    h = hessian(f)(x).reshape(x.size, x.size)
+    scale = np.max(np.abs(h))
+    np.testing.assert_allclose(h, _fd_hessian(f, x), atol=1e-6 * scale)
+    u = RNG.standard_normal(x.shape)
+    fof = jvp(lambda p: jvp(f, (p,), (u,))[1], (x,), (u,))[1]
+    np.testing.assert_allclose(fof, u.ravel() @ h @ u.ravel(), rtol=1e-9, atol=1e-9 * scale)
+
+
+# ------------------------------------------------------------ gradient and convolve
+
+
+def _stencil_cases(jnp):
+    rng = np.random.default_rng(4)
+    return {
+        "gradient": (lambda v: np.sum(np.gradient(v) ** 3),
+                     lambda v: jnp.sum(jnp.gradient(v) ** 3), rng.standard_normal(6)),
+        "gradient 2-d spacing": (
+            lambda v: sum(np.sum(g ** 3) for g in np.gradient(v, 0.5)),
+            lambda v: sum(jnp.sum(g ** 3) for g in jnp.gradient(v, 0.5)),
+            rng.standard_normal((3, 4))),
+        "gradient 2 points": (lambda v: np.sum(np.gradient(v) ** 3),
+                              lambda v: jnp.sum(jnp.gradient(v) ** 3), rng.standard_normal(2)),
+        "convolve": (lambda v: np.sum(np.convolve(v, v) ** 2),
+                     lambda v: jnp.sum(jnp.convolve(v, v) ** 2), rng.standard_normal(4)),
+        "convolve same": (lambda v: np.sum(np.convolve(v, v[:2], "same") ** 3),
+                          lambda v: jnp.sum(jnp.convolve(v, v[:2], "same") ** 3),
+                          rng.standard_normal(5)),
+        "correlate": (lambda v: np.sum(np.correlate(v, v[1:3]) ** 3),
+                      lambda v: jnp.sum(jnp.correlate(v, v[1:3]) ** 3), rng.standard_normal(5)),
+    }
+
+
+@pytest.mark.parametrize("name", list(_stencil_cases(np)))
+def test_gradient_and_convolve_hessian(name, jax):
+    f, jf, x = _stencil_cases(jax.numpy)[name]
+    u = np.cos(np.arange(x.size)).reshape(x.shape)
+    np.testing.assert_allclose(jvp(grad(f), (x,), (u,))[1],
+                               jax.jvp(jax.grad(jf), (x,), (u,))[1], rtol=1e-10, atol=1e-12)

@@ -698,8 +698,11 @@ def _conv_rules(f: Any, name: str, correlate: bool, default_mode: str) -> None:
             y_bar = _cotangent(y_bar)
             if y_bar is None:
                 return (NoTangent(), ZeroTangent(), ZeroTangent(), *(NoTangent(),) * nargs)
-            full = np.zeros(full_len, dtype=np.result_type(y_bar, x, w))
-            full[start:start + len(y_bar)] = y_bar
+            dtype = np.result_type(y_bar, x, w)
+            # y_bar placed in the full-length result by concatenation, not by a write
+            # into zeros: run on traced values (a Hessian) this stays differentiable
+            full = np.concatenate([np.zeros(start, dtype), y_bar.astype(dtype),
+                                   np.zeros(full_len - start - len(y_bar), dtype)])
 
             def a_bar_thunk():
                 return project_a(np.correlate(full, kernel, "valid").reshape(np.shape(a)))

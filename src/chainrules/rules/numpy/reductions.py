@@ -1896,18 +1896,28 @@ def _gradient_stencils(shape: tuple, varargs: tuple, axes: tuple, edge_order: in
 
 
 def _gradient_adjoint(y_bar: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """The transpose of one axis' stencil applied to ``y_bar`` (axis last)."""
+    """The transpose of one axis' stencil applied to ``y_bar`` (axis last).
+
+    Built from products with constant weights and concatenations, never by writing
+    into an array: run on traced values (a Hessian) it stays differentiable.
+    """
     n = y_bar.shape[-1]
-    i = np.arange(n)
-    f_bar = np.zeros(y_bar.shape, dtype=np.result_type(y_bar, p))
+    dtype = np.result_type(y_bar, p)
+    w_first, w_last = np.zeros(n, p.dtype), np.zeros(n, p.dtype)
+    for j in range(0, min(3, n)):
+        w_first[j] += p[j % 3, 0]
+    for j in range(max(n - 3, 0), n):
+        w_last[j] += p[j % 3, n - 1]
+    f_bar = y_bar[..., :1] * w_first + y_bar[..., -1:] * w_last
     if n >= 3:
-        mid = i[1:-1]
+        mid = np.arange(1, n - 1)
+        inner = y_bar[..., 1:-1]
+        batch = y_bar.shape[:-1]
         for shift in (-1, 0, 1):
-            f_bar[..., mid + shift] += p[(mid + shift) % 3, mid] * y_bar[..., mid]
-    for row in (0, n - 1):
-        cols = range(0, min(3, n)) if row == 0 else range(max(n - 3, 0), n)
-        for j in cols:
-            f_bar[..., j] += p[j % 3, row] * y_bar[..., row]
+            # row i (interior) reads neighbour i + shift with weight p[(i+shift) % 3, i]
+            part = p[(mid + shift) % 3, mid] * inner
+            f_bar = f_bar + np.concatenate([np.zeros((*batch, 1 + shift), dtype), part,
+                                            np.zeros((*batch, 1 - shift), dtype)], axis=-1)
     return f_bar
 
 
