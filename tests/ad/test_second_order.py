@@ -208,3 +208,35 @@ def test_gradient_and_convolve_hessian(name, jax):
     u = np.cos(np.arange(x.size)).reshape(x.shape)
     np.testing.assert_allclose(jvp(grad(f), (x,), (u,))[1],
                                jax.jvp(jax.grad(jf), (x,), (u,))[1], rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------ nested Jacobians
+
+
+@pytest.mark.parametrize("inner", ["forward", "reverse"])
+@pytest.mark.parametrize("outer", ["auto", "forward", "reverse"])
+def test_jacobian_of_jacobian(inner, outer, jax):
+    jnp = jax.numpy
+    x = np.array([0.3, 0.5])
+    got = jacobian(jacobian(lambda x: np.sin(np.outer(x, x)), mode=inner), mode=outer)(x)
+    want = jax.jacfwd(jax.jacfwd(lambda x: jnp.sin(jnp.outer(x, x))))(x)
+    assert got.shape == (2, 2, 2, 2)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_third_order_jacobian_and_scalar_input(jax):
+    jnp = jax.numpy
+    x = np.array([0.3, 0.5])
+    got = jacobian(jacobian(jacobian(lambda x: np.sin(np.outer(x, x)))))(x)
+    want = jax.jacfwd(jax.jacfwd(jax.jacfwd(lambda x: jnp.sin(jnp.outer(x, x)))))(x)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    got = jacobian(jacobian(lambda t: np.array([np.sin(t) * t, t ** 3])))(0.7)
+    want = jax.jacfwd(jax.jacfwd(lambda t: jnp.array([jnp.sin(t) * t, t ** 3])))(0.7)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_hessian_of_hessian_entry():
+    # d^2/dx^2 of d^2 f/dx0^2 for f = x0^4 x1: 12 x0^2 x1 -> [[24 x1, 24 x0], [24 x0, 0]]
+    x = np.array([0.7, 1.3])
+    got = hessian(lambda x: hessian(lambda z: z[0] ** 4 * z[1])(x)[0, 0])(x)
+    np.testing.assert_allclose(got, [[24 * 1.3, 24 * 0.7], [24 * 0.7, 0.0]], rtol=1e-12)

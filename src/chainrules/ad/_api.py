@@ -665,6 +665,9 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
     def jacobian_f(*args: Any, **kwargs: Any) -> Any:
         (i,) = _argnums_tuple(argnums, len(args), "jacobian")
         x = args[i]
+        # x may be a tracer (a Jacobian of a Jacobian): shapes and seeds come from its
+        # primal, and the columns are assembled with operations the AD follows
+        xp = deep_primal(x)
         _check_float_inputs("jacobian", f, args, (i,))
         if not _is_leaf_differentiable(x) or np.iscomplexobj(x):
             got = (f"ndarray(shape={x.shape}, dtype={x.dtype})" if isinstance(x, np.ndarray)
@@ -676,7 +679,7 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
                    "array first")
             raise InputTypeError(f"jacobian argument {i}", "a real number or real (float) array",
                                  got, fix)
-        x_arr = np.asarray(x, dtype=float if type(x) in (int, float) else None)
+        x_arr = np.asarray(xp, dtype=float if type(xp) in (int, float) else None)
         n = x_arr.size
         use_forward = mode == "forward"
         y = None
@@ -688,17 +691,17 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
             for k in range(n):
                 e = np.zeros(x_arr.shape, dtype=x_arr.dtype)
                 e.reshape(-1)[k] = 1.0
-                tangent = e if isinstance(x, np.ndarray) else type(x)(1.0) if type(x) is \
+                tangent = e if isinstance(xp, np.ndarray) else type(xp)(1.0) if type(xp) is \
                     not int else 1.0
                 tangents = [ZeroTangent()] * len(args)
                 tangents[i] = tangent
                 y, y_dot = _jvp(_CONFIG, f, args, tuple(tangents), kwargs)
                 dots = _jacobian_outputs(y_dot) if type(y) in (tuple, list) else [y_dot]
-                columns.append([np.asarray(d) for d in dots])
+                columns.append([_jacobian_entry(d) for d in dots])
             outs = _jacobian_outputs(y)
             jacs = []
             for j, out in enumerate(outs):
-                y_arr = np.asarray(out)
+                y_arr = np.asarray(deep_primal(out))
                 _check_real_output(y_arr)
                 cols = [c[j] for c in columns]
                 jac = np.stack(cols, axis=-1) if cols else np.zeros((*y_arr.shape, 0))
@@ -709,21 +712,26 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
         outs = _jacobian_outputs(y)
         jacs = []
         for j, out in enumerate(outs):
-            y_arr = np.asarray(out)
+            y_arr = np.asarray(deep_primal(out))
             _check_real_output(y_arr)
             rows = []
             for k in range(y_arr.size):
                 e = np.zeros(y_arr.shape, dtype=y_arr.dtype)
                 e.reshape(-1)[k] = 1.0
-                seed = e if isinstance(out, np.ndarray) else type(out)(1.0)
+                seed = e if isinstance(out, np.ndarray) else type(y_arr[()])(1.0)
                 if type(y) in (tuple, list):
                     seed = type(y)(seed if m == j else ZeroTangent() for m in range(len(y)))
-                rows.append(np.asarray(pullback(seed)[0]))
+                rows.append(_jacobian_entry(pullback(seed)[0]))
             jac = np.stack(rows) if rows else np.zeros((0, *x_arr.shape))
             jacs.append(jac.reshape(y_arr.shape + x_arr.shape))
         return type(y)(jacs) if type(y) in (tuple, list) else jacs[0]
 
     return jacobian_f
+
+
+def _jacobian_entry(d: Any) -> Any:
+    """One column (row) of a Jacobian as an array; a traced one stays traced."""
+    return d if type(d) is Tracer else np.asarray(d)
 
 
 def _jacobian_outputs(y: Any) -> list:
