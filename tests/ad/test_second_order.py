@@ -240,3 +240,39 @@ def test_hessian_of_hessian_entry():
     x = np.array([0.7, 1.3])
     got = hessian(lambda x: hessian(lambda z: z[0] ** 4 * z[1])(x)[0, 0])(x)
     np.testing.assert_allclose(got, [[24 * 1.3, 24 * 0.7], [24 * 0.7, 0.0]], rtol=1e-12)
+
+
+# ------------------------------------------------------------ no NaN at smooth points
+
+
+@pytest.mark.parametrize("f", [
+    lambda y: np.power(0.0, y),
+    lambda y: 0.0 ** y,
+    lambda y: np.float64(0.0) ** y,
+    lambda y: np.sum(np.power(np.zeros(2), y)),
+], ids=["np.power", "float **", "np.float64 **", "array"])
+def test_second_derivative_of_zero_to_the_power(f):
+    # 0 ** y is identically 0 for y > 0 (JAX and autograd: 0.0)
+    with np.errstate(all="raise"):
+        assert grad(grad(f))(0.3) == 0.0
+
+
+def test_second_derivative_of_power_away_from_zero(jax):
+    base = np.array([0.0, 2.0])
+    got = grad(grad(lambda y: np.sum(np.power(base, y))))(0.3)
+    want = jax.grad(jax.grad(lambda y: jax.numpy.sum(jax.numpy.power(base, y))))(0.3)
+    assert got == pytest.approx(float(want), rel=1e-12)
+
+
+def test_std_of_one_element_has_zero_derivative():
+    # std of one element is identically 0 (no NaN from 0 / 0)
+    x = np.array([2.0])
+    with np.errstate(all="raise"):
+        np.testing.assert_array_equal(grad(np.std)(x), [0.0])
+        assert jvp(np.std, (x,), (np.array([1.0]),))[1] == 0.0
+        np.testing.assert_array_equal(grad(lambda v: np.std(v, axis=0)[0])(x[None]), [[0.0]])
+
+
+def test_std_hessian(jax):
+    x = np.array([2.0, 3.0, 5.0])
+    np.testing.assert_allclose(hessian(np.std)(x), jax.hessian(jax.numpy.std)(x), rtol=1e-12)

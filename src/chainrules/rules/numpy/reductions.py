@@ -490,6 +490,18 @@ def _var_setup(f: Any, sig: inspect.Signature, a: Any, args: tuple, kwargs: dict
     return p, x, axes, denom, centred
 
 
+def _over_twice_std(g: Any, y: Any) -> Any:
+    """``g / (2 std)``, and 0 where the standard deviation is 0.
+
+    There every entry equals the mean, so ``centred`` (which the result multiplies) is 0:
+    for one element std is identically 0 (derivative 0), and elsewhere 0 is a
+    subgradient of the (convex) std at its minimum, never the NaN of ``0 * inf``.
+    """
+    y = np.asarray(y)
+    zero = y == 0
+    return np.where(zero, 0, g / (2 * np.where(zero, 1, y)))
+
+
 def _var_rules(f: Any, name: str, is_std: bool, nan: bool = False) -> None:
     sig = _signature(f)
 
@@ -507,7 +519,7 @@ def _var_rules(f: Any, name: str, is_std: bool, nan: bool = False) -> None:
             # y is real: only the real part of y_bar acts on it
             g = np.real(y_bar)
             if is_std:
-                g = g / (2 * np.asarray(y))
+                g = _over_twice_std(g, y)
             a_bar = (2 / denom) * centred * _expand(g, x.shape, axes, keepdims)
             return (NoTangent(), project_a(a_bar), *_rest_bars(args))
 
@@ -523,7 +535,7 @@ def _var_rules(f: Any, name: str, is_std: bool, nan: bool = False) -> None:
         y_dot = np.sum((2 / denom) * np.real(np.conj(centred) * a_dot), axis=axes,
                        keepdims=_keepdims(p))
         if is_std:
-            y_dot = y_dot / (2 * np.asarray(y))
+            y_dot = _over_twice_std(y_dot, y)
         return y, _like(y_dot, y)
 
     var_rrule.__name__ = var_rrule.__qualname__ = f"{name}_rrule"

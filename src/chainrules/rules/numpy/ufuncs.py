@@ -396,11 +396,15 @@ _elementwise(np.positive, _positive_partial)
 def _power_partials(x: Any, p: Any, *, y: Any) -> tuple:
     x = np.asarray(x)
     p = np.asarray(p)
-    dx = np.where(p == 0, 0, p * x ** (p - 1))
+    # The masked branches of each where get harmless inputs (1 for a zero x or p): a
+    # where passes a zero cotangent to its masked branch, and zero times an infinite
+    # partial (log 0, 0 ** -1) would turn the second derivative into NaN.
+    dx = np.where(p == 0, 0, p * np.where(p == 0, 1, x) ** (p - 1))
+    x_safe = np.where(x == 0, 1, x)
     if x.dtype.kind == "c" or p.dtype.kind == "c" or np.asarray(y).dtype.kind == "c":
-        log_x = np.log(x.astype(np.result_type(x, np.complex64)))
+        log_x = np.log(x_safe.astype(np.result_type(x, np.complex64)))
     else:
-        log_x = np.log(np.abs(x))
+        log_x = np.log(np.abs(x_safe))
     dp = np.where(x == 0, 0, y * log_x)
     return dx, dp
 
