@@ -39,8 +39,15 @@ _file_trees: dict[tuple[str, int], ast.Module | None] = {}
 
 class _CallRewriter(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
         func = node.func
+        if isinstance(func, ast.Attribute):
+            # a method or module function being called (np.sum(x)): the call itself goes
+            # through the dispatch point, so only the object it is looked up on is visited
+            func.value = self.visit(func.value)
+            node.args = [self.visit(a) for a in node.args]
+            node.keywords = [self.visit(k) for k in node.keywords]
+        else:
+            self.generic_visit(node)
         if isinstance(func, ast.Name) and func.id in _FRAME_BUILTINS:
             return node
         new = ast.Call(
@@ -48,6 +55,22 @@ class _CallRewriter(ast.NodeTransformer):
             args=[func, *node.args],
             keywords=node.keywords,
         )
+        return ast.copy_location(new, node)
+
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        # A value read as an attribute (obj.prop, not obj.method(...)): it may be a
+        # property whose getter computes with traced fields, so it goes through the
+        # dispatch point's ``attr``, which traces Python property getters. Private names
+        # stay as they are (the compiler mangles them; a string would not be).
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load) or (
+                node.attr.startswith("__") and not node.attr.endswith("__")):
+            return node
+        new = ast.Call(
+            func=ast.Attribute(value=ast.Name(id=CALL_NAME, ctx=ast.Load()), attr="attr",
+                               ctx=ast.Load()),
+            args=[node.value, ast.Constant(node.attr)], keywords=[])
         return ast.copy_location(new, node)
 
 

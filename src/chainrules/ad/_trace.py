@@ -81,6 +81,7 @@ _fr_lookup = frule.lookup
 _FunctionType = types.FunctionType
 _MethodType = types.MethodType
 _ndarray = np.ndarray
+_ufunc = np.ufunc
 _ZERO = ZeroTangent()
 _NO = NoTangent()
 _NO_RULE = object()
@@ -380,6 +381,10 @@ class Tracer:
     @property
     def shape(self) -> tuple:
         return np.shape(deep_primal(self))
+
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        raise MutationError("`x.shape = ...` on a traced array", "use x = x.reshape(shape)")
 
     @property
     def ndim(self) -> int:
@@ -1705,6 +1710,8 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
             is not None:
         raise MutationError(f"{func_name(f)}(..., out=x) on a traced array x",
                             "out= writes the result into x")
+    if tf is _ufunc:
+        args = _ufunc_arrays(args)
     if not _has_tracer_kwargs(kwargs, top):
         out = top.process(f, args, kwargs)
         if out is not _NO_RULE:
@@ -1958,6 +1965,16 @@ def _call_opaque(f: Any, args: tuple, kwargs: dict) -> Any:
         args = tuple(_wrap_callable(a) for a in args)
         if kwargs:
             kwargs = {k: _wrap_callable(v) for k, v in kwargs.items()}
+    if f is np.fromiter and args:
+        # NumPy would write each item into a new array: refuse traced items by name
+        items = list(args[0])
+        if _top_trace_deep(items, None) is not None:
+            first = next(v for v in items if _top_trace_deep(v, None) is not None)
+            raise TracerConversionError(
+                "numpy.fromiter of traced values (use np.array([...]) or np.stack, which "
+                "the AD follows)", _describe(first) if type(first) is Tracer
+                else "a structure holding traced values")
+        args = (items, *args[1:])
     if f is np.array or f is np.asarray or f is np.asanyarray:
         if len(args) == 1 and not kwargs and type(args[0]) is Tracer:
             return args[0]  # already an array-like value the AD follows
@@ -2002,12 +2019,20 @@ def _stack_nested(x: Any, dtype: Any = None) -> Any:
 def _unstack_cotangent(x: Any, g: Any) -> Any:
     if type(x) is list or type(x) is tuple:
         return Tangent[type(x)](*[_unstack_cotangent(v, g[i]) for i, v in enumerate(x)])
-    return ProjectTo(x)(g)
+    return project_traced(ProjectTo(deep_primal(x)), g)
+
+
+def _array_of(x: Any, dtype: Any) -> Any:
+    """``np.array(x, dtype)``, stacked when ``x`` holds values of an outer trace (this
+    rule run for a higher-order derivative)."""
+    if _top_trace_deep(x, None) is not None:
+        return _stack_nested(x, dtype)
+    return np.array(x, dtype=dtype)
 
 
 @rrule.register(_stack_nested)
 def _stack_nested_rrule(x: Any, dtype: Any = None) -> Any:
-    y = np.array(x, dtype=dtype)
+    y = _array_of(x, dtype)
 
     def stack_nested_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
@@ -2020,7 +2045,7 @@ def _stack_nested_rrule(x: Any, dtype: Any = None) -> Any:
 
 @frule.register(_stack_nested)
 def _stack_nested_frule(dargs: tuple, x: Any, dtype: Any = None) -> Any:
-    y = np.array(x, dtype=dtype)
+    y = _array_of(x, dtype)
 
     def tangent_of(xv: Any, d: Any) -> Any:
         if type(xv) is list or type(xv) is tuple:
@@ -2028,10 +2053,13 @@ def _stack_nested_frule(dargs: tuple, x: Any, dtype: Any = None) -> Any:
             return np.stack([tangent_of(v, di) for v, di in zip(xv, items)])
         d = unthunk(d)
         if isinstance(d, AbstractTangent):
-            return np.zeros_like(np.asarray(xv, dtype=y.dtype))
+            return np.zeros(np.shape(deep_primal(xv)), dtype=y.dtype)
         return d
 
-    return y, np.asarray(tangent_of(x, dargs[1]), dtype=y.dtype)
+    y_dot = tangent_of(x, dargs[1])
+    if _top_trace_deep(y_dot, None) is not None:
+        return y, _stack_nested(y_dot, y.dtype)
+    return y, np.asarray(y_dot, dtype=y.dtype)
 
 
 def _setitem(obj: Any, key: Any, value: Any) -> None:
@@ -2059,6 +2087,75 @@ def _setitem_inplace(obj: Any, key: Any, op: str, value: Any) -> None:
 _AUG_SYMBOLS = {"iadd": "+=", "isub": "-=", "imul": "*=", "itruediv": "/=", "ipow": "**=",
                 "imatmul": "@="}
 
+_MISSING = object()
+# (type, attribute name) -> the Python getter of a property there, or None
+_property_getters: dict[tuple[type, str], Any] = {}
+
+
+def _getattr(obj: Any, name: str) -> Any:
+    """``obj.name`` read as a value in traced code: a property's Python getter is traced
+    (its code may compute with traced fields, as ``Covariance.log_pdet`` does)."""
+    t = type(obj)
+    if t is types.ModuleType:
+        v = getattr(obj, name)
+        if type(v) in _CONCATENATORS:
+            return _TracedIndexer(v)
+        return v
+    if t is Tracer:
+        return getattr(obj, name)
+    key = (t, name)
+    try:
+        fget = _property_getters.get(key, _MISSING)
+    except TypeError:  # an unhashable type object
+        return getattr(obj, name)
+    if fget is _MISSING:
+        fget = None
+        for klass in getattr(t, "__mro__", ()):
+            d = klass.__dict__.get(name, _MISSING)
+            if d is not _MISSING:
+                if type(d) is property and type(d.fget) is _FunctionType:
+                    fget = d.fget
+                break
+        _property_getters[key] = fget
+    if fget is None:
+        return getattr(obj, name)
+    return call(fget, obj)
+
+
+# np.r_ and np.c_: objects whose __getitem__ (Python code) builds an array
+_CONCATENATORS = (type(np.r_), type(np.c_))
+
+
+class _TracedIndexer:
+    """``np.r_`` / ``np.c_`` read in traced code: indexing runs their ``__getitem__``
+    through the dispatch point (traced), so ``np.r_[x, y]`` of traced values is followed."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __getitem__(self, key: Any) -> Any:
+        return call(type(self.obj).__getitem__, self.obj, key)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.obj, name)
+
+
+def _ufunc_arrays(args: tuple) -> tuple:
+    """Arguments of a NumPy ufunc with every list or tuple holding tracers made an array
+    the AD follows (``scipy.special.gammaln([a, a - 0.5])``): the ufunc's rule then sees
+    an array, as the ufunc itself would."""
+    for a in args:
+        if type(a) is list or type(a) is tuple:
+            break
+    else:
+        return args
+    return tuple(call(_stack_nested, a) if (type(a) is list or type(a) is tuple)
+                 and _top_trace_deep(a, None) is not None else a for a in args)
+
+
+call.attr = _getattr  # type: ignore[attr-defined]
 call.setitem = _setitem  # type: ignore[attr-defined]
 call.setitem_inplace = _setitem_inplace  # type: ignore[attr-defined]
 call.slice = slice  # type: ignore[attr-defined]

@@ -1161,7 +1161,10 @@ def _diff_parts(a: Any, p: dict) -> tuple:
 def _diff_adjoint(g: np.ndarray, ax: int, n: int) -> np.ndarray:
     """The adjoint of ``np.diff(., n, axis=ax)``."""
     for _ in range(n):
-        zero = np.zeros_like(np.take(g, [0], axis=ax))
+        # (from the shape, not np.take(g, [0]): g is empty when the output was)
+        shape = list(np.shape(g))
+        shape[ax] = 1
+        zero = np.zeros(shape, dtype=g.dtype)
         g = np.concatenate([zero, g], axis=ax) - np.concatenate([g, zero], axis=ax)
     return g
 
