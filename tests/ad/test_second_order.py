@@ -363,3 +363,80 @@ def test_setting_shape_of_tracer_error():
 
     with pytest.raises(MutationError, match=re.escape("`x.shape = ...` on a traced array")):
         grad(f)(np.ones(2))
+
+
+# ------------------------------------------------------------ no silent wrong value
+
+
+def test_edited_module_source_error(tmp_path, monkeypatch):
+    import importlib
+    import sys
+
+    from chainrules.ad import StaleSourceError
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "chainrules_stale_demo.py"
+    path.write_text("import numpy as np\n\n\ndef f(x):\n    return np.sum(x * 3.0)\n")
+    mod = importlib.import_module("chainrules_stale_demo")
+    try:
+        # edited on disk, not reloaded: the text says 4, the code computes 3
+        path.write_text("import numpy as np\n\n\ndef f(x):\n    return np.sum(x * 4.0)\n")
+        with pytest.raises(StaleSourceError, match=re.escape(
+                "the source of f in " + str(path) + " does not compile to the code")):
+            grad(mod.f)(np.ones(2))
+        with pytest.raises(StaleSourceError):  # the refusal is remembered
+            grad(mod.f)(np.ones(2))
+        importlib.reload(mod)
+        np.testing.assert_array_equal(grad(mod.f)(np.ones(2)), [4.0, 4.0])
+    finally:
+        sys.modules.pop("chainrules_stale_demo", None)
+
+
+def test_code_compiled_under_another_files_name_error(tmp_path):
+    import types
+
+    from chainrules.ad import StaleSourceError
+
+    path = tmp_path / "other.py"
+    path.write_text("def f(x):\n    return 4.0 * x\n")
+    mod = types.ModuleType("m")
+    exec(compile("def f(x):\n    return 3.0 * x\n", str(path), "exec"), mod.__dict__)
+    with pytest.raises(StaleSourceError, match="compiled under another file's name"):
+        grad(mod.f)(1.0)
+
+
+def test_unchanged_source_still_differentiates(tmp_path):
+    import types
+
+    path = tmp_path / "same.py"
+    src = "def f(x):\n    return 3.0 * x * x\n"
+    path.write_text(src)
+    mod = types.ModuleType("m")
+    exec(compile(src, str(path), "exec"), mod.__dict__)
+    assert grad(mod.f)(1.0) == 6.0
+
+
+def test_leaked_tracer_use_error():
+    from chainrules.ad import DeadTracerError
+
+    kept = []
+
+    def f(x):
+        kept.append(x)
+        return x * x
+
+    assert grad(f)(2.0) == 4.0
+    with pytest.raises(DeadTracerError, match=re.escape("calling operator.add on a traced")):
+        kept[0] + 1.0
+    with pytest.raises(DeadTracerError, match="calling numpy.sin"):
+        np.sin(kept[0])
+    with pytest.raises(DeadTracerError, match=re.escape("float() on a traced value")):
+        float(kept[0])
+    kept.clear()
+    jvp(lambda x: kept.append(x) or x * 2, (np.ones(2),), (np.ones(2),))
+    with pytest.raises(DeadTracerError, match="calling operator.matmul"):
+        kept[0] @ np.ones(2)
+    # nested use inside a later grad is refused too
+    with pytest.raises(DeadTracerError):
+        grad(lambda z: np.sum(z * kept[0]))(np.ones(2))

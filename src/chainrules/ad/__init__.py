@@ -22,10 +22,12 @@ from . import _higher_order as _higher_order
 from ._api import ADConfig, grad, hessian, jacobian, jvp, value_and_grad, vjp
 from ._errors import (
     ADError,
+    DeadTracerError,
     InputTypeError,
     MutationError,
     NonScalarOutputError,
     NoRuleError,
+    StaleSourceError,
     TracerConversionError,
     UntrackedOutputError,
 )
@@ -34,10 +36,12 @@ from ._trace import Tracer
 __all__ = [
     "ADConfig",
     "ADError",
+    "DeadTracerError",
     "InputTypeError",
     "MutationError",
     "NoRuleError",
     "NonScalarOutputError",
+    "StaleSourceError",
     "Tracer",
     "TracerConversionError",
     "UntrackedOutputError",

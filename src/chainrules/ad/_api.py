@@ -28,7 +28,15 @@ from chainrules.core import (
 )
 
 from ._errors import InputTypeError, NonScalarOutputError
-from ._trace import ForwardTrace, ReverseTrace, Tracer, call, deep_primal, project_traced
+from ._trace import (
+    ForwardTrace,
+    ReverseTrace,
+    Tracer,
+    call,
+    deep_primal,
+    end_trace,
+    project_traced,
+)
 
 __all__ = ["ADConfig", "grad", "hessian", "jacobian", "jvp", "value_and_grad", "vjp"]
 
@@ -362,13 +370,17 @@ def _vjp(config: RuleConfig, f: Callable, args: tuple, kwargs: dict,
     trace = ReverseTrace(config)
     boxed = list(args)
     in_leaves: dict[int, list] = {}
-    for i in argnums:
-        leaves: list = []
-        boxed[i] = _box_inputs(trace, args[i], leaves)
-        in_leaves[i] = leaves
-    y = call(f, *boxed, **kwargs)
-    out_leaves: list = []
-    y_primal = _unbox_output(trace, y, out_leaves)
+    try:
+        for i in argnums:
+            leaves: list = []
+            boxed[i] = _box_inputs(trace, args[i], leaves)
+            in_leaves[i] = leaves
+        y = call(f, *boxed, **kwargs)
+        out_leaves: list = []
+        y_primal = _unbox_output(trace, y, out_leaves)
+    finally:
+        # tracers kept past this call (a global, a list) must not record anything more
+        end_trace(trace)
     argnums = tuple(argnums)
 
     def pullback(y_bar: Any) -> tuple:
@@ -560,9 +572,12 @@ def _jvp(config: RuleConfig, f: Callable, primals: tuple, tangents: tuple,
                              f"{len(tangents)}", "pass one tangent per primal argument")
     trace = ForwardTrace(config)
     boxed = []
-    for i, (x, dx) in enumerate(zip(primals, tangents)):
-        boxed.append(_box_forward(trace, x, dx, f"tangent {i}"))
-    y = call(f, *boxed, **kwargs)
+    try:
+        for i, (x, dx) in enumerate(zip(primals, tangents)):
+            boxed.append(_box_forward(trace, x, dx, f"tangent {i}"))
+        y = call(f, *boxed, **kwargs)
+    finally:
+        end_trace(trace)
 
     def leaf(v: Any) -> Any:
         if type(v) is Tracer and v._trace is trace:

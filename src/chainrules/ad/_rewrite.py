@@ -18,10 +18,13 @@ are compiled inside a class of the same name (``super()`` and name mangling).
 from __future__ import annotations
 
 import ast
+import dis
 import linecache
 import os
 import types
 from typing import Any
+
+from ._errors import StaleSourceError
 
 __all__ = ["CALL_NAME", "is_rewritten", "rewritten_function"]
 
@@ -35,6 +38,7 @@ _FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "dir", "eval"
 _code_cache: dict[types.CodeType, types.CodeType | None] = {}
 _rewritten_codes: set[types.CodeType] = set()
 _file_trees: dict[tuple[str, int], ast.Module | None] = {}
+_stale: dict[types.CodeType, StaleSourceError] = {}
 
 
 class _CallRewriter(ast.NodeTransformer):
@@ -211,7 +215,83 @@ def _compile(code: types.CodeType) -> types.CodeType | None:
     if node is None:
         return None
     cls = _class_name(tree, node)
-    node = _StoreRewriter().visit(_copy(node))
+    # The text read from the file must be the code being run: compiled as it is (same
+    # wrapper, no rewriting) it has to give the same code object, or the file changed
+    # after the import (or the code was compiled under another file's name).
+    plain = _factory_code(_copy(node), code, cls)
+    if plain is None:
+        return None
+    if not _same_code(plain, code):
+        raise StaleSourceError(getattr(code, "co_qualname", code.co_name), code.co_filename)
+    return _factory_code(_StoreRewriter().visit(_copy(node)), code, cls)
+
+
+# CO_NESTED: set for every function compiled inside the factory, never compared
+_CO_NESTED = 0x10
+
+
+def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    """Whether two code objects have the same instructions, names and constants
+    (nested code objects compared the same way; line numbers, jump offsets and the
+    compiler's choice between equivalent instructions ignored: a ``.pyc`` written by
+    another patch release of the same Python may load a method with other opcodes)."""
+    if (a.co_names != b.co_names and set(a.co_names) != set(b.co_names)) \
+            or a.co_varnames != b.co_varnames \
+            or a.co_freevars != b.co_freevars or a.co_cellvars != b.co_cellvars \
+            or a.co_argcount != b.co_argcount \
+            or a.co_posonlyargcount != b.co_posonlyargcount \
+            or a.co_kwonlyargcount != b.co_kwonlyargcount \
+            or (a.co_flags ^ b.co_flags) & ~_CO_NESTED:
+        return False
+    if a.co_code == b.co_code:
+        return _same_consts(a.co_consts, b.co_consts)
+    return _instructions(a) == _instructions(b)
+
+
+def _same_consts(xs: tuple, ys: tuple) -> bool:
+    if len(xs) != len(ys):
+        return False
+    for x, y in zip(xs, ys):
+        if isinstance(x, types.CodeType):
+            if not isinstance(y, types.CodeType) or not _same_code(x, y):
+                return False
+        elif type(x) is not type(y) or (x != y and x == x):
+            return False
+    return True
+
+
+_SKIP_OPS = frozenset({"CACHE", "NOP", "EXTENDED_ARG", "RESUME", "PRECALL", "PUSH_NULL"})
+_SAME_OPS = {"LOAD_METHOD": "LOAD_ATTR", "CALL_METHOD": "CALL",
+             "CALL_FUNCTION": "CALL", "CALL_FUNCTION_KW": "CALL"}
+
+
+def _instructions(code: types.CodeType) -> list:
+    """The instruction stream with names, constants and variables resolved (nested code
+    as its own stream) and jump targets dropped."""
+    out: list = []
+    for ins in dis.get_instructions(code):
+        op = ins.opname
+        if op in _SKIP_OPS:
+            continue
+        op = _SAME_OPS.get(op, op)
+        if ins.opcode in _JUMPS:
+            out.append((op.replace("_FORWARD", "").replace("_BACKWARD", "")
+                        .replace("_NO_INTERRUPT", ""), None))
+        elif isinstance(ins.argval, types.CodeType):
+            out.append((op, tuple(_instructions(ins.argval))))
+        else:
+            val = ins.argval
+            out.append((op, (type(val), val) if val == val else "nan"))
+    return out
+
+
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+
+
+def _factory_code(node: ast.AST, code: types.CodeType,
+                  cls: str | None) -> types.CodeType | None:
+    """The code of def/lambda ``node`` compiled inside the factory (see the module
+    docstring), or None when it does not compile."""
     find_name = code.co_name
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         node.decorator_list = []
@@ -315,10 +395,17 @@ def rewritten_code(code: types.CodeType) -> types.CodeType | None:
         return _code_cache[code]
     except KeyError:
         pass
+    stale = _stale.get(code)
+    if stale is not None:
+        raise stale
     if os.path.abspath(code.co_filename).startswith(_OPAQUE_DIR):
         _code_cache[code] = None
         return None
-    new = _compile(code)
+    try:
+        new = _compile(code)
+    except StaleSourceError as e:
+        _stale[code] = e
+        raise
     _code_cache[code] = new
     if new is not None:
         _rewritten_codes.add(new)

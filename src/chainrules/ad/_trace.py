@@ -61,6 +61,7 @@ from chainrules.core import _helpers as _core_helpers
 
 from ._errors import (
     ADError,
+    DeadTracerError,
     MutationError,
     NoRuleError,
     TracerConversionError,
@@ -69,7 +70,8 @@ from ._errors import (
 )
 from ._rewrite import rewritten_function
 
-__all__ = ["ForwardTrace", "ReverseTrace", "Tracer", "apply", "call", "new_level"]
+__all__ = ["ForwardTrace", "ReverseTrace", "Tracer", "apply", "call", "end_trace",
+           "new_level"]
 
 _rr_lookup = rrule.lookup
 # The partials of scalar_rule functions, keyed by function (``derivatives_given_output``
@@ -176,10 +178,10 @@ class Tracer:
     # -- conversions that would lose the derivative ------------------------------------
 
     def __float__(self) -> float:
-        raise TracerConversionError(_coercion_operation("float()"), _describe(self))
+        raise _conversion_error(self, _coercion_operation("float()"))
 
     def __complex__(self) -> complex:
-        raise TracerConversionError(_coercion_operation("complex()"), _describe(self))
+        raise _conversion_error(self, _coercion_operation("complex()"))
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:
@@ -192,8 +194,8 @@ class Tracer:
     def __array_interface__(self) -> Any:
         # NumPy asks for this before treating a tracer as a sequence or an object;
         # refusing here turns `a[i] = x` and `np.asarray(x)` into a clear error.
-        raise TracerConversionError(
-            _coercion_operation("converting a traced value to a NumPy array"), _describe(self))
+        raise _conversion_error(
+            self, _coercion_operation("converting a traced value to a NumPy array"))
 
     def __int__(self) -> int:
         # Truncation: the derivative is zero almost everywhere, which is what we return.
@@ -615,6 +617,13 @@ _UFUNC_METHODS = {
     (np.add, "accumulate"): np.cumsum,
     (np.multiply, "accumulate"): np.cumprod,
 }
+
+
+def _conversion_error(t: Tracer, operation: str) -> ADError:
+    """The error for converting ``t`` to a plain value: a dead tracer says so first."""
+    if type(t._trace) in (_EndedReverseTrace, _EndedForwardTrace):
+        return DeadTracerError(operation, _describe(t))
+    return TracerConversionError(operation, _describe(t))
 
 
 def _describe(t: Tracer) -> str:
@@ -1428,6 +1437,50 @@ class ForwardTrace:
 
 
 _MAX_RRULE_JVP = 64
+
+
+# ---------------------------------------------------------------------------------------
+# Ended traces: a tracer that leaked out of its grad / jvp refuses to be used
+
+
+def _dead(trace: Any, f: Any, args: tuple) -> DeadTracerError:
+    t = next((a for a in args if type(a) is Tracer and a._trace is trace), None)
+    return DeadTracerError(f"calling {func_name(f)}",
+                           _describe(t) if t is not None else "a traced value")
+
+
+class _EndedReverseTrace(ReverseTrace):
+    """A reverse trace whose differentiation returned: its tape still serves the pullback
+    (``backward``), but it records nothing new."""
+
+    __slots__ = ()
+
+    def binop(self, f: Any, a: Any, b: Any) -> Any:
+        raise _dead(self, f, (a, b))
+
+    def process(self, f: Any, args: tuple, kwargs: dict, soft: bool = False) -> Any:
+        raise _dead(self, f, args)
+
+
+class _EndedForwardTrace(ForwardTrace):
+    """A forward trace whose ``jvp`` returned."""
+
+    __slots__ = ()
+
+    def binop(self, f: Any, a: Any, b: Any) -> Any:
+        raise _dead(self, f, (a, b))
+
+    def process(self, f: Any, args: tuple, kwargs: dict, soft: bool = False) -> Any:
+        raise _dead(self, f, args)
+
+
+def end_trace(trace: Any) -> None:
+    """Mark ``trace`` ended: any later operation on its tracers raises
+    :class:`DeadTracerError` (the class swap costs the live traces nothing)."""
+    if type(trace) is ReverseTrace:
+        trace.__class__ = _EndedReverseTrace
+    elif type(trace) is ForwardTrace:
+        trace.__class__ = _EndedForwardTrace
 
 
 def _pairing(grads: tuple, dargs: list) -> Any:
