@@ -429,13 +429,13 @@ def test_leaked_tracer_use_error():
     assert grad(f)(2.0) == 4.0
     with pytest.raises(DeadTracerError, match=re.escape("calling operator.add on a traced")):
         kept[0] + 1.0
-    with pytest.raises(DeadTracerError, match="calling numpy.sin"):
+    with pytest.raises(DeadTracerError, match=re.escape("calling numpy.sin")):
         np.sin(kept[0])
     with pytest.raises(DeadTracerError, match=re.escape("float() on a traced value")):
         float(kept[0])
     kept.clear()
     jvp(lambda x: kept.append(x) or x * 2, (np.ones(2),), (np.ones(2),))
-    with pytest.raises(DeadTracerError, match="calling operator.matmul"):
+    with pytest.raises(DeadTracerError, match=re.escape("calling operator.matmul")):
         kept[0] @ np.ones(2)
     # nested use inside a later grad is refused too
     with pytest.raises(DeadTracerError):
