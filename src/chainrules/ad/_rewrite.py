@@ -255,9 +255,17 @@ def _same_consts(xs: tuple, ys: tuple) -> bool:
         if isinstance(x, types.CodeType):
             if not isinstance(y, types.CodeType) or not _same_code(x, y):
                 return False
-        elif type(x) is not type(y) or (x != y and x == x):
+        elif type(x) is not type(y) or (_const(x) != _const(y) and x == x):
             return False
     return True
+
+
+def _const(x: Any) -> Any:
+    # a class defined inside a function stores its __qualname__, which names the
+    # enclosing functions: inside the factory they differ, so qualnames are not compared
+    if type(x) is str and ".<locals>." in x:
+        return "<qualname>"
+    return x
 
 
 _SKIP_OPS = frozenset({"CACHE", "NOP", "EXTENDED_ARG", "RESUME", "PRECALL", "PUSH_NULL"})
@@ -280,7 +288,7 @@ def _instructions(code: types.CodeType) -> list:
         elif isinstance(ins.argval, types.CodeType):
             out.append((op, tuple(_instructions(ins.argval))))
         else:
-            val = ins.argval
+            val = _const(ins.argval)
             out.append((op, (type(val), val) if val == val else "nan"))
     return out
 
