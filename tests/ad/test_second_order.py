@@ -440,3 +440,23 @@ def test_leaked_tracer_use_error():
     # nested use inside a later grad is refused too
     with pytest.raises(DeadTracerError):
         grad(lambda z: np.sum(z * kept[0]))(np.ones(2))
+
+
+@pytest.mark.parametrize("x", [np.array([0.5, -1.2, 0.0, 0.7, 1.3]),
+                               np.array([0.5, 0.0, 2.0, 0.0, 1.3])], ids=["one zero", "two"])
+def test_cumprod_with_zeros_second_order(x, jax):
+    # past a zero every product is 0, but not its derivative w.r.t. that zero
+    w = np.cos(np.arange(x.size))
+    u = np.sin(np.arange(x.size) + 1.0)
+
+    def f(v):
+        return np.sum(w * np.cumprod(v) ** 2) + np.sum(w * np.cumprod(v))
+
+    def jf(v):
+        jnp = jax.numpy
+        return jnp.sum(w * jnp.cumprod(v) ** 2) + jnp.sum(w * jnp.cumprod(v))
+
+    np.testing.assert_allclose(hessian(f)(x), jax.hessian(jf)(x), rtol=1e-12, atol=1e-12)
+    got = jvp(lambda p: jvp(f, (p,), (u,))[1], (x,), (u,))[1]
+    want = jax.jvp(lambda p: jax.jvp(jf, (p,), (u,))[1], (x,), (u,))[1]
+    assert got == pytest.approx(float(want), rel=1e-12)

@@ -1027,11 +1027,33 @@ def _cumprod_pullback_core(x: np.ndarray, y: np.ndarray, g: np.ndarray, ax: int)
     out = np.where(before, _reverse_cumsum(gm * np.conj(ym), -1) / np.conj(safe), 0)
     at = idx == z
     if at.any():
+        if _traced(x, g):
+            out = np.sum(gm[..., None, :] * np.conj(_cumprod_terms(xm)), axis=-1)
+            return np.moveaxis(out, -1, ax)
         x1 = np.where(at, 1, xm)
         y1 = np.cumprod(x1, axis=-1)
         tail = np.sum(np.where(idx >= z, gm * np.conj(y1), 0), axis=-1, keepdims=True)
         out = np.where(at, tail, out)
     return np.moveaxis(out, -1, ax)
+
+
+def _traced(*values: Any) -> bool:
+    """Whether any value is an AD's traced value (this rule run for a higher derivative)."""
+    return any(type(v) is not np.ndarray and not isinstance(v, (float, int, np.generic))
+               for v in values)
+
+
+def _cumprod_terms(xm: np.ndarray) -> np.ndarray:
+    """``E[..., i, k] = prod_{j <= k, j != i} x_j`` for ``k >= i``, else 0 (last axis).
+
+    The masked O(n) formulas with zeros are exact in value but not in derivative (a
+    product past a zero is 0 whatever the other factors, its derivative w.r.t. the zero
+    is not): run on traced values, the rules use these O(n^2) terms instead.
+    """
+    n = xm.shape[-1]
+    eye = np.eye(n, dtype=bool)
+    terms = np.cumprod(np.where(eye, 1, xm[..., None, :]), axis=-1)
+    return np.where(np.triu(np.ones((n, n), dtype=bool)), terms, 0)
 
 
 def _cumprod_pushforward_core(x: np.ndarray, y: np.ndarray, x_dot: np.ndarray,
@@ -1047,6 +1069,9 @@ def _cumprod_pushforward_core(x: np.ndarray, y: np.ndarray, x_dot: np.ndarray,
     safe = np.where(before, xm, 1)
     out = ym * np.cumsum(np.where(before, dm / safe, 0), axis=-1)
     at = idx == z
+    if at.any() and _traced(x, x_dot):
+        out = np.sum(dm[..., :, None] * _cumprod_terms(xm), axis=-2)
+        return np.moveaxis(out, -1, ax)
     if at.any():
         y1 = np.cumprod(np.where(at, 1, xm), axis=-1)
         dz = np.sum(np.where(at, dm, 0), axis=-1, keepdims=True)
