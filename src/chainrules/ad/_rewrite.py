@@ -218,7 +218,7 @@ def _compile(code: types.CodeType) -> types.CodeType | None:
     # The text read from the file must be the code being run: compiled as it is (same
     # wrapper, no rewriting) it has to give the same code object, or the file changed
     # after the import (or the code was compiled under another file's name).
-    plain = _factory_code(_copy(node), code, cls)
+    plain = _factory_code(_copy(node), code, cls, _pytest_asserts(code))
     if plain is None:
         return None
     if not _same_code(plain, code):
@@ -296,10 +296,20 @@ def _instructions(code: types.CodeType) -> list:
 _JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
 
 
-def _factory_code(node: ast.AST, code: types.CodeType,
-                  cls: str | None) -> types.CodeType | None:
+def _pytest_asserts(code: types.CodeType) -> bool:
+    """Whether pytest rewrote the asserts of ``code`` (a test module's function): its
+    names then include pytest's, which no Python source can spell."""
+    names = (*code.co_names, *code.co_varnames)
+    if any(n.startswith("@py") for n in names):
+        return True
+    return any(isinstance(c, types.CodeType) and _pytest_asserts(c) for c in code.co_consts)
+
+
+def _factory_code(node: ast.AST, code: types.CodeType, cls: str | None,
+                  pytest_asserts: bool = False) -> types.CodeType | None:
     """The code of def/lambda ``node`` compiled inside the factory (see the module
-    docstring), or None when it does not compile."""
+    docstring), or None when it does not compile. ``pytest_asserts``: rewrite the asserts
+    as pytest does first (to compare with a test function's code)."""
     find_name = code.co_name
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         node.decorator_list = []
@@ -344,6 +354,21 @@ def _factory_code(node: ast.AST, code: types.CodeType,
             n.end_lineno = n.lineno
             n.end_col_offset = 0
     ast.fix_missing_locations(module)
+    if pytest_asserts:
+        try:
+            from _pytest.assertion.rewrite import rewrite_asserts
+        except ImportError:  # pragma: no cover - rewritten by a pytest we cannot import
+            return None
+        rewrite_asserts(module, b"", None, None)
+        ast.fix_missing_locations(module)
+        for n in ast.walk(module):  # (pytest's new nodes carry partial positions)
+            if getattr(n, "lineno", None) is None:
+                continue
+            if n.end_lineno is None or n.end_lineno < n.lineno:
+                n.end_lineno = n.lineno
+            if n.end_lineno == n.lineno and (n.end_col_offset is None
+                                             or n.end_col_offset < n.col_offset):
+                n.end_col_offset = n.col_offset
     try:
         compiled = compile(module, code.co_filename, "exec",
                            flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
