@@ -460,3 +460,46 @@ def test_cumprod_with_zeros_second_order(x, jax):
     got = jvp(lambda p: jvp(f, (p,), (u,))[1], (x,), (u,))[1]
     want = jax.jvp(lambda p: jax.jvp(jf, (p,), (u,))[1], (x,), (u,))[1]
     assert got == pytest.approx(float(want), rel=1e-12)
+
+
+def test_compress_method_first_and_second_order():
+    # x.compress(condition) is np.compress(condition, x): the method on a traced array
+    x = np.arange(6.0).reshape(2, 3) + 1.0
+    cond = np.array([True, False, True])
+
+    def f(v):
+        return np.sum(v.compress(cond, axis=1) ** 3)
+
+    np.testing.assert_allclose(grad(f)(x), 3 * x ** 2 * cond)
+    h = hessian(f)(x).reshape(6, 6)
+    np.testing.assert_allclose(h, np.diag((6 * x * cond).ravel()))
+
+
+def test_rule_code_crashing_on_traced_values_is_a_named_error():
+    # a built-in rule whose own code raises a plain exception (IndexError) when run
+    # again on traced values reports a NoRuleError naming the rule, not a crash
+    from chainrules._order2 import check_second_order
+    from chainrules.testing import iter_catalog
+
+    (case,) = [c for c in iter_catalog("numpy_linalg")
+               if c.display_name == "numpy.linalg.svd(full_matrices, y_bar ignores extra "
+                                    "columns)"]
+    result = check_second_order(case)
+    assert result.status in ("passed", "error")
+    if result.status == "error":
+        assert result.message.startswith("NoRuleError")
+        assert "the built-in rule for numpy.linalg.svd is not twice differentiable" in \
+            result.message
+
+
+def test_gradient_with_traced_spacing_second_order(jax):
+    x = np.array([0.3, -1.2, 2.0, 0.7, 1.1])
+
+    def f(v):
+        return np.sum(np.gradient(v[:4] ** 2, v[4]) ** 2)
+
+    def jf(v):
+        jnp = jax.numpy
+        return jnp.sum(jnp.gradient(v[:4] ** 2, v[4]) ** 2)
+
+    np.testing.assert_allclose(hessian(f)(x), jax.hessian(jf)(x), rtol=1e-10)

@@ -183,3 +183,9 @@ def test_getitem_of_numpy_scalar(idx, dtype):
     x = dtype(0.7 + (0.2j if np.dtype(dtype).kind == "c" else 0))
     test_frule(operator.getitem, x, idx)
     test_rrule(operator.getitem, x, idx)
+
+
+def test_compress_with_keyword_axis():
+    # the pullback scatters along the same axis (axis= by keyword, not only positionally)
+    test_rrule(np.compress, np.array([True, False, True]), np.arange(6.0).reshape(2, 3),
+               fkwargs={"axis": 1})

@@ -171,7 +171,7 @@ def _selection_rules(f: Any) -> None:
         rest = (NoTangent(),) * len(args)
         project_x = _projector(x)
         diff = _is_diff(x) and _is_diff(y)
-        scatter = gather_adjoint(x, lambda pos: f(condition, pos, *args))
+        scatter = gather_adjoint(x, lambda pos: f(condition, pos, *args, **kwargs))
 
         def selection_pullback(y_bar: Any) -> tuple:
             y_bar = unthunk(y_bar)

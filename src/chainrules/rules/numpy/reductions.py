@@ -1943,11 +1943,11 @@ def _gradient_adjoint(y_bar: np.ndarray, p: np.ndarray) -> np.ndarray:
     """
     n = y_bar.shape[-1]
     dtype = np.result_type(y_bar, p)
-    w_first, w_last = np.zeros(n, p.dtype), np.zeros(n, p.dtype)
-    for j in range(0, min(3, n)):
-        w_first[j] += p[j % 3, 0]
-    for j in range(max(n - 3, 0), n):
-        w_last[j] += p[j % 3, n - 1]
+    # (the stencil weights are traced too when the spacing is differentiated)
+    first = [p[j % 3, 0] for j in range(0, min(3, n))]
+    last = [p[j % 3, n - 1] for j in range(max(n - 3, 0), n)]
+    w_first = np.concatenate([np.stack(first), np.zeros(n - len(first), p.dtype)])
+    w_last = np.concatenate([np.zeros(n - len(last), p.dtype), np.stack(last)])
     f_bar = y_bar[..., :1] * w_first + y_bar[..., -1:] * w_last
     if n >= 3:
         mid = np.arange(1, n - 1)
