@@ -503,3 +503,19 @@ def test_gradient_with_traced_spacing_second_order(jax):
         return jnp.sum(jnp.gradient(v[:4] ** 2, v[4]) ** 2)
 
     np.testing.assert_allclose(hessian(f)(x), jax.hessian(jf)(x), rtol=1e-10)
+
+
+def test_not_implemented_tangent_propagates_in_forward_mode():
+    # a derivative marked not implemented reaches the Hessian as the named error, not as
+    # a crash inside the next rule (float() of a NotImplementedTangent)
+    import scipy.special as sp
+
+    from chainrules import NotImplementedDerivativeError
+
+    def f(v):
+        return np.sum(sp.gammainc(v, 2.0) ** 2)
+
+    with pytest.raises(NotImplementedDerivativeError, match="incomplete gamma"):
+        hessian(f)(np.array([0.3, 0.5]))
+    with pytest.raises(NotImplementedDerivativeError, match="incomplete gamma"):
+        jvp(f, (np.array([0.3, 0.5]),), (np.ones(2),))

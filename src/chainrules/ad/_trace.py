@@ -1324,14 +1324,21 @@ class ForwardTrace:
         primals = list(args)
         dargs: list = [_NO]
         mixed = False
+        missing = None
         for i, a in enumerate(args):
             ta = type(a)
             if ta is Tracer:
                 if a._trace is self:
                     p = a.primal
                     primals[i] = p
-                    dargs.append(a.aux)
-                    if type(p) is Tracer or type(a.aux) is Tracer:
+                    d = a.aux
+                    if type(d) is NotImplementedTangent:
+                        # propagates: the result's tangent is not implemented either (the
+                        # rule runs with a zero in its place, for the primal output)
+                        missing = d
+                        d = _ZERO
+                    dargs.append(d)
+                    if type(p) is Tracer or type(d) is Tracer:
                         # (a tangent of an outer trace: forward over forward; the
                         # rule's own code must then be traced too)
                         mixed = True
@@ -1354,6 +1361,17 @@ class ForwardTrace:
         else:
             types_ = tuple(map(type, primals))
         hit = _fast_lookup(_f_by_func, f, types_, self.config, _fr_lookup)
+        if missing is not None:
+            out = self._process_rule(hit, f, primals, dargs, types_, kwargs, mixed)
+            if out is _NO_RULE:
+                return out
+            return _replace_leaves(out, (), lambda path, leaf: self._box(
+                deep_primal(leaf) if type(leaf) is Tracer and leaf._trace is self
+                else leaf, missing))
+        return self._process_rule(hit, f, primals, dargs, types_, kwargs, mixed)
+
+    def _process_rule(self, hit: Any, f: Any, primals: list, dargs: list, types_: tuple,
+                      kwargs: dict, mixed: bool) -> Any:
         if hit is None:
             return self._via_rrule(f, primals, dargs, types_, kwargs, mixed)
         rule, takes_config, takes_instance = hit
