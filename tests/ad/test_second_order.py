@@ -476,8 +476,9 @@ def test_compress_method_first_and_second_order():
 
 
 def test_rule_code_crashing_on_traced_values_is_a_named_error():
-    # a built-in rule whose own code raises a plain exception (IndexError) when run
-    # again on traced values reports a NoRuleError naming the rule, not a crash
+    # a built-in rule whose own code raises a plain exception (an IndexError here before
+    # NotImplementedTangents propagated) when run again on traced values reports a
+    # NoRuleError naming the rule, not a crash
     from chainrules._order2 import check_second_order
     from chainrules.testing import iter_catalog
 
@@ -485,7 +486,8 @@ def test_rule_code_crashing_on_traced_values_is_a_named_error():
                if c.display_name == "numpy.linalg.svd(full_matrices, y_bar ignores extra "
                                     "columns)"]
     result = check_second_order(case)
-    assert result.status in ("passed", "error")
+    # (xfail: its second derivative meets a derivative marked not implemented)
+    assert result.status in ("passed", "error", "xfail"), result.message
     if result.status == "error":
         assert result.message.startswith("NoRuleError")
         assert "the built-in rule for numpy.linalg.svd is not twice differentiable" in \
