@@ -39,6 +39,8 @@ class _Row:
     failed: int = 0
     xfail: int = 0
     seconds: float = 0.0
+    # --order 2: status -> count of the second-order checks
+    second: dict = field(default_factory=lambda: defaultdict(int))
 
 
 def _group(f: Any) -> tuple[str, str]:
@@ -213,8 +215,10 @@ def _check(args: argparse.Namespace) -> int:
         })
         progress.step(f"{case.display_name} {dtype} {mode}", result.status == "failed")
     progress.close()
+    second = _check_second_order(cases, rows, args) if args.order >= 2 else []
     total_seconds = time.perf_counter() - start
     failed = [r for r in results if r["status"] == "failed"]
+    failed += [r for r in second if r["status"] == "failed"]
 
     if args.json:
         summary = {
@@ -225,15 +229,16 @@ def _check(args: argparse.Namespace) -> int:
                 "untested": sorted(row.functions - row.tested),
                 "runs": row.runs, "passed": row.passed, "failed": row.failed,
                 "xfail": row.xfail, "seconds": round(row.seconds, 3),
+                **({"second_order": dict(row.second)} if args.order >= 2 else {}),
             }
             for ns, row in _ordered(rows)
         }
-        json.dump({"namespaces": summary, "results": results,
+        json.dump({"namespaces": summary, "results": results + second,
                    "failed": len(failed), "seconds": round(total_seconds, 3)},
                   sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        _print_table(rows, total_seconds)
+        _print_table(rows, total_seconds, args.order)
         if args.verbose:
             for ns, row in _ordered(rows):
                 untested = sorted(row.functions - row.tested)
@@ -242,6 +247,15 @@ def _check(args: argparse.Namespace) -> int:
                           f"{', '.join(untested)}")
         for r in failed[: args.max_failures]:
             print(f"\nFAILED {r['case']} [{r['dtype']}, {r['mode']}]\n{_indent(r['message'])}")
+        errors = [r for r in second if r["status"] == "error"]
+        if args.verbose:
+            for r in errors:
+                print(f"\nerror {r['case']} [second order]\n{_indent(r['message'], 3)}")
+        if second:
+            counts = {k: sum(r["status"] == k for r in second)
+                      for k in ("passed", "failed", "error", "xfail", "skipped")}
+            print("\nsecond order: " + ", ".join(f"{v} {k}" for k, v in counts.items())
+                  + (" (errors: see --verbose)" if errors and not args.verbose else ""))
         if len(failed) > args.max_failures:
             print(f"\n... and {len(failed) - args.max_failures} more failures "
                   f"(--max-failures, or --json for all)")
@@ -256,6 +270,38 @@ def _check(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _check_second_order(cases: list, rows: dict[str, _Row],
+                        args: argparse.Namespace) -> list[dict]:
+    """``--order 2``: a Hessian-vector product per case against differences of the
+    gradient (see ``chainrules._order2``); counts go to the table's last column."""
+    from chainrules._order2 import check_second_order
+
+    progress = _Progress(len(cases), sys.stderr, enabled=not args.json and not args.quiet)
+    out = []
+    for case in cases:
+        result = check_second_order(case, seed=args.seed)
+        ns, name = _group(case.f)
+        rows[ns].second[result.status] += 1
+        out.append({"case": case.display_name, "function": f"{ns}.{name}",
+                    "dtype": "float64", "mode": "hvp", "status": result.status,
+                    "message": result.message, "primal_calls": 0,
+                    "seconds": round(result.seconds, 4)})
+        progress.step(f"{case.display_name} second order", result.status == "failed")
+    progress.close()
+    return out
+
+
+def _second_cell(counts: dict) -> str:
+    """passed/run (failed, errors) of the second-order checks of one row."""
+    run = sum(v for k, v in counts.items() if k != "skipped")
+    cell = f"{counts.get('passed', 0)}/{run}"
+    if counts.get("failed"):
+        cell += f" {counts['failed']}F"
+    if counts.get("error"):
+        cell += f" {counts['error']}E"
+    return cell
+
+
 def _ordered(rows: dict[str, _Row]) -> list[tuple[str, _Row]]:
     order = {ns: i for i, ns in enumerate(NAMESPACES)}
     return sorted(rows.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
@@ -268,16 +314,19 @@ def _indent(text: str, limit: int = 25) -> str:
     return "\n".join(f"    {line}" for line in lines)
 
 
-def _print_table(rows: dict[str, _Row], seconds: float) -> None:
-    header = ("namespace", "functions", "frule", "rrule", "non-diff", "untested",
-              "runs", "passed", "failed", "xfail", "time")
+def _print_table(rows: dict[str, _Row], seconds: float, order: int = 1) -> None:
+    header: tuple = ("namespace", "functions", "frule", "rrule", "non-diff", "untested",
+                     "runs", "passed", "failed", "xfail", "time")
     table = []
     total = _Row()
     for ns, row in _ordered(rows):
         untested = len(row.functions - row.tested)
         table.append((ns, len(row.functions), len(row.frule), len(row.rrule),
                       len(row.non_differentiable), untested, row.runs, row.passed,
-                      row.failed, row.xfail, f"{row.seconds:.1f}s"))
+                      row.failed, row.xfail, f"{row.seconds:.1f}s")
+                     + ((_second_cell(row.second),) if order >= 2 else ()))
+        for k, v in row.second.items():
+            total.second[k] += v
         for attr in ("functions", "tested", "frule", "rrule", "non_differentiable"):
             getattr(total, attr).update(getattr(row, attr))
         total.runs += row.runs
@@ -286,7 +335,10 @@ def _print_table(rows: dict[str, _Row], seconds: float) -> None:
         total.xfail += row.xfail
     table.append(("total", len(total.functions), len(total.frule), len(total.rrule),
                   len(total.non_differentiable), len(total.functions - total.tested),
-                  total.runs, total.passed, total.failed, total.xfail, f"{seconds:.1f}s"))
+                  total.runs, total.passed, total.failed, total.xfail, f"{seconds:.1f}s")
+                 + ((_second_cell(total.second),) if order >= 2 else ()))
+    if order >= 2:
+        header = (*header, "2nd order")
     widths = [max(len(str(r[i])) for r in [header, *table]) for i in range(len(header))]
 
     def fmt(r: Sequence[Any]) -> str:
@@ -460,6 +512,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="only these dtypes (repeatable)")
     check.add_argument("--mode", choices=_MODES, help="only frules or only rrules")
     check.add_argument("--seed", type=int, default=0, help="seed for inputs and tangents")
+    check.add_argument("--order", type=int, choices=(1, 2), default=1,
+                       help="2: also check second derivatives (a Hessian-vector product "
+                            "by chainrules.ad against differences of the gradient)")
     check.add_argument("--json", action="store_true", help="machine-readable output")
     check.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     check.add_argument("-v", "--verbose", action="store_true",

@@ -36,6 +36,7 @@ from ._trace import (
     Tracer,
     call,
     deep_primal,
+    end_trace,
     project_traced,
     with_cells,
 )
@@ -452,13 +453,17 @@ def _vjp(config: RuleConfig, f: Callable, args: tuple, kwargs: dict,
     trace = ReverseTrace(config)
     boxed = list(args)
     in_leaves: dict[int, list] = {}
-    for i in argnums:
-        leaves: list = []
-        boxed[i] = _box_inputs(trace, args[i], leaves)
-        in_leaves[i] = leaves
-    y = call(f, *boxed, **kwargs)
-    out_leaves: list = []
-    y_primal = _unbox_output(trace, y, out_leaves)
+    try:
+        for i in argnums:
+            leaves: list = []
+            boxed[i] = _box_inputs(trace, args[i], leaves)
+            in_leaves[i] = leaves
+        y = call(f, *boxed, **kwargs)
+        out_leaves: list = []
+        y_primal = _unbox_output(trace, y, out_leaves)
+    finally:
+        # tracers kept past this call (a global, a list) must not record anything more
+        end_trace(trace)
     argnums = tuple(argnums)
 
     def pullback(y_bar: Any) -> tuple:
@@ -658,9 +663,12 @@ def _jvp(config: RuleConfig, f: Callable, primals: tuple, tangents: tuple,
                              f"{len(tangents)}", "pass one tangent per primal argument")
     trace = ForwardTrace(config)
     boxed = []
-    for i, (x, dx) in enumerate(zip(primals, tangents)):
-        boxed.append(_box_forward(trace, x, dx, f"tangent {i}"))
-    y = call(f, *boxed, **kwargs)
+    try:
+        for i, (x, dx) in enumerate(zip(primals, tangents)):
+            boxed.append(_box_forward(trace, x, dx, f"tangent {i}"))
+        y = call(f, *boxed, **kwargs)
+    finally:
+        end_trace(trace)
 
     def leaf(v: Any) -> Any:
         if type(v) is Tracer and v._trace is trace:
@@ -770,6 +778,9 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
     def jacobian_f(*args: Any, **kwargs: Any) -> Any:
         (i,) = _argnums_tuple(argnums, len(args), "jacobian")
         x = args[i]
+        # x may be a tracer (a Jacobian of a Jacobian): shapes and seeds come from its
+        # primal, and the columns are assembled with operations the AD follows
+        xp = deep_primal(x)
         _check_float_inputs("jacobian", f, args, (i,))
         if is_foreign_array(x):
             raise InputTypeError(
@@ -787,7 +798,7 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
                    "array first")
             raise InputTypeError(f"jacobian argument {i}", "a real number or real (float) array",
                                  got, fix)
-        x_arr = np.asarray(x, dtype=float if type(x) in (int, float) else None)
+        x_arr = np.asarray(xp, dtype=float if type(xp) in (int, float) else None)
         n = x_arr.size
         use_forward = mode == "forward"
         y = None
@@ -799,17 +810,17 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
             for k in range(n):
                 e = np.zeros(x_arr.shape, dtype=x_arr.dtype)
                 e.reshape(-1)[k] = 1.0
-                tangent = e if isinstance(x, np.ndarray) else type(x)(1.0) if type(x) is \
+                tangent = e if isinstance(xp, np.ndarray) else type(xp)(1.0) if type(xp) is \
                     not int else 1.0
                 tangents = [ZeroTangent()] * len(args)
                 tangents[i] = tangent
                 y, y_dot = _jvp(_CONFIG, f, args, tuple(tangents), kwargs)
                 dots = _jacobian_outputs(y_dot) if type(y) in (tuple, list) else [y_dot]
-                columns.append([np.asarray(d) for d in dots])
+                columns.append([_jacobian_entry(d) for d in dots])
             outs = _jacobian_outputs(y)
             jacs = []
             for j, out in enumerate(outs):
-                y_arr = np.asarray(out)
+                y_arr = np.asarray(deep_primal(out))
                 _check_real_output(y_arr)
                 cols = [c[j] for c in columns]
                 jac = np.stack(cols, axis=-1) if cols else np.zeros((*y_arr.shape, 0))
@@ -820,21 +831,26 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
         outs = _jacobian_outputs(y)
         jacs = []
         for j, out in enumerate(outs):
-            y_arr = np.asarray(out)
+            y_arr = np.asarray(deep_primal(out))
             _check_real_output(y_arr)
             rows = []
             for k in range(y_arr.size):
                 e = np.zeros(y_arr.shape, dtype=y_arr.dtype)
                 e.reshape(-1)[k] = 1.0
-                seed = e if isinstance(out, np.ndarray) else type(out)(1.0)
+                seed = e if isinstance(out, np.ndarray) else type(y_arr[()])(1.0)
                 if type(y) in (tuple, list):
                     seed = type(y)(seed if m == j else ZeroTangent() for m in range(len(y)))
-                rows.append(np.asarray(pullback(seed)[0]))
+                rows.append(_jacobian_entry(pullback(seed)[0]))
             jac = np.stack(rows) if rows else np.zeros((0, *x_arr.shape))
             jacs.append(jac.reshape(y_arr.shape + x_arr.shape))
         return type(y)(jacs) if type(y) in (tuple, list) else jacs[0]
 
     return jacobian_f
+
+
+def _jacobian_entry(d: Any) -> Any:
+    """One column (row) of a Jacobian as an array; a traced one stays traced."""
+    return d if type(d) is Tracer else np.asarray(d)
 
 
 def _jacobian_outputs(y: Any) -> list:

@@ -17,10 +17,12 @@ __all__ = [
     "ADError",
     "ClosureTangentError",
     "ControlFlowError",
+    "DeadTracerError",
     "InputTypeError",
     "MutationError",
     "NoRuleError",
     "NonScalarOutputError",
+    "StaleSourceError",
     "TracerConversionError",
     "UntrackedOutputError",
     "func_name",
@@ -368,4 +370,81 @@ class ClosureTangentError(ADError):
             f"expected the function's cotangent, a Tangent with a field per captured "
             f"variable (rrule_via_ad returns it as self_bar). To fix it, return that "
             f"self_bar from the rule's pullback"
+        )
+
+
+class StaleSourceError(ADError, RuntimeError):
+    """The source text the AD would rewrite is not the code of the function it was given.
+
+    The AD intercepts calls by recompiling a function's source (read through
+    ``linecache`` from its file). When the file changed after the module was imported
+    (edited without a reload), or the code was compiled under another file's name, that
+    text would differentiate other code than the one that runs: the AD refuses.
+
+    Attributes:
+        function: the qualified name of the function.
+        filename: the file its code object names.
+
+    Example:
+        >>> import tempfile, types
+        >>> from chainrules.ad import grad, StaleSourceError
+        >>> with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
+        ...     _ = fh.write("def f(x):\\n    return 4 * x\\n")
+        >>> mod = types.ModuleType("m")  # code compiled under that file's name
+        >>> exec(compile("def f(x):\\n    return 3 * x\\n", fh.name, "exec"), mod.__dict__)
+        >>> try:
+        ...     grad(mod.f)(1.0)
+        ... except StaleSourceError as e:
+        ...     print(e.function)
+        f
+    """
+
+    def __init__(self, function: str, filename: str) -> None:
+        self.function = function
+        self.filename = filename
+        super().__init__(
+            f"the source of {function} in {filename} does not compile to the code being "
+            f"run (the file was edited after it was imported, or the code was compiled "
+            f"under another file's name); differentiating that text would differentiate "
+            f"other code. Expected the file's text to match the function. To fix it, "
+            f"reload the module (importlib.reload) or restart, or {_FIX}"
+        )
+
+
+class DeadTracerError(ADError, RuntimeError):
+    """A traced value was used after the differentiation that made it had returned.
+
+    A tracer kept past its ``grad`` / ``jvp`` call (stored in a global, a list, an
+    object's field) has no live trace to record on: using it would silently produce
+    another tracer instead of a number. Keep ``ignore_derivatives(x)`` (the plain value)
+    instead, or return the value from the function.
+
+    Attributes:
+        operation: what was attempted on the dead tracer.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrules.ad import grad, DeadTracerError
+        >>> kept = []
+        >>> def f(x):
+        ...     kept.append(x)
+        ...     return x * x
+        >>> grad(f)(2.0)
+        4.0
+        >>> try:
+        ...     kept[0] + 1.0
+        ... except DeadTracerError as e:
+        ...     print(e.operation)
+        calling operator.add
+    """
+
+    def __init__(self, operation: str, primal: str) -> None:
+        self.operation = operation
+        self.primal = primal
+        super().__init__(
+            f"{operation} on a traced value ({primal}) whose differentiation has already "
+            f"returned: the tracer leaked out of grad/jvp/vjp (stored in a global, a list or "
+            f"an object) and has no trace to record on. Expected plain values outside the "
+            f"differentiated function. To fix it, keep ignore_derivatives(x) (the plain "
+            f"value) or return the value from the function"
         )

@@ -18,10 +18,13 @@ are compiled inside a class of the same name (``super()`` and name mangling).
 from __future__ import annotations
 
 import ast
+import dis
 import linecache
 import os
 import types
 from typing import Any
+
+from ._errors import StaleSourceError
 
 __all__ = ["CALL_NAME", "is_rewritten", "rewritten_function"]
 
@@ -35,12 +38,20 @@ _FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "dir", "eval"
 _code_cache: dict[types.CodeType, types.CodeType | None] = {}
 _rewritten_codes: set[types.CodeType] = set()
 _file_trees: dict[tuple[str, int], ast.Module | None] = {}
+_stale: dict[types.CodeType, StaleSourceError] = {}
 
 
 class _CallRewriter(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
         func = node.func
+        if isinstance(func, ast.Attribute):
+            # a method or module function being called (np.sum(x)): the call itself goes
+            # through the dispatch point, so only the object it is looked up on is visited
+            func.value = self.visit(func.value)
+            node.args = [self.visit(a) for a in node.args]
+            node.keywords = [self.visit(k) for k in node.keywords]
+        else:
+            self.generic_visit(node)
         if isinstance(func, ast.Name) and func.id in _FRAME_BUILTINS:
             return node
         new = ast.Call(
@@ -48,6 +59,22 @@ class _CallRewriter(ast.NodeTransformer):
             args=[func, *node.args],
             keywords=node.keywords,
         )
+        return ast.copy_location(new, node)
+
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        # A value read as an attribute (obj.prop, not obj.method(...)): it may be a
+        # property whose getter computes with traced fields, so it goes through the
+        # dispatch point's ``attr``, which traces Python property getters. Private names
+        # stay as they are (the compiler mangles them; a string would not be).
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load) or (
+                node.attr.startswith("__") and not node.attr.endswith("__")):
+            return node
+        new = ast.Call(
+            func=ast.Attribute(value=ast.Name(id=CALL_NAME, ctx=ast.Load()), attr="attr",
+                               ctx=ast.Load()),
+            args=[node.value, ast.Constant(node.attr)], keywords=[])
         return ast.copy_location(new, node)
 
 
@@ -188,7 +215,101 @@ def _compile(code: types.CodeType) -> types.CodeType | None:
     if node is None:
         return None
     cls = _class_name(tree, node)
-    node = _StoreRewriter().visit(_copy(node))
+    # The text read from the file must be the code being run: compiled as it is (same
+    # wrapper, no rewriting) it has to give the same code object, or the file changed
+    # after the import (or the code was compiled under another file's name).
+    plain = _factory_code(_copy(node), code, cls, _pytest_asserts(code))
+    if plain is None:
+        return None
+    if not _same_code(plain, code):
+        raise StaleSourceError(getattr(code, "co_qualname", code.co_name), code.co_filename)
+    return _factory_code(_StoreRewriter().visit(_copy(node)), code, cls)
+
+
+# CO_NESTED: set for every function compiled inside the factory, never compared
+_CO_NESTED = 0x10
+
+
+def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    """Whether two code objects have the same instructions, names and constants
+    (nested code objects compared the same way; line numbers, jump offsets and the
+    compiler's choice between equivalent instructions ignored: a ``.pyc`` written by
+    another patch release of the same Python may load a method with other opcodes)."""
+    if (a.co_names != b.co_names and set(a.co_names) != set(b.co_names)) \
+            or a.co_varnames != b.co_varnames \
+            or a.co_freevars != b.co_freevars or a.co_cellvars != b.co_cellvars \
+            or a.co_argcount != b.co_argcount \
+            or a.co_posonlyargcount != b.co_posonlyargcount \
+            or a.co_kwonlyargcount != b.co_kwonlyargcount \
+            or (a.co_flags ^ b.co_flags) & ~_CO_NESTED:
+        return False
+    if a.co_code == b.co_code:
+        return _same_consts(a.co_consts, b.co_consts)
+    return _instructions(a) == _instructions(b)
+
+
+def _same_consts(xs: tuple, ys: tuple) -> bool:
+    if len(xs) != len(ys):
+        return False
+    for x, y in zip(xs, ys):
+        if isinstance(x, types.CodeType):
+            if not isinstance(y, types.CodeType) or not _same_code(x, y):
+                return False
+        elif type(x) is not type(y) or (_const(x) != _const(y) and x == x):
+            return False
+    return True
+
+
+def _const(x: Any) -> Any:
+    # a class defined inside a function stores its __qualname__, which names the
+    # enclosing functions: inside the factory they differ, so qualnames are not compared
+    if type(x) is str and ".<locals>." in x:
+        return "<qualname>"
+    return x
+
+
+_SKIP_OPS = frozenset({"CACHE", "NOP", "EXTENDED_ARG", "RESUME", "PRECALL", "PUSH_NULL"})
+_SAME_OPS = {"LOAD_METHOD": "LOAD_ATTR", "CALL_METHOD": "CALL",
+             "CALL_FUNCTION": "CALL", "CALL_FUNCTION_KW": "CALL"}
+
+
+def _instructions(code: types.CodeType) -> list:
+    """The instruction stream with names, constants and variables resolved (nested code
+    as its own stream) and jump targets dropped."""
+    out: list = []
+    for ins in dis.get_instructions(code):
+        op = ins.opname
+        if op in _SKIP_OPS:
+            continue
+        op = _SAME_OPS.get(op, op)
+        if ins.opcode in _JUMPS:
+            out.append((op.replace("_FORWARD", "").replace("_BACKWARD", "")
+                        .replace("_NO_INTERRUPT", ""), None))
+        elif isinstance(ins.argval, types.CodeType):
+            out.append((op, tuple(_instructions(ins.argval))))
+        else:
+            val = _const(ins.argval)
+            out.append((op, (type(val), val) if val == val else "nan"))
+    return out
+
+
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+
+
+def _pytest_asserts(code: types.CodeType) -> bool:
+    """Whether pytest rewrote the asserts of ``code`` (a test module's function): its
+    names then include pytest's, which no Python source can spell."""
+    names = (*code.co_names, *code.co_varnames)
+    if any(n.startswith("@py") for n in names):
+        return True
+    return any(isinstance(c, types.CodeType) and _pytest_asserts(c) for c in code.co_consts)
+
+
+def _factory_code(node: ast.AST, code: types.CodeType, cls: str | None,
+                  pytest_asserts: bool = False) -> types.CodeType | None:
+    """The code of def/lambda ``node`` compiled inside the factory (see the module
+    docstring), or None when it does not compile. ``pytest_asserts``: rewrite the asserts
+    as pytest does first (to compare with a test function's code)."""
     find_name = code.co_name
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         node.decorator_list = []
@@ -233,6 +354,21 @@ def _compile(code: types.CodeType) -> types.CodeType | None:
             n.end_lineno = n.lineno
             n.end_col_offset = 0
     ast.fix_missing_locations(module)
+    if pytest_asserts:
+        try:
+            from _pytest.assertion.rewrite import rewrite_asserts
+        except ImportError:  # pragma: no cover - rewritten by a pytest we cannot import
+            return None
+        rewrite_asserts(module, b"", None, None)
+        ast.fix_missing_locations(module)
+        for n in ast.walk(module):  # (pytest's new nodes carry partial positions)
+            if getattr(n, "lineno", None) is None:
+                continue
+            if n.end_lineno is None or n.end_lineno < n.lineno:
+                n.end_lineno = n.lineno
+            if n.end_lineno == n.lineno and (n.end_col_offset is None
+                                             or n.end_col_offset < n.col_offset):
+                n.end_col_offset = n.col_offset
     try:
         compiled = compile(module, code.co_filename, "exec",
                            flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
@@ -292,10 +428,17 @@ def rewritten_code(code: types.CodeType) -> types.CodeType | None:
         return _code_cache[code]
     except KeyError:
         pass
+    stale = _stale.get(code)
+    if stale is not None:
+        raise stale
     if os.path.abspath(code.co_filename).startswith(_OPAQUE_DIR):
         _code_cache[code] = None
         return None
-    new = _compile(code)
+    try:
+        new = _compile(code)
+    except StaleSourceError as e:
+        _stale[code] = e
+        raise
     _code_cache[code] = new
     if new is not None:
         _rewritten_codes.add(new)

@@ -65,6 +65,7 @@ from ._errors import (
     ADError,
     ClosureTangentError,
     ControlFlowError,
+    DeadTracerError,
     MutationError,
     NoRuleError,
     TracerConversionError,
@@ -73,7 +74,8 @@ from ._errors import (
 )
 from ._rewrite import rewritten_function
 
-__all__ = ["ForwardTrace", "ReverseTrace", "Tracer", "apply", "call", "new_level"]
+__all__ = ["ForwardTrace", "ReverseTrace", "Tracer", "apply", "call", "end_trace",
+           "new_level"]
 
 _rr_lookup = rrule.lookup
 # The partials of scalar_rule functions, keyed by function (``derivatives_given_output``
@@ -86,6 +88,7 @@ _fr_lookup = frule.lookup
 _FunctionType = types.FunctionType
 _MethodType = types.MethodType
 _ndarray = np.ndarray
+_ufunc = np.ufunc
 _ZERO = ZeroTangent()
 _NO = NoTangent()
 _NO_RULE = object()
@@ -189,10 +192,10 @@ class Tracer:
     # -- conversions that would lose the derivative ------------------------------------
 
     def __float__(self) -> float:
-        raise TracerConversionError(_coercion_operation("float()"), _describe(self))
+        raise _conversion_error(self, _coercion_operation("float()"))
 
     def __complex__(self) -> complex:
-        raise TracerConversionError(_coercion_operation("complex()"), _describe(self))
+        raise _conversion_error(self, _coercion_operation("complex()"))
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:
@@ -205,8 +208,8 @@ class Tracer:
     def __array_interface__(self) -> Any:
         # NumPy asks for this before treating a tracer as a sequence or an object;
         # refusing here turns `a[i] = x` and `np.asarray(x)` into a clear error.
-        raise TracerConversionError(
-            _coercion_operation("converting a traced value to a NumPy array"), _describe(self))
+        raise _conversion_error(
+            self, _coercion_operation("converting a traced value to a NumPy array"))
 
     def __int__(self) -> int:
         # Truncation: the derivative is zero almost everywhere, which is what we return.
@@ -401,6 +404,10 @@ class Tracer:
     def shape(self) -> tuple:
         return np.shape(deep_primal(self))
 
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        raise MutationError("`x.shape = ...` on a traced array", "use x = x.reshape(shape)")
+
     @property
     def ndim(self) -> int:
         return np.ndim(deep_primal(self))
@@ -517,6 +524,9 @@ class Tracer:
                                 f"use the out-of-place np.{_MUTATING_METHODS[name]}")
         if name in _VALUE_VIEWS:
             raise TracerConversionError(f"x.{name}", _describe(self))
+        if name == "compress":
+            # x.compress(condition, ...) is np.compress(condition, x, ...)
+            return functools.partial(_compress_method, self)
         if callable(attr):
             fn = getattr(np, name, None)
             if fn is None or not callable(fn):
@@ -557,6 +567,10 @@ class _Flags(types.SimpleNamespace):
 
     def __getitem__(self, key: str) -> bool:
         return getattr(self, _FLAG_KEYS[key.upper()])
+
+
+def _compress_method(x: Any, condition: Any, *args: Any, **kwargs: Any) -> Any:
+    return call(np.compress, condition, x, *args, **kwargs)
 
 
 def _astype(x: Any, dtype: Any) -> Any:
@@ -635,6 +649,13 @@ _UFUNC_METHODS = {
     (np.add, "accumulate"): np.cumsum,
     (np.multiply, "accumulate"): np.cumprod,
 }
+
+
+def _conversion_error(t: Tracer, operation: str) -> ADError:
+    """The error for converting ``t`` to a plain value: a dead tracer says so first."""
+    if type(t._trace) in (_EndedReverseTrace, _EndedForwardTrace):
+        return DeadTracerError(operation, _describe(t))
+    return TracerConversionError(operation, _describe(t))
 
 
 def _describe(t: Tracer) -> str:
@@ -1224,6 +1245,12 @@ class ReverseTrace:
                         raise
                     raise _not_twice_differentiable(
                         e, f"the built-in rule for {owner}") from e
+                except _RULE_CRASHES as e:
+                    owner = (_PULLBACK_OWNER.get(pullback) if _weakrefable(pullback)
+                             else None)
+                    if owner is None:
+                        raise
+                    raise _crash_error(e, pullback, f"the built-in rule for {owner}") from e
             for par in parents:
                 g = grads[par[0]]
                 if len(par) >= 3:
@@ -1496,14 +1523,23 @@ class ForwardTrace:
         primals = list(args)
         dargs: list = [_NO]
         mixed = False
+        missing = None
         for i, a in enumerate(args):
             ta = type(a)
             if ta is Tracer:
                 if a._trace is self:
                     p = a.primal
                     primals[i] = p
-                    dargs.append(a.aux)
-                    if type(p) is Tracer:
+                    d = a.aux
+                    if type(d) is NotImplementedTangent:
+                        # propagates: the result's tangent is not implemented either (the
+                        # rule runs with a zero in its place, for the primal output)
+                        missing = d
+                        d = _ZERO
+                    dargs.append(d)
+                    if type(p) is Tracer or type(d) is Tracer:
+                        # (a tangent of an outer trace: forward over forward; the
+                        # rule's own code must then be traced too)
                         mixed = True
                 else:
                     mixed = True
@@ -1514,7 +1550,8 @@ class ForwardTrace:
                 found: list = []
                 primals[i] = _find_tracers(a, self, (), found)
                 dargs.append(_struct_tangent(primals[i], found) if found else _ZERO)
-                if _top_trace_deep(primals[i], None) is not None:
+                if _top_trace_deep(primals[i], None) is not None or any(
+                        type(t) is Tracer for _, t in found):
                     mixed = True
             elif ta is _FunctionType and a.__closure__ is not None:
                 found = []
@@ -1527,6 +1564,17 @@ class ForwardTrace:
         else:
             types_ = tuple(map(type, primals))
         hit = _fast_lookup(_f_by_func, f, types_, self.config, _fr_lookup)
+        if missing is not None:
+            out = self._process_rule(hit, f, primals, dargs, types_, kwargs, mixed)
+            if out is _NO_RULE:
+                return out
+            return _replace_leaves(out, (), lambda path, leaf: self._box(
+                deep_primal(leaf) if type(leaf) is Tracer and leaf._trace is self
+                else leaf, missing))
+        return self._process_rule(hit, f, primals, dargs, types_, kwargs, mixed)
+
+    def _process_rule(self, hit: Any, f: Any, primals: list, dargs: list, types_: tuple,
+                      kwargs: dict, mixed: bool) -> Any:
         if hit is None:
             return self._via_rrule(f, primals, dargs, types_, kwargs, mixed)
         rule, takes_config, takes_instance = hit
@@ -1625,6 +1673,50 @@ class ForwardTrace:
 _MAX_RRULE_JVP = 64
 
 
+# ---------------------------------------------------------------------------------------
+# Ended traces: a tracer that leaked out of its grad / jvp refuses to be used
+
+
+def _dead(trace: Any, f: Any, args: tuple) -> DeadTracerError:
+    t = next((a for a in args if type(a) is Tracer and a._trace is trace), None)
+    return DeadTracerError(f"calling {func_name(f)}",
+                           _describe(t) if t is not None else "a traced value")
+
+
+class _EndedReverseTrace(ReverseTrace):
+    """A reverse trace whose differentiation returned: its tape still serves the pullback
+    (``backward``), but it records nothing new."""
+
+    __slots__ = ()
+
+    def binop(self, f: Any, a: Any, b: Any) -> Any:
+        raise _dead(self, f, (a, b))
+
+    def process(self, f: Any, args: tuple, kwargs: dict, soft: bool = False) -> Any:
+        raise _dead(self, f, args)
+
+
+class _EndedForwardTrace(ForwardTrace):
+    """A forward trace whose ``jvp`` returned."""
+
+    __slots__ = ()
+
+    def binop(self, f: Any, a: Any, b: Any) -> Any:
+        raise _dead(self, f, (a, b))
+
+    def process(self, f: Any, args: tuple, kwargs: dict, soft: bool = False) -> Any:
+        raise _dead(self, f, args)
+
+
+def end_trace(trace: Any) -> None:
+    """Mark ``trace`` ended: any later operation on its tracers raises
+    :class:`DeadTracerError` (the class swap costs the live traces nothing)."""
+    if type(trace) is ReverseTrace:
+        trace.__class__ = _EndedReverseTrace
+    elif type(trace) is ForwardTrace:
+        trace.__class__ = _EndedForwardTrace
+
+
 def _pairing(grads: tuple, dargs: list) -> Any:
     """Real inner product ``sum_i Re<grads[i], dargs[i]>`` (skipping zeros)."""
     total: Any = 0.0
@@ -1678,6 +1770,10 @@ def _run_mixed(rule: Callable, f: Any, call_args: tuple, kwargs: dict) -> Any:
             raise _not_twice_differentiable(e, f"the built-in rule for {func_name(f)}") \
                 from e
         raise
+    except _RULE_CRASHES as e:
+        if _is_builtin_rule(rule):
+            raise _crash_error(e, f, f"the built-in rule for {func_name(f)}") from e
+        raise
     if type(res) is tuple and len(res) == 2 and callable(res[1]) and _is_builtin_rule(rule):
         try:
             _PULLBACK_OWNER[res[1]] = func_name(f)
@@ -1718,6 +1814,27 @@ def _run_pullback_traced(pullback: Callable, b: Any) -> Any:
                     f"the built-in pullback {func_name(pullback)}")
             raise _not_twice_differentiable(e, what) from e
         raise
+    except _RULE_CRASHES as e:
+        if _is_builtin_rule(pullback):
+            owner = _PULLBACK_OWNER.get(pullback) if _weakrefable(pullback) else None
+            what = (f"the built-in rule for {owner}" if owner else
+                    f"the built-in pullback {func_name(pullback)}")
+            raise _crash_error(e, pullback, what) from e
+        raise
+
+
+# Exceptions a built-in rule's own code raises when run on traced values it was not
+# written for (a second derivative): reported as a named error, not a crash. (A first
+# derivative at the same point ran the same code on plain values without raising.)
+_RULE_CRASHES = (ValueError, IndexError, TypeError, AttributeError)
+
+
+def _crash_error(e: BaseException, f: Any, what: str) -> NoRuleError:
+    if isinstance(e, np.linalg.LinAlgError):
+        raise e
+    return NoRuleError(f, "rule", (), f"{what} is not twice differentiable: its own code "
+                                      f"(run again on traced values for a higher-order "
+                                      f"derivative) fails with {type(e).__name__}: {e}")
 
 
 def _weakrefable(fn: Any) -> bool:
@@ -1915,6 +2032,8 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
             is not None:
         raise MutationError(f"{func_name(f)}(..., out=x) on a traced array x",
                             "out= writes the result into x")
+    if tf is _ufunc:
+        args = _ufunc_arrays(args)
     if not _has_tracer_kwargs(kwargs, top):
         out = top.process(f, args, kwargs)
         if out is not _NO_RULE:
@@ -2174,6 +2293,16 @@ def _call_opaque(f: Any, args: tuple, kwargs: dict) -> Any:
         args = tuple(_wrap_callable(a) for a in args)
         if kwargs:
             kwargs = {k: _wrap_callable(v) for k, v in kwargs.items()}
+    if f is np.fromiter and args:
+        # NumPy would write each item into a new array: refuse traced items by name
+        items = list(args[0])
+        if _top_trace_deep(items, None) is not None:
+            first = next(v for v in items if _top_trace_deep(v, None) is not None)
+            raise TracerConversionError(
+                "numpy.fromiter of traced values (use np.array([...]) or np.stack, which "
+                "the AD follows)", _describe(first) if type(first) is Tracer
+                else "a structure holding traced values")
+        args = (items, *args[1:])
     if f is np.array or f is np.asarray or f is np.asanyarray:
         if len(args) == 1 and not kwargs and type(args[0]) is Tracer:
             return args[0]  # already an array-like value the AD follows
@@ -2220,12 +2349,20 @@ def _stack_nested(x: Any, dtype: Any = None) -> Any:
 def _unstack_cotangent(x: Any, g: Any) -> Any:
     if type(x) is list or type(x) is tuple:
         return Tangent[type(x)](*[_unstack_cotangent(v, g[i]) for i, v in enumerate(x)])
-    return ProjectTo(x)(g)
+    return project_traced(ProjectTo(deep_primal(x)), g)
+
+
+def _array_of(x: Any, dtype: Any) -> Any:
+    """``np.array(x, dtype)``, stacked when ``x`` holds values of an outer trace (this
+    rule run for a higher-order derivative)."""
+    if _top_trace_deep(x, None) is not None:
+        return _stack_nested(x, dtype)
+    return np.array(x, dtype=dtype)
 
 
 @rrule.register(_stack_nested)
 def _stack_nested_rrule(x: Any, dtype: Any = None) -> Any:
-    y = np.array(x, dtype=dtype)
+    y = _array_of(x, dtype)
 
     def stack_nested_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
@@ -2238,7 +2375,7 @@ def _stack_nested_rrule(x: Any, dtype: Any = None) -> Any:
 
 @frule.register(_stack_nested)
 def _stack_nested_frule(dargs: tuple, x: Any, dtype: Any = None) -> Any:
-    y = np.array(x, dtype=dtype)
+    y = _array_of(x, dtype)
 
     def tangent_of(xv: Any, d: Any) -> Any:
         if type(xv) is list or type(xv) is tuple:
@@ -2246,10 +2383,13 @@ def _stack_nested_frule(dargs: tuple, x: Any, dtype: Any = None) -> Any:
             return np.stack([tangent_of(v, di) for v, di in zip(xv, items)])
         d = unthunk(d)
         if isinstance(d, AbstractTangent):
-            return np.zeros_like(np.asarray(xv, dtype=y.dtype))
+            return np.zeros(np.shape(deep_primal(xv)), dtype=y.dtype)
         return d
 
-    return y, np.asarray(tangent_of(x, dargs[1]), dtype=y.dtype)
+    y_dot = tangent_of(x, dargs[1])
+    if _top_trace_deep(y_dot, None) is not None:
+        return y, _stack_nested(y_dot, y.dtype)
+    return y, np.asarray(y_dot, dtype=y.dtype)
 
 
 def _setitem(obj: Any, key: Any, value: Any) -> None:
@@ -2277,6 +2417,75 @@ def _setitem_inplace(obj: Any, key: Any, op: str, value: Any) -> None:
 _AUG_SYMBOLS = {"iadd": "+=", "isub": "-=", "imul": "*=", "itruediv": "/=", "ipow": "**=",
                 "imatmul": "@="}
 
+_MISSING = object()
+# (type, attribute name) -> the Python getter of a property there, or None
+_property_getters: dict[tuple[type, str], Any] = {}
+
+
+def _getattr(obj: Any, name: str) -> Any:
+    """``obj.name`` read as a value in traced code: a property's Python getter is traced
+    (its code may compute with traced fields, as ``Covariance.log_pdet`` does)."""
+    t = type(obj)
+    if t is types.ModuleType:
+        v = getattr(obj, name)
+        if type(v) in _CONCATENATORS:
+            return _TracedIndexer(v)
+        return v
+    if t is Tracer:
+        return getattr(obj, name)
+    key = (t, name)
+    try:
+        fget = _property_getters.get(key, _MISSING)
+    except TypeError:  # an unhashable type object
+        return getattr(obj, name)
+    if fget is _MISSING:
+        fget = None
+        for klass in getattr(t, "__mro__", ()):
+            d = klass.__dict__.get(name, _MISSING)
+            if d is not _MISSING:
+                if type(d) is property and type(d.fget) is _FunctionType:
+                    fget = d.fget
+                break
+        _property_getters[key] = fget
+    if fget is None:
+        return getattr(obj, name)
+    return call(fget, obj)
+
+
+# np.r_ and np.c_: objects whose __getitem__ (Python code) builds an array
+_CONCATENATORS = (type(np.r_), type(np.c_))
+
+
+class _TracedIndexer:
+    """``np.r_`` / ``np.c_`` read in traced code: indexing runs their ``__getitem__``
+    through the dispatch point (traced), so ``np.r_[x, y]`` of traced values is followed."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __getitem__(self, key: Any) -> Any:
+        return call(type(self.obj).__getitem__, self.obj, key)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.obj, name)
+
+
+def _ufunc_arrays(args: tuple) -> tuple:
+    """Arguments of a NumPy ufunc with every list or tuple holding tracers made an array
+    the AD follows (``scipy.special.gammaln([a, a - 0.5])``): the ufunc's rule then sees
+    an array, as the ufunc itself would."""
+    for a in args:
+        if type(a) is list or type(a) is tuple:
+            break
+    else:
+        return args
+    return tuple(call(_stack_nested, a) if (type(a) is list or type(a) is tuple)
+                 and _top_trace_deep(a, None) is not None else a for a in args)
+
+
+call.attr = _getattr  # type: ignore[attr-defined]
 call.setitem = _setitem  # type: ignore[attr-defined]
 call.setitem_inplace = _setitem_inplace  # type: ignore[attr-defined]
 call.slice = slice  # type: ignore[attr-defined]

@@ -88,12 +88,16 @@ def _positive_partial(x: Any, *, xp: Any) -> float:
 @_partials("pow")
 def _pow_partials(x: Any, p: Any, *, y: Any, xp: Any) -> tuple:
     x, p = as_arrays(xp, x, p)
-    dx = p * x ** (p - 1)
+    # The masked branch of each where gets a harmless input (1 for a zero x or p): a
+    # where passes a zero cotangent to its masked branch, and zero times an infinite
+    # partial (log 0, 0 ** -1) would turn the second derivative into NaN.
+    dx = p * xp.where(p == 0, xp.ones_like(x), x) ** (p - 1)
     dx = xp.where(p == 0, xp.zeros_like(dx), dx)
+    x_safe = xp.where(x == 0, xp.ones_like(x), x)
     if is_complex(xp, x, p, y):
-        log_x = xp.log(x if is_complex(xp, x) else xp.astype(x, y.dtype))
+        log_x = xp.log(x_safe if is_complex(xp, x) else xp.astype(x_safe, y.dtype))
     else:
-        log_x = xp.log(xp.abs(x))
+        log_x = xp.log(xp.abs(x_safe))
     dp = y * log_x
     dp = xp.where(x == 0, xp.zeros_like(dp), dp)
     return dx, dp

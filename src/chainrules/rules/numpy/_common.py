@@ -51,3 +51,41 @@ def _projector(x: Any) -> Any:
 
         return project_sequence
     return project
+
+
+def _like(y_dot: Any, y: Any) -> Any:
+    """The pushforward in the type and dtype of the output ``y``.
+
+    Written with array operations only (never ``y.dtype.type(t)`` or ``float(t)`` of an
+    array), so that a pushforward whose tangent is itself being differentiated (forward
+    over forward, a Hessian) stays a value the AD can follow.
+    """
+    if isinstance(y, np.ndarray):
+        y_dot = np.asarray(y_dot)
+        if y.dtype.kind in "fc" and y_dot.dtype != y.dtype:
+            if y.dtype.kind == "f" and y_dot.dtype.kind == "c":
+                y_dot = np.real(y_dot)
+            y_dot = y_dot.astype(y.dtype)
+        if y_dot.shape != y.shape:
+            y_dot = np.broadcast_to(y_dot, y.shape).copy()
+        return y_dot
+    if isinstance(y, np.generic) and y.dtype.kind in "fc":
+        return _scalar_like(y_dot, y)
+    if isinstance(y, float):
+        return float(np.real(np.asarray(y_dot).reshape(())[()]))
+    if isinstance(y, complex):
+        return complex(np.asarray(y_dot).reshape(())[()])
+    return y_dot
+
+
+def _scalar_like(y_dot: Any, y: np.generic) -> Any:
+    """``y_dot`` as a NumPy scalar of ``y``'s dtype (complex kept for a real ``y`` only
+    where the caller wants it: a real ``y`` drops the imaginary part)."""
+    v = np.asarray(y_dot)
+    if v.ndim:
+        v = v.reshape(())
+    if y.dtype.kind == "f" and v.dtype.kind == "c":
+        v = np.real(v)
+    if v.dtype != y.dtype:
+        v = v.astype(y.dtype)
+    return v[()]

@@ -63,7 +63,7 @@ from chainrules.core import (
     rrule,
 )
 
-from ._common import _cotangent, _dense, _projector
+from ._common import _cotangent, _dense, _like, _projector
 
 __all__: list[str] = []
 
@@ -85,29 +85,6 @@ def _differentiable(x: Any) -> bool:
         return np.asarray(x).dtype.kind in "fc"
     except (TypeError, ValueError):
         return False
-
-
-def _like(y_dot: Any, y: Any) -> Any:
-    """The pushforward in the type and dtype of the output ``y``."""
-    if isinstance(y, np.ndarray):
-        y_dot = np.asarray(y_dot)
-        if y.dtype.kind in "fc" and y_dot.dtype != y.dtype:
-            if y.dtype.kind == "f" and y_dot.dtype.kind == "c":
-                y_dot = y_dot.real
-            y_dot = y_dot.astype(y.dtype)
-        if y_dot.shape != y.shape:
-            y_dot = np.broadcast_to(y_dot, y.shape).copy()
-        return y_dot
-    if isinstance(y, np.generic) and y.dtype.kind in "fc":
-        v = np.asarray(y_dot).reshape(())[()]
-        if y.dtype.kind == "f":
-            v = np.real(v)
-        return y.dtype.type(v)
-    if isinstance(y, float):
-        return float(np.real(np.asarray(y_dot).reshape(())[()]))
-    if isinstance(y, complex):
-        return complex(np.asarray(y_dot).reshape(())[()])
-    return y_dot
 
 
 def _output_has_tangent(y: Any) -> bool:
@@ -725,8 +702,11 @@ def _conv_rules(f: Any, name: str, correlate: bool, default_mode: str) -> None:
             y_bar = _cotangent(y_bar)
             if y_bar is None:
                 return (NoTangent(), ZeroTangent(), ZeroTangent(), *(NoTangent(),) * nargs)
-            full = np.zeros(full_len, dtype=np.result_type(y_bar, x, w))
-            full[start:start + len(y_bar)] = y_bar
+            dtype = np.result_type(y_bar, x, w)
+            # y_bar placed in the full-length result by concatenation, not by a write
+            # into zeros: run on traced values (a Hessian) this stays differentiable
+            full = np.concatenate([np.zeros(start, dtype), y_bar.astype(dtype),
+                                   np.zeros(full_len - start - len(y_bar), dtype)])
 
             def a_bar_thunk():
                 return project_a(np.correlate(full, kernel, "valid").reshape(np.shape(a)))

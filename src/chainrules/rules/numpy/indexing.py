@@ -129,24 +129,10 @@ def getitem_rrule(x: np.ndarray, idx: Any) -> Any:
 for _f in (operator.getitem, np.ndarray.__getitem__):
     frule.register(_f, np.ndarray, object)(getitem_frule)
     rrule.register(_f, np.ndarray, object)(getitem_rrule)
-
-
-# ``s[()]`` of a NumPy scalar (NumPy's own code writes ``np.reshape(x, shape)[()]`` to
-# turn a 0-d result into a scalar): the scalar itself, the only index a scalar takes.
-@frule.register(operator.getitem)
-def scalar_getitem_frule(dargs: tuple, x: np.floating | np.complexfloating,
-                         idx: tuple) -> Any:
-    return x[idx], unthunk(dargs[1])
-
-
-@rrule.register(operator.getitem)
-def scalar_getitem_rrule(x: np.floating | np.complexfloating, idx: tuple) -> Any:
-    y = x[idx]
-
-    def scalar_getitem_pullback(y_bar: Any) -> tuple:
-        return NoTangent(), unthunk(y_bar), NoTangent()
-
-    return y, scalar_getitem_pullback
+# a NumPy scalar indexes like a 0-d array (x[()], x[None], x[...]): np.sum(x)[()], and
+# NumPy's own code writes np.reshape(x, shape)[()] to turn a 0-d result into a scalar
+frule.register(operator.getitem, np.generic, object)(getitem_frule)
+rrule.register(operator.getitem, np.generic, object)(getitem_rrule)
 
 
 # ------------------------------------------------------------------------------ take
@@ -187,7 +173,7 @@ def _selection_rules(f: Any) -> None:
         rest = (NoTangent(),) * len(args)
         project_x = _projector(x)
         diff = _is_diff(x) and _is_diff(y)
-        scatter = gather_adjoint(x, lambda pos: f(condition, pos, *args))
+        scatter = gather_adjoint(x, lambda pos: f(condition, pos, *args, **kwargs))
 
         def selection_pullback(y_bar: Any) -> tuple:
             y_bar = unthunk(y_bar)

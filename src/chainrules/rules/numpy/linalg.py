@@ -192,9 +192,8 @@ def _inv_gaps(gaps: np.ndarray, scale: np.ndarray, dtype: Any) -> np.ndarray:
     tol = n * eps * scale[..., None, None]
     keep = np.abs(gaps) > tol
     keep &= ~np.eye(n, dtype=bool)
-    out = np.zeros(gaps.shape, dtype=gaps.dtype)
-    np.divide(1, gaps, out=out, where=keep)
-    return out
+    # where, not np.divide(out=, where=): the rule's code stays differentiable (Hessians)
+    return np.where(keep, 1 / np.where(keep, gaps, 1), 0)
 
 
 def _max_abs(v: np.ndarray) -> np.ndarray:
@@ -249,7 +248,9 @@ class _LU:
 
     def solve(self, b: np.ndarray, adjoint: bool = False) -> np.ndarray:
         """``A^-1 b`` (``A^-H b``) for ``b`` of shape ``(..., n, k)``."""
-        if self.factors is None:
+        if self.factors is None or type(b) is not np.ndarray:
+            # (a right-hand side that is an AD's traced value, in a second derivative:
+            # np.linalg.solve has a rule, LAPACK's getrs would need a plain array)
             return np.linalg.solve(_H(self.a) if adjoint else self.a, b)
         lu = self.factors[0]
         n = self.a.shape[-1]
@@ -870,10 +871,11 @@ class _HermitianSVD:
         return np.take_along_axis(x, idx, axis=-1)
 
     def _unsorted(self, x: np.ndarray, columns: bool) -> np.ndarray:
-        out = np.zeros(x.shape, dtype=x.dtype)
-        idx = self.order[..., None, :] if columns else self.order
-        np.put_along_axis(out, np.broadcast_to(idx, x.shape), x, axis=-1)
-        return out
+        # the inverse permutation, gathered (no put_along_axis: a write into an array
+        # would make the rule's code non-differentiable for a second derivative)
+        inv = np.argsort(self.order, axis=-1)
+        idx = inv[..., None, :] if columns else inv
+        return np.take_along_axis(x, np.broadcast_to(idx, x.shape), axis=-1)
 
     def tangent(self, a_dot: np.ndarray, compute_uv: bool) -> Any:
         w_dot, v_dot = _eigh_tangent(self.w, self.v, a_dot, "L")
@@ -1105,7 +1107,9 @@ def _eig_cotangent(w: np.ndarray, v: np.ndarray, w_bar: Any, v_bar: Any) -> np.n
             tau = np.sum(np.conj(v_bar) * v, axis=-2).imag
             k, vk = _largest(v)
             col = np.take_along_axis(x_bar, k, axis=-2) + (1j * tau / vk)[..., None, :]
-            np.put_along_axis(x_bar, k, col, axis=-2)
+            # row k of each column replaced by col, with where (differentiable again)
+            rows = np.arange(x_bar.shape[-2])[:, None] == k
+            x_bar = np.where(rows, col, x_bar)
         core = core + np.conj(_eig_f(w)) * (_H(v) @ x_bar)
     return np.linalg.solve(_H(v), core @ _H(v))
 

@@ -82,7 +82,7 @@ from chainrules.core import (
     unthunk,
 )
 
-from ._common import _cotangent, _dense, _projector
+from ._common import _cotangent, _dense, _like, _projector
 
 __all__ = ["WhereArgumentError"]
 
@@ -165,29 +165,6 @@ def _refuse(f: Any, p: dict) -> None:
     where = p.get("where", True)
     if _given(where) and not (isinstance(where, (bool, np.bool_)) and where):
         raise WhereArgumentError(f)
-
-
-def _like(y_dot: Any, y: Any) -> Any:
-    """The pushforward in the type and dtype of the output ``y``."""
-    if isinstance(y, np.ndarray):
-        y_dot = np.asarray(y_dot)
-        if y.dtype.kind in "fc" and y_dot.dtype != y.dtype:
-            if y.dtype.kind == "f" and y_dot.dtype.kind == "c":
-                y_dot = y_dot.real
-            y_dot = y_dot.astype(y.dtype)
-        if y_dot.shape != y.shape:
-            y_dot = np.broadcast_to(y_dot, y.shape).copy()
-        return y_dot
-    if isinstance(y, np.generic) and y.dtype.kind in "fc":
-        v = np.asarray(y_dot).reshape(())[()]
-        if y.dtype.kind == "f":
-            v = np.real(v)
-        return y.dtype.type(v)
-    if isinstance(y, float):
-        return float(np.real(np.asarray(y_dot).reshape(())[()]))
-    if isinstance(y, complex):
-        return complex(np.asarray(y_dot).reshape(())[()])
-    return y_dot
 
 
 def _no_tangent_output(y: Any) -> bool:
@@ -520,6 +497,18 @@ def _var_setup(f: Any, sig: inspect.Signature, a: Any, args: tuple, kwargs: dict
     return p, x, axes, scale, centred
 
 
+def _over_twice_std(g: Any, y: Any) -> Any:
+    """``g / (2 std)``, and 0 where the standard deviation is 0.
+
+    There every entry equals the mean, so ``centred`` (which the result multiplies) is 0:
+    for one element std is identically 0 (derivative 0), and elsewhere 0 is a
+    subgradient of the (convex) std at its minimum, never the NaN of ``0 * inf``.
+    """
+    y = np.asarray(y)
+    zero = y == 0
+    return np.where(zero, 0, g / (2 * np.where(zero, 1, y)))
+
+
 def _var_rules(f: Any, name: str, is_std: bool, nan: bool = False) -> None:
     sig = _signature(f)
 
@@ -537,7 +526,7 @@ def _var_rules(f: Any, name: str, is_std: bool, nan: bool = False) -> None:
             # y is real: only the real part of y_bar acts on it
             g = np.real(y_bar)
             if is_std:
-                g = g / (2 * np.asarray(y))
+                g = _over_twice_std(g, y)
             a_bar = scale * centred * _expand(g, x.shape, axes, keepdims)
             return (NoTangent(), project_a(a_bar), *_rest_bars(args))
 
@@ -553,7 +542,7 @@ def _var_rules(f: Any, name: str, is_std: bool, nan: bool = False) -> None:
         y_dot = np.sum(scale * np.real(np.conj(centred) * a_dot), axis=axes,
                        keepdims=_keepdims(p))
         if is_std:
-            y_dot = y_dot / (2 * np.asarray(y))
+            y_dot = _over_twice_std(y_dot, y)
         return y, _like(y_dot, y)
 
     var_rrule.__name__ = var_rrule.__qualname__ = f"{name}_rrule"
@@ -1045,11 +1034,33 @@ def _cumprod_pullback_core(x: np.ndarray, y: np.ndarray, g: np.ndarray, ax: int)
     out = np.where(before, _reverse_cumsum(gm * np.conj(ym), -1) / np.conj(safe), 0)
     at = idx == z
     if at.any():
+        if _traced(x, g):
+            out = np.sum(gm[..., None, :] * np.conj(_cumprod_terms(xm)), axis=-1)
+            return np.moveaxis(out, -1, ax)
         x1 = np.where(at, 1, xm)
         y1 = np.cumprod(x1, axis=-1)
         tail = np.sum(np.where(idx >= z, gm * np.conj(y1), 0), axis=-1, keepdims=True)
         out = np.where(at, tail, out)
     return np.moveaxis(out, -1, ax)
+
+
+def _traced(*values: Any) -> bool:
+    """Whether any value is an AD's traced value (this rule run for a higher derivative)."""
+    return any(type(v) is not np.ndarray and not isinstance(v, (float, int, np.generic))
+               for v in values)
+
+
+def _cumprod_terms(xm: np.ndarray) -> np.ndarray:
+    """``E[..., i, k] = prod_{j <= k, j != i} x_j`` for ``k >= i``, else 0 (last axis).
+
+    The masked O(n) formulas with zeros are exact in value but not in derivative (a
+    product past a zero is 0 whatever the other factors, its derivative w.r.t. the zero
+    is not): run on traced values, the rules use these O(n^2) terms instead.
+    """
+    n = xm.shape[-1]
+    eye = np.eye(n, dtype=bool)
+    terms = np.cumprod(np.where(eye, 1, xm[..., None, :]), axis=-1)
+    return np.where(np.triu(np.ones((n, n), dtype=bool)), terms, 0)
 
 
 def _cumprod_pushforward_core(x: np.ndarray, y: np.ndarray, x_dot: np.ndarray,
@@ -1065,6 +1076,9 @@ def _cumprod_pushforward_core(x: np.ndarray, y: np.ndarray, x_dot: np.ndarray,
     safe = np.where(before, xm, 1)
     out = ym * np.cumsum(np.where(before, dm / safe, 0), axis=-1)
     at = idx == z
+    if at.any() and _traced(x, x_dot):
+        out = np.sum(dm[..., :, None] * _cumprod_terms(xm), axis=-2)
+        return np.moveaxis(out, -1, ax)
     if at.any():
         y1 = np.cumprod(np.where(at, 1, xm), axis=-1)
         dz = np.sum(np.where(at, dm, 0), axis=-1, keepdims=True)
@@ -1179,7 +1193,10 @@ def _diff_parts(a: Any, p: dict) -> tuple:
 def _diff_adjoint(g: np.ndarray, ax: int, n: int) -> np.ndarray:
     """The adjoint of ``np.diff(., n, axis=ax)``."""
     for _ in range(n):
-        zero = np.zeros_like(np.take(g, [0], axis=ax))
+        # (from the shape, not np.take(g, [0]): g is empty when the output was)
+        shape = list(np.shape(g))
+        shape[ax] = 1
+        zero = np.zeros(shape, dtype=g.dtype)
         g = np.concatenate([zero, g], axis=ax) - np.concatenate([g, zero], axis=ax)
     return g
 
@@ -1926,18 +1943,28 @@ def _gradient_stencils(shape: tuple, varargs: tuple, axes: tuple, edge_order: in
 
 
 def _gradient_adjoint(y_bar: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """The transpose of one axis' stencil applied to ``y_bar`` (axis last)."""
+    """The transpose of one axis' stencil applied to ``y_bar`` (axis last).
+
+    Built from products with constant weights and concatenations, never by writing
+    into an array: run on traced values (a Hessian) it stays differentiable.
+    """
     n = y_bar.shape[-1]
-    i = np.arange(n)
-    f_bar = np.zeros(y_bar.shape, dtype=np.result_type(y_bar, p))
+    dtype = np.result_type(y_bar, p)
+    # (the stencil weights are traced too when the spacing is differentiated)
+    first = [p[j % 3, 0] for j in range(0, min(3, n))]
+    last = [p[j % 3, n - 1] for j in range(max(n - 3, 0), n)]
+    w_first = np.concatenate([np.stack(first), np.zeros(n - len(first), p.dtype)])
+    w_last = np.concatenate([np.zeros(n - len(last), p.dtype), np.stack(last)])
+    f_bar = y_bar[..., :1] * w_first + y_bar[..., -1:] * w_last
     if n >= 3:
-        mid = i[1:-1]
+        mid = np.arange(1, n - 1)
+        inner = y_bar[..., 1:-1]
+        batch = y_bar.shape[:-1]
         for shift in (-1, 0, 1):
-            f_bar[..., mid + shift] += p[(mid + shift) % 3, mid] * y_bar[..., mid]
-    for row in (0, n - 1):
-        cols = range(0, min(3, n)) if row == 0 else range(max(n - 3, 0), n)
-        for j in cols:
-            f_bar[..., j] += p[j % 3, row] * y_bar[..., row]
+            # row i (interior) reads neighbour i + shift with weight p[(i+shift) % 3, i]
+            part = p[(mid + shift) % 3, mid] * inner
+            f_bar = f_bar + np.concatenate([np.zeros((*batch, 1 + shift), dtype), part,
+                                            np.zeros((*batch, 1 - shift), dtype)], axis=-1)
     return f_bar
 
 

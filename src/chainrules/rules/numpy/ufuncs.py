@@ -195,7 +195,10 @@ def _fit(y_dot: Any, y: Any) -> Any:
             y_dot = y_dot.reshape(())
         if y.dtype.kind == "f" and y_dot.dtype.kind == "c":
             return y_dot[()]
-        return y.dtype.type(y_dot)
+        # astype and [()] rather than y.dtype.type(y_dot): a traced tangent stays traced
+        if y_dot.dtype != y.dtype:
+            y_dot = y_dot.astype(y.dtype)
+        return y_dot[()]
     return y_dot
 
 

@@ -582,9 +582,21 @@ def _finite_or_nan(fn: Any, *arrays: np.ndarray) -> np.ndarray:
 
 
 def _expm_frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    e = np.broadcast_to(e, a.shape)
+    if type(a) is not np.ndarray or type(e) is not np.ndarray:
+        # an AD's traced values (a second derivative): expm of the block matrix
+        # [[A, E], [0, A]], whose upper-right block is the Frechet derivative, uses
+        # only expm, which has this very rule (differentiable to any order)
+        return _each(_expm_frechet_block, a, e)
     return _finite_or_nan(lambda a, e: _each(
         lambda x, d: sla.expm_frechet(x, d, compute_expm=False, check_finite=False),
-        a, np.broadcast_to(e, a.shape)), a, e)
+        a, e), a, e)
+
+
+def _expm_frechet_block(x: np.ndarray, d: np.ndarray) -> np.ndarray:
+    n = x.shape[-1]
+    zero = np.zeros((n, n), dtype=np.result_type(x, d))
+    return sla.expm(np.block([[x, d], [zero, x]]))[:n, n:]
 
 
 @frule.register(sla.expm)
@@ -651,10 +663,11 @@ def _block_frechet(f: Any, a: np.ndarray, e: np.ndarray) -> np.ndarray:
         if scale == 0.0:
             return np.zeros_like(d, dtype=np.result_type(x, d, np.float64))
         t = max(float(np.linalg.norm(x)), 1e-300) / scale
-        block = np.zeros((2 * n, 2 * n), dtype=np.result_type(x, d, np.float64))
-        block[:n, :n] = x
-        block[n:, n:] = x
-        block[:n, n:] = d * t
+        dtype = np.result_type(x, d, np.float64)
+        # np.block, not writes into a zero matrix: run on an AD's traced values (a
+        # second derivative) this code stays differentiable
+        zero = np.zeros((n, n), dtype=dtype)
+        block = np.block([[x, d * t], [zero, x]]).astype(dtype)
         return f(block)[:n, n:] / t
 
     return _each(one, a, np.broadcast_to(e, a.shape))
@@ -701,10 +714,19 @@ class _SylvesterSolver:
     """
 
     def __init__(self, a: np.ndarray, b: np.ndarray) -> None:
-        self.ta, self.u = sla.schur(a, output="real")
-        self.tb, self.v = sla.schur(_H(np.asarray(b)), output="real")
+        self.a, self.b = a, b
+        # An AD's traced values (a second derivative): no Schur forms (LAPACK needs
+        # plain arrays); solve with solve_sylvester itself, which has a rule.
+        self.plain = type(a) is np.ndarray and type(b) is np.ndarray
+        if self.plain:
+            self.ta, self.u = sla.schur(a, output="real")
+            self.tb, self.v = sla.schur(_H(np.asarray(b)), output="real")
 
     def solve(self, q: np.ndarray, adjoint: bool = False) -> np.ndarray:
+        if not self.plain or type(q) is not np.ndarray:
+            if adjoint:
+                return sla.solve_sylvester(_H(self.a), _H(self.b), q)
+            return sla.solve_sylvester(self.a, self.b, q)
         f = _H(self.u) @ np.asarray(q) @ self.v
         (trsyl,) = sla.get_lapack_funcs(("trsyl",), (self.ta, self.tb, f))
         if adjoint:

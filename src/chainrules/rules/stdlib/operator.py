@@ -116,9 +116,12 @@ def _np_pow_partials(x: Any, p: Any, y: Any) -> tuple:
     xf = np.asarray(x).astype(dt, copy=False)
     pf = np.asarray(p).astype(np.result_type(p, 1.0), copy=False)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        dx = np.where(pf == 0, 0, pf * xf ** (pf - 1))
+        # masked where-branches get harmless inputs, so that zero cotangents times
+        # infinite partials (log 0) do not make second derivatives NaN
+        dx = np.where(pf == 0, 0, pf * np.where(pf == 0, 1, xf) ** (pf - 1))
+        x_safe = np.where(xf == 0, 1, xf)
         # real x < 0 (integer p): the real part of y * log(x)
-        logx = np.log(xf) if dt.kind == "c" else np.log(np.abs(xf))
+        logx = np.log(x_safe) if dt.kind == "c" else np.log(np.abs(x_safe))
         dp = np.where(xf == 0, 0, y * logx)
     return dx, dp
 
@@ -184,7 +187,8 @@ def _fit(y_dot: Any, y: Any) -> Any:
     if isinstance(y, np.ndarray):
         return np.asarray(y_dot, dtype=y.dtype)
     if isinstance(y, np.generic):
-        return y.dtype.type(y_dot)
+        # not y.dtype.type(y_dot): a traced tangent (forward over forward) stays traced
+        return np.asarray(y_dot).astype(y.dtype)[()]
     if isinstance(y, float):
         return float(y_dot)
     return y_dot
