@@ -2,11 +2,11 @@
 
 Write the derivative of a function once, as a forward rule (``frule``) and a
 reverse rule (``rrule``), test it against finite differences with one call
-(:mod:`chainrules.testing`), and use it from the reference AD
-(:mod:`chainrules.ad`), JAX, PyTorch or HIPS autograd (:mod:`chainrules.interop`).
+(`chainrules.testing`), and use it from the reference AD
+(`chainrules.ad`), JAX, PyTorch or HIPS autograd (`chainrules.interop`).
 
-``import chainrules`` gives the core API (:mod:`chainrules.core`) and registers the
-built-in rule set (:mod:`chainrules.rules`).
+``import chainrules`` gives the core API (`chainrules.core`) and registers the
+built-in rule set (`chainrules.rules`).
 
 Examples:
     >>> import math

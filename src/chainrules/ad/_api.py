@@ -45,9 +45,9 @@ __all__ = ["ADConfig", "grad", "hessian", "jacobian", "jvp", "value_and_grad", "
 
 
 class ADConfig(RuleConfig, HasReverseMode, HasForwardsMode):
-    """The reference AD's :class:`~chainrules.RuleConfig`: rules registered with
+    """The reference AD's `RuleConfig`: rules registered with
     ``config=HasReverseMode`` or ``config=HasForwardsMode`` receive it and may call
-    back into the AD with :func:`~chainrules.rrule_via_ad` / :func:`~chainrules.frule_via_ad`.
+    back into the AD with `rrule_via_ad` / `frule_via_ad`.
 
     Example:
         >>> import math
@@ -589,7 +589,7 @@ def _scalar_seed(y: Any, api: str) -> Any:
 
 
 def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
-    """Like :func:`grad`, returning ``(f(*args), gradient)``.
+    """Like `grad`, returning ``(f(*args), gradient)``.
 
     Example:
         >>> import math

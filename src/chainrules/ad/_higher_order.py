@@ -1,8 +1,8 @@
 """Rules for higher-order functions, registered with ``config=HasReverseMode``.
 
 Each rule receives the AD's config and differentiates the function it was given by
-calling back into the AD with :func:`chainrules.rrule_via_ad`. They serve any AD
-whose config has reverse mode (the reference AD's :class:`ADConfig`, the bridges).
+calling back into the AD with `chainrules.rrule_via_ad`. They serve any AD
+whose config has reverse mode (the reference AD's `ADConfig`, the bridges).
 
 Python's lazy ``map`` and ``itertools.accumulate`` return lists under these rules
 (an iterator of differentiated values cannot be recorded); ``list(...)``,

@@ -1,14 +1,14 @@
 """The engine: tracers, the reverse and forward traces, and the dispatch point.
 
-A :class:`Tracer` wraps a primal value that depends on a differentiated input. It
+A `Tracer` wraps a primal value that depends on a differentiated input. It
 belongs to one trace (one level of differentiation; nested ``grad`` calls make
 nested traces). Every operation on tracers -- an operator, a NumPy ufunc or
-function, and every *call* in rewritten code -- ends in :func:`apply` or
-:func:`call`, which look up a rule for the callable in the core's tables:
+function, and every *call* in rewritten code -- ends in `apply` or
+`call`, which look up a rule for the callable in the core's tables:
 
-- reverse mode (:class:`ReverseTrace`) runs the rrule and records ``(pullback,
+- reverse mode (`ReverseTrace`) runs the rrule and records ``(pullback,
   parents)`` on a tape; the backward pass walks the tape once, newest first;
-- forward mode (:class:`ForwardTrace`) runs the frule and carries the tangent.
+- forward mode (`ForwardTrace`) runs the frule and carries the tangent.
 
 A call with no rule is traced into (Python functions, via their rewritten source)
 or, for code the AD cannot look inside, run on the tracers: operators still work,
@@ -1005,7 +1005,7 @@ def _scalar_partials(rule: Any) -> Any:
 
 
 class _Leaf:
-    """Tape entry of one output of a :class:`_MultiOut`."""
+    """Tape entry of one output of a `_MultiOut`."""
 
     __slots__ = ("node",)
 
@@ -1389,7 +1389,7 @@ def _watched(f: Any, run: Callable, args: tuple, kwargs: dict) -> Any:
     floats: the answer depends on the traced values only through those comparisons,
     and the AD would silently give it a zero derivative. When the call branched on a
     traced value, its plain float results are marked: using one in a derivative raises
-    :class:`ControlFlowError` (reverse mode) or gives a ``NotImplementedTangent``
+    `ControlFlowError` (reverse mode) or gives a ``NotImplementedTangent``
     (forward mode). A rule for ``f`` (or for the solver inside it) avoids all this.
     """
     n = _BRANCHES[0]
@@ -1439,7 +1439,7 @@ def _reachable_trace(x: Any, top: Any, depth: int) -> Any:
 
 
 def _decided(trace: Any, calls: tuple, path: tuple, leaf: Any) -> Tracer:
-    """A tracer of ``leaf`` whose derivative refuses to be used (see :func:`_watched`)."""
+    """A tracer of ``leaf`` whose derivative refuses to be used (see `_watched`)."""
     where = "".join(f".{k}" if isinstance(k, str) else f"[{k!r}]" for k in path)
     if type(trace) is ReverseTrace:
         def decided_pullback(y_bar: Any) -> tuple:
@@ -1710,7 +1710,7 @@ class _EndedForwardTrace(ForwardTrace):
 
 def end_trace(trace: Any) -> None:
     """Mark ``trace`` ended: any later operation on its tracers raises
-    :class:`DeadTracerError` (the class swap costs the live traces nothing)."""
+    `DeadTracerError` (the class swap costs the live traces nothing)."""
     if type(trace) is ReverseTrace:
         trace.__class__ = _EndedReverseTrace
     elif type(trace) is ForwardTrace:
@@ -2267,7 +2267,7 @@ _rr_has, _fr_has = rrule.has_rules, frule.has_rules
 
 def _call_opaque_traced(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
     """``_call_opaque`` for a call whose arguments hold tracers: a failure is most likely
-    the tracer's, so it becomes a :class:`NoRuleError` naming the function."""
+    the tracer's, so it becomes a `NoRuleError` naming the function."""
     try:
         return _call_opaque(f, args, kwargs)
     except ADError:
@@ -2404,7 +2404,7 @@ def _setitem(obj: Any, key: Any, value: Any) -> None:
 
 
 def _setitem_inplace(obj: Any, key: Any, op: str, value: Any) -> None:
-    """``obj[key] op= value`` in traced code (same checks as :func:`_setitem`)."""
+    """``obj[key] op= value`` in traced code (same checks as `_setitem`)."""
     if type(obj) is Tracer:
         raise MutationError(f"`a[...] {_AUG_SYMBOLS[op]} value` on a traced array")
     if isinstance(obj, _ndarray) and _top_trace_deep(value, None) is not None:

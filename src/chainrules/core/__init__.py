@@ -1,6 +1,6 @@
 """chainrules.core: the rule-definition kit (tangents, rule tables, helpers, projection, configs).
 
-Contains no maths rules: those live in :mod:`chainrules.rules`.
+Contains no maths rules: those live in `chainrules.rules`.
 """
 
 from ._config import (

@@ -28,7 +28,7 @@ class RuleConfig:
                 ...  # (y, pullback) computed by the AD
 
     Rules registered with ``config=HasReverseMode`` are then used by that AD (and
-    receive the config first), and may call :func:`rrule_via_ad` on it to
+    receive the config first), and may call `rrule_via_ad` on it to
     differentiate a function they were given (``map``, ``reduce``...).
 
     Examples:

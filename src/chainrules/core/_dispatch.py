@@ -379,7 +379,7 @@ class RuleTable:
         self.no_table_types.clear()
 
     def snapshot(self) -> Any:
-        """The registrations as they are now, for :meth:`restore`."""
+        """The registrations as they are now, for `restore`."""
         return {
             name: {k: list(t.entries) for k, t in store.items()}
             for name, store in (("function", self.by_func), ("call", self.call_tables),
@@ -507,7 +507,7 @@ class RuleTable:
         """Declare that for this (more specific) signature the generic rule does not apply.
 
         A lookup matching it returns ``None``, so an AD differentiates through ``f``
-        instead; ADs can ask with :meth:`is_opted_out`. A trailing ``...`` in
+        instead; ADs can ask with `is_opted_out`. A trailing ``...`` in
         ``types`` accepts any further arguments.
 
         Examples:
@@ -621,7 +621,7 @@ class RuleTable:
         return type(f) is _types.MethodType and self._tables_for(f.__func__) is not None
 
     def no_match_error(self, f: Any, argtypes: tuple, config: Any = None) -> Any:
-        """The :class:`NoMatchingRuleError` for a call of ``f`` with ``argtypes`` that no
+        """The `NoMatchingRuleError` for a call of ``f`` with ``argtypes`` that no
         rule matches although ``f`` has rules; None when ``f`` has no rules, a rule
         matches, or the call is opted out. For ADs and testers, which need a rule where
         ``rrule`` itself returns None.

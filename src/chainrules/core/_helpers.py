@@ -148,7 +148,7 @@ def scalar_rule(
     with one entry per argument. A keyword-only parameter ``y`` receives the primal
     output, so a partial can reuse it (``scalar_rule(math.exp, lambda x, *, y: y)``);
     a keyword-only parameter ``xp`` receives the arguments' array namespace
-    (:func:`~chainrules.array_namespace`), so one definition serves NumPy, JAX, PyTorch
+    (`array_namespace`), so one definition serves NumPy, JAX, PyTorch
     and ``array_api_strict`` arrays (``scalar_rule(f, lambda x, *, xp: xp.cos(x))``).
     With ``nout > 1`` outputs, return a tuple with one such entry per output.
 
@@ -157,7 +157,7 @@ def scalar_rule(
     output, the pullback returns ``ProjectTo(x_i)(conj(partial_i) * y_bar)``, which
     sums broadcast dimensions away and keeps each argument's dtype. Complex inputs
     follow the holomorphic assumption. ``out=`` and ``where=`` are refused with an
-    :class:`~chainrules.OutArgumentError`.
+    `OutArgumentError`.
 
     Args:
         f: the function (Python scalar function or NumPy ufunc).
@@ -360,7 +360,7 @@ def derivatives_given_output(y: Any, f: Any, *args: Any) -> tuple:
     Lets an AD fuse chains of elementwise functions without calling the rules.
 
     Raises:
-        KeyError: ``f`` was not defined with :func:`scalar_rule`.
+        KeyError: ``f`` was not defined with `scalar_rule`.
 
     Examples:
         >>> import math
@@ -379,7 +379,7 @@ def derivatives_given_output(y: Any, f: Any, *args: Any) -> tuple:
 
 
 def has_scalar_rule(f: Any) -> bool:
-    """Whether ``f`` was defined with :func:`scalar_rule` (its partials are known)."""
+    """Whether ``f`` was defined with `scalar_rule` (its partials are known)."""
     try:
         return f in _PARTIALS
     except TypeError:
@@ -435,7 +435,7 @@ def non_differentiable(f: Any, *types: Any) -> None:
 def not_implemented(info: str = "") -> NotImplementedTangent:
     """Mark one derivative as not implemented yet (the others of the rule still work).
 
-    Returns a :class:`~chainrules.NotImplementedTangent` recording ``info`` and
+    Returns a `NotImplementedTangent` recording ``info`` and
     where it was created. Testers report it as an expected failure; an AD
     propagates it, and raises if its value is ever needed.
 

@@ -53,7 +53,7 @@ class ProjectTo:
     - complex scalar or array: complex, the primal's dtype;
     - real float array: the real part, the primal's dtype (float32 stays float32) and
       shape; dimensions added by broadcasting are summed away, size-1 dimensions are
-      added or removed; any other shape mismatch raises :class:`ProjectionError`
+      added or removed; any other shape mismatch raises `ProjectionError`
       naming both shapes;
     - bool, str, None, integer and bool arrays (indices): ``NoTangent()``;
     - tuple, list, dict, dataclass, namedtuple, attrs or plain object: item- or

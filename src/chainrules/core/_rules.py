@@ -80,7 +80,7 @@ def rrule(f: Any, x: Any = _NA, y: Any = _NA, /, *rest: Any, **kwargs: Any) -> A
     Registration and queries are attributes of this function: ``rrule.register``,
     ``rrule.register_call``, ``rrule.opt_out``, ``rrule.is_opted_out``,
     ``rrule.has_rules``, ``rrule.lookup``, ``rrule.registered``, ``rrule.ambiguities``
-    (see :class:`RuleTable`); ``frule`` has the same.
+    (see `RuleTable`); ``frule`` has the same.
 
     Examples:
         >>> import math

@@ -207,7 +207,7 @@ class NoTangent(_Singleton):
 class NotImplementedTangent(AbstractTangent):
     """A derivative that exists mathematically but has not been written yet.
 
-    Made by :func:`chainrules.not_implemented`. Adding or multiplying it propagates
+    Made by `chainrules.not_implemented`. Adding or multiplying it propagates
     it (the result is also unknown); negating or subtracting it raises, because a
     test comparing against it would otherwise pass by accident. Testers report it
     as an expected failure.
@@ -366,7 +366,7 @@ class InplaceableThunk(Thunk):
 
     Args:
         add_fn: ``acc -> acc`` adding the tangent into ``acc`` in place.
-        thunk: a :class:`Thunk` (or a function of no arguments) computing the tangent.
+        thunk: a `Thunk` (or a function of no arguments) computing the tangent.
 
     Examples:
         >>> import numpy as np
@@ -504,7 +504,7 @@ class Tangent(AbstractTangent, metaclass=_TangentMeta):
     objects; ``Tangent[tuple](*items)`` and ``Tangent[list](*items)`` for sequences;
     ``Tangent[dict](mapping)`` for dicts. Absent fields read as ``ZeroTangent()``.
     A field that ``P`` does not have is an error at construction
-    (:class:`~chainrules.TangentFieldError`). ``primal + tangent`` builds a new primal.
+    (`TangentFieldError`). ``primal + tangent`` builds a new primal.
 
     Examples:
         >>> from dataclasses import dataclass
@@ -737,7 +737,7 @@ def _rebuild_tangent(base: type, P: Any, backing: Any) -> Tangent:
 class MutableTangent(Tangent):
     """The structural tangent of a mutable object whose identity matters.
 
-    Like :class:`Tangent`, but its fields can be assigned, and ``iadd`` accumulates
+    Like `Tangent`, but its fields can be assigned, and ``iadd`` accumulates
     into it in place.
 
     Examples:
@@ -1214,8 +1214,8 @@ def iadd(acc: Any, dx: Any) -> Any:
     """Accumulate ``dx`` into ``acc``: in place when that is safe, else ``acc + dx``.
 
     In place when ``acc`` is a writable float or complex array and ``dx`` is an
-    :class:`InplaceableThunk` or an array of the same shape whose dtype ``acc`` can
-    hold; into a :class:`MutableTangent` field-wise. Callers must own ``acc``.
+    `InplaceableThunk` or an array of the same shape whose dtype ``acc`` can
+    hold; into a `MutableTangent` field-wise. Callers must own ``acc``.
     Always use the return value.
 
     Examples:

@@ -281,7 +281,7 @@ def _raise(table: str, f: Any, rule: Any, where: str, bad: tuple) -> None:
 
 def _fits_fast(x: Any, dx: Any) -> bool:
     """Whether ``dx`` fits ``x``: the common cases inline, the rest by
-    :func:`tangent_mismatch` (check_dargs_fit then says why not)."""
+    `tangent_mismatch` (check_dargs_fit then says why not)."""
     tdx = type(dx)
     if tdx in _PASS:
         return True
@@ -294,7 +294,7 @@ def _fits_fast(x: Any, dx: Any) -> bool:
 
 
 def check_dargs_fit(f: Any, rule: Any, dargs: Any, args: tuple) -> None:
-    """Raise :class:`InvalidTangentError` unless ``dargs`` fit ``(f, *args)``."""
+    """Raise `InvalidTangentError` unless ``dargs`` fit ``(f, *args)``."""
     if not isinstance(dargs, (tuple, list)) or len(dargs) != len(args) + 1:
         n = f"{len(dargs)} entries" if isinstance(dargs, (tuple, list)) else None
         raise InvalidTangentError(

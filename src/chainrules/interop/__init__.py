@@ -1,13 +1,13 @@
 """Bridges between chainrules and other AD systems.
 
-- :mod:`chainrules.interop.jax`: :func:`~chainrules.interop.jax.jax_function`,
-  :class:`~chainrules.interop.jax.JaxConfig`,
-  :func:`~chainrules.interop.jax.as_numpy_function`;
-- :mod:`chainrules.interop.torch`: :func:`~chainrules.interop.torch.torch_function`,
-  :class:`~chainrules.interop.torch.TorchConfig`,
-  :func:`~chainrules.interop.torch.as_numpy_function`;
-- :mod:`chainrules.interop.autograd`:
-  :func:`~chainrules.interop.autograd.autograd_primitive`.
+- `chainrules.interop.jax`: `jax_function`,
+  `JaxConfig`,
+  `as_numpy_function`;
+- `chainrules.interop.torch`: `torch_function`,
+  `TorchConfig`,
+  `as_numpy_function`;
+- `chainrules.interop.autograd`:
+  `autograd_primitive`.
 
 A rule written once (``rrule`` and/or ``frule``) makes a function differentiable in
 each framework; the bridges translate the conventions for zeros (``ZeroTangent`` /
@@ -16,7 +16,7 @@ differentiated), structured arguments (``Tangent`` to pytrees) and complex numbe
 (JAX and autograd use the conjugate of the ChainRules / PyTorch cotangent).
 
 The frameworks are optional: each submodule imports its framework on first use and
-raises :class:`FrameworkNotInstalledError` naming the extra to install.
+raises `FrameworkNotInstalledError` naming the extra to install.
 
 Examples:
     >>> from chainrules.interop import FrameworkNotInstalledError

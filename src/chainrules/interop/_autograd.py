@@ -18,7 +18,7 @@ VJP by tracing it, and a pullback run on NumPy arrays is invisible to it (it wou
 give silent zeros). When the VJP is itself being differentiated (its arguments or
 cotangent are boxed), it runs as a second primitive whose own VJP comes from
 differentiating the rrule's code with ``chainrules.ad``. Third derivatives, and
-structured arguments at second order, raise :class:`UnsupportedTransformError`.
+structured arguments at second order, raise `UnsupportedTransformError`.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def _as_primal_type(g: Any, primal: Any) -> Any:
 
 
 class _AutogradBridged:
-    """The callable returned by :func:`autograd_primitive`."""
+    """The callable returned by `autograd_primitive`."""
 
     def __init__(self, f: Callable, config: RuleConfig | None) -> None:
         autograd = _compat.import_autograd()

@@ -39,7 +39,7 @@ __all__ = [
 
 
 def call_rrule(bridge: str, config: Any, f: Any, args: tuple, kwargs: dict) -> Any:
-    """``rrule(f, *args, **kwargs)`` (with ``config`` if given), or :class:`NoRuleError`."""
+    """``rrule(f, *args, **kwargs)`` (with ``config`` if given), or `NoRuleError`."""
     result = rrule(f, *args, **kwargs) if config is None else rrule(config, f, *args, **kwargs)
     if result is None:
         raise NoRuleError(bridge, f, "rrule", tuple(map(type, args)),
@@ -49,7 +49,7 @@ def call_rrule(bridge: str, config: Any, f: Any, args: tuple, kwargs: dict) -> A
 
 def call_frule(bridge: str, config: Any, dargs: tuple, f: Any, args: tuple,
                kwargs: dict) -> Any:
-    """``frule(dargs, f, *args, **kwargs)`` (with ``config`` if given), or :class:`NoRuleError`."""
+    """``frule(dargs, f, *args, **kwargs)`` (with ``config`` if given), or `NoRuleError`."""
     if config is None:
         result = frule(dargs, f, *args, **kwargs)
     else:

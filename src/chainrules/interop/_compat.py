@@ -40,7 +40,7 @@ def _import(module: str, extra: str) -> ModuleType:
 
 
 def import_jax() -> ModuleType:
-    """``jax``, imported on first use; :class:`FrameworkNotInstalledError` if missing."""
+    """``jax``, imported on first use; `FrameworkNotInstalledError` if missing."""
     jax = _import("jax", "jax")
     _import("jax.numpy", "jax")
     _import("jax.custom_derivatives", "jax")
@@ -48,7 +48,7 @@ def import_jax() -> ModuleType:
 
 
 def import_torch() -> ModuleType:
-    """``torch``, imported on first use; :class:`FrameworkNotInstalledError` if missing."""
+    """``torch``, imported on first use; `FrameworkNotInstalledError` if missing."""
     torch = _import("torch", "torch")
     _import("torch.func", "torch")
     _import("torch.autograd.forward_ad", "torch")
@@ -56,7 +56,7 @@ def import_torch() -> ModuleType:
 
 
 def import_autograd() -> ModuleType:
-    """``autograd``, imported on first use; :class:`FrameworkNotInstalledError` if missing."""
+    """``autograd``, imported on first use; `FrameworkNotInstalledError` if missing."""
     autograd = _import("autograd", "autograd")
     _import("autograd.extend", "autograd")
     return autograd

@@ -351,7 +351,7 @@ class BackendChoice(NamedTuple):
 
 
 class _JaxBridged:
-    """The callable returned by :func:`jax_function`."""
+    """The callable returned by `jax_function`."""
 
     def __init__(self, f: Callable, mode: str | None, config: RuleConfig | None,
                  result_shape: Any, vmap_method: str, backend: str) -> None:

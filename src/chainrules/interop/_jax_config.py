@@ -115,7 +115,7 @@ def as_numpy_function(f: Callable, *, x64: bool = True) -> Callable:
     """A NumPy-in, NumPy-out version of the JAX function ``f``, computed in 64 bits.
 
     Called with NumPy arrays and numbers it returns NumPy arrays; called with JAX
-    arrays (as :class:`JaxConfig` does when it differentiates it) it is ``f``. This is
+    arrays (as `JaxConfig` does when it differentiates it) it is ``f``. This is
     what ``chainrules.testing`` needs to check JAX's derivatives of ``f`` against
     finite differences, which need the primal in float64.
 

@@ -29,7 +29,7 @@ The Function is written the way ``torch.func`` needs (``forward`` without ``ctx`
   ``create_graph=True``, ``torch.autograd.functional.hessian``,
   ``torch.func.hessian`` and Hessian-vector products work when the rule's code is
   differentiable by it; otherwise, and for third derivatives,
-  :class:`UnsupportedTransformError` is raised, never a silent zero.
+  `UnsupportedTransformError` is raised, never a silent zero.
 - ``vmap`` runs the function once per batch element.
 
 PyTorch's complex convention is ChainRules' (``grad(abs(z)**2) == 2z``): nothing to convert.
@@ -655,7 +655,7 @@ def _functions() -> tuple[type, type, type]:
 
 
 class _TorchBridged:
-    """The callable returned by :func:`torch_function`."""
+    """The callable returned by `torch_function`."""
 
     def __init__(self, f: Callable, config: RuleConfig | None, backend: str) -> None:
         self.f = f

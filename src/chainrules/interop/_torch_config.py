@@ -1,7 +1,7 @@
 """PyTorch's AD as a ``RuleConfig`` (``torch.func``), and torch functions as NumPy functions.
 
-:class:`TorchConfig` lets rules that call back into an AD (``rrule_via_ad``) use
-``torch.func.vjp`` / ``jvp``; :func:`as_numpy_function` lets ``chainrules.testing``
+`TorchConfig` lets rules that call back into an AD (``rrule_via_ad``) use
+``torch.func.vjp`` / ``jvp``; `as_numpy_function` lets ``chainrules.testing``
 check a torch function's derivatives against finite differences.
 """
 
@@ -84,7 +84,7 @@ def as_numpy_function(f: Callable) -> Callable:
 
     Called with NumPy arrays and numbers it converts float and complex leaves to
     tensors (float64 stays float64), calls ``f`` and returns NumPy arrays; called
-    with tensors (as :class:`TorchConfig` does when it differentiates it) it is
+    with tensors (as `TorchConfig` does when it differentiates it) it is
     ``f``. This is what ``chainrules.testing`` needs to check PyTorch's derivatives
     of ``f`` against finite differences.
 

@@ -24,7 +24,7 @@ One ``autograd.Function`` (``_Native``) carries the call:
 A NumPy-only rule does not work here: NumPy turns plain tensors into arrays (under
 ``torch.func`` the forward pass sees plain tensors) and fails on tensors that need
 grad. A NumPy value where a tensor was due, or NumPy refusing a tensor, raises
-:class:`NumPyOnlyRuleError`. ``backend="auto"`` avoids it by trying the rules once
+`NumPyOnlyRuleError`. ``backend="auto"`` avoids it by trying the rules once
 per input signature on meta tensors (shapes and dtypes, no data) first.
 """
 
@@ -375,7 +375,7 @@ def _function() -> type:
 
 
 def prepare(bridged: Any, args: tuple, kwargs: dict) -> _NativeCall:
-    """The call's tensors, structure and input signature (for :func:`choose_backend`)."""
+    """The call's tensors, structure and input signature (for `choose_backend`)."""
     return _NativeCall(bridged, args, kwargs)
 
 

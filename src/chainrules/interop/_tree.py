@@ -130,7 +130,7 @@ def tangent_at(t: Any, path: Path) -> Any:
     """The part of tangent ``t`` at ``path`` (unthunked); a zero anywhere on the way is zero.
 
     Accepts ``Tangent`` as well as plain tuples, lists and dicts (natural tangents
-    of containers). Raises :class:`PathError` if the layout does not match.
+    of containers). Raises `PathError` if the layout does not match.
     """
     t = unthunk(t)
     for i, (kind, k) in enumerate(path):

@@ -1,11 +1,11 @@
 """Use chainrules rules from HIPS autograd.
 
-:func:`autograd_primitive` turns a function that has an ``rrule`` / ``frule`` into an
+`autograd_primitive` turns a function that has an ``rrule`` / ``frule`` into an
 autograd primitive (``defvjp_argnums`` from the rrule, ``defjvp_argnums`` from the
 frule).
 
 Importing this module does not import autograd; the first call does, and raises
-:class:`~chainrules.interop.FrameworkNotInstalledError` ("install
+`FrameworkNotInstalledError` ("install
 chainrules[autograd]") if it is missing.
 """
 

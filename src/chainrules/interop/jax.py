@@ -1,16 +1,16 @@
 """Use chainrules rules from JAX, and JAX's AD from chainrules.
 
-- :func:`jax_function` wraps a function that has an ``rrule`` / ``frule`` into one
+- `jax_function` wraps a function that has an ``rrule`` / ``frule`` into one
   that ``jax.grad``, ``jax.vjp``, ``jax.jvp``, ``jax.jit`` and ``jax.vmap`` accept.
-- :class:`JaxConfig` is a ``RuleConfig`` whose ``rrule_via_ad`` / ``frule_via_ad``
+- `JaxConfig` is a ``RuleConfig`` whose ``rrule_via_ad`` / ``frule_via_ad``
   are ``jax.vjp`` / ``jax.jvp``.
-- :func:`as_numpy_function` makes a jax function NumPy-in, NumPy-out, so that
+- `as_numpy_function` makes a jax function NumPy-in, NumPy-out, so that
   ``chainrules.testing`` can check jax's derivatives of it against finite
   differences (``test_rrule(as_numpy_function(g), x, rrule_f=rrule_via_ad,
   config=JaxConfig())``).
 
 Importing this module does not import JAX; the first call does, and raises
-:class:`~chainrules.interop.FrameworkNotInstalledError` ("install chainrules[jax]")
+`FrameworkNotInstalledError` ("install chainrules[jax]")
 if it is missing.
 """
 

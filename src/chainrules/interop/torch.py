@@ -1,17 +1,17 @@
 """Use chainrules rules from PyTorch, and PyTorch's AD (``torch.func``) from chainrules.
 
-- :func:`torch_function` wraps a function that has an ``rrule`` / ``frule`` into a
+- `torch_function` wraps a function that has an ``rrule`` / ``frule`` into a
   ``torch.autograd.Function``-backed callable: ``.backward()``, ``torch.func.grad``,
   ``vjp``, ``jvp``, ``jacrev``, ``jacfwd`` and ``vmap`` work.
-- :class:`TorchConfig` is a ``RuleConfig`` whose ``rrule_via_ad`` / ``frule_via_ad``
+- `TorchConfig` is a ``RuleConfig`` whose ``rrule_via_ad`` / ``frule_via_ad``
   are ``torch.func.vjp`` / ``torch.func.jvp``.
-- :func:`as_numpy_function` makes a torch function NumPy-in, NumPy-out, so that
+- `as_numpy_function` makes a torch function NumPy-in, NumPy-out, so that
   ``chainrules.testing`` can check torch's derivatives of it against finite
   differences (``test_rrule(as_numpy_function(g), x, rrule_f=rrule_via_ad,
   config=TorchConfig())``).
 
 Importing this module does not import PyTorch; the first call does, and raises
-:class:`~chainrules.interop.FrameworkNotInstalledError` ("install chainrules[torch]")
+`FrameworkNotInstalledError` ("install chainrules[torch]")
 if it is missing.
 """
 

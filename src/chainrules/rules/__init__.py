@@ -14,7 +14,7 @@ does not pay for importing SciPy (most of its import time, measured with
 ``python -X importtime``).
 
 ``array_api/`` holds the rules of the array API standard written once against ``xp``:
-NumPy's elementwise rules come from there, and :func:`register_namespace` puts them on
+NumPy's elementwise rules come from there, and `register_namespace` puts them on
 any other array-API namespace (``array_api_strict``, ``jax.numpy`` …).
 """
 

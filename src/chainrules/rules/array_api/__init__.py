@@ -6,7 +6,7 @@ One module per domain of the standard: ``elementwise``, ``statistical``, ``manip
 ``decompositions`` (``inv``, ``solve``, ``det``, ``cholesky``, ``eigh``, ``svd``, ``qr``…)
 and ``fft``. Each module's
 ``register(xp, fresh)`` puts its rules on the functions of a namespace; nothing is
-registered at import: :func:`register_namespace` does it, explicitly.
+registered at import: `register_namespace` does it, explicitly.
 
 Which rule serves NumPy:
 

@@ -3,7 +3,7 @@
 ``PARTIALS`` maps a standard name (``"sin"``, ``"atan2"``) to its partial derivatives,
 written with the namespace ``xp`` that ``scalar_rule`` passes; the same table serves
 NumPy's ufuncs (``rules/numpy/ufuncs.py`` registers it on ``np.sin`` …) and any
-namespace given to :func:`~chainrules.rules.register_namespace`. The non-holomorphic
+namespace given to `register_namespace`. The non-holomorphic
 functions (``abs``, ``sign``, ``conj``, ``real``, ``imag``) and ``clip`` are written out
 here for the other namespaces; NumPy keeps its own rules for them, which also take
 ``out=``, lists and NumPy's extra arguments.

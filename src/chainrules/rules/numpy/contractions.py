@@ -26,7 +26,7 @@ Conventions:
   ``[xp[0], xp[-1]]`` the value is ``left``/``right``/an end value, so the derivative
   w.r.t. ``x`` and ``xp`` is 0 there. ``period`` gets ``NoTangent()`` (moving the
   period moves the wrapped query points discontinuously).
-- ``out=`` is refused with :class:`~chainrules.OutArgumentError`; gufunc ``axes=``/
+- ``out=`` is refused with `OutArgumentError`; gufunc ``axes=``/
   ``axis=`` keywords of ``matmul``/``vecdot``/``matvec``/``vecmat`` raise
   ``NotImplementedError``. Integer, bool and index arguments get ``NoTangent()``.
 

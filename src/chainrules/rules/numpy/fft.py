@@ -6,7 +6,7 @@ kept), with every form of ``n`` / ``s`` (padding or truncation), ``axis`` /
 ``fft``, ``ifft``, ``rfft``, ``irfft``, ``hfft``, ``ihfft``, ``fft2``, ``ifft2``,
 ``rfft2``, ``irfft2``, ``fftn``, ``ifftn``, ``rfftn``, ``irfftn``, and the
 permutations ``fftshift`` and ``ifftshift``. ``out=`` is refused
-(:class:`~chainrules.OutArgumentError`). Also ``fftfreq(n, d)`` and
+(`OutArgumentError`). Also ``fftfreq(n, d)`` and
 ``rfftfreq(n, d)``: differentiable in the sample spacing ``d`` (``n`` is a count).
 
 The rule builders and the adjoints (derived in their module's docstring) live in

@@ -23,7 +23,7 @@ Conventions:
 
 - ``axis`` (int, negative, tuple, None), ``keepdims``, ``dtype``, ``ddof`` /
   ``correction`` and ``initial`` (as a keyword: a constant) are supported; ``out=`` is refused with
-  :class:`~chainrules.OutArgumentError`, ``where=`` (other than True) with
+  `OutArgumentError`, ``where=`` (other than True) with
   `WhereArgumentError`, ``var``/``std``'s ``mean=`` with ``NotImplementedError``.
   Positional arguments that are not arrays of values (``axis``, ``dtype``, ``n``,
   ``ddof``...) get ``NoTangent()``; keyword arguments are not differentiated.
@@ -90,7 +90,7 @@ __all__ = ["WhereArgumentError"]
 class WhereArgumentError(OutArgumentError):
     """A reduction rule was called with ``where=``, which its rule does not support.
 
-    A subclass of :class:`~chainrules.OutArgumentError` (both hide elements of the
+    A subclass of `OutArgumentError` (both hide elements of the
     computation from differentiation); ``function`` is the NumPy function.
 
     Examples:

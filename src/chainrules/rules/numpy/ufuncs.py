@@ -55,7 +55,7 @@ Conventions:
 - integer and bool arrays, ``ldexp``'s exponent and the exponent output of
   ``frexp`` get ``NoTangent()``; a Python ``int`` argument projects like a float
   (DESIGN §2);
-- ``out=`` and ``where=`` are refused with :class:`~chainrules.OutArgumentError`,
+- ``out=`` and ``where=`` are refused with `OutArgumentError`,
   and so is ``nan_to_num(x, copy=False)`` on an array (it writes into ``x``);
 - the derivative formulas run under ``np.errstate(all="ignore")``: an infinite
   derivative (``sqrt`` at 0) is returned as ``inf`` without a warning;
@@ -1120,7 +1120,7 @@ def _to_back(x: np.ndarray, axes: tuple) -> np.ndarray:
 
 
 def _from_back(v: np.ndarray, axes: tuple, shape: tuple) -> np.ndarray:
-    """Undo :func:`_to_back`."""
+    """Undo `_to_back`."""
     ndim = len(shape)
     back = tuple(range(ndim - len(axes), ndim))
     rest = [n for i, n in enumerate(shape) if i not in axes]

@@ -4,7 +4,7 @@ converge, cotangents of result objects, and tangents as flat vectors.
 The rules differentiate the user's function by calling back into the AD
 (``rrule_via_ad`` / ``frule_via_ad``). Its derivative w.r.t. what it closes over comes
 back as a ``Tangent`` of the function (one field per captured variable), w.r.t. the
-solver's ``args`` as one cotangent per entry; :class:`Flat` turns such a structure of
+solver's ``args`` as one cotangent per entry; `Flat` turns such a structure of
 numbers and arrays into one vector (the adjoint ODE integrates it) and back.
 """
 

@@ -22,7 +22,7 @@ variable (the values a closure captures, and ``args``):
 Accuracy: the derivative is computed by a second numerical solve with the call's
 tolerances (``rtol``/``atol``, ``epsabs``/``epsrel``), so its error is of the order of
 the primal's; tighten them for tight derivatives. A failed solve raises
-:class:`SolverError`, as do options the rules do not differentiate (``weight`` in
+`SolverError`, as do options the rules do not differentiate (``weight`` in
 ``quad``; ``events`` and ``dense_output`` in ``solve_ivp``).
 
 Example:

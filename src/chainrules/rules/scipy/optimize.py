@@ -23,7 +23,7 @@ depend on them); a derivative function (``fprime``, ``jac``) only speeds the sol
 Result objects (``OptimizeResult``, ``RootResults``) are differentiated in their
 solution field (``x``, ``root``) and ``fun``; other fields get no derivative. A solve
 that did not converge, a degenerate solution or an option the rules do not
-differentiate raises :class:`SolverError`. The derivative is exact at the computed
+differentiate raises `SolverError`. The derivative is exact at the computed
 solution; its error is that of the solution (the solver's tolerance) times the
 conditioning of ``df/dx`` (or ``H``).
 
