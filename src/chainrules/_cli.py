@@ -160,7 +160,8 @@ class _Progress:
 
 def _check(args: argparse.Namespace) -> int:
     _load_all_rules()
-    from chainrules.testing import iter_catalog, run_case
+    from chainrules._check_runner import resolve_jobs, run_all
+    from chainrules.testing import iter_catalog
 
     catalog = list(iter_catalog())
     if args.namespace:
@@ -192,8 +193,13 @@ def _check(args: argparse.Namespace) -> int:
     progress = _Progress(len(runs), sys.stderr, enabled=not args.json and not args.quiet)
     results = []
     start = time.perf_counter()
-    for case, dtype, mode in runs:
-        result = run_case(case, dtype, mode, seed=args.seed)
+
+    def step(pos: int, result: Any) -> None:
+        case, dtype, mode = runs[pos]
+        progress.step(f"{case.display_name} {dtype} {mode}", result.status == "failed")
+
+    outcomes = run_all(runs, args.seed, resolve_jobs(args.jobs), step)
+    for (case, dtype, mode), result in zip(runs, outcomes):
         ns, name = _group(case.f)
         row = rows[ns]
         key = f"{ns}.{name}"
@@ -211,7 +217,6 @@ def _check(args: argparse.Namespace) -> int:
             "status": result.status, "message": result.message,
             "primal_calls": result.primal_calls, "seconds": round(result.seconds, 4),
         })
-        progress.step(f"{case.display_name} {dtype} {mode}", result.status == "failed")
     progress.close()
     total_seconds = time.perf_counter() - start
     failed = [r for r in results if r["status"] == "failed"]
@@ -446,6 +451,13 @@ def _wrap(names: list[str], width: int = 96) -> str:
     return "\n  ".join(lines)
 
 
+def _jobs(text: str) -> int:
+    n = int(text)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0 (0: one per CPU), got {n}")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m chainrules",
@@ -461,6 +473,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--mode", choices=_MODES, help="only frules or only rrules")
     check.add_argument("--seed", type=int, default=0, help="seed for inputs and tangents")
     check.add_argument("--json", action="store_true", help="machine-readable output")
+    check.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
+                       help="run the cases in N worker processes (0: one per CPU); same "
+                            "results as a serial run (default 1)")
     check.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     check.add_argument("-v", "--verbose", action="store_true",
                        help="also list registered rules that no catalog case tests")
