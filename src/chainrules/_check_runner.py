@@ -3,8 +3,8 @@
 A run is one (case, dtype, mode) of the catalog. With ``jobs > 1`` the runs go to
 worker processes started with "spawn" (nothing is inherited but what is sent, so the
 runner behaves the same on every platform and next to multithreaded libraries). A
-worker is sent where each case is (its case module and row), imports only those
-modules, and returns the `CaseResult`. Every run is seeded by itself
+worker loads the rules and the catalog once, is sent where each case is (its case
+module and row) and returns the `CaseResult`. Every run is seeded by itself
 (``run_case(..., seed=seed)``), so results do not depend on which worker runs what, or
 in which order; they come back in the order of the runs.
 
@@ -107,8 +107,14 @@ def _chunks(n: int, jobs: int) -> list[range]:
 def _init_worker() -> None:
     global _worker_limits
     from chainrules._cli import _load_all_rules
+    from chainrules.testing._cases import _catalog_rows
 
     _load_all_rules()
+    # The whole catalog, as in the parent: a name can depend on what is imported
+    # (numpy.sinc is named scipy.special.sinc once SciPy re-exports it), and the BLAS
+    # limit below reaches only the libraries loaded by then (SciPy has its own BLAS).
+    for _ in _catalog_rows():
+        pass
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
