@@ -83,9 +83,10 @@ def run_all(runs: Sequence[tuple[Any, str, str]], seed: int, jobs: int,
                 "run it with -j 1.")
         sent.append((*origin, case.display_name, dtype, mode))
     chunks = _chunks(len(runs), jobs)
-    with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)),
-                             mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_init_worker) as pool:
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)),
+                               mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_init_worker)
+    try:
         pending = {pool.submit(_run_chunk, [(pos, *sent[pos]) for pos in chunk], seed)
                    for chunk in chunks}
         while pending:
@@ -94,6 +95,11 @@ def run_all(runs: Sequence[tuple[Any, str, str]], seed: int, jobs: int,
                 for pos, result in future.result():
                     results[pos] = result
                     on_result(pos, result)
+    except BaseException:
+        # a worker's error or Ctrl-C: stop now rather than after the queued runs
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     return results
 
 
