@@ -179,3 +179,64 @@ def test_coverage_lists_non_maths_apart_and_agrees_with_check(capsys):
         set(cov["frule_and_rrule"]) | {p.split()[0] for p in cov["partial"]}
         | set(cov["non_differentiable"])) + len(cov["check_counts"]["not_module_attributes"])
     assert cov["check_counts"]["functions"] == summary["functions"]
+
+
+def _without_times(report):
+    report.pop("seconds")
+    for r in report["results"]:
+        r.pop("seconds")
+    for row in report["namespaces"].values():
+        row.pop("seconds")
+    return report
+
+
+def test_check_in_worker_processes_matches_a_serial_run(capsys):
+    assert main(["check", "--namespace", "math", "--json"]) == 0
+    serial = json.loads(capsys.readouterr().out)
+    assert main(["check", "--namespace", "math", "--json", "-j", "2"]) == 0
+    parallel = json.loads(capsys.readouterr().out)
+    assert len(serial["results"]) > 100
+    assert _without_times(parallel) == _without_times(serial)
+
+
+def test_check_jobs_keeps_table_progress_and_exit_code(capsys):
+    # numpy.sinc is named scipy.special.sinc once SciPy is imported: the workers must
+    # load what the parent loaded to find the case under that name
+    pytest.importorskip("scipy.special")
+    assert main(["check", "--function", "scipy.special.sinc", "--dtype", "float64",
+                 "--jobs", "2"]) == 0
+    captured = capsys.readouterr()
+    assert any(line.startswith("scipy.special ") for line in captured.out.splitlines())
+    assert "0 failed, 4 passed" in captured.out
+    assert "100%  4/4 runs, 0 failed, ETA 0s" in captured.err
+
+
+def test_check_jobs_argument():
+    from chainrules._check_runner import _chunks, resolve_jobs
+
+    assert resolve_jobs(0) >= 1 and resolve_jobs(3) == 3
+    chunks = _chunks(1000, 2)
+    assert [i for c in chunks for i in c] == list(range(1000)) and len(chunks) > 2 * 8
+
+
+def test_check_jobs_negative_error(capsys):
+    with pytest.raises(SystemExit):
+        main(["check", "-j", "-1"])
+    assert "argument -j/--jobs: must be >= 0 (0: one per CPU), got -1" in capsys.readouterr().err
+
+
+def test_check_jobs_needs_catalog_cases(monkeypatch):
+    case = Case(broken_sin, lambda rng, dt: (arr(rng, dt, (3,)),), dtypes=("float64",))
+    monkeypatch.setattr(testing, "iter_catalog", lambda namespace=None: iter([case]))
+    with pytest.raises(RuntimeError, match=r"case 'tests.test_cli.broken_sin' is not a row of "
+                                           r"a module in chainrules.testing.cases.*-j 1"):
+        main(["check", "-q", "-j", "2"])
+
+
+def test_check_worker_refuses_a_changed_catalog():
+    from chainrules._check_runner import _run_chunk
+
+    with pytest.raises(RuntimeError, match=r"row 0 of chainrules.testing.cases.stdlib_math"
+                                           r".CASES in a worker is not 'no_such_case'"):
+        _run_chunk([(0, "chainrules.testing.cases.stdlib_math", 0, "no_such_case",
+                     "float64", "rrule")], 0)

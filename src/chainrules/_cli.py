@@ -162,7 +162,8 @@ class _Progress:
 
 def _check(args: argparse.Namespace) -> int:
     _load_all_rules()
-    from chainrules.testing import iter_catalog, run_case
+    from chainrules._check_runner import resolve_jobs, run_all
+    from chainrules.testing import iter_catalog
 
     catalog = list(iter_catalog())
     if args.namespace:
@@ -194,8 +195,13 @@ def _check(args: argparse.Namespace) -> int:
     progress = _Progress(len(runs), sys.stderr, enabled=not args.json and not args.quiet)
     results = []
     start = time.perf_counter()
-    for case, dtype, mode in runs:
-        result = run_case(case, dtype, mode, seed=args.seed)
+
+    def step(pos: int, result: Any) -> None:
+        case, dtype, mode = runs[pos]
+        progress.step(f"{case.display_name} {dtype} {mode}", result.status == "failed")
+
+    outcomes = run_all(runs, args.seed, resolve_jobs(args.jobs), step)
+    for (case, dtype, mode), result in zip(runs, outcomes):
         ns, name = _group(case.f)
         row = rows[ns]
         key = f"{ns}.{name}"
@@ -213,7 +219,6 @@ def _check(args: argparse.Namespace) -> int:
             "status": result.status, "message": result.message,
             "primal_calls": result.primal_calls, "seconds": round(result.seconds, 4),
         })
-        progress.step(f"{case.display_name} {dtype} {mode}", result.status == "failed")
     progress.close()
     second = _check_second_order(cases, rows, args) if args.order >= 2 else []
     total_seconds = time.perf_counter() - start
@@ -498,6 +503,13 @@ def _wrap(names: list[str], width: int = 96) -> str:
     return "\n  ".join(lines)
 
 
+def _jobs(text: str) -> int:
+    n = int(text)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0 (0: one per CPU), got {n}")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m chainrules",
@@ -516,6 +528,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="2: also check second derivatives (a Hessian-vector product "
                             "by chainrules.ad against differences of the gradient)")
     check.add_argument("--json", action="store_true", help="machine-readable output")
+    check.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
+                       help="run the cases in N worker processes (0: one per CPU); same "
+                            "results as a serial run (default 1)")
     check.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     check.add_argument("-v", "--verbose", action="store_true",
                        help="also list registered rules that no catalog case tests")

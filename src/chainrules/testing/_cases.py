@@ -289,6 +289,20 @@ def iter_catalog(namespace: str | None = None) -> Iterator[Case]:
     >>> all(c.display_name.startswith("numpy") for c in iter_catalog("numpy"))
     True
     """
+    for module_name, _, case in _catalog_rows():
+        name = case.display_name
+        if (
+            namespace is None
+            or module_name.rpartition(".")[2] == namespace
+            or name == namespace
+            or name.startswith(namespace + ".")
+        ):
+            yield case
+
+
+def _catalog_rows() -> Iterator[tuple[str, int, Case]]:
+    """(module, position in its CASES, case) for every case of the catalog: where a
+    worker process of ``check -j`` finds a case again."""
     import chainrules.testing.cases as cases_pkg
 
     for info in sorted(pkgutil.iter_modules(cases_pkg.__path__), key=lambda m: m.name):
@@ -298,20 +312,13 @@ def iter_catalog(namespace: str | None = None) -> Iterator[Case]:
         table = getattr(module, "CASES", None)
         if table is None:
             continue
-        for case in table:
+        for k, case in enumerate(table):
             if not isinstance(case, Case):
                 raise TesterUsageError(
                     f"iter_catalog: {module.__name__}.CASES must hold Case objects, "
                     f"found {type(case).__name__}; wrap the row in Case(...)."
                 )
-            name = case.display_name
-            if (
-                namespace is None
-                or info.name == namespace
-                or name == namespace
-                or name.startswith(namespace + ".")
-            ):
-                yield case
+            yield module.__name__, k, case
 
 
 # ---------------------------------------------------------------- input helpers

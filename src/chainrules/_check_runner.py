@@ -1,0 +1,145 @@
+"""Run the catalog cases of ``python -m chainrules check``, in this process or in workers.
+
+A run is one (case, dtype, mode) of the catalog. With ``jobs > 1`` the runs go to
+worker processes started with "spawn" (nothing is inherited but what is sent, so the
+runner behaves the same on every platform and next to multithreaded libraries). A
+worker loads the rules and the catalog once, is sent where each case is (its case
+module and row) and returns the `CaseResult`. Every run is seeded by itself
+(``run_case(..., seed=seed)``), so results do not depend on which worker runs what, or
+in which order; they come back in the order of the runs.
+
+Both ways run with one BLAS thread (when ``threadpoolctl`` is installed): the catalog's
+matrices are tiny, and a BLAS thread pool only adds synchronisation, which on a
+loaded machine made each small LAPACK call ten times slower.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Any
+
+_worker_limits: Any = None
+
+
+def catalog_origins() -> dict[int, tuple[str, int]]:
+    """``id(case) -> (case module, row)`` for the catalog's cases."""
+    from chainrules.testing._cases import _catalog_rows
+
+    return {id(case): (module, k) for module, k, case in _catalog_rows()}
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Limit BLAS (and OpenMP) to one thread inside the block, when threadpoolctl is there."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(limits=1):
+        yield
+
+
+def resolve_jobs(jobs: int) -> int:
+    """``jobs`` worker processes; 0 means one per CPU this process may use."""
+    if jobs > 0:
+        return jobs
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def run_all(runs: Sequence[tuple[Any, str, str]], seed: int, jobs: int,
+            on_result: Callable[[int, Any], None]) -> list:
+    """The `CaseResult` of every run ``(case, dtype, mode)``, in the order of ``runs``.
+
+    ``on_result(position, result)`` is called as each run finishes (in completion
+    order when ``jobs > 1``), for the progress bar.
+    """
+    from chainrules.testing import run_case
+
+    results: list = [None] * len(runs)
+    if jobs <= 1 or len(runs) <= 1:
+        with one_blas_thread():
+            for pos, (case, dtype, mode) in enumerate(runs):
+                results[pos] = run_case(case, dtype, mode, seed=seed)
+                on_result(pos, results[pos])
+        return results
+    import multiprocessing
+
+    origins = catalog_origins()
+    sent = []
+    for case, dtype, mode in runs:
+        origin = origins.get(id(case))
+        if origin is None:
+            raise RuntimeError(
+                f"check -j: case {case.display_name!r} is not a row of a module in "
+                "chainrules.testing.cases, so a worker process cannot find it; "
+                "run it with -j 1.")
+        sent.append((*origin, case.display_name, dtype, mode))
+    chunks = _chunks(len(runs), jobs)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)),
+                               mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_init_worker)
+    try:
+        pending = {pool.submit(_run_chunk, [(pos, *sent[pos]) for pos in chunk], seed)
+                   for chunk in chunks}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                for pos, result in future.result():
+                    results[pos] = result
+                    on_result(pos, result)
+    except BaseException:
+        # a worker's error or Ctrl-C: stop now rather than after the queued runs
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return results
+
+
+def _chunks(n: int, jobs: int) -> list[range]:
+    """Consecutive runs in chunks small enough to balance the load (a case's runs
+    cost alike, cases do not) and large enough that sending them costs little."""
+    size = max(1, min(16, n // (jobs * 8)))
+    return [range(i, min(i + size, n)) for i in range(0, n, size)]
+
+
+def _init_worker() -> None:
+    global _worker_limits
+    from chainrules._cli import _load_all_rules
+    from chainrules.testing._cases import _catalog_rows
+
+    _load_all_rules()
+    # The whole catalog, as in the parent: a name can depend on what is imported
+    # (numpy.sinc is named scipy.special.sinc once SciPy re-exports it), and the BLAS
+    # limit below reaches only the libraries loaded by then (SciPy has its own BLAS).
+    for _ in _catalog_rows():
+        pass
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        pass
+    else:
+        _worker_limits = threadpool_limits(limits=1)  # for the worker's whole life
+
+
+def _run_chunk(chunk: list[tuple[int, str, int, str, str, str]], seed: int) -> list:
+    from chainrules.testing import run_case
+
+    out = []
+    for pos, module, k, name, dtype, mode in chunk:
+        table = getattr(importlib.import_module(module), "CASES", [])
+        case = table[k] if k < len(table) else None
+        if case is None or case.display_name != name:
+            raise RuntimeError(
+                f"check -j: row {k} of {module}.CASES in a worker is not {name!r} as in "
+                "the parent process; a catalog that changes at run time can only be "
+                "checked with -j 1.")
+        out.append((pos, run_case(case, dtype, mode, seed=seed)))
+    return out
