@@ -158,9 +158,7 @@ def test_getitem_cotangent_adds_in_place_without_a_dense_array(idx, no_debug_mod
 
 
 def test_getitem_in_place_add_keeps_real_accumulators_real():
-    from chainrules import iadd
-
-    from chainrules import InvalidTangentError
+    from chainrules import InvalidTangentError, iadd
 
     x = np.arange(3.0, dtype=np.float32)
     _, pullback = rrule(operator.getitem, x, 1)
