@@ -223,6 +223,8 @@ def _remember(table: RuleTable, f: Any, args: tuple, hit: Any) -> None:
         return
     key = _fast_key(args)
     if fast is not None and key is not None:
+        if not fast:
+            table.dirty.append(fast)  # its first entry since the last registration
         if hit is None:
             fast[key] = _no_rule
         else:
