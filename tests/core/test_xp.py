@@ -263,3 +263,10 @@ def test_non_differentiable_on_foreign():
     y, pullback = rrule(label, jnp.ones(2))
     assert pullback(jnp.ones(2)) == (NoTangent(), NoTangent())
     assert frule((NoTangent(), jnp.ones(2)), label, jnp.ones(2))[1] is NoTangent()
+
+
+def test_classes_are_not_arrays():
+    # np.float64 (the class) carries __array_namespace__ as an unbound method
+    assert not cr.is_foreign_array(np.float64)
+    assert not cr.is_foreign_array(jnp.ndarray)
+    assert array_namespace(np.float64, np.ones(2)) is array_namespace(np.ones(2))

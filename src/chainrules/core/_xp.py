@@ -53,9 +53,9 @@ def is_foreign_array(x: Any) -> bool:
         >>> is_foreign_array(np.ones(2)), is_foreign_array(1.0)
         (False, False)
     """
-    if isinstance(x, _NOT_FOREIGN):
-        return False
-    return array_api_compat.is_torch_array(x) or hasattr(x, "__array_namespace__")
+    if isinstance(x, _NOT_FOREIGN) or isinstance(x, type):
+        return False  # a class (np.float64 itself) has __array_namespace__ too
+    return array_api_compat.is_torch_array(x) or hasattr(type(x), "__array_namespace__")
 
 
 def array_namespace(*values: Any) -> Any:
