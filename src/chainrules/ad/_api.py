@@ -28,6 +28,7 @@ from chainrules.core import (
     is_foreign_array,
     unthunk,
 )
+from chainrules.core._tangents import _any
 
 from ._errors import InputTypeError, NonScalarOutputError
 from ._trace import (
@@ -252,7 +253,7 @@ def _map_leaves(x: Any, fn: Callable[[Any], Any]) -> Any:
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return t(*[_map_leaves(v, fn) for v in x])
     if t is dict:
-        return {k: _map_leaves(v, fn) for k, v in x.items()}
+        return {k: _map_leaves(v, fn) for k, v in _any(x).items()}
     if isinstance(x, dict):
         return _rebuild_mapping(x, {k: _map_leaves(v, fn) for k, v in x.items()})
     fields = _record_fields(x)
@@ -312,9 +313,9 @@ def _tangent_structure(x: Any, leaf_grads: list) -> Any:
         if t is tuple or t is list:
             return t(build(u) for u in v)
         if isinstance(v, tuple) and hasattr(v, "_fields"):
-            return Tangent[t](**{f: build(u) for f, u in zip(v._fields, v)})
+            return Tangent[t](**{f: build(u) for f, u in zip(_any(v)._fields, v)})
         if t is dict:
-            return {k: build(u) for k, u in v.items()}
+            return {k: build(u) for k, u in _any(v).items()}
         if isinstance(v, dict):
             return _rebuild_mapping(v, {k: build(u) for k, u in v.items()})
         fields = _record_fields(v)
@@ -422,7 +423,7 @@ def _walk_paths(x: Any, path: str, fn: Callable[[Any, str], Any]) -> None:
         for k, v in enumerate(x):
             _walk_paths(v, f"{path}[{k}]", fn)
     elif isinstance(x, tuple) and hasattr(x, "_fields"):
-        for k, v in zip(x._fields, x):
+        for k, v in zip(_any(x)._fields, x):
             _walk_paths(v, f"{path}.{k}", fn)
     elif isinstance(x, dict):
         for k, v in x.items():
@@ -801,7 +802,7 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
         x_arr = np.asarray(xp, dtype=float if type(xp) in (int, float) else None)
         n = x_arr.size
         use_forward = mode == "forward"
-        y = None
+        y: Any = None
         if mode == "auto":
             y, pullback = _vjp(_CONFIG, f, args, kwargs, (i,))
             use_forward = n <= sum(np.size(o) for o in _jacobian_outputs(y))
@@ -837,7 +838,7 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
             for k in range(y_arr.size):
                 e = np.zeros(y_arr.shape, dtype=y_arr.dtype)
                 e.reshape(-1)[k] = 1.0
-                seed = e if isinstance(out, np.ndarray) else type(y_arr[()])(1.0)
+                seed = e if isinstance(out, np.ndarray) else _any(type(y_arr[()]))(1.0)
                 if type(y) in (tuple, list):
                     seed = type(y)(seed if m == j else ZeroTangent() for m in range(len(y)))
                 rows.append(_jacobian_entry(pullback(seed)[0]))

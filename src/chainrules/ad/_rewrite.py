@@ -22,7 +22,7 @@ import dis
 import linecache
 import os
 import types
-from typing import Any
+from typing import Any, cast
 
 from ._errors import StaleSourceError
 
@@ -320,7 +320,8 @@ def _factory_code(node: ast.AST, code: types.CodeType, cls: str | None,
             node.name = find_name = _SELF_NAME
     else:
         name = "__chainrules_lambda__"
-        body_stmt = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=node)
+        body_stmt = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                               value=cast(ast.Lambda, node))
         ast.copy_location(body_stmt, node)
     freevars = [v for v in code.co_freevars if v not in ("__class__", CALL_NAME)]
     stmts: list[ast.stmt] = [
@@ -346,9 +347,12 @@ def _factory_code(node: ast.AST, code: types.CodeType, cls: str | None,
         body=stmts, decorator_list=[], returns=None, type_comment=None,
     )
     module = ast.Module(body=[factory], type_ignores=[])
+    # Position attributes exist only on some node classes (checked with hasattr/getattr).
+    n: Any
+    lineno = cast("ast.stmt | ast.expr", node).lineno
     for n in ast.walk(module):
         if not hasattr(n, "lineno") or getattr(n, "lineno", None) is None:
-            n.lineno = node.lineno
+            n.lineno = lineno
             n.col_offset = 0
         if getattr(n, "end_lineno", None) is None and hasattr(n, "lineno"):
             n.end_lineno = n.lineno
@@ -374,11 +378,12 @@ def _factory_code(node: ast.AST, code: types.CodeType, cls: str | None,
                            flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
     except SyntaxError:
         return None
-    found = _find_code(compiled, find_name, node.lineno, cls)
+    found = _find_code(compiled, find_name, lineno, cls)
     if found is not None and find_name != code.co_name:
         found = found.replace(co_name=code.co_name)
         if hasattr(found, "co_qualname"):
-            found = found.replace(co_qualname=code.co_qualname)
+            # co_qualname is Python 3.11+ (guarded above); pyright checks against 3.10.
+            found = found.replace(co_qualname=code.co_qualname)  # pyright: ignore[reportCallIssue, reportAttributeAccessIssue]
     return found
 
 

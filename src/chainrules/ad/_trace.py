@@ -36,7 +36,7 @@ import sys
 import types
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -60,6 +60,7 @@ from chainrules.core import (
     unthunk,
 )
 from chainrules.core import _helpers as _core_helpers
+from chainrules.core._tangents import _any
 
 from ._errors import (
     ADError,
@@ -721,7 +722,7 @@ def _in_namespace(ufunc: Any, *operands: Any) -> Any:
     for v in operands:
         p = deep_primal(v) if type(v) is Tracer else v
         if type(p) is not _ndarray and is_foreign_array(p):
-            name = ufunc.__name__
+            name = cast(str, ufunc.__name__)
             return getattr(array_namespace(p), _STANDARD_NAMES.get(name, name), ufunc)
     return ufunc
 
@@ -748,9 +749,10 @@ def _find_tracers(x: Any, trace: Any, path: tuple, out: list) -> Any:
         items = [_find_tracers(v, trace, (*path, i), out) for i, v in enumerate(x)]
         return items if t is list else tuple(items)
     if t is dict:
-        return {k: _find_tracers(v, trace, (*path, k), out) for k, v in x.items()}
+        return {k: _find_tracers(v, trace, (*path, k), out) for k, v in _any(x).items()}
     if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return t(*[_find_tracers(v, trace, (*path, f), out) for f, v in zip(x._fields, x)])
+        return t(*[_find_tracers(v, trace, (*path, f), out)
+                   for f, v in zip(_any(x)._fields, x)])
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         changes = {}
         for f in dataclasses.fields(x):
@@ -796,6 +798,8 @@ def _get_path(g: Any, path: tuple) -> Any:
                 g = unthunk(g)
                 if isinstance(g, AbstractTangent) and not isinstance(g, Tangent):
                     return g
+            # The other tangents returned above, so g is a structural Tangent.
+            g = cast(Tangent, g)
             if g.primal_type is dict or not isinstance(key, str):
                 g = g[key]
             else:
@@ -843,7 +847,7 @@ def _leaves(y: Any, path: tuple, out: list) -> None:
     if _boxable(y):
         out.append(path)
     elif isinstance(y, tuple) and hasattr(y, "_fields"):
-        for f, v in zip(y._fields, y):
+        for f, v in zip(_any(y)._fields, y):
             _leaves(v, (*path, f), out)
     elif type(y) is list or isinstance(y, tuple):
         for i, v in enumerate(y):
@@ -866,7 +870,7 @@ def _replace_leaves(y: Any, path: tuple, make: Callable[[tuple, Any], Any]) -> A
         return items if type(y) is list else tuple(items)
     if isinstance(y, tuple) and hasattr(y, "_fields"):
         return type(y)(*[_replace_leaves(v, (*path, f), make)
-                         for f, v in zip(y._fields, y)])
+                         for f, v in zip(_any(y)._fields, y)])
     if type(y) is dict:
         return {k: _replace_leaves(v, (*path, k), make) for k, v in y.items()}
     if isinstance(y, dict):
@@ -1058,7 +1062,8 @@ class ReverseTrace:
             return self.process(f, (a, b), _EMPTY)
         types_ = (type(pa), type(pb))
         tab = _r_by_func.get(f)
-        hit = _NO_RULE if tab is None else tab.config_cache.get((self.ctype, types_), _NO_RULE)
+        hit: Any = _NO_RULE if tab is None else tab.config_cache.get((self.ctype, types_),
+                                                                     _NO_RULE)
         if hit is _NO_RULE:
             hit = _rr_lookup(f, types_, self.config)
         if hit is None:
@@ -1281,7 +1286,7 @@ def _cotangent_structure(y: Any, make: Callable[[tuple, Any], Any], path: tuple)
                                   for i, v in enumerate(y)])
     if isinstance(y, tuple) and hasattr(y, "_fields"):
         return Tangent[type(y)](**{f: _cotangent_structure(v, make, (*path, f))
-                                   for f, v in zip(y._fields, y)})
+                                   for f, v in zip(_any(y)._fields, y)})
     if isinstance(y, dict):
         return Tangent[type(y)]({k: _cotangent_structure(v, make, (*path, k))
                                  for k, v in y.items()})
@@ -1746,9 +1751,9 @@ def _struct_tangent(primal: Any, found: list) -> Any:
         if t is list or t is tuple:
             return Tangent[t](*[build(v, (*path, i)) for i, v in enumerate(x)])
         if isinstance(x, tuple) and hasattr(x, "_fields"):
-            return Tangent[t](**{f: build(v, (*path, f)) for f, v in zip(x._fields, x)})
+            return Tangent[t](**{f: build(v, (*path, f)) for f, v in zip(_any(x)._fields, x)})
         if t is dict:
-            return Tangent[dict]({k: build(v, (*path, k)) for k, v in x.items()})
+            return Tangent[dict]({k: build(v, (*path, k)) for k, v in _any(x).items()})
         if dataclasses.is_dataclass(x) and not isinstance(x, type):
             return Tangent[t](**{f.name: build(getattr(x, f.name), (*path, f.name))
                                  for f in dataclasses.fields(x)})
@@ -1795,7 +1800,7 @@ def _not_twice_differentiable(e: BaseException, what: str) -> BaseException:
     differentiated again: a second derivative through it needs other code."""
     if getattr(e, "_chainrules_not_twice", False):
         return e
-    new = type(e).__new__(type(e))
+    new: Any = type(e).__new__(type(e))
     new.__dict__.update(e.__dict__)
     new.args = (f"{what} is not twice differentiable: its own code (run again on traced "
                 f"values for a higher-order derivative) fails with: {e}",)
@@ -2196,7 +2201,7 @@ def _through(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
         init = f.__init__
         if (type(f) is type and f.__new__ is object.__new__ and type(init) is _FunctionType
                 and not hasattr(f, "__dataclass_fields__")):
-            g = _rewritten(init)
+            g = _rewritten(cast(types.FunctionType, init))
             if g is not None:
                 obj = object.__new__(f)
                 g(obj, *args, **kwargs)

@@ -40,7 +40,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -433,9 +433,9 @@ def _functions() -> tuple[type, type, type]:
                 # the rule itself must be differentiated: the reference AD can, when the
                 # rule's code is differentiable (NumPy functions with rules, operators)
                 saved = ctx.saved_tensors
-                out = _SecondOrder.apply(call, "vjp", ctx.needs, needs, n_g, *saved, *vs)
-                out = out if isinstance(out, tuple) else (out,)
-                return (None, None, None, *out)
+                second = _SecondOrder.apply(call, "vjp", ctx.needs, needs, n_g, *saved, *vs)
+                second = second if isinstance(second, tuple) else (second,)
+                return (None, None, None, *second)
             inputs = ctx.saved_tensors[n_g:]
             g_needs = needs[:n_g]
             out: list = [None] * n_g
@@ -491,7 +491,9 @@ def _functions() -> tuple[type, type, type]:
             grads, inputs = rest[:n_g], rest[n_g:n_g + n_in]
             seeds = rest[n_g + n_in:]
             if mode == "vjp":
-                return tuple(_second_order_by_reference_ad(call, pull_needs, needs, grads,
+                # vjp mode always passes needs (only jvp mode passes None)
+                return tuple(_second_order_by_reference_ad(call, pull_needs,
+                                                           cast(tuple, needs), grads,
                                                            inputs, seeds))
             return tuple(_second_order_jvp(call, pull_needs, grads, inputs, seeds[:n_g],
                                            seeds[n_g:]))

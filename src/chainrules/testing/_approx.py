@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -164,7 +164,7 @@ def _object_fields(v: Any) -> dict | None:
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         return {f.name: getattr(v, f.name) for f in dataclasses.fields(v)}
     if hasattr(type(v), "__attrs_attrs__"):
-        return {a.name: getattr(v, a.name) for a in type(v).__attrs_attrs__}
+        return {a.name: getattr(v, a.name) for a in cast(Any, type(v)).__attrs_attrs__}
     d = getattr(v, "__dict__", None)
     if isinstance(d, dict) and d and not callable(v) and not isinstance(v, type):
         return dict(d)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -247,7 +247,7 @@ def _ones_like(xp: Any, y: Any) -> Any:
         return xp.ones_like(y) if _inexact(xp, y) else ZeroTangent()
     if isinstance(y, tuple):
         items = tuple(_ones_like(xp, v) for v in y)
-        return Tangent[type(y)](**dict(zip(y._fields, items))) if hasattr(
+        return Tangent[type(y)](**dict(zip(cast(Any, y)._fields, items))) if hasattr(
             y, "_fields") else Tangent[tuple](*items)
     return ZeroTangent()
 

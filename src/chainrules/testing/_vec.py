@@ -12,7 +12,7 @@ import copy
 import dataclasses
 import math
 import types
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -162,6 +162,8 @@ class _Scalar(Spec):
         self.path = path
         self.complex = isinstance(x, (complex, np.complexfloating))
         self.size = 2 if self.complex else 1
+        # float, complex or the NumPy scalar type of x
+        self.type: Any
         if isinstance(x, np.generic):
             self.type = type(x)
         else:
@@ -169,7 +171,8 @@ class _Scalar(Spec):
 
     def _eps(self) -> float:
         if issubclass(self.type, np.generic):
-            return float(np.finfo(self.type).eps)
+            # an inexact NumPy scalar type here, which the stubs of finfo do not list
+            return float(np.finfo(cast(Any, self.type)).eps)
         return float(np.finfo(np.float64).eps)
 
     def _element_name(self, k: int) -> str:
@@ -460,7 +463,8 @@ class _Sparse(Spec):
         self.dtype = x.dtype
         self.format = x.format
         self.make = sp.coo_array if isinstance(x, sp.sparray) else sp.coo_matrix
-        self.complex = x.dtype.kind == "c"
+        # (the scipy stubs lack sparray.dtype)
+        self.complex = cast(Any, x).dtype.kind == "c"
         self.n = len(self.rows)
         self.size = self.n * (2 if self.complex else 1)
 
@@ -563,12 +567,12 @@ def spec_of(x: Any, x_dot: Any = None, path: str = "x") -> Spec:
     if isinstance(x, core.AbstractTangent):
         return _Const(x, path)
     if _is_sparse(x):
-        return _Sparse(x, path) if x.dtype.kind in "fc" else _Const(x, path)
+        return _Sparse(x, path) if cast(Any, x).dtype.kind in "fc" else _Const(x, path)
     sub = _sub_tangents(x_dot)
     if isinstance(x, tuple) and hasattr(type(x), "_fields"):
         children = [spec_of(v, _pick(sub, i, k), f"{path}.{k}")
-                    for i, (k, v) in enumerate(zip(x._fields, x))]
-        return _Container(x, path, list(x._fields), children, "namedtuple")
+                    for i, (k, v) in enumerate(zip(cast(Any, x)._fields, x))]
+        return _Container(x, path, list(cast(Any, x)._fields), children, "namedtuple")
     if isinstance(x, (tuple, list)):
         children = [spec_of(v, _pick(sub, i, None), f"{path}[{i}]") for i, v in enumerate(x)]
         return _Container(x, path, list(range(len(x))), children, "seq")
