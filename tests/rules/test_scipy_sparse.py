@@ -122,7 +122,7 @@ def test_sum(fmt, axis):
     data_dot = rng.normal(size=A.data.shape)
     fd = fd_jvp(lambda d: np.asarray(with_data(A, d).sum(axis=axis)), (A.data,), (data_dot,))
     method = type(A).sum
-    y, y_dot = frule((NoTangent(), with_data(A, data_dot)), method, A, axis)
+    y, y_dot = frule((NoTangent(), with_data(A, data_dot), NoTangent()), method, A, axis)
     np.testing.assert_allclose(np.asarray(y_dot), fd, rtol=1e-7, atol=1e-9)
     y, pullback = rrule(method, A, axis)
     y_bar = rng.normal(size=np.shape(y))
@@ -142,7 +142,8 @@ def test_constructor_from_data(cls):
         arg = (template.data, template.indices, template.indptr)
     data_dot = rng.normal(size=template.data.shape)
     fd = fd_jvp(lambda d: cls((d, *arg[1:]), shape=(4, 3)).toarray(), (template.data,), (data_dot,))
-    y, y_dot = frule((NoTangent(), Tangent[tuple](data_dot)), cls, arg, shape=(4, 3))
+    arg_dot = Tangent[tuple](data_dot, *(NoTangent() for _ in arg[1:]))
+    y, y_dot = frule((NoTangent(), arg_dot), cls, arg, shape=(4, 3))
     np.testing.assert_allclose(y_dot.toarray(), fd)
     y, pullback = rrule(cls, arg, shape=(4, 3))
     y_bar = rng.normal(size=(4, 3))

@@ -580,6 +580,13 @@ def test_rrule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
                 s.tangents[i] = 1.0
                 _check_cotangent(s, i, s.specs[i].tangent_to_vec(got), w, report)
                 continue
+            if i == 0 and s.plain_f and getattr(x, "__closure__", None) and isinstance(
+                    got, (Tangent, ZeroTangent)):
+                # a closure is a function object with fields (its captured values, as a
+                # Julia closure is a functor): an AD may return their cotangent as
+                # self_bar; the captured values are the caller's data, not compared
+                report.checks.append("self_bar of a closure (its captured values)")
+                continue
             if i == 0 and s.plain_f:
                 raise AssertionError(
                     f"{s.name}: self_bar (first entry of the pullback's tuple) must be "
