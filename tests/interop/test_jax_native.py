@@ -663,14 +663,35 @@ def test_native_numpy_rule_error():
     assert "backend='callback'" in str(info.value)
 
 
+def _scale_ndarray_only(x):
+    return 3 * x
+
+
+@rrule.register(_scale_ndarray_only)
+def _scale_ndarray_only_rrule(x):
+    # a NumPy-minded rule: anything but an ndarray gets a zero cotangent
+    def scale_ndarray_only_pullback(y_bar):
+        return NoTangent(), 3 * y_bar if isinstance(x, np.ndarray) else ZeroTangent()
+
+    return _scale_ndarray_only(x), scale_ndarray_only_pullback
+
+
 def test_auto_avoids_rules_that_answer_zero_for_jax_arrays():
-    # the NumPy rule set tests for ndarray and would answer ZeroTangent for a tracer
-    f = jax_function(np.reshape)
-    choice = f.backend_for(jnp.ones(6), (2, 3))
+    f = jax_function(_scale_ndarray_only)
+    choice = f.backend_for(jnp.ones(3))
     assert choice.backend == "callback"
     assert "only zero tangents" in choice.reason
+    np.testing.assert_allclose(jax.grad(lambda x: jnp.sum(f(x)))(jnp.ones(3)), [3.0] * 3)
+
+
+def test_numpy_rule_that_runs_on_jax_arrays_goes_native():
+    # np.reshape dispatches to the array's own reshape, and its rule no longer treats a
+    # JAX array as non-differentiable
+    f = jax_function(np.reshape)
+    assert f.backend_for(jnp.ones(6), (2, 3)).backend == "native"
     g = jax.grad(lambda x: jnp.sum(f(x, (2, 3)) * jnp.arange(6.0).reshape(2, 3)))
     np.testing.assert_allclose(g(jnp.ones(6)), np.arange(6.0))
+    np.testing.assert_allclose(jax.jit(g)(jnp.ones(6)), np.arange(6.0))
 
 
 def test_bad_backend_error():
