@@ -35,6 +35,7 @@ __all__ = [
     "is_differentiable_dtype",
     "leaf_tangent",
     "output_cotangent",
+    "tangent_leaf",
 ]
 
 
@@ -65,6 +66,37 @@ def is_differentiable_dtype(dtype: Any) -> bool:
     return np.dtype(dtype).kind in "fc"
 
 
+def tangent_leaf(bridge: str, f: Any, what: str, position: int, path: tuple, primal: Any,
+                 tangent: Any, *, framework: str = "framework", array: str = "an array",
+                 structure: str = "the argument's", where: str | None = None) -> Any:
+    """The part of ``tangent`` at ``path`` as it is, or None for a zero; the checks every
+    bridge makes before converting it (``framework``, ``array``, ``structure`` and
+    ``where`` word the errors).
+
+    Raises:
+        TangentConversionError: the tangent's layout does not match, or a structural
+            tangent stands where an array is.
+        NotImplementedDerivativeError: the tangent is a ``NotImplementedTangent``.
+    """
+    try:
+        t = tangent_at(tangent, path)
+    except PathError as e:
+        raise TangentConversionError(
+            bridge, f, what, position, format_path(e.step_path), primal, e.got,
+            f"its layout does not match {structure} structure at {format_path(e.step_path)}",
+        ) from None
+    if isinstance(t, (ZeroTangent, NoTangent)):
+        return None
+    if isinstance(t, NotImplementedTangent):
+        where = f"{what} {position}{format_path(path)}" if where is None else where
+        raise NotImplementedDerivativeError(
+            t, f"convert to a {framework} tangent (the {where} of {func_name(f)} in {bridge})")
+    if isinstance(t, AbstractTangent):
+        raise TangentConversionError(bridge, f, what, position, format_path(path), primal, t,
+                                     f"a structural tangent cannot stand for {array}")
+    return t
+
+
 def leaf_tangent(bridge: str, f: Any, what: str, position: int, path: tuple, primal: Any,
                  tangent: Any) -> np.ndarray | None:
     """The part of ``tangent`` at ``path`` as an array shaped like ``primal``, or None for zero.
@@ -72,22 +104,9 @@ def leaf_tangent(bridge: str, f: Any, what: str, position: int, path: tuple, pri
     ``tangent`` is the whole tangent of argument (or output) ``position``; ``primal``
     is the NumPy leaf at ``path`` inside that argument.
     """
-    try:
-        t = tangent_at(tangent, path)
-    except PathError as e:
-        raise TangentConversionError(
-            bridge, f, what, position, format_path(e.step_path), primal, e.got,
-            f"its layout does not match the argument's structure at {format_path(e.step_path)}",
-        ) from None
-    if isinstance(t, (ZeroTangent, NoTangent)):
+    t = tangent_leaf(bridge, f, what, position, path, primal, tangent)
+    if t is None:
         return None
-    if isinstance(t, NotImplementedTangent):
-        raise NotImplementedDerivativeError(
-            t, f"convert to a framework tangent (the {what} {position}{format_path(path)} "
-               f"of {func_name(f)} in {bridge})")
-    if isinstance(t, AbstractTangent):
-        raise TangentConversionError(bridge, f, what, position, format_path(path), primal, t,
-                                     "a structural tangent cannot stand for an array")
     try:
         projected = _project(primal, t)
     except (ProjectionError, TypeError, ValueError) as e:

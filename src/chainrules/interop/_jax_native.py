@@ -41,10 +41,7 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import (
-    AbstractTangent,
     NoTangent,
-    NotImplementedDerivativeError,
-    NotImplementedTangent,
     ProjectionError,
     ProjectTo,
     PullbackError,
@@ -54,9 +51,9 @@ from chainrules.core import (
 from chainrules.core._errors import func_name
 
 from . import _compat
-from ._bridge import call_frule, call_rrule, is_differentiable_dtype
+from ._bridge import call_frule, call_rrule, is_differentiable_dtype, tangent_leaf
 from ._errors import NumPyOnlyRuleError, TangentConversionError, UnsupportedTransformError
-from ._tree import PathError, format_path, tangent_at, tangent_like
+from ._tree import format_path, tangent_like
 
 __all__ = ["NativeCall"]
 
@@ -206,23 +203,10 @@ class NativeCall:
     def leaf_tangent(self, what: str, position: int, path: tuple, primal: Any,
                      tangent: Any) -> Any:
         """The part of ``tangent`` at ``path`` as a JAX array like ``primal``; None for zero."""
-        try:
-            t = tangent_at(tangent, path)
-        except PathError as e:
-            raise TangentConversionError(
-                _BRIDGE, self.f, what, position, format_path(e.step_path), primal, e.got,
-                f"its layout does not match the {what}'s structure at "
-                f"{format_path(e.step_path)}") from None
-        if isinstance(t, (ZeroTangent, NoTangent)):
+        t = tangent_leaf(_BRIDGE, self.f, what, position, path, primal, tangent,
+                         framework="JAX", structure=f"the {what}'s")
+        if t is None:
             return None
-        if isinstance(t, NotImplementedTangent):
-            raise NotImplementedDerivativeError(
-                t, f"convert to a JAX tangent (the {what} {position}{format_path(path)} of "
-                   f"{func_name(self.f)} in {_BRIDGE})")
-        if isinstance(t, AbstractTangent):
-            raise TangentConversionError(_BRIDGE, self.f, what, position, format_path(path),
-                                         primal, t,
-                                         "a structural tangent cannot stand for an array")
         try:
             return project(primal, t)
         except (ProjectionError, TypeError, ValueError) as e:

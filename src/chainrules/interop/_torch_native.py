@@ -40,10 +40,7 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import (
-    AbstractTangent,
     NoTangent,
-    NotImplementedDerivativeError,
-    NotImplementedTangent,
     ProjectionError,
     ProjectTo,
     PullbackError,
@@ -55,9 +52,9 @@ from chainrules.core import (
 from chainrules.core._errors import func_name
 
 from . import _compat
-from ._bridge import call_frule, call_rrule
+from ._bridge import call_frule, call_rrule, tangent_leaf
 from ._errors import NumPyOnlyRuleError, TangentConversionError
-from ._tree import PathError, format_path, leaves_with_paths, map_leaves, tangent_at, tangent_like
+from ._tree import format_path, leaves_with_paths, map_leaves, tangent_like
 
 __all__ = ["choose_backend", "native_call", "prepare"]
 
@@ -299,22 +296,10 @@ class _NativeCall:
         """
         torch = _torch()
         where = f"{what} {position}{format_path(path)}" if position else f"{what}"
-        try:
-            t = tangent_at(tangent, path)
-        except PathError as e:
-            raise TangentConversionError(
-                _BRIDGE, self.f, what, position, format_path(e.step_path), x, e.got,
-                f"its layout does not match the argument's structure at "
-                f"{format_path(e.step_path)}") from None
-        if isinstance(t, (ZeroTangent, NoTangent)):
+        t = tangent_leaf(_BRIDGE, self.f, what, position, path, x, tangent,
+                         framework="torch", array="a tensor", where=where)
+        if t is None:
             return None
-        if isinstance(t, NotImplementedTangent):
-            raise NotImplementedDerivativeError(
-                t, f"convert to a torch tangent (the {where} of {func_name(self.f)} "
-                   f"in {_BRIDGE})")
-        if isinstance(t, AbstractTangent):
-            raise TangentConversionError(_BRIDGE, self.f, what, position, format_path(path),
-                                         x, t, "a structural tangent cannot stand for a tensor")
         if isinstance(t, (np.ndarray, np.generic)):
             raise NumPyOnlyRuleError.on_tensors(_BRIDGE, self.f, source, where, t)
         if isinstance(t, torch.Tensor) and t.dtype == x.dtype and t.shape == x.shape:
