@@ -1,0 +1,351 @@
+"""The rule kit: the small helpers every rule module shares, defined once.
+
+Rule modules import these and never keep private copies. Each helper has one policy,
+written down here, so that two rule modules cannot drift apart:
+
+- **Zeros.** ``ZeroTangent()`` and ``NoTangent()`` are "zero" (:func:`is_zero`). A rule
+  answers a zero cotangent or tangent with zeros, never by computing with it; the
+  :func:`zero_guard` wrapper does that for a pullback.
+- **Complex tangents of real outputs.** :func:`fit_output` gives a pushforward the
+  output's shape and dtype (float32 stays float32), but it never drops an imaginary part:
+  a complex tangent of a real output means the rule is wrong, and it must stay visible to
+  the testers. A rule whose derivative is real by construction (``abs`` of a complex
+  number, a real part) takes ``.real`` itself, where the reason is visible.
+- **Lists and tuples used as arrays.** :func:`array_projector` maps an array cotangent
+  onto a ``Tangent`` of the items; :func:`dense_tangent` stacks such a ``Tangent`` back
+  into an array.
+- **Names.** Messages name functions the way users call them (:func:`qualified_name`:
+  ``numpy.linalg.norm``, ``scipy.special.gamma``).
+
+This module is not a rule module (the loader skips ``_`` names).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from chainrules._naming import qualified_name
+from chainrules.core import (
+    NoTangent,
+    OutArgumentError,
+    ProjectTo,
+    Tangent,
+    ZeroTangent,
+    array_namespace,
+    frule,
+    is_foreign_array,
+    rrule,
+    unthunk,
+)
+
+__all__ = [
+    "ZEROS",
+    "array_projector",
+    "conj",
+    "define_rules",
+    "dense_tangent",
+    "fit_output",
+    "is_differentiable",
+    "is_zero",
+    "nonzero",
+    "nonzero_array",
+    "qualified_name",
+    "refuse_out",
+    "zero_for",
+    "zero_guard",
+]
+
+#: The tangents that stand for zero.
+ZEROS = (ZeroTangent, NoTangent)
+
+
+# ---------------------------------------------------------------------------------- zeros
+
+
+def is_zero(t: Any) -> bool:
+    """Whether the (already unthunked) tangent ``t`` is a structural zero.
+
+    Examples:
+        >>> from chainrules.core import NoTangent
+        >>> is_zero(NoTangent()), is_zero(0.0)
+        (True, False)
+    """
+    return isinstance(t, ZEROS)
+
+
+def nonzero(t: Any) -> Any:
+    """``t`` unthunked, or ``None`` when it is a structural zero.
+
+    Examples:
+        >>> from chainrules.core import ZeroTangent
+        >>> nonzero(ZeroTangent()) is None, nonzero(2.0)
+        (True, 2.0)
+    """
+    t = unthunk(t)
+    return None if isinstance(t, ZEROS) else t
+
+
+def nonzero_array(t: Any) -> Any:
+    """``t`` unthunked as a NumPy array, or ``None`` when it is a structural zero.
+
+    For rules that compute with NumPy only; a ``Tangent`` of a list stays as it is
+    (use :func:`dense_tangent` for those).
+    """
+    t = unthunk(t)
+    if isinstance(t, ZEROS):
+        return None
+    return t if isinstance(t, Tangent) else np.asarray(t)
+
+
+def is_differentiable(x: Any) -> bool:
+    """Whether ``x`` can carry a tangent: float and complex arrays and scalars, another
+    library's floating array, and (nested) lists and tuples holding one. Integers, bools
+    and index arrays cannot.
+
+    Examples:
+        >>> import numpy as np
+        >>> is_differentiable(np.arange(3)), is_differentiable([1, 2.5])
+        (False, True)
+    """
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "fc"
+    if isinstance(x, (float, complex, np.floating, np.complexfloating)):
+        return True
+    if type(x) in (list, tuple):
+        return any(is_differentiable(i) for i in x)
+    if is_foreign_array(x):
+        # never a silent zero for another library's array
+        return array_namespace(x).isdtype(x.dtype, ("real floating", "complex floating"))
+    return False
+
+
+def zero_for(x: Any) -> Any:
+    """The cotangent or tangent of ``x`` when it receives nothing: ``ZeroTangent()`` if
+    ``x`` can carry one, else ``NoTangent()``."""
+    return ZeroTangent() if is_differentiable(x) else NoTangent()
+
+
+def zero_guard(zeros: Any) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
+    """Decorate a pullback so that it receives its cotangent unthunked, and so that a
+    zero cotangent is answered with ``zeros`` (a tuple, or a function returning one)
+    without calling it.
+
+    Examples:
+        >>> from chainrules.core import NoTangent, ZeroTangent
+        >>> @zero_guard(lambda: (NoTangent(), ZeroTangent()))
+        ... def double_pullback(y_bar):
+        ...     return NoTangent(), 2 * y_bar
+        >>> double_pullback(ZeroTangent())
+        (NoTangent(), ZeroTangent())
+        >>> double_pullback(3.0)
+        (NoTangent(), 6.0)
+    """
+
+    def decorate(pullback: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        @functools.wraps(pullback)
+        def guarded(y_bar: Any) -> Any:
+            y_bar = unthunk(y_bar)
+            if isinstance(y_bar, ZEROS):
+                return zeros() if callable(zeros) else zeros
+            return pullback(y_bar)
+
+        return guarded
+
+    return decorate
+
+
+# ------------------------------------------------------------------------ dense tangents
+
+
+def dense_tangent(t: Any, like: Any, *, zeros: bool = True) -> Any:
+    """A tangent of ``like`` as a NumPy array shaped like ``np.asarray(like)``.
+
+    A structural zero becomes an array of zeros (or ``None`` with ``zeros=False``); a
+    ``Tangent`` of a list or tuple is stacked item by item.
+
+    Examples:
+        >>> from chainrules.core import Tangent, ZeroTangent
+        >>> dense_tangent(Tangent[list](1.0, ZeroTangent()), [0.5, 2.0])
+        array([1., 0.])
+    """
+    t = unthunk(t)
+    if isinstance(t, ZEROS):
+        if not zeros:
+            return None
+        xa = np.asarray(like)
+        dtype = xa.dtype if xa.dtype.kind in "fc" else np.dtype(np.float64)
+        return np.zeros(xa.shape, dtype)
+    if isinstance(t, Tangent) and type(like) in (list, tuple):
+        return np.asarray([dense_tangent(ti, xi) for ti, xi in zip(t.backing, like)])
+    if type(like) in (list, tuple) and type(t) in (list, tuple):
+        return np.asarray([dense_tangent(ti, xi) for ti, xi in zip(t, like)])
+    return np.asarray(t)
+
+
+# ---------------------------------------------------------------------------- projection
+
+
+def _no_tangent(dx: Any) -> NoTangent:
+    return NoTangent()
+
+
+def array_projector(x: Any) -> Callable[[Any], Any]:
+    """Map an array cotangent shaped like ``np.asarray(x)`` into the tangent space of ``x``.
+
+    Arrays and scalars use ``ProjectTo`` (built on first use: building one costs more
+    than most rules); (nested) lists and tuples give a ``Tangent`` of their items; an
+    ``x`` that cannot carry a tangent gives ``NoTangent()``.
+
+    Examples:
+        >>> import numpy as np
+        >>> array_projector([1.0, 2.0])(np.array([3.0, 4.0]))
+        Tangent[list](3.0, 4.0)
+        >>> array_projector(np.arange(3))(np.ones(3))
+        NoTangent()
+    """
+    if not is_differentiable(x):
+        return _no_tangent
+    if isinstance(x, np.ndarray):
+        return _lazy_array_projector(x.shape, x.dtype)
+    if type(x) in (list, tuple):
+        items = [array_projector(i) for i in x]
+        T = type(x)
+
+        def project_sequence(dx: Any) -> Any:
+            dx = unthunk(dx)
+            if isinstance(dx, ZEROS):
+                return ZeroTangent()
+            if isinstance(dx, Tangent):
+                return dx
+            dx = np.asarray(dx)
+            return Tangent[T](*(p(dx[i]) for i, p in enumerate(items)))
+
+        return project_sequence
+    return ProjectTo(x)
+
+
+def _lazy_array_projector(shape: tuple, dtype: np.dtype) -> Callable[[Any], Any]:
+    built: list = []
+
+    def project_array(dx: Any) -> Any:
+        if not built:
+            built.append(ProjectTo(np.broadcast_to(np.zeros((), dtype), shape)))
+        return built[0](dx)
+
+    return project_array
+
+
+def fit_output(y_dot: Any, y: Any) -> Any:
+    """A pushforward in the output's type: broadcast to ``y``'s shape, in ``y``'s dtype
+    (float32 stays float32), a NumPy scalar for a NumPy scalar ``y``.
+
+    A complex ``y_dot`` of a real ``y`` stays complex: see the module's policy. Written
+    with array operations only (``astype`` and ``[()]``, never ``float(t)``), so a
+    tangent that is itself being differentiated stays a value the AD follows.
+
+    Examples:
+        >>> import numpy as np
+        >>> fit_output(1.0, np.zeros(2, np.float32))
+        array([1., 1.], dtype=float32)
+    """
+    if isinstance(y_dot, ZEROS):
+        return y_dot
+    if isinstance(y, np.ndarray):
+        y_dot = np.asarray(y_dot)
+        if y_dot.shape != y.shape:
+            y_dot = np.broadcast_to(y_dot, y.shape).copy()
+        if y_dot.dtype != y.dtype and y.dtype.kind in "fc" and not (
+                y_dot.dtype.kind == "c" and y.dtype.kind == "f"):
+            y_dot = y_dot.astype(y.dtype)
+        return y_dot
+    if isinstance(y, np.generic) and y.dtype.kind in "fc":
+        y_dot = np.asarray(y_dot)
+        if y_dot.ndim:
+            y_dot = y_dot.reshape(())
+        if y_dot.dtype != y.dtype and not (y_dot.dtype.kind == "c" and y.dtype.kind == "f"):
+            y_dot = y_dot.astype(y.dtype)
+        return y_dot[()]
+    if is_foreign_array(y):
+        xp = array_namespace(y)
+        if not is_foreign_array(y_dot):
+            y_dot = xp.asarray(y_dot)
+        if tuple(y_dot.shape) != tuple(y.shape):
+            y_dot = xp.broadcast_to(y_dot, tuple(y.shape))
+        if y_dot.dtype != y.dtype and not (
+                xp.isdtype(y_dot.dtype, "complex floating")
+                and xp.isdtype(y.dtype, "real floating")):
+            y_dot = xp.astype(y_dot, y.dtype)
+        return y_dot
+    if isinstance(y, (float, complex)) and isinstance(y_dot, np.ndarray) and y_dot.ndim == 0:
+        return y_dot[()]
+    return y_dot
+
+
+def conj(p: Any) -> Any:
+    """The complex conjugate of a partial or tangent; real values are returned as they are.
+
+    Examples:
+        >>> conj(1 + 2j), conj(3.0)
+        ((1-2j), 3.0)
+    """
+    if type(p) is float:
+        return p
+    if isinstance(p, np.ndarray):
+        return p.conj() if p.dtype.kind == "c" else p
+    if isinstance(p, (complex, np.complexfloating)):
+        return p.conjugate()
+    if is_foreign_array(p):
+        xp = array_namespace(p)
+        return xp.conj(p) if xp.isdtype(p.dtype, "complex floating") else p
+    return p
+
+
+# ------------------------------------------------------------------------- registration
+
+
+def refuse_out(f: Any, kwargs: dict, args: tuple = (), at: int | None = None, *,
+               where: bool = False) -> None:
+    """Raise ``OutArgumentError`` for an ``out=`` array (a keyword, or positional at
+    ``args[at]``), and with ``where=True`` for a ``where=`` mask other than ``True``.
+
+    Examples:
+        >>> import numpy as np
+        >>> refuse_out(np.sum, {"out": np.zeros(())})
+        Traceback (most recent call last):
+        ...
+        chainrules.core._errors.OutArgumentError: the rule for numpy.sum does not support out=: ...
+    """
+    if kwargs.get("out") is not None or (at is not None and len(args) > at
+                                         and args[at] is not None):
+        raise OutArgumentError(f)
+    if where and kwargs.get("where", True) is not True:
+        raise OutArgumentError(f, "where")
+
+
+def define_rules(f: Any, *types: Any, frule_fn: Callable[..., Any] | None = None,
+                 rrule_fn: Callable[..., Any] | None = None, name: str | None = None) -> None:
+    """Register a function's frule and rrule together for the signature ``types``,
+    naming them ``<name>_frule`` and ``<name>_rrule`` (``name`` defaults to the
+    function's own name), so tracebacks and reports say which rule ran.
+
+    Examples:
+        >>> import numpy as np
+        >>> def my_square(x):
+        ...     return x * x
+        >>> define_rules(
+        ...     my_square, object,
+        ...     frule_fn=lambda dargs, x: (x * x, 2 * x * dargs[1]),
+        ...     rrule_fn=lambda x: (x * x, lambda y_bar: (NoTangent(), 2 * x * y_bar)))
+        >>> frule((NoTangent(), 1.0), my_square, 3.0)
+        (9.0, 6.0)
+    """
+    label = name or getattr(f, "__name__", None) or type(f).__name__
+    for fn, suffix, table in ((frule_fn, "frule", frule), (rrule_fn, "rrule", rrule)):
+        if fn is None:
+            continue
+        fn.__name__ = fn.__qualname__ = f"{label}_{suffix}"
+        table.register(f, *types)(fn)
