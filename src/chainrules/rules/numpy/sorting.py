@@ -1,0 +1,119 @@
+"""Rules for ``np.partition`` and ``np.sort_complex``: the output rearranges the input's
+values, so the tangent is rearranged the same way and the cotangent is scattered back.
+
+The rearrangement is recovered from the primal's own output (never from a second
+partition, whose order of the unsorted elements may differ): matching a stable sort of
+the input with a stable sort of the output gives, for every output position, the input
+position holding the same value. Where values tie, the function is not differentiable,
+and any of the tied positions is a valid choice.
+
+Examples:
+    >>> import numpy as np
+    >>> from chainrules import frule, NoTangent
+    >>> frule((NoTangent(), np.array([10.0, 20.0, 30.0]), NoTangent()),
+    ...       np.partition, np.array([3.0, 1.0, 2.0]), 0)
+    (array([1., 2., 3.]), array([20., 30., 10.]))
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+
+from chainrules.core import NoTangent, frule, rrule
+from chainrules.rules._kit import (
+    array_projector,
+    dense_tangent,
+    fit_output,
+    nonzero,
+    zero_for,
+    zero_guard,
+)
+
+
+def _source_positions(x: np.ndarray, y: np.ndarray, axis: int) -> np.ndarray:
+    """``idx`` with ``take_along_axis(x, idx, axis) == y``, for ``y`` a rearrangement of
+    ``x`` along ``axis``."""
+    sx = np.argsort(x, axis=axis, kind="stable")
+    sy = np.argsort(y, axis=axis, kind="stable")
+    idx = np.empty_like(sx)
+    np.put_along_axis(idx, sy, sx, axis=axis)
+    return idx
+
+
+def _partition_axis(args: tuple, kwargs: dict) -> Any:
+    bound = inspect.signature(np.partition).bind(None, *args, **kwargs)
+    bound.apply_defaults()
+    if bound.arguments["order"] is not None:
+        raise NotImplementedError(
+            "the rule for numpy.partition does not support order= (structured arrays "
+            "have no tangent)")
+    return bound.arguments["axis"]
+
+
+def _flat_if_none(x: Any, axis: Any) -> tuple[np.ndarray, int]:
+    x = np.asarray(x)
+    return (x.reshape(-1), 0) if axis is None else (x, axis)
+
+
+@frule.register(np.partition, object, ...)
+def partition_frule(dargs: tuple, a: Any, *args: Any, **kwargs: Any) -> Any:
+    axis = _partition_axis(args, kwargs)
+    y = np.partition(a, *args, **kwargs)
+    a_dot = nonzero(dargs[1])
+    if a_dot is None:
+        return y, zero_for(y)
+    x, ax = _flat_if_none(a, axis)
+    idx = _source_positions(x, y, ax)
+    t, _ = _flat_if_none(dense_tangent(a_dot, a), axis)
+    return y, fit_output(np.take_along_axis(np.broadcast_to(t, x.shape), idx, ax), y)
+
+
+@rrule.register(np.partition, object, ...)
+def partition_rrule(a: Any, *args: Any, **kwargs: Any) -> Any:
+    axis = _partition_axis(args, kwargs)
+    y = np.partition(a, *args, **kwargs)
+    project_a = array_projector(a)
+    rest = (NoTangent(),) * len(args)
+
+    @zero_guard(lambda: (NoTangent(), zero_for(a), *rest))
+    def partition_pullback(y_bar: Any) -> tuple:
+        x, ax = _flat_if_none(a, axis)
+        idx = _source_positions(x, y, ax)
+        y_bar = np.broadcast_to(np.asarray(y_bar), y.shape)
+        x_bar = np.zeros(x.shape, np.result_type(y_bar, np.float64))
+        np.put_along_axis(x_bar, idx, y_bar, axis=ax)
+        return (NoTangent(), project_a(x_bar.reshape(np.shape(a))), *rest)
+
+    return y, partition_pullback
+
+
+@frule.register(np.sort_complex, object)
+def sort_complex_frule(dargs: tuple, a: Any) -> Any:
+    y = np.sort_complex(a)
+    a_dot = nonzero(dargs[1])
+    if a_dot is None:
+        return y, zero_for(y)
+    x = np.asarray(a)
+    idx = _source_positions(x.astype(y.dtype), y, -1)
+    t = np.broadcast_to(dense_tangent(a_dot, a), x.shape)
+    return y, fit_output(np.take_along_axis(t, idx, -1), y)
+
+
+@rrule.register(np.sort_complex, object)
+def sort_complex_rrule(a: Any) -> Any:
+    y = np.sort_complex(a)
+    project_a = array_projector(a)
+
+    @zero_guard(lambda: (NoTangent(), zero_for(a)))
+    def sort_complex_pullback(y_bar: Any) -> tuple:
+        x = np.asarray(a)
+        idx = _source_positions(x.astype(y.dtype), y, -1)
+        x_bar = np.zeros(x.shape, np.result_type(np.asarray(y_bar), np.float64))
+        np.put_along_axis(x_bar, idx, np.broadcast_to(np.asarray(y_bar), y.shape), axis=-1)
+        # a real input's cotangent is the real part (its values entered as x + 0j)
+        return NoTangent(), project_a(x_bar)
+
+    return y, sort_complex_pullback
