@@ -1,0 +1,50 @@
+"""Rule cases for ``np.histogram`` (``chainrules.rules.numpy.histograms``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from chainrules.testing import Case, arr
+
+_REAL = ("float64", "float32")
+_ALL = ("float64", "float32", "complex128")
+
+
+def _values(rng, n):
+    """Values in [0, 1) away from the edges k/8 (no perturbation moves one across)."""
+    return (rng.integers(0, 8, n) + rng.uniform(0.2, 0.8, n)) / 8
+
+
+def _thirds(rng, n, dt):
+    """The extremes 0 and 1, and values near the middles of the thirds of [0, 1], far
+    from the edges 1/3 and 2/3 that three bins spread over the extremes put there."""
+    middle = (rng.integers(0, 3, n - 2) + 0.5 + rng.uniform(-0.2, 0.2, n - 2)) / 3
+    return rng.permutation(np.concatenate([[0.0, 1.0], middle])).astype(dt)
+
+
+def _weighted(nbins, **extra):
+    def args(rng, dt):
+        a = _values(rng, 10)
+        w = arr(rng, dt, (10,))
+        return (a, nbins, extra.get("range"), extra.get("density"), w)
+    return args
+
+
+CASES: list[Case] = [
+    Case(np.histogram, _weighted(4, range=(0.0, 1.0)), dtypes=_ALL,
+         name="histogram(weights, range)"),
+    Case(np.histogram, lambda rng, dt: (_thirds(rng, 10, dt), 3), dtypes=_REAL,
+         name="histogram(edges from a's extremes)"),
+    Case(np.histogram, lambda rng, dt: (_values(rng, 10), 4, (arr(rng, dt, ()) - 2,
+                                                              arr(rng, dt, ()) + 3)),
+         dtypes=_REAL, name="histogram(edges from range)"),
+    Case(np.histogram, lambda rng, dt: (_values(rng, 10), np.array([-0.5, 0.26, 0.51, 1.5],
+                                                                     dt)),
+         dtypes=_REAL, name="histogram(edges given)"),
+    Case(np.histogram, lambda rng, dt: (_values(rng, 10), np.array([-0.5, 0.26, 0.51, 1.5],
+                                                                     dt), None, True,
+                                        arr(rng, dt, (10,)) + 3), dtypes=_REAL,
+         name="histogram(density, weights, edges given)"),
+    Case(np.histogram, lambda rng, dt: (_thirds(rng, 10, dt), 3, None, True),
+         dtypes=_REAL, name="histogram(density, edges from a)"),
+]
