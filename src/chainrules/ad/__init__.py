@@ -19,6 +19,7 @@ Example:
 
 from . import _ad_rules as _ad_rules
 from . import _higher_order as _higher_order
+from . import _higher_order_forward as _higher_order_forward
 from ._api import ADConfig, grad, hessian, jacobian, jvp, value_and_grad, vjp
 from ._errors import (
     ADError,

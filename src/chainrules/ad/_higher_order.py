@@ -368,17 +368,26 @@ def piecewise_rrule(config: Any, x: np.ndarray, condlist: Any, funclist: Any,
         else:
             y[cond] = fn
     project_x = ProjectTo(x)
+    # a constant piece's value is a parameter too: its cotangent sums y_bar over its part
+    constants = [(k, cond) for k, (cond, fn) in enumerate(zip(conds, funclist))
+                 if not callable(fn) and isinstance(fn, (float, complex, np.inexact))]
 
     def piecewise_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
         if isinstance(y_bar, AbstractTangent):
-            return _NO, _ZERO, _NO, _NO
+            return _NO, _ZERO, _NO, _ZERO if constants else _NO
         y_bar = np.broadcast_to(y_bar, x.shape)
         x_bar = np.zeros(x.shape, dtype=y.dtype)
         for cond, pullback in pieces:
             g = unthunk(pullback(y_bar[cond])[1])
             if not isinstance(g, AbstractTangent):
                 x_bar[cond] += g
-        return _NO, project_x(x_bar), _NO, _NO
+        funclist_bar: Any = _NO
+        if constants:
+            bars: list = [_NO] * len(funclist)
+            for k, cond in constants:
+                bars[k] = ProjectTo(funclist[k])(np.sum(y_bar[cond]))
+            funclist_bar = Tangent[type(funclist)](*bars)
+        return _NO, project_x(x_bar), _NO, funclist_bar
 
     return y, piecewise_pullback
