@@ -101,6 +101,23 @@ def _parameters(solver: Callable) -> Any:
     return inspect.signature(solver).parameters
 
 
+def _refuse_fields(name: str, y_bar: Any, differentiated: tuple) -> None:
+    """Raise for a nonzero cotangent on a result field the rule does not differentiate
+    (an inverse Hessian, residuals, a factorization): never a silent zero. ``differentiated``
+    also lists fields that are zero at every solution (the gradient at a minimum, the
+    residual at a root), whose cotangents need nothing."""
+    y_bar = unthunk(y_bar)
+    if not isinstance(y_bar, (Tangent, dict)):
+        return
+    for k, v in y_bar.items():
+        v = unthunk(v)
+        if k in differentiated or is_zero(v) or not np.any(np.asarray(v) != 0):
+            continue
+        raise SolverError(name, f"the result's field {k!r} is not differentiated",
+                          f"expected cotangents on the fields {', '.join(differentiated)} "
+                          "only; compute other quantities from those")
+
+
 def _wrap_derivative(name: str, what: str, g: Any) -> Any:
     """A derivative function (``fprime``, ``jac``) returning plain numbers: a traced value
     from it (a keyword argument closing over traced values, which the AD does not hand
@@ -494,6 +511,7 @@ def minimize_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
     res, raw_args, first = _minimize_solve(fun, pos, kwargs)
 
     def minimize_pullback(y_bar: Any) -> tuple:
+        _refuse_fields("scipy.optimize.minimize", y_bar, ("x", "fun", "jac"))
         x_bar, fun_bar = field(y_bar, "x"), field(y_bar, "fun")
         if is_zero(x_bar) and is_zero(fun_bar):
             return (_NO, _ZERO, *_positional_cotangents(so.minimize, pos, _ZERO))
@@ -544,6 +562,7 @@ def least_squares_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) ->
     res, raw_args = _least_squares_solve(fun, pos, kwargs)
 
     def least_squares_pullback(y_bar: Any) -> tuple:
+        _refuse_fields("scipy.optimize.least_squares", y_bar, ("x", "cost"))
         x_bar, cost_bar = field(y_bar, "x"), field(y_bar, "cost")
         if is_zero(x_bar) and is_zero(cost_bar):
             return (_NO, _ZERO, *_positional_cotangents(so.least_squares, pos, _ZERO))
@@ -608,6 +627,7 @@ def root_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
     res, raw_args, first = _root_solve(fun, pos, kwargs)
 
     def root_pullback(y_bar: Any) -> tuple:
+        _refuse_fields("scipy.optimize.root", y_bar, ("x", "fun"))
         x_bar = field(y_bar, "x")
         if is_zero(x_bar):
             return (_NO, _ZERO, *_positional_cotangents(so.root, pos, _ZERO))
