@@ -36,7 +36,6 @@ Example:
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -70,8 +69,9 @@ from ._solvers import (
     item,
     not_converged,
     one_like,
+    positional_cotangents,
+    positional_tangent,
     scale,
-    zero_for,
 )
 
 __all__ = ["SolverError"]
@@ -84,21 +84,9 @@ def _name(solver: Callable) -> str:
     return f"scipy.optimize.{solver.__name__}"
 
 
-def _positional_cotangents(solver: Callable, pos: tuple, args_bar: Any) -> list:
-    """Cotangents of the positional arguments after the function: ``args`` gets
-    ``args_bar``, the rest (brackets, starting points, options) zeros."""
-    names = list(_parameters(solver))[1:1 + len(pos)]
-    return [args_bar if n == "args" else zero_for(v) for n, v in zip(names, pos)]
-
-
-def _positional_tangent(solver: Callable, dargs: tuple, name: str) -> Any:
-    names = list(_parameters(solver))
-    i = names.index(name)
-    return unthunk(dargs[i + 1]) if i + 1 < len(dargs) else _ZERO
-
-
-def _parameters(solver: Callable) -> Any:
-    return inspect.signature(solver).parameters
+def _cotangents(solver: Callable, pos: tuple, args_bar: Any) -> list:
+    """The positional cotangents after the function: ``args`` gets ``args_bar``."""
+    return positional_cotangents(solver, pos, {"args": args_bar})
 
 
 def _refuse_fields(name: str, y_bar: Any, differentiated: tuple) -> None:
@@ -282,9 +270,9 @@ def _bracketing_rules(solver: Callable) -> None:
         def bracket_root_pullback(y_bar: Any) -> tuple:
             x_bar = _root_bar(y_bar, full)
             if is_zero(x_bar):
-                return (_NO, _ZERO, *_positional_cotangents(solver, pos, _ZERO))
+                return (_NO, _ZERO, *_cotangents(solver, pos, _ZERO))
             f_bar, args_bars = _root_cotangent(name, config, f, x, args, x_bar)
-            return (_NO, f_bar, *_positional_cotangents(
+            return (_NO, f_bar, *_cotangents(
                 solver, pos, args_cotangent(raw_args, args_bars)))
 
         return ((x, r) if full else x), bracket_root_pullback
@@ -292,13 +280,11 @@ def _bracketing_rules(solver: Callable) -> None:
     def bracket_root_frule(config: Any, dargs: tuple, f: Callable, *pos: Any,
                            **kwargs: Any) -> Any:
         x, r, full, args = _bracket_solve(solver, f, pos, kwargs)
-        args_dot = _positional_tangent(solver, dargs, "args")
+        args_dot = positional_tangent(solver, dargs, "args")
         x_dot = _root_tangent(name, config, f, x, args, unthunk(dargs[1]),
                               args_tangents(_raw_args(solver, f, pos, kwargs), args_dot))
         return _root_output(x, r, full, x_dot)
 
-    bracket_root_rrule.__name__ = bracket_root_rrule.__qualname__ = f"{solver.__name__}_rrule"
-    bracket_root_frule.__name__ = bracket_root_frule.__qualname__ = f"{solver.__name__}_frule"
     rrule.register(solver, config=HasReverseMode)(bracket_root_rrule)
     frule.register(solver, config=HasForwardsMode)(bracket_root_frule)
 
@@ -358,10 +344,10 @@ def newton_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
     def newton_pullback(y_bar: Any) -> tuple:
         x_bar = _root_bar(y_bar, full)
         if is_zero(x_bar):
-            return (_NO, _ZERO, *_positional_cotangents(so.newton, pos, _ZERO))
+            return (_NO, _ZERO, *_cotangents(so.newton, pos, _ZERO))
         f_bar, args_bars = _root_cotangent("scipy.optimize.newton", config, func, x, args,
                                            x_bar)
-        return (_NO, f_bar, *_positional_cotangents(
+        return (_NO, f_bar, *_cotangents(
             so.newton, pos, args_cotangent(raw_args, args_bars)))
 
     return ((x, r) if full else x), newton_pullback
@@ -375,7 +361,7 @@ def newton_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs:
     x, r, full, raw_args = solved
     x_dot = _root_tangent("scipy.optimize.newton", config, func, x, args_tuple(raw_args),
                           unthunk(dargs[1]), args_tangents(
-                              raw_args, _positional_tangent(so.newton, dargs, "args")))
+                              raw_args, positional_tangent(so.newton, dargs, "args")))
     return _root_output(x, r, full, x_dot)
 
 
@@ -403,10 +389,10 @@ def root_scalar_rrule(config: Any, f: Callable, *pos: Any, **kwargs: Any) -> Any
     def root_scalar_pullback(y_bar: Any) -> tuple:
         x_bar = field(y_bar, "root")
         if is_zero(x_bar):
-            return (_NO, _ZERO, *_positional_cotangents(so.root_scalar, pos, _ZERO))
+            return (_NO, _ZERO, *_cotangents(so.root_scalar, pos, _ZERO))
         f_bar, args_bars = _root_cotangent("scipy.optimize.root_scalar", config, f, r.root,
                                            args_tuple(raw_args), x_bar)
-        return (_NO, f_bar, *_positional_cotangents(
+        return (_NO, f_bar, *_cotangents(
             so.root_scalar, pos, args_cotangent(raw_args, args_bars)))
 
     return r, root_scalar_pullback
@@ -421,7 +407,7 @@ def root_scalar_frule(config: Any, dargs: tuple, f: Callable, *pos: Any,
     r, raw_args = solved
     x_dot = _root_tangent("scipy.optimize.root_scalar", config, f, r.root,
                           args_tuple(raw_args), unthunk(dargs[1]), args_tangents(
-                              raw_args, _positional_tangent(so.root_scalar, dargs, "args")))
+                              raw_args, positional_tangent(so.root_scalar, dargs, "args")))
     return r, Tangent[type(r)]({"root": x_dot})
 
 
@@ -464,10 +450,10 @@ def minimize_scalar_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) 
     def minimize_scalar_pullback(y_bar: Any) -> tuple:
         x_bar, fun_bar = field(y_bar, "x"), field(y_bar, "fun")
         if is_zero(x_bar) and is_zero(fun_bar):
-            return (_NO, _ZERO, *_positional_cotangents(so.minimize_scalar, pos, _ZERO))
+            return (_NO, _ZERO, *_cotangents(so.minimize_scalar, pos, _ZERO))
         opt = _Optimum(name, config, fun, res.x, args_tuple(raw_args), _VALUE)
         f_bar, args_bars = opt.cotangent(x_bar, fun_bar)
-        return (_NO, f_bar, *_positional_cotangents(
+        return (_NO, f_bar, *_cotangents(
             so.minimize_scalar, pos, args_cotangent(raw_args, args_bars)))
 
     return res, minimize_scalar_pullback
@@ -479,7 +465,7 @@ def minimize_scalar_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any,
     res, raw_args = _minimize_scalar_solve(fun, pos, kwargs)
     args = args_tuple(raw_args)
     theta_dot = (unthunk(dargs[1]), tuple(args_tangents(
-        raw_args, _positional_tangent(so.minimize_scalar, dargs, "args"))))
+        raw_args, positional_tangent(so.minimize_scalar, dargs, "args"))))
     opt = _Optimum("scipy.optimize.minimize_scalar", config, fun, res.x, args, _VALUE)
     x_dot, fun_dot = opt.tangent(res.x, theta_dot)
     return res, Tangent[type(res)]({"x": x_dot, "fun": type(res.fun)(fun_dot)})
@@ -514,11 +500,11 @@ def minimize_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
         _refuse_fields("scipy.optimize.minimize", y_bar, ("x", "fun", "jac"))
         x_bar, fun_bar = field(y_bar, "x"), field(y_bar, "fun")
         if is_zero(x_bar) and is_zero(fun_bar):
-            return (_NO, _ZERO, *_positional_cotangents(so.minimize, pos, _ZERO))
+            return (_NO, _ZERO, *_cotangents(so.minimize, pos, _ZERO))
         opt = _Optimum("scipy.optimize.minimize", config, fun, res.x, args_tuple(raw_args),
                        _FIRST if first else _VALUE)
         f_bar, args_bars = opt.cotangent(x_bar, fun_bar)
-        return (_NO, f_bar, *_positional_cotangents(
+        return (_NO, f_bar, *_cotangents(
             so.minimize, pos, args_cotangent(raw_args, args_bars)))
 
     return res, minimize_pullback
@@ -528,7 +514,7 @@ def minimize_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
 def minimize_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
     res, raw_args, first = _minimize_solve(fun, pos, kwargs)
     theta_dot = (unthunk(dargs[1]), tuple(args_tangents(
-        raw_args, _positional_tangent(so.minimize, dargs, "args"))))
+        raw_args, positional_tangent(so.minimize, dargs, "args"))))
     opt = _Optimum("scipy.optimize.minimize", config, fun, res.x, args_tuple(raw_args),
                    _FIRST if first else _VALUE)
     x_dot, fun_dot = opt.tangent(res.x, theta_dot)
@@ -565,11 +551,11 @@ def least_squares_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) ->
         _refuse_fields("scipy.optimize.least_squares", y_bar, ("x", "cost"))
         x_bar, cost_bar = field(y_bar, "x"), field(y_bar, "cost")
         if is_zero(x_bar) and is_zero(cost_bar):
-            return (_NO, _ZERO, *_positional_cotangents(so.least_squares, pos, _ZERO))
+            return (_NO, _ZERO, *_cotangents(so.least_squares, pos, _ZERO))
         opt = _Optimum("scipy.optimize.least_squares", config, fun, res.x,
                        args_tuple(raw_args), _RESIDUALS)
         f_bar, args_bars = opt.cotangent(x_bar, cost_bar)
-        return (_NO, f_bar, *_positional_cotangents(
+        return (_NO, f_bar, *_cotangents(
             so.least_squares, pos, args_cotangent(raw_args, args_bars)))
 
     return res, least_squares_pullback
@@ -630,12 +616,12 @@ def root_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
         _refuse_fields("scipy.optimize.root", y_bar, ("x", "fun"))
         x_bar = field(y_bar, "x")
         if is_zero(x_bar):
-            return (_NO, _ZERO, *_positional_cotangents(so.root, pos, _ZERO))
+            return (_NO, _ZERO, *_cotangents(so.root, pos, _ZERO))
         J, pull = _jacobian_rows(fun, config, res.x, args_tuple(raw_args), first)
         lam = _linear_solve("scipy.optimize.root", J.T, np.reshape(np.real(x_bar), -1))
         g = pull(-lam)
         args_bars = [unthunk(b) for b in g[2:]]
-        return (_NO, unthunk(g[0]), *_positional_cotangents(
+        return (_NO, unthunk(g[0]), *_cotangents(
             so.root, pos, args_cotangent(raw_args, args_bars)))
 
     return res, root_pullback
@@ -656,7 +642,7 @@ def root_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any, **kwargs: An
         col = unthunk(col[0] if first else col)
         J[:, i] = 0.0 if is_zero(col) else np.reshape(col, -1)
     _, f_theta = frule_via_ad(config, (unthunk(dargs[1]), _ZERO, *args_tangents(
-        raw_args, _positional_tangent(so.root, dargs, "args"))), fun, x, *args)
+        raw_args, positional_tangent(so.root, dargs, "args"))), fun, x, *args)
     f_theta = unthunk(f_theta[0] if first else f_theta)
     if is_zero(f_theta):
         return res, Tangent[type(res)]({"x": np.zeros_like(x)})
@@ -681,7 +667,7 @@ def fixed_point_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> 
     def fixed_point_pullback(y_bar: Any) -> tuple:
         x_bar = unthunk(y_bar)
         if is_zero(x_bar):
-            return (_NO, _ZERO, *_positional_cotangents(so.fixed_point, pos, _ZERO))
+            return (_NO, _ZERO, *_cotangents(so.fixed_point, pos, _ZERO))
         # the map at the fixed point, in the type and shape the user gave x0
         xp = np.asarray(x, dtype=np.result_type(x0, float)).reshape(np.shape(x0))
         xp = xp if isinstance(x0, np.ndarray) else type(x0)(xp) if isinstance(
@@ -692,7 +678,7 @@ def fixed_point_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> 
                             np.reshape(np.real(x_bar), -1))
         g = pull(lam)
         args_bars = [unthunk(b) for b in g[2:]]
-        return (_NO, unthunk(g[0]), *_positional_cotangents(
+        return (_NO, unthunk(g[0]), *_cotangents(
             so.fixed_point, pos, args_cotangent(raw_args, args_bars)))
 
     return x, fixed_point_pullback
