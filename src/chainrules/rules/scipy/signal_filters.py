@@ -53,6 +53,14 @@ def _item(t: Any, index: int) -> Any:
     return None if t is None else nonzero_array(t[index])
 
 
+def _output_bars(out_bar: Any, has_state: bool) -> tuple:
+    """The cotangents of ``y`` and of the final state ``zf`` (the output is ``(y, zf)``
+    when an initial state is given), each None when zero."""
+    if not has_state:
+        return nonzero_array(out_bar), None
+    return _item(out_bar, 0), _item(out_bar, 1)
+
+
 def _lags(w: np.ndarray, u: np.ndarray, m: int) -> np.ndarray:
     """``r[k] = sum w[..., n] conj(u[..., n - k])`` for ``k < m`` (0 past the signal)."""
     n = w.shape[-1]
@@ -166,10 +174,7 @@ def lfilter_rrule(b: Any, a: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
     rest = tuple(project_zi if i + 3 == zi_position else None for i in range(len(args)))
 
     def lfilter_pullback(out_bar: Any) -> tuple:
-        if zi is None:
-            y_bar, zf_bar = nonzero_array(out_bar), None
-        else:
-            y_bar, zf_bar = _item(out_bar, 0), _item(out_bar, 1)
+        y_bar, zf_bar = _output_bars(out_bar, zi is not None)
         if y_bar is None and zf_bar is None:
             return (NoTangent(), ZeroTangent(), ZeroTangent(), ZeroTangent(),
                     *(NoTangent() if p is None else ZeroTangent() for p in rest))
@@ -255,10 +260,7 @@ def sosfilt_rrule(sos: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
     rest = [NoTangent()] * len(args)
 
     def sosfilt_pullback(out_bar: Any) -> tuple:
-        if zi is None:
-            y_bar, zf_bar = nonzero_array(out_bar), None
-        else:
-            y_bar, zf_bar = _item(out_bar, 0), _item(out_bar, 1)
+        y_bar, zf_bar = _output_bars(out_bar, zi is not None)
         if y_bar is None and zf_bar is None:
             zeros = [ZeroTangent() if project_zi is not None and i == 1 else t
                      for i, t in enumerate(rest)]

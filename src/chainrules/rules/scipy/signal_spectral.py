@@ -173,6 +173,18 @@ def _window_bar(args: tuple) -> Any:
     return not_implemented("the derivative of stft/welch with respect to the window array")
 
 
+def _argument_bars(args: tuple, first_bar: Any, project_fs: Any, fs_terms: Any) -> tuple:
+    """The cotangents of ``f(first, fs, window, ...)``: ``fs`` gets the sum of
+    ``fs_terms()`` (only when given), a window array ``not_implemented``, the options
+    nothing."""
+    bars = [first_bar]
+    if args:
+        bars.append(project_fs(sum(fs_terms(), 0.0)))
+    bars += [_window_bar(args)] if len(args) >= 2 else []
+    bars += [NoTangent()] * (len(args) + 1 - len(bars))
+    return (NoTangent(), *bars[:len(args) + 1])
+
+
 # -------------------------------------------------------------------- stft
 
 _STFT = inspect.signature(ss.stft)
@@ -209,19 +221,14 @@ def stft_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
         if z_bar is not None:
             s_bar = _moved(z_bar, axis) * scale
             x_bar = project_x(np.moveaxis(seg.adjoint(s_bar, pad_pullback), -1, axis))
-        bars = [x_bar]
-        if args:  # f = k fs / nfft, t = (...) / fs, Zxx ~ fs^(-1/2) under "psd"
-            fs_bar = 0.0
-            if f_bar is not None:
-                fs_bar += np.sum(f_bar * f) / fs
-            if t_bar is not None:
-                fs_bar -= np.sum(t_bar * t) / fs
-            if psd and z_bar is not None:
-                fs_bar -= np.real(np.vdot(z, z_bar)) / (2 * fs)
-            bars.append(project_fs(fs_bar))
-        bars += [_window_bar(args)] if len(args) >= 2 else []
-        bars += [NoTangent()] * (len(args) + 1 - len(bars))
-        return (NoTangent(), *bars[:len(args) + 1])
+
+        def fs_terms() -> list:  # f = k fs / nfft, t = (...) / fs, Zxx ~ fs^(-1/2) under "psd"
+            return [np.sum(f_bar * f) / fs if f_bar is not None else 0.0,
+                    -np.sum(t_bar * t) / fs if t_bar is not None else 0.0,
+                    -np.real(np.vdot(z, z_bar)) / (2 * fs) if psd and z_bar is not None
+                    else 0.0]
+
+        return _argument_bars(args, x_bar, project_fs, fs_terms)
 
     return out, stft_pullback
 
@@ -295,17 +302,13 @@ def welch_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
             pm_bar = np.real(np.moveaxis(p_bar, axis, -1))[..., None, :]
             s_bar = 2 * c * pm_bar * spectra
             x_bar = project_x(np.moveaxis(seg.adjoint(s_bar, None), -1, axis))
-        bars = [x_bar]
-        if args:  # f = k fs / nfft; the "density" scaling is 1 / fs
-            fs_bar = 0.0
-            if f_bar is not None:
-                fs_bar += np.sum(f_bar * f) / fs
-            if density and p_bar is not None:
-                fs_bar -= np.sum(np.real(p_bar) * p) / fs
-            bars.append(project_fs(fs_bar))
-        bars += [_window_bar(args)] if len(args) >= 2 else []
-        bars += [NoTangent()] * (len(args) + 1 - len(bars))
-        return (NoTangent(), *bars[:len(args) + 1])
+
+        def fs_terms() -> list:  # f = k fs / nfft; the "density" scaling is 1 / fs
+            return [np.sum(f_bar * f) / fs if f_bar is not None else 0.0,
+                    -np.sum(np.real(p_bar) * p) / fs if density and p_bar is not None
+                    else 0.0]
+
+        return _argument_bars(args, x_bar, project_fs, fs_terms)
 
     return out, welch_pullback
 
@@ -411,17 +414,13 @@ def istft_rrule(zxx: Any, *args: Any, **kwargs: Any) -> Any:
         z_bar: Any = ZeroTangent()
         if x_bar is not None:
             z_bar = project_z(inv.adjoint(inv.to_last(x_bar)))
-        bars = [z_bar]
-        if args:  # t = n / fs; the "psd" scaling is sqrt(fs)
-            fs_bar = 0.0
-            if t_bar is not None:
-                fs_bar -= np.sum(t_bar * t) / inv.fs
-            if inv.psd and x_bar is not None:
-                fs_bar += np.real(np.vdot(x, x_bar)) / (2 * inv.fs)
-            bars.append(project_fs(fs_bar))
-        bars += [_window_bar(args)] if len(args) >= 2 else []
-        bars += [NoTangent()] * (len(args) + 1 - len(bars))
-        return (NoTangent(), *bars[:len(args) + 1])
+
+        def fs_terms() -> list:  # t = n / fs; the "psd" scaling is sqrt(fs)
+            return [-np.sum(t_bar * t) / inv.fs if t_bar is not None else 0.0,
+                    np.real(np.vdot(x, x_bar)) / (2 * inv.fs) if inv.psd and x_bar is not None
+                    else 0.0]
+
+        return _argument_bars(args, z_bar, project_fs, fs_terms)
 
     return out, istft_pullback
 

@@ -326,50 +326,39 @@ def logsumexp_frule(dargs, a, *args, **kwargs):
     return out, y_dot
 
 
-@rrule.register(sc.softmax)
-def softmax_rrule(x, axis=None):
-    y = sc.softmax(x, axis=axis)
-    project_x = ProjectTo(x)
+def _normalizer_rules(f: Any, pullback_of: Any, pushforward_of: Any) -> None:
+    """frule and rrule of ``f(x, axis=None)`` (softmax, log_softmax): both derivatives
+    are linear maps of the (co)tangent given ``y``, along ``axis``."""
 
-    @zero_guard((NoTangent(), ZeroTangent()))
-    def softmax_pullback(y_bar):
-        gy = y_bar * y
-        return NoTangent(), project_x(gy - y * np.sum(gy, axis=axis, keepdims=True))
+    def normalizer_rrule(x: Any, axis: Any = None) -> Any:
+        y = f(x, axis=axis)
+        project_x = ProjectTo(x)
 
-    return y, softmax_pullback
+        @zero_guard((NoTangent(), ZeroTangent()))
+        def normalizer_pullback(y_bar: Any) -> tuple:
+            return NoTangent(), project_x(pullback_of(y_bar, y, axis))
 
+        return y, normalizer_pullback
 
-@frule.register(sc.softmax)
-def softmax_frule(dargs, x, axis=None):
-    y = sc.softmax(x, axis=axis)
-    x_dot = nonzero(dargs[1])
-    if x_dot is None:
-        return y, ZeroTangent()
-    yx = y * x_dot
-    return y, (yx - y * np.sum(yx, axis=axis, keepdims=True)).astype(y.dtype, copy=False)
+    def normalizer_frule(dargs: tuple, x: Any, axis: Any = None) -> Any:
+        y = f(x, axis=axis)
+        x_dot = nonzero(dargs[1])
+        return y, ZeroTangent() if x_dot is None else fit_output(pushforward_of(x_dot, y, axis), y)
 
-
-@rrule.register(sc.log_softmax)
-def log_softmax_rrule(x, axis=None):
-    y = sc.log_softmax(x, axis=axis)
-    project_x = ProjectTo(x)
-
-    @zero_guard((NoTangent(), ZeroTangent()))
-    def log_softmax_pullback(y_bar):
-        total = np.sum(y_bar, axis=axis, keepdims=True)
-        return NoTangent(), project_x(y_bar - np.exp(y) * total)
-
-    return y, log_softmax_pullback
+    define_rules(f, object, ..., frule_fn=normalizer_frule, rrule_fn=normalizer_rrule)
 
 
-@frule.register(sc.log_softmax)
-def log_softmax_frule(dargs, x, axis=None):
-    y = sc.log_softmax(x, axis=axis)
-    x_dot = nonzero(dargs[1])
-    if x_dot is None:
-        return y, ZeroTangent()
-    y_dot = x_dot - np.sum(np.exp(y) * x_dot, axis=axis, keepdims=True)
-    return y, np.asarray(y_dot).astype(y.dtype, copy=False)
+def _softmax_linear(t: Any, y: Any, axis: Any) -> Any:
+    # the Jacobian diag(y) - y y^T is symmetric: one map for both directions
+    ty = t * y
+    return ty - y * np.sum(ty, axis=axis, keepdims=True)
+
+
+_normalizer_rules(sc.softmax, _softmax_linear, _softmax_linear)
+_normalizer_rules(
+    sc.log_softmax,
+    lambda y_bar, y, axis: y_bar - np.exp(y) * np.sum(y_bar, axis=axis, keepdims=True),
+    lambda x_dot, y, axis: x_dot - np.sum(np.exp(y) * x_dot, axis=axis, keepdims=True))
 
 
 # --- incomplete beta, hypergeometric functions --------------------------------------------
