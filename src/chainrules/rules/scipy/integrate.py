@@ -57,6 +57,7 @@ from chainrules.core import (
     rrule_via_ad,
     unthunk,
 )
+from chainrules.rules._kit import array_projector, dense_tangent
 
 from ._solvers import (
     Flat,
@@ -304,31 +305,16 @@ def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
         Y_bar = np.real(np.asarray(Y_bar, float))
         y0_bar, (f_bar, args_bars), a0 = _adjoint(
             rhs, ts, Y[0].astype(float), Y_bar, rtol, atol, "scipy.integrate.odeint")
-        y0_bar = y0_bar.reshape(y0.shape).astype(np.result_type(y0, float)) \
-            if isinstance(arguments["y0"], np.ndarray) else _like(arguments["y0"], y0_bar)
+        y0_bar = array_projector(arguments["y0"])(y0_bar.reshape(np.shape(arguments["y0"])))
         # Y[k] moves with t[k] at the speed f(Y[k], t[k]); moving t[0] moves the start
         F = np.array([rhs(float(tk), Yk) for tk, Yk in zip(ts, Y.astype(float))])
         t_bar = np.einsum("ki,ki->k", Y_bar, F)
         t_bar[0] = -a0 @ F[0]
         return (_NO, f_bar, *positional_cotangents(si.odeint, pos, {
-            "y0": y0_bar, "t": _times_cotangent(arguments["t"], t_bar),
+            "y0": y0_bar, "t": array_projector(arguments["t"])(t_bar),
             "args": args_cotangent(raw_args, list(args_bars))}))
 
     return y, odeint_pullback
-
-
-def _times_cotangent(t: Any, t_bar: np.ndarray) -> Any:
-    if isinstance(t, np.ndarray):
-        return t_bar.astype(t.dtype) if t.dtype.kind == "f" else _NO
-    return _like(t, t_bar)
-
-
-def _like(x: Any, v: np.ndarray) -> Any:
-    """``v`` shaped like a non-array primal ``x`` (a float or a list of floats)."""
-    if np.ndim(x) == 0:
-        return float(v.reshape(-1)[0])
-    return Tangent[type(x)](*[float(u) for u in v.reshape(-1)]) \
-        if isinstance(x, (list, tuple)) else v
 
 
 @frule.register(si.odeint, config=HasForwardsMode)
@@ -339,13 +325,12 @@ def odeint_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs:
     rhs = _RHS(config, func, args_tuple(raw_args), bool(arguments.get("tfirst")),
                (Y.shape[1],))
     y0_dot = positional_tangent(si.odeint, dargs, "y0")
-    s0 = np.zeros(Y.shape[1]) if is_zero(y0_dot) else np.reshape(
-        np.asarray(_plain_sequence(y0_dot), float), -1)
+    s0 = np.reshape(dense_tangent(y0_dot, arguments["y0"]).astype(float), -1)
     t_dot = positional_tangent(si.odeint, dargs, "t")
     F = None
     if not is_zero(t_dot):
         # Y[k] moves with t[k] at the speed f(Y[k], t[k]); moving t[0] moves the start
-        t_dot = np.reshape(np.asarray(_plain_sequence(t_dot), float), -1)
+        t_dot = np.reshape(dense_tangent(t_dot, arguments["t"]).astype(float), -1)
         F = np.array([rhs(float(tk), Yk) for tk, Yk in zip(ts, Y.astype(float))])
         s0 = s0 - F[0] * t_dot[0]
     rtol, atol = _tolerances(arguments)
@@ -356,10 +341,6 @@ def odeint_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs:
         S = S + F * t_dot[:, None]
     S = S.astype(Y.dtype)
     return y, (Tangent[tuple](S, _ZERO) if full else S)
-
-
-def _plain_sequence(t: Any) -> Any:
-    return list(t) if isinstance(t, Tangent) else t
 
 
 def _solve_ivp_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
@@ -393,8 +374,7 @@ def solve_ivp_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any
         y0_bar, (f_bar, args_bars), _ = _adjoint(
             rhs, ts, np.reshape(y0, -1).astype(float), Y_bars, rtol, atol,
             "scipy.integrate.solve_ivp")
-        y0_bar = y0_bar.reshape(y0.shape).astype(np.result_type(y0, float)) \
-            if isinstance(arguments["y0"], np.ndarray) else _like(arguments["y0"], y0_bar)
+        y0_bar = array_projector(arguments["y0"])(y0_bar.reshape(np.shape(arguments["y0"])))
         times = not_implemented("derivative of solve_ivp w.r.t. the times")
         return (_NO, f_bar, *positional_cotangents(si.solve_ivp, pos, {
             "y0": y0_bar, "t_span": times, "t_eval": times,
@@ -415,8 +395,7 @@ def solve_ivp_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any,
     n = res.y.shape[0]
     rhs = _RHS(config, fun, args_tuple(raw_args), True, (n,))
     y0_dot = positional_tangent(si.solve_ivp, dargs, "y0")
-    s0 = np.zeros(n) if is_zero(y0_dot) else np.reshape(
-        np.asarray(_plain_sequence(y0_dot), float), -1)
+    s0 = np.reshape(dense_tangent(y0_dot, arguments["y0"]).astype(float), -1)
     args_dot = positional_tangent(si.solve_ivp, dargs, "args") if raw_args else _ZERO
     ts, _ = _from_start(arguments, res.t, np.zeros((len(res.t), n)))
     S = _sensitivities(rhs, ts, np.reshape(arguments["y0"], -1).astype(float), s0,
