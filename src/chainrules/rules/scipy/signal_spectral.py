@@ -185,6 +185,13 @@ def _argument_bars(args: tuple, first_bar: Any, project_fs: Any, fs_terms: Any) 
     return (NoTangent(), *bars[:len(args) + 1])
 
 
+def _first_and_fs_tangents(dargs: tuple, first: Any, args: tuple) -> tuple:
+    """The tangents of ``f(first, fs, ...)``'s first argument and of ``fs`` (None when
+    zero or not given)."""
+    return (dense_tangent(dargs[1], first, zeros=False),
+            dense_tangent(dargs[2], args[0], zeros=False) if args else None)
+
+
 # -------------------------------------------------------------------- stft
 
 _STFT = inspect.signature(ss.stft)
@@ -237,8 +244,7 @@ def stft_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
 def stft_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
     out, _, axis, seg, fs, scale, psd, _ = _stft_parts(x, args, kwargs)
     f, t, z = out
-    x_dot = dense_tangent(dargs[1], x, zeros=False)
-    fs_dot = dense_tangent(dargs[2], args[0], zeros=False) if args else None
+    x_dot, fs_dot = _first_and_fs_tangents(dargs, x, args)
     if x_dot is None and fs_dot is None:
         return out, ZeroTangent()
     z_dot = np.zeros_like(z)
@@ -317,8 +323,7 @@ def welch_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
 def welch_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
     out, _, axis, seg, fs, density, spectra, c = _welch_parts(x, args, kwargs)
     f, p = out
-    x_dot = dense_tangent(dargs[1], x, zeros=False)
-    fs_dot = dense_tangent(dargs[2], args[0], zeros=False) if args else None
+    x_dot, fs_dot = _first_and_fs_tangents(dargs, x, args)
     if x_dot is None and fs_dot is None:
         return out, ZeroTangent()
     p_dot = np.zeros_like(p)
@@ -430,8 +435,7 @@ def istft_frule(dargs: tuple, zxx: Any, *args: Any, **kwargs: Any) -> Any:
     params = _ISTFT.bind(zxx, *args, **kwargs).arguments
     out = ss.istft(zxx, *args, **kwargs)
     t, x = out
-    z_dot = dense_tangent(dargs[1], zxx, zeros=False)
-    fs_dot = dense_tangent(dargs[2], args[0], zeros=False) if args else None
+    z_dot, fs_dot = _first_and_fs_tangents(dargs, zxx, args)
     if z_dot is None and fs_dot is None:
         return out, ZeroTangent()
     # linear in Zxx: the pushforward is istft of the tangent
