@@ -50,10 +50,12 @@ from chainrules.core import (
     ZeroTangent,
     frule,
     frule_via_ad,
+    not_implemented,
     rrule,
     rrule_via_ad,
     unthunk,
 )
+from chainrules.rules._kit import is_differentiable
 
 from ._solvers import (
     Flat,
@@ -104,6 +106,16 @@ def _refuse_fields(name: str, y_bar: Any, differentiated: tuple) -> None:
         raise SolverError(name, f"the result's field {k!r} is not differentiated",
                           f"expected cotangents on the fields {', '.join(differentiated)} "
                           "only; compute other quantities from those")
+
+
+def _result_tangent(name: str, res: Any, differentiated: tuple, dots: dict) -> Any:
+    """The tangent of a result object: ``dots`` for the differentiated fields, and
+    ``not_implemented`` for the other floating fields (an inverse Hessian, a
+    factorization), so that using one fails loudly instead of reading a zero."""
+    rest = {k: not_implemented(f"{name} does not differentiate the result's field {k!r}")
+            for k, v in res.items()
+            if k not in differentiated and is_differentiable(v)}
+    return Tangent[type(res)]({**dots, **rest})
 
 
 def _wrap_derivative(name: str, what: str, g: Any) -> Any:
@@ -518,7 +530,8 @@ def minimize_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any, **kwargs
     opt = _Optimum("scipy.optimize.minimize", config, fun, res.x, args_tuple(raw_args),
                    _FIRST if first else _VALUE)
     x_dot, fun_dot = opt.tangent(res.x, theta_dot)
-    return res, Tangent[type(res)]({"x": x_dot, "fun": type(res.fun)(fun_dot)})
+    return res, _result_tangent("scipy.optimize.minimize", res, ("x", "fun", "jac"),
+                                {"x": x_dot, "fun": type(res.fun)(fun_dot)})
 
 
 # ----------------------------------------------------------------------------------------
@@ -645,9 +658,11 @@ def root_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any, **kwargs: An
         raw_args, positional_tangent(so.root, dargs, "args"))), fun, x, *args)
     f_theta = unthunk(f_theta[0] if first else f_theta)
     if is_zero(f_theta):
-        return res, Tangent[type(res)]({"x": np.zeros_like(x)})
+        return res, _result_tangent("scipy.optimize.root", res, ("x", "fun"),
+                                    {"x": np.zeros_like(x)})
     x_dot = -_linear_solve("scipy.optimize.root", J, np.reshape(f_theta, -1))
-    return res, Tangent[type(res)]({"x": x_dot.reshape(x.shape).astype(x.dtype)})
+    return res, _result_tangent("scipy.optimize.root", res, ("x", "fun"),
+                                {"x": x_dot.reshape(x.shape).astype(x.dtype)})
 
 
 def _fixed_point_solve(func: Callable, pos: tuple, kwargs: dict) -> tuple:
