@@ -21,7 +21,9 @@ captures in a closure. The rules call back into the AD for that function
 Brackets, starting points and tolerances get zero cotangents (the solution does not
 depend on them); a derivative function (``fprime``, ``jac``) only speeds the solve.
 Result objects (``OptimizeResult``, ``RootResults``) are differentiated in their
-solution field (``x``, ``root``) and ``fun``; other fields get no derivative. A solve
+solution field (``x``, ``root``) and ``fun`` (``cost`` for ``least_squares``); a
+cotangent on another floating field (``hess_inv``, residuals, a factorization) raises
+`SolverError`, and its tangent is ``not_implemented``: never a silent zero. A solve
 that did not converge, a degenerate solution or an option the rules do not
 differentiate raises `SolverError`. The derivative is exact at the computed
 solution; its error is that of the solution (the solver's tolerance) times the
