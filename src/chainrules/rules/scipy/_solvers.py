@@ -25,11 +25,9 @@ from chainrules.core import (
     ZeroTangent,
     unthunk,
 )
-from chainrules.rules.numpy.shape import _is_zero
+from chainrules.rules._kit import is_zero, zero_for
 
-__all__ = ["SolverError"]
-
-is_zero = _is_zero  # ZeroTangent, NoTangent (or None): nothing to propagate
+__all__ = ["SolverError", "is_zero"]
 
 _NO = NoTangent()
 _ZERO = ZeroTangent()
@@ -102,11 +100,24 @@ def item(y_bar: Any, i: int) -> Any:
     return _ZERO
 
 
-def zero_for(x: Any) -> Any:
-    """The cotangent of an argument the solution does not depend on."""
-    if x is None or isinstance(x, (str, bool, int, np.integer)):
-        return _NO
-    return _ZERO  # floats, brackets, starting points; functions (fprime, jac)
+def positional_cotangents(solver: Callable, pos: tuple, given: dict) -> list:
+    """Cotangents of the positional arguments after the function: those named in
+    ``given`` get theirs, the rest (brackets, starting points, options) zeros."""
+    names = list(inspect.signature(solver).parameters)[1:1 + len(pos)]
+    return [given[n] if n in given else _unused(v) for n, v in zip(names, pos)]
+
+
+def _unused(x: Any) -> Any:
+    # a derivative function (fprime, jac) may close over traced values: the AD wants a
+    # cotangent for it, zero (it only speeds the solve), never NoTangent
+    return _ZERO if callable(x) else zero_for(x)
+
+
+def positional_tangent(solver: Callable, dargs: tuple, name: str) -> Any:
+    """The tangent of the solver's argument ``name`` in an frule's ``dargs``."""
+    names = list(inspect.signature(solver).parameters)
+    i = names.index(name)
+    return unthunk(dargs[i + 1]) if i + 1 < len(dargs) else _ZERO
 
 
 def scale(c: Any, t: Any) -> Any:

@@ -36,9 +36,10 @@ from chainrules.core import (
     rrule,
     unthunk,
 )
+from chainrules.rules._kit import define_rules, fit_output, is_zero
 
-__all__ = ["as_float", "check_real", "fit_output", "is_integer_valued", "opt_out_subclasses",
-           "register_method", "shape_names"]
+__all__ = ["as_float", "cdf_scale", "check_real", "is_integer_valued", "masked",
+           "opt_out_subclasses", "register_method", "shape_names"]
 
 
 def shape_names(dist: Any) -> list[str]:
@@ -55,6 +56,23 @@ def is_integer_valued(v: Any) -> bool:
     if isinstance(v, (bool, int, np.integer)):
         return True
     return isinstance(v, np.ndarray) and v.dtype.kind in "iub"
+
+
+def masked(inside: Any, f: Callable) -> Callable:
+    """The partial ``f`` where ``inside`` holds, 0 outside the support (deferred too)."""
+    def masked_partial() -> Any:
+        with np.errstate(all="ignore"):
+            return np.where(inside, f(), 0.0)
+
+    return masked_partial
+
+
+def cdf_scale(method: str, y: Any) -> Any:
+    """What turns a derivative of the cdf into one of ``method``'s value ``y``: 1 for
+    the cdf, -1 for the sf, and ``1/cdf``, ``-1/sf`` in log space."""
+    with np.errstate(all="ignore"):
+        return {"cdf": 1.0, "sf": -1.0, "logcdf": np.exp(-np.asarray(y)),
+                "logsf": -np.exp(-np.asarray(y))}[method]
 
 
 def check_real(name: str, params: list[str], args: tuple, kwargs: dict) -> None:
@@ -76,18 +94,8 @@ def _bind(names: list[str], defaults: dict, args: tuple, kwargs: dict) -> dict:
     return {k: as_float(v) for k, v in values.items()}
 
 
-def _is_zero(t: Any) -> bool:
-    return isinstance(t, (ZeroTangent, NoTangent))
-
-
 def _cotangent(p: Callable, y_bar: Any, shape: tuple, project: Any) -> Any:
     return project(np.broadcast_to(y_bar * p(), shape))
-
-
-def fit_output(y_dot: Any, y: Any) -> Any:
-    """A pushforward with the primal output's shape and dtype (a scalar for a scalar)."""
-    y_dot = np.broadcast_to(np.asarray(y_dot, dtype=np.result_type(y)), np.shape(y))
-    return y_dot.copy() if isinstance(y, np.ndarray) else y_dot[()]
 
 
 def register_method(func: Any, dist_type: type, names: Callable[[Any], list[str]],
@@ -121,7 +129,7 @@ def register_method(func: Any, dist_type: type, names: Callable[[Any], list[str]
                 if p is None or (is_integer_valued(x) and (
                         isinstance(p, str) or isinstance(x, np.ndarray))):
                     out.append(NoTangent())
-                elif _is_zero(y_bar):
+                elif is_zero(y_bar):
                     out.append(ZeroTangent())
                 elif isinstance(p, str):
                     out.append(not_implemented(p))
@@ -130,7 +138,6 @@ def register_method(func: Any, dist_type: type, names: Callable[[Any], list[str]
                                                        ProjectTo(x))))
             return tuple(out)
 
-        stats_pullback.__qualname__ = f"{label}_pullback"
         return y, stats_pullback
 
     def stats_frule(dargs: tuple, dist: Any, *args: Any, **kwargs: Any) -> Any:
@@ -143,7 +150,7 @@ def register_method(func: Any, dist_type: type, names: Callable[[Any], list[str]
         y_dot: Any = ZeroTangent()
         for name, x, x_dot in zip(pos, args, dargs[2:]):
             x_dot = unthunk(x_dot)
-            if _is_zero(x_dot):
+            if is_zero(x_dot):
                 continue
             if parts is None:
                 parts = partials(dist, _bind(names(dist), defaults, args, kwargs), y)
@@ -152,15 +159,12 @@ def register_method(func: Any, dist_type: type, names: Callable[[Any], list[str]
                 continue
             if isinstance(p, str):
                 return y, not_implemented(p)
-            y_dot = p() * x_dot if isinstance(y_dot, ZeroTangent) else y_dot + p() * x_dot
-        if isinstance(y_dot, ZeroTangent):
+            y_dot = p() * x_dot if is_zero(y_dot) else y_dot + p() * x_dot
+        if is_zero(y_dot):
             return y, y_dot
         return y, fit_output(y_dot, y)
 
-    stats_rrule.__qualname__ = f"{label}_rrule"
-    stats_frule.__qualname__ = f"{label}_frule"
-    rrule.add_rule(func, stats_rrule, (dist_type, ...), kind="rule")
-    frule.add_rule(func, stats_frule, (dist_type, ...), kind="rule")
+    define_rules(func, dist_type, ..., frule_fn=stats_frule, rrule_fn=stats_rrule, name=label)
 
 
 def _subclasses(cls: type) -> list[type]:

@@ -37,7 +37,6 @@ Example:
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -58,6 +57,7 @@ from chainrules.core import (
     rrule_via_ad,
     unthunk,
 )
+from chainrules.rules._kit import array_projector, dense_tangent
 
 from ._solvers import (
     Flat,
@@ -71,25 +71,15 @@ from ._solvers import (
     item,
     not_converged,
     one_like,
+    positional_cotangents,
+    positional_tangent,
     scale,
-    zero_for,
 )
 
 __all__ = ["SolverError"]
 
 _NO = NoTangent()
 _ZERO = ZeroTangent()
-
-
-def _positional_cotangents(solver: Callable, pos: tuple, given: dict) -> list:
-    names = list(inspect.signature(solver).parameters)[1:1 + len(pos)]
-    return [given[n] if n in given else zero_for(v) for n, v in zip(names, pos)]
-
-
-def _positional_tangent(solver: Callable, dargs: tuple, name: str) -> Any:
-    names = list(inspect.signature(solver).parameters)
-    i = names.index(name)
-    return unthunk(dargs[i + 1]) if i + 1 < len(dargs) else _ZERO
 
 
 # ----------------------------------------------------------------------------------------
@@ -125,14 +115,14 @@ def quad_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
     def quad_pullback(y_bar: Any) -> tuple:
         v_bar = item(y_bar, 0)
         if is_zero(v_bar):
-            return (_NO, _ZERO, *_positional_cotangents(si.quad, pos, {}))
+            return (_NO, _ZERO, *positional_cotangents(si.quad, pos, {}))
         v_bar = float(np.real(v_bar))
         a_bar = -v_bar * _limit_value(func, a, args) if np.isfinite(a) else _ZERO
         b_bar = v_bar * _limit_value(func, b, args) if np.isfinite(b) else _ZERO
         f_bar, args_bars = _integral_of_gradient(config, func, a, b, args, arguments)
         args_bar = args_cotangent(raw_args, [scale(v_bar, b) for b in args_bars])
         f_bar = scale(v_bar, f_bar)
-        return (_NO, f_bar, *_positional_cotangents(
+        return (_NO, f_bar, *positional_cotangents(
             si.quad, pos, {"a": a_bar, "b": b_bar, "args": args_bar}))
 
     return y, quad_pullback
@@ -171,7 +161,7 @@ def quad_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs: A
     raw_args = arguments.get("args", ())
     args = args_tuple(raw_args)
     f_dot = unthunk(dargs[1])
-    args_dots = args_tangents(raw_args, _positional_tangent(si.quad, dargs, "args"))
+    args_dots = args_tangents(raw_args, positional_tangent(si.quad, dargs, "args"))
     a_dot, b_dot = unthunk(dargs[2]), unthunk(dargs[3])
     v_dot = 0.0
     if not is_zero(a_dot) and np.isfinite(a):
@@ -311,35 +301,20 @@ def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
     def odeint_pullback(y_bar: Any) -> tuple:
         Y_bar = item(y_bar, 0) if full else unthunk(y_bar)
         if is_zero(Y_bar):
-            return (_NO, _ZERO, *_positional_cotangents(si.odeint, pos, {}))
+            return (_NO, _ZERO, *positional_cotangents(si.odeint, pos, {}))
         Y_bar = np.real(np.asarray(Y_bar, float))
         y0_bar, (f_bar, args_bars), a0 = _adjoint(
             rhs, ts, Y[0].astype(float), Y_bar, rtol, atol, "scipy.integrate.odeint")
-        y0_bar = y0_bar.reshape(y0.shape).astype(np.result_type(y0, float)) \
-            if isinstance(arguments["y0"], np.ndarray) else _like(arguments["y0"], y0_bar)
+        y0_bar = array_projector(arguments["y0"])(y0_bar.reshape(np.shape(arguments["y0"])))
         # Y[k] moves with t[k] at the speed f(Y[k], t[k]); moving t[0] moves the start
         F = np.array([rhs(float(tk), Yk) for tk, Yk in zip(ts, Y.astype(float))])
         t_bar = np.einsum("ki,ki->k", Y_bar, F)
         t_bar[0] = -a0 @ F[0]
-        return (_NO, f_bar, *_positional_cotangents(si.odeint, pos, {
-            "y0": y0_bar, "t": _times_cotangent(arguments["t"], t_bar),
+        return (_NO, f_bar, *positional_cotangents(si.odeint, pos, {
+            "y0": y0_bar, "t": array_projector(arguments["t"])(t_bar),
             "args": args_cotangent(raw_args, list(args_bars))}))
 
     return y, odeint_pullback
-
-
-def _times_cotangent(t: Any, t_bar: np.ndarray) -> Any:
-    if isinstance(t, np.ndarray):
-        return t_bar.astype(t.dtype) if t.dtype.kind == "f" else _NO
-    return _like(t, t_bar)
-
-
-def _like(x: Any, v: np.ndarray) -> Any:
-    """``v`` shaped like a non-array primal ``x`` (a float or a list of floats)."""
-    if np.ndim(x) == 0:
-        return float(v.reshape(-1)[0])
-    return Tangent[type(x)](*[float(u) for u in v.reshape(-1)]) \
-        if isinstance(x, (list, tuple)) else v
 
 
 @frule.register(si.odeint, config=HasForwardsMode)
@@ -349,28 +324,23 @@ def odeint_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs:
     raw_args = arguments.get("args", ())
     rhs = _RHS(config, func, args_tuple(raw_args), bool(arguments.get("tfirst")),
                (Y.shape[1],))
-    y0_dot = _positional_tangent(si.odeint, dargs, "y0")
-    s0 = np.zeros(Y.shape[1]) if is_zero(y0_dot) else np.reshape(
-        np.asarray(_plain_sequence(y0_dot), float), -1)
-    t_dot = _positional_tangent(si.odeint, dargs, "t")
+    y0_dot = positional_tangent(si.odeint, dargs, "y0")
+    s0 = np.reshape(dense_tangent(y0_dot, arguments["y0"]).astype(float), -1)
+    t_dot = positional_tangent(si.odeint, dargs, "t")
     F = None
     if not is_zero(t_dot):
         # Y[k] moves with t[k] at the speed f(Y[k], t[k]); moving t[0] moves the start
-        t_dot = np.reshape(np.asarray(_plain_sequence(t_dot), float), -1)
+        t_dot = np.reshape(dense_tangent(t_dot, arguments["t"]).astype(float), -1)
         F = np.array([rhs(float(tk), Yk) for tk, Yk in zip(ts, Y.astype(float))])
         s0 = s0 - F[0] * t_dot[0]
     rtol, atol = _tolerances(arguments)
     S = _sensitivities(rhs, ts, Y[0].astype(float), s0, unthunk(dargs[1]),
-                       args_tangents(raw_args, _positional_tangent(si.odeint, dargs, "args")),
+                       args_tangents(raw_args, positional_tangent(si.odeint, dargs, "args")),
                        rtol, atol, "scipy.integrate.odeint")
     if F is not None:
         S = S + F * t_dot[:, None]
     S = S.astype(Y.dtype)
     return y, (Tangent[tuple](S, _ZERO) if full else S)
-
-
-def _plain_sequence(t: Any) -> Any:
-    return list(t) if isinstance(t, Tangent) else t
 
 
 def _solve_ivp_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
@@ -399,15 +369,14 @@ def solve_ivp_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any
     def solve_ivp_pullback(y_bar: Any) -> tuple:
         Y_bar = field(y_bar, "y")
         if is_zero(Y_bar):
-            return (_NO, _ZERO, *_positional_cotangents(si.solve_ivp, pos, {}))
+            return (_NO, _ZERO, *positional_cotangents(si.solve_ivp, pos, {}))
         ts, Y_bars = _from_start(arguments, res.t, np.real(np.asarray(Y_bar, float)).T)
         y0_bar, (f_bar, args_bars), _ = _adjoint(
             rhs, ts, np.reshape(y0, -1).astype(float), Y_bars, rtol, atol,
             "scipy.integrate.solve_ivp")
-        y0_bar = y0_bar.reshape(y0.shape).astype(np.result_type(y0, float)) \
-            if isinstance(arguments["y0"], np.ndarray) else _like(arguments["y0"], y0_bar)
+        y0_bar = array_projector(arguments["y0"])(y0_bar.reshape(np.shape(arguments["y0"])))
         times = not_implemented("derivative of solve_ivp w.r.t. the times")
-        return (_NO, f_bar, *_positional_cotangents(si.solve_ivp, pos, {
+        return (_NO, f_bar, *positional_cotangents(si.solve_ivp, pos, {
             "y0": y0_bar, "t_span": times, "t_eval": times,
             "args": args_cotangent(raw_args, list(args_bars)) if raw_args else _NO}))
 
@@ -418,17 +387,16 @@ def solve_ivp_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any
 def solve_ivp_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any,
                     **kwargs: Any) -> Any:
     res, arguments, rtol, atol = _solve_ivp_solve(fun, pos, kwargs)
-    if not is_zero(_positional_tangent(si.solve_ivp, dargs, "t_span")):
+    if not is_zero(positional_tangent(si.solve_ivp, dargs, "t_span")):
         raise SolverError("scipy.integrate.solve_ivp", "the derivative w.r.t. the times is "
                           "not implemented", "expected tangents for y0, args and the "
                           "function only")
     raw_args = arguments.get("args") or ()
     n = res.y.shape[0]
     rhs = _RHS(config, fun, args_tuple(raw_args), True, (n,))
-    y0_dot = _positional_tangent(si.solve_ivp, dargs, "y0")
-    s0 = np.zeros(n) if is_zero(y0_dot) else np.reshape(
-        np.asarray(_plain_sequence(y0_dot), float), -1)
-    args_dot = _positional_tangent(si.solve_ivp, dargs, "args") if raw_args else _ZERO
+    y0_dot = positional_tangent(si.solve_ivp, dargs, "y0")
+    s0 = np.reshape(dense_tangent(y0_dot, arguments["y0"]).astype(float), -1)
+    args_dot = positional_tangent(si.solve_ivp, dargs, "args") if raw_args else _ZERO
     ts, _ = _from_start(arguments, res.t, np.zeros((len(res.t), n)))
     S = _sensitivities(rhs, ts, np.reshape(arguments["y0"], -1).astype(float), s0,
                        unthunk(dargs[1]), args_tangents(raw_args, args_dot) if raw_args

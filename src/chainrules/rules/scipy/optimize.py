@@ -21,7 +21,9 @@ captures in a closure. The rules call back into the AD for that function
 Brackets, starting points and tolerances get zero cotangents (the solution does not
 depend on them); a derivative function (``fprime``, ``jac``) only speeds the solve.
 Result objects (``OptimizeResult``, ``RootResults``) are differentiated in their
-solution field (``x``, ``root``) and ``fun``; other fields get no derivative. A solve
+solution field (``x``, ``root``) and ``fun`` (``cost`` for ``least_squares``); a
+cotangent on another floating field (``hess_inv``, residuals, a factorization) raises
+`SolverError`, and its tangent is ``not_implemented``: never a silent zero. A solve
 that did not converge, a degenerate solution or an option the rules do not
 differentiate raises `SolverError`. The derivative is exact at the computed
 solution; its error is that of the solution (the solver's tolerance) times the
@@ -36,7 +38,6 @@ Example:
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -51,10 +52,12 @@ from chainrules.core import (
     ZeroTangent,
     frule,
     frule_via_ad,
+    not_implemented,
     rrule,
     rrule_via_ad,
     unthunk,
 )
+from chainrules.rules._kit import is_differentiable
 
 from ._solvers import (
     Flat,
@@ -70,8 +73,9 @@ from ._solvers import (
     item,
     not_converged,
     one_like,
+    positional_cotangents,
+    positional_tangent,
     scale,
-    zero_for,
 )
 
 __all__ = ["SolverError"]
@@ -84,21 +88,36 @@ def _name(solver: Callable) -> str:
     return f"scipy.optimize.{solver.__name__}"
 
 
-def _positional_cotangents(solver: Callable, pos: tuple, args_bar: Any) -> list:
-    """Cotangents of the positional arguments after the function: ``args`` gets
-    ``args_bar``, the rest (brackets, starting points, options) zeros."""
-    names = list(_parameters(solver))[1:1 + len(pos)]
-    return [args_bar if n == "args" else zero_for(v) for n, v in zip(names, pos)]
+def _cotangents(solver: Callable, pos: tuple, args_bar: Any) -> list:
+    """The positional cotangents after the function: ``args`` gets ``args_bar``."""
+    return positional_cotangents(solver, pos, {"args": args_bar})
 
 
-def _positional_tangent(solver: Callable, dargs: tuple, name: str) -> Any:
-    names = list(_parameters(solver))
-    i = names.index(name)
-    return unthunk(dargs[i + 1]) if i + 1 < len(dargs) else _ZERO
+def _refuse_fields(name: str, y_bar: Any, differentiated: tuple) -> None:
+    """Raise for a nonzero cotangent on a result field the rule does not differentiate
+    (an inverse Hessian, residuals, a factorization): never a silent zero. ``differentiated``
+    also lists fields that are zero at every solution (the gradient at a minimum, the
+    residual at a root), whose cotangents need nothing."""
+    y_bar = unthunk(y_bar)
+    if not isinstance(y_bar, (Tangent, dict)):
+        return
+    for k, v in y_bar.items():
+        v = unthunk(v)
+        if k in differentiated or is_zero(v) or not np.any(np.asarray(v) != 0):
+            continue
+        raise SolverError(name, f"the result's field {k!r} is not differentiated",
+                          f"expected cotangents on the fields {', '.join(differentiated)} "
+                          "only; compute other quantities from those")
 
 
-def _parameters(solver: Callable) -> Any:
-    return inspect.signature(solver).parameters
+def _result_tangent(name: str, res: Any, differentiated: tuple, dots: dict) -> Any:
+    """The tangent of a result object: ``dots`` for the differentiated fields, and
+    ``not_implemented`` for the other floating fields (an inverse Hessian, a
+    factorization), so that using one fails loudly instead of reading a zero."""
+    rest = {k: not_implemented(f"{name} does not differentiate the result's field {k!r}")
+            for k, v in res.items()
+            if k not in differentiated and is_differentiable(v)}
+    return Tangent[type(res)]({**dots, **rest})
 
 
 def _wrap_derivative(name: str, what: str, g: Any) -> Any:
@@ -265,9 +284,9 @@ def _bracketing_rules(solver: Callable) -> None:
         def bracket_root_pullback(y_bar: Any) -> tuple:
             x_bar = _root_bar(y_bar, full)
             if is_zero(x_bar):
-                return (_NO, _ZERO, *_positional_cotangents(solver, pos, _ZERO))
+                return (_NO, _ZERO, *_cotangents(solver, pos, _ZERO))
             f_bar, args_bars = _root_cotangent(name, config, f, x, args, x_bar)
-            return (_NO, f_bar, *_positional_cotangents(
+            return (_NO, f_bar, *_cotangents(
                 solver, pos, args_cotangent(raw_args, args_bars)))
 
         return ((x, r) if full else x), bracket_root_pullback
@@ -275,13 +294,11 @@ def _bracketing_rules(solver: Callable) -> None:
     def bracket_root_frule(config: Any, dargs: tuple, f: Callable, *pos: Any,
                            **kwargs: Any) -> Any:
         x, r, full, args = _bracket_solve(solver, f, pos, kwargs)
-        args_dot = _positional_tangent(solver, dargs, "args")
+        args_dot = positional_tangent(solver, dargs, "args")
         x_dot = _root_tangent(name, config, f, x, args, unthunk(dargs[1]),
                               args_tangents(_raw_args(solver, f, pos, kwargs), args_dot))
         return _root_output(x, r, full, x_dot)
 
-    bracket_root_rrule.__name__ = bracket_root_rrule.__qualname__ = f"{solver.__name__}_rrule"
-    bracket_root_frule.__name__ = bracket_root_frule.__qualname__ = f"{solver.__name__}_frule"
     rrule.register(solver, config=HasReverseMode)(bracket_root_rrule)
     frule.register(solver, config=HasForwardsMode)(bracket_root_frule)
 
@@ -341,10 +358,10 @@ def newton_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
     def newton_pullback(y_bar: Any) -> tuple:
         x_bar = _root_bar(y_bar, full)
         if is_zero(x_bar):
-            return (_NO, _ZERO, *_positional_cotangents(so.newton, pos, _ZERO))
+            return (_NO, _ZERO, *_cotangents(so.newton, pos, _ZERO))
         f_bar, args_bars = _root_cotangent("scipy.optimize.newton", config, func, x, args,
                                            x_bar)
-        return (_NO, f_bar, *_positional_cotangents(
+        return (_NO, f_bar, *_cotangents(
             so.newton, pos, args_cotangent(raw_args, args_bars)))
 
     return ((x, r) if full else x), newton_pullback
@@ -358,7 +375,7 @@ def newton_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs:
     x, r, full, raw_args = solved
     x_dot = _root_tangent("scipy.optimize.newton", config, func, x, args_tuple(raw_args),
                           unthunk(dargs[1]), args_tangents(
-                              raw_args, _positional_tangent(so.newton, dargs, "args")))
+                              raw_args, positional_tangent(so.newton, dargs, "args")))
     return _root_output(x, r, full, x_dot)
 
 
@@ -386,10 +403,10 @@ def root_scalar_rrule(config: Any, f: Callable, *pos: Any, **kwargs: Any) -> Any
     def root_scalar_pullback(y_bar: Any) -> tuple:
         x_bar = field(y_bar, "root")
         if is_zero(x_bar):
-            return (_NO, _ZERO, *_positional_cotangents(so.root_scalar, pos, _ZERO))
+            return (_NO, _ZERO, *_cotangents(so.root_scalar, pos, _ZERO))
         f_bar, args_bars = _root_cotangent("scipy.optimize.root_scalar", config, f, r.root,
                                            args_tuple(raw_args), x_bar)
-        return (_NO, f_bar, *_positional_cotangents(
+        return (_NO, f_bar, *_cotangents(
             so.root_scalar, pos, args_cotangent(raw_args, args_bars)))
 
     return r, root_scalar_pullback
@@ -404,7 +421,7 @@ def root_scalar_frule(config: Any, dargs: tuple, f: Callable, *pos: Any,
     r, raw_args = solved
     x_dot = _root_tangent("scipy.optimize.root_scalar", config, f, r.root,
                           args_tuple(raw_args), unthunk(dargs[1]), args_tangents(
-                              raw_args, _positional_tangent(so.root_scalar, dargs, "args")))
+                              raw_args, positional_tangent(so.root_scalar, dargs, "args")))
     return r, Tangent[type(r)]({"root": x_dot})
 
 
@@ -447,10 +464,10 @@ def minimize_scalar_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) 
     def minimize_scalar_pullback(y_bar: Any) -> tuple:
         x_bar, fun_bar = field(y_bar, "x"), field(y_bar, "fun")
         if is_zero(x_bar) and is_zero(fun_bar):
-            return (_NO, _ZERO, *_positional_cotangents(so.minimize_scalar, pos, _ZERO))
+            return (_NO, _ZERO, *_cotangents(so.minimize_scalar, pos, _ZERO))
         opt = _Optimum(name, config, fun, res.x, args_tuple(raw_args), _VALUE)
         f_bar, args_bars = opt.cotangent(x_bar, fun_bar)
-        return (_NO, f_bar, *_positional_cotangents(
+        return (_NO, f_bar, *_cotangents(
             so.minimize_scalar, pos, args_cotangent(raw_args, args_bars)))
 
     return res, minimize_scalar_pullback
@@ -462,7 +479,7 @@ def minimize_scalar_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any,
     res, raw_args = _minimize_scalar_solve(fun, pos, kwargs)
     args = args_tuple(raw_args)
     theta_dot = (unthunk(dargs[1]), tuple(args_tangents(
-        raw_args, _positional_tangent(so.minimize_scalar, dargs, "args"))))
+        raw_args, positional_tangent(so.minimize_scalar, dargs, "args"))))
     opt = _Optimum("scipy.optimize.minimize_scalar", config, fun, res.x, args, _VALUE)
     x_dot, fun_dot = opt.tangent(res.x, theta_dot)
     return res, Tangent[type(res)]({"x": x_dot, "fun": type(res.fun)(fun_dot)})
@@ -494,13 +511,14 @@ def minimize_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
     res, raw_args, first = _minimize_solve(fun, pos, kwargs)
 
     def minimize_pullback(y_bar: Any) -> tuple:
+        _refuse_fields("scipy.optimize.minimize", y_bar, ("x", "fun", "jac"))
         x_bar, fun_bar = field(y_bar, "x"), field(y_bar, "fun")
         if is_zero(x_bar) and is_zero(fun_bar):
-            return (_NO, _ZERO, *_positional_cotangents(so.minimize, pos, _ZERO))
+            return (_NO, _ZERO, *_cotangents(so.minimize, pos, _ZERO))
         opt = _Optimum("scipy.optimize.minimize", config, fun, res.x, args_tuple(raw_args),
                        _FIRST if first else _VALUE)
         f_bar, args_bars = opt.cotangent(x_bar, fun_bar)
-        return (_NO, f_bar, *_positional_cotangents(
+        return (_NO, f_bar, *_cotangents(
             so.minimize, pos, args_cotangent(raw_args, args_bars)))
 
     return res, minimize_pullback
@@ -510,11 +528,12 @@ def minimize_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
 def minimize_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
     res, raw_args, first = _minimize_solve(fun, pos, kwargs)
     theta_dot = (unthunk(dargs[1]), tuple(args_tangents(
-        raw_args, _positional_tangent(so.minimize, dargs, "args"))))
+        raw_args, positional_tangent(so.minimize, dargs, "args"))))
     opt = _Optimum("scipy.optimize.minimize", config, fun, res.x, args_tuple(raw_args),
                    _FIRST if first else _VALUE)
     x_dot, fun_dot = opt.tangent(res.x, theta_dot)
-    return res, Tangent[type(res)]({"x": x_dot, "fun": type(res.fun)(fun_dot)})
+    return res, _result_tangent("scipy.optimize.minimize", res, ("x", "fun", "jac"),
+                                {"x": x_dot, "fun": type(res.fun)(fun_dot)})
 
 
 # ----------------------------------------------------------------------------------------
@@ -544,13 +563,14 @@ def least_squares_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) ->
     res, raw_args = _least_squares_solve(fun, pos, kwargs)
 
     def least_squares_pullback(y_bar: Any) -> tuple:
+        _refuse_fields("scipy.optimize.least_squares", y_bar, ("x", "cost"))
         x_bar, cost_bar = field(y_bar, "x"), field(y_bar, "cost")
         if is_zero(x_bar) and is_zero(cost_bar):
-            return (_NO, _ZERO, *_positional_cotangents(so.least_squares, pos, _ZERO))
+            return (_NO, _ZERO, *_cotangents(so.least_squares, pos, _ZERO))
         opt = _Optimum("scipy.optimize.least_squares", config, fun, res.x,
                        args_tuple(raw_args), _RESIDUALS)
         f_bar, args_bars = opt.cotangent(x_bar, cost_bar)
-        return (_NO, f_bar, *_positional_cotangents(
+        return (_NO, f_bar, *_cotangents(
             so.least_squares, pos, args_cotangent(raw_args, args_bars)))
 
     return res, least_squares_pullback
@@ -608,14 +628,15 @@ def root_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
     res, raw_args, first = _root_solve(fun, pos, kwargs)
 
     def root_pullback(y_bar: Any) -> tuple:
+        _refuse_fields("scipy.optimize.root", y_bar, ("x", "fun"))
         x_bar = field(y_bar, "x")
         if is_zero(x_bar):
-            return (_NO, _ZERO, *_positional_cotangents(so.root, pos, _ZERO))
+            return (_NO, _ZERO, *_cotangents(so.root, pos, _ZERO))
         J, pull = _jacobian_rows(fun, config, res.x, args_tuple(raw_args), first)
         lam = _linear_solve("scipy.optimize.root", J.T, np.reshape(np.real(x_bar), -1))
         g = pull(-lam)
         args_bars = [unthunk(b) for b in g[2:]]
-        return (_NO, unthunk(g[0]), *_positional_cotangents(
+        return (_NO, unthunk(g[0]), *_cotangents(
             so.root, pos, args_cotangent(raw_args, args_bars)))
 
     return res, root_pullback
@@ -636,12 +657,14 @@ def root_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any, **kwargs: An
         col = unthunk(col[0] if first else col)
         J[:, i] = 0.0 if is_zero(col) else np.reshape(col, -1)
     _, f_theta = frule_via_ad(config, (unthunk(dargs[1]), _ZERO, *args_tangents(
-        raw_args, _positional_tangent(so.root, dargs, "args"))), fun, x, *args)
+        raw_args, positional_tangent(so.root, dargs, "args"))), fun, x, *args)
     f_theta = unthunk(f_theta[0] if first else f_theta)
     if is_zero(f_theta):
-        return res, Tangent[type(res)]({"x": np.zeros_like(x)})
+        return res, _result_tangent("scipy.optimize.root", res, ("x", "fun"),
+                                    {"x": np.zeros_like(x)})
     x_dot = -_linear_solve("scipy.optimize.root", J, np.reshape(f_theta, -1))
-    return res, Tangent[type(res)]({"x": x_dot.reshape(x.shape).astype(x.dtype)})
+    return res, _result_tangent("scipy.optimize.root", res, ("x", "fun"),
+                                {"x": x_dot.reshape(x.shape).astype(x.dtype)})
 
 
 def _fixed_point_solve(func: Callable, pos: tuple, kwargs: dict) -> tuple:
@@ -661,7 +684,7 @@ def fixed_point_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> 
     def fixed_point_pullback(y_bar: Any) -> tuple:
         x_bar = unthunk(y_bar)
         if is_zero(x_bar):
-            return (_NO, _ZERO, *_positional_cotangents(so.fixed_point, pos, _ZERO))
+            return (_NO, _ZERO, *_cotangents(so.fixed_point, pos, _ZERO))
         # the map at the fixed point, in the type and shape the user gave x0
         xp = np.asarray(x, dtype=np.result_type(x0, float)).reshape(np.shape(x0))
         xp = xp if isinstance(x0, np.ndarray) else type(x0)(xp) if isinstance(
@@ -672,7 +695,7 @@ def fixed_point_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> 
                             np.reshape(np.real(x_bar), -1))
         g = pull(lam)
         args_bars = [unthunk(b) for b in g[2:]]
-        return (_NO, unthunk(g[0]), *_positional_cotangents(
+        return (_NO, unthunk(g[0]), *_cotangents(
             so.fixed_point, pos, args_cotangent(raw_args, args_bars)))
 
     return x, fixed_point_pullback

@@ -21,9 +21,9 @@ correlate(y_bar, a, "valid")`` (``b_bar = conj(flip(c_bar))`` for a correlation)
 A ``fillvalue`` ``v`` extends ``a`` by ``v`` outside: ``y = conv_0(a - v, c) + v
 sum(c)`` (not in ``"valid"`` mode, which never reads it); ``"wrap"`` and
 ``"symm"`` make ``y`` a window of ``conv(np.pad(a, mode="wrap" or "symmetric"), c,
-"valid")``, whose padding the pullback folds back (`_extension_adjoint`). The pullbacks call
-``scipy.signal`` and NumPy functions that have rules, so second derivatives work
-through ``chainrules.ad``.
+"valid")``, whose padding the pullback folds back (``_padding.extension_adjoint``).
+The pullbacks call ``scipy.signal`` and NumPy functions that have rules, so second
+derivatives work through ``chainrules.ad``.
 
 ``argrelextrema``, ``argrelmax``, ``argrelmin``, ``correlation_lags``,
 ``check_COLA``, ``check_NOLA``, ``choose_conv_method``, ``max_len_seq`` and
@@ -49,15 +49,19 @@ from chainrules.core import (
     non_differentiable,
     rrule,
 )
-from chainrules.rules.numpy._common import _cotangent, _dense, _projector
+from chainrules.rules._kit import (
+    array_projector,
+    define_rules,
+    dense_tangent,
+    fit_output,
+    is_differentiable,
+    zero_guard,
+)
+from chainrules.rules.scipy._padding import extension_adjoint
 
 
 def _flipconj(v: np.ndarray, axes: list) -> np.ndarray:
     return np.conj(np.flip(v, axis=tuple(axes))) if axes else np.conj(v)
-
-
-def _has_tangent(x: Any) -> bool:
-    return np.asarray(x).dtype.kind in "fc"
 
 
 # ------------------------------------------------ what each function computes
@@ -117,51 +121,6 @@ _EXTENSIONS = {"wrap": "wrap", "circular": "wrap", "symm": "symmetric",
                "symmetric": "symmetric"}  # convolve2d's boundary -> np.pad's mode
 
 
-def _fold(e_bar: np.ndarray, n: int, before: int, mode: str) -> np.ndarray:
-    """The adjoint of ``np.pad(x, (before, after), mode)`` along the last axis, for the
-    periodic modes ``"wrap"``, ``"symmetric"``, ``"reflect"``: every padded sample is
-    a copy of ``x[map(j - before)]``, so the cotangents of the copies are summed into
-    one period and folded back. (``np.pad``'s own pullback builds an ``n x n``
-    matrix per axis, too big for long signals.)"""
-    if mode == "reflect" and n == 1:
-        return np.sum(e_bar, axis=-1, keepdims=True)
-    period = {"wrap": n, "symmetric": 2 * n, "reflect": 2 * n - 2}[mode]
-    lead = (-before) % period
-    tail = (-(lead + e_bar.shape[-1])) % period
-    batch = [(0, 0)] * (e_bar.ndim - 1)
-    padded = np.pad(e_bar, [*batch, (lead, tail)])
-    u = np.sum(padded.reshape(*padded.shape[:-1], -1, period), axis=-2)
-    if mode == "wrap":
-        return u
-    if mode == "symmetric":
-        return u[..., :n] + np.flip(u[..., n:], -1)
-    return u[..., :n] + np.pad(np.flip(u[..., n:], -1), [*batch, (1, 1)])
-
-
-def _extension_adjoint(e_bar: np.ndarray, n: int, before: int, mode: str) -> np.ndarray:
-    """The adjoint of extending the last axis (length ``n``) by ``before`` samples in
-    front and the rest behind, as ``np.pad`` does with ``mode``: ``"constant"`` (zeros),
-    ``"edge"``, ``"wrap"``, ``"symmetric"``, ``"reflect"`` or ``"odd"`` (odd
-    reflection, SciPy's ``odd_ext``: ``2 x[0] - x[k]`` in front, likewise behind)."""
-    batch = [(0, 0)] * (e_bar.ndim - 1)
-    mid = e_bar[..., before:before + n]
-    if mode == "constant":
-        return mid
-    left, right = e_bar[..., :before], e_bar[..., before + n:]
-    if mode in ("edge", "odd"):
-        ends = np.pad(np.sum(left, axis=-1, keepdims=True), [*batch, (0, n - 1)]) + \
-            np.pad(np.sum(right, axis=-1, keepdims=True), [*batch, (n - 1, 0)])
-        if mode == "edge":
-            return mid + ends
-        if max(left.shape[-1], right.shape[-1]) >= n:
-            # np.pad re-anchors odd reflections past one length; SciPy's odd_ext refuses
-            raise ValueError(f"odd extension by {max(left.shape[-1], right.shape[-1])} "
-                             f"of a length-{n} axis: at most {n - 1} is supported")
-        outside = np.concatenate([left, np.zeros_like(mid), right], axis=-1)
-        return mid + 2 * ends - _fold(outside, n, before, "reflect")
-    return _fold(e_bar, n, before, mode)
-
-
 def _conv_bars(y_bar: np.ndarray, a: np.ndarray, b: np.ndarray, y_shape: tuple, spec: dict,
                params: dict) -> tuple:
     """Thunks of ``(a_bar, b_bar)``, unprojected, for ``y`` a window of ``conv(a, c)``."""
@@ -180,21 +139,21 @@ def _conv_bars(y_bar: np.ndarray, a: np.ndarray, b: np.ndarray, y_shape: tuple, 
         base = np.pad(a, [(n - 1, n - 1) for n in b.shape], mode=extension)
         pads = [(start + n - 1, stop + n - 1) for (start, stop), n in zip(pads, b.shape)]
 
-    def full_cotangent() -> np.ndarray:
+    def fullnonzero_array() -> np.ndarray:
         return np.pad(y_bar, pads) if any(p != (0, 0) for p in pads) else y_bar
 
     def conv_a_bar() -> np.ndarray:
-        base_bar = corr_valid(full_cotangent(), c, axes, params)
+        base_bar = corr_valid(fullnonzero_array(), c, axes, params)
         if extension is None:
             return base_bar
         for ax, n in enumerate(b.shape):
-            folded = _extension_adjoint(np.moveaxis(base_bar, ax, -1), a.shape[ax], n - 1,
+            folded = extension_adjoint(np.moveaxis(base_bar, ax, -1), a.shape[ax], n - 1,
                                         extension)
             base_bar = np.moveaxis(folded, -1, ax)
         return base_bar
 
     def conv_b_bar() -> np.ndarray:
-        c_bar = corr_valid(full_cotangent(), base - fill if fill != 0 else base, axes, params)
+        c_bar = corr_valid(fullnonzero_array(), base - fill if fill != 0 else base, axes, params)
         if fill != 0:
             c_bar = c_bar + np.conj(fill) * np.sum(y_bar)
         return _flipconj(c_bar, axes) if spec["correlation"] else c_bar
@@ -212,20 +171,18 @@ def _swapped(spec: dict, a: Any, b: Any, params: dict) -> bool:
 
 def _conv_rules(f: Any, spec: dict) -> None:
     sig = inspect.signature(f)
-    name = f.__name__
 
     def conv_rrule(a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
         params = sig.bind(a, b, *args, **kwargs).arguments
         y = f(a, b, *args, **kwargs)
         a_arr, b_arr = np.asarray(a), np.asarray(b)
-        project_a, project_b = _projector(a), _projector(b)
+        project_a, project_b = array_projector(a), array_projector(b)
         swapped = _swapped(spec, a_arr, b_arr, params)
         rest = (NoTangent(),) * len(args)
 
+        @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent(), *rest))
         def conv_pullback(y_bar: Any) -> tuple:
-            y_bar = _cotangent(y_bar)
-            if y_bar is None:
-                return (NoTangent(), ZeroTangent(), ZeroTangent(), *rest)
+            y_bar = np.asarray(y_bar)
             if swapped:
                 b_thunk, a_thunk = _conv_bars(np.flip(y_bar), b_arr, a_arr, np.shape(y),
                                               spec, params)
@@ -239,16 +196,16 @@ def _conv_rules(f: Any, spec: dict) -> None:
                 return project_b(b_thunk())
 
             return (NoTangent(),
-                    Thunk(a_bar) if _has_tangent(a_arr) else NoTangent(),
-                    Thunk(b_bar) if _has_tangent(b_arr) else NoTangent(), *rest)
+                    Thunk(a_bar) if is_differentiable(a_arr) else NoTangent(),
+                    Thunk(b_bar) if is_differentiable(b_arr) else NoTangent(), *rest)
 
-        conv_pullback.__qualname__ = f"{name}_pullback"
         return y, conv_pullback
 
     def conv_frule(dargs: tuple, a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
         params = sig.bind(a, b, *args, **kwargs).arguments
         y = f(a, b, *args, **kwargs)
-        a_dot, b_dot = _dense(dargs[1], a), _dense(dargs[2], b)
+        a_dot = dense_tangent(dargs[1], a, zeros=False)
+        b_dot = dense_tangent(dargs[2], b, zeros=False)
         y_dot: Any = ZeroTangent()
         if a_dot is not None:
             # the fill value does not move with a: the a-direction sees a zero fill
@@ -259,14 +216,9 @@ def _conv_rules(f: Any, spec: dict) -> None:
             y_dot = f(*bound.args, **bound.kwargs)
         if b_dot is not None:
             y_dot = y_dot + f(a, b_dot, *args, **kwargs)
-        if isinstance(y_dot, ZeroTangent):
-            return y, y_dot
-        return y, np.asarray(y_dot).astype(y.dtype, copy=False)
+        return y, fit_output(y_dot, y)
 
-    conv_rrule.__qualname__ = f"{name}_rrule"
-    conv_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f)(conv_rrule)
-    frule.register(f)(conv_frule)
+    define_rules(f, object, object, ..., frule_fn=conv_frule, rrule_fn=conv_rrule)
 
 
 def _spec(axes: Any, correlate_valid: Any, correlation: bool = False, two_d: bool = False,
@@ -299,13 +251,11 @@ def _detrend_call(x: Any, params: dict) -> Any:
 def detrend_rrule(data: Any, *args: Any, **kwargs: Any) -> Any:
     params = _DETREND.bind(data, *args, **kwargs).arguments
     y = _detrend_call(data, params)
-    project_data = _projector(data)
+    project_data = array_projector(data)
     rest = (NoTangent(),) * len(args)
 
+    @zero_guard((NoTangent(), ZeroTangent(), *rest))
     def detrend_pullback(y_bar: Any) -> tuple:
-        y_bar = _cotangent(y_bar)
-        if y_bar is None:
-            return (NoTangent(), ZeroTangent(), *rest)
         return (NoTangent(), project_data(_detrend_call(y_bar, params)), *rest)
 
     return y, detrend_pullback
@@ -315,10 +265,10 @@ def detrend_rrule(data: Any, *args: Any, **kwargs: Any) -> Any:
 def detrend_frule(dargs: tuple, data: Any, *args: Any, **kwargs: Any) -> Any:
     params = _DETREND.bind(data, *args, **kwargs).arguments
     y = _detrend_call(data, params)
-    data_dot = _dense(dargs[1], data)
+    data_dot = dense_tangent(dargs[1], data, zeros=False)
     if data_dot is None:
         return y, ZeroTangent()
-    return y, _detrend_call(data_dot, params).astype(y.dtype, copy=False)
+    return y, fit_output(_detrend_call(data_dot, params), y)
 
 
 # ------------------------------------------------------- discrete outputs

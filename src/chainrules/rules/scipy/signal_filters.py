@@ -38,16 +38,27 @@ from typing import Any
 import numpy as np
 import scipy.signal as ss
 
-from chainrules.core import NoTangent, Tangent, ZeroTangent, frule, rrule, unthunk
-from chainrules.rules.numpy._common import _cotangent, _dense, _projector
+from chainrules.core import NoTangent, Tangent, ZeroTangent, frule, rrule
+from chainrules.rules._kit import (
+    array_projector,
+    dense_tangent,
+    nonzero,
+    nonzero_array,
+)
 
 
 def _item(t: Any, index: int) -> Any:
     """Item ``index`` of a tuple output's cotangent, as an array, or None when zero."""
-    t = unthunk(t)
-    if isinstance(t, (ZeroTangent, NoTangent)):
-        return None
-    return _cotangent(t[index])
+    t = nonzero(t)
+    return None if t is None else nonzero_array(t[index])
+
+
+def _output_bars(out_bar: Any, has_state: bool) -> tuple:
+    """The cotangents of ``y`` and of the final state ``zf`` (the output is ``(y, zf)``
+    when an initial state is given), each None when zero."""
+    if not has_state:
+        return nonzero_array(out_bar), None
+    return _item(out_bar, 0), _item(out_bar, 1)
 
 
 def _lags(w: np.ndarray, u: np.ndarray, m: int) -> np.ndarray:
@@ -157,16 +168,13 @@ def _zero_state(y_like: np.ndarray, axis: int, k: int) -> np.ndarray:
 def lfilter_rrule(b: Any, a: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
     axis, zi = _lfilter_options(b, a, x, args, kwargs)
     filt = _Filter(b, a, x, axis, zi)
-    project_b, project_a, project_x = _projector(b), _projector(a), _projector(x)
-    project_zi = None if zi is None else _projector(zi)
+    project_b, project_a, project_x = array_projector(b), array_projector(a), array_projector(x)
+    project_zi = None if zi is None else array_projector(zi)
     zi_position = 4 if len(args) >= 2 else None  # zi given positionally gets a tangent
     rest = tuple(project_zi if i + 3 == zi_position else None for i in range(len(args)))
 
     def lfilter_pullback(out_bar: Any) -> tuple:
-        if zi is None:
-            y_bar, zf_bar = _cotangent(out_bar), None
-        else:
-            y_bar, zf_bar = _item(out_bar, 0), _item(out_bar, 1)
+        y_bar, zf_bar = _output_bars(out_bar, zi is not None)
         if y_bar is None and zf_bar is None:
             return (NoTangent(), ZeroTangent(), ZeroTangent(), ZeroTangent(),
                     *(NoTangent() if p is None else ZeroTangent() for p in rest))
@@ -208,10 +216,11 @@ def _filter_tangent(b: np.ndarray, a: np.ndarray, x: np.ndarray, y: np.ndarray, 
 def lfilter_frule(dargs: tuple, b: Any, a: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
     axis, zi = _lfilter_options(b, a, x, args, kwargs)
     filt = _Filter(b, a, x, axis, zi)
-    zi_dot = _dense(dargs[5], zi) if len(args) >= 2 and zi is not None else None
+    zi_dot = (dense_tangent(dargs[5], zi, zeros=False) if len(args) >= 2 and zi is not None
+              else None)
     y_dot, zf_dot = _filter_tangent(
-        filt.b, filt.a, filt.x, filt.y, axis, zi, _dense(dargs[1], b), _dense(dargs[2], a),
-        _dense(dargs[3], x), zi_dot)
+        filt.b, filt.a, filt.x, filt.y, axis, zi, *(dense_tangent(dargs[i + 1], v, zeros=False)
+                                                    for i, v in enumerate((b, a, x))), zi_dot)
     if y_dot is None:
         return filt.out, ZeroTangent()
     y_dot = y_dot.astype(filt.y.dtype, copy=False)
@@ -245,16 +254,13 @@ def sosfilt_rrule(sos: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
     sos_arr, x_arr = np.asarray(sos), np.asarray(x)
     zi_arr = None if zi is None else np.asarray(zi)
     filters = _sections(sos_arr, x_arr, axis, zi_arr)
-    project_sos, project_x = _projector(sos), _projector(x)
+    project_sos, project_x = array_projector(sos), array_projector(x)
     zi_positional = len(args) >= 2
-    project_zi = _projector(zi) if zi_positional and zi is not None else None
+    project_zi = array_projector(zi) if zi_positional and zi is not None else None
     rest = [NoTangent()] * len(args)
 
     def sosfilt_pullback(out_bar: Any) -> tuple:
-        if zi is None:
-            y_bar, zf_bar = _cotangent(out_bar), None
-        else:
-            y_bar, zf_bar = _item(out_bar, 0), _item(out_bar, 1)
+        y_bar, zf_bar = _output_bars(out_bar, zi is not None)
         if y_bar is None and zf_bar is None:
             zeros = [ZeroTangent() if project_zi is not None and i == 1 else t
                      for i, t in enumerate(rest)]
@@ -281,8 +287,10 @@ def sosfilt_frule(dargs: tuple, sos: Any, x: Any, *args: Any, **kwargs: Any) -> 
     out = ss.sosfilt(sos, x, *args, **kwargs)
     sos_arr = np.asarray(sos)
     zi_arr = None if zi is None else np.asarray(zi)
-    sos_dot, x_dot = _dense(dargs[1], sos), _dense(dargs[2], x)
-    zi_dot = _dense(dargs[4], zi) if len(args) >= 2 and zi is not None else None
+    sos_dot = dense_tangent(dargs[1], sos, zeros=False)
+    x_dot = dense_tangent(dargs[2], x, zeros=False)
+    zi_dot = (dense_tangent(dargs[4], zi, zeros=False) if len(args) >= 2 and zi is not None
+              else None)
     if sos_dot is None and x_dot is None and zi_dot is None:
         return out, ZeroTangent()
     filters = _sections(sos_arr, np.asarray(x), axis, zi_arr)

@@ -46,12 +46,16 @@ from chainrules.core import (
     frule,
     not_implemented,
     rrule,
-    unthunk,
 )
-from chainrules.rules.numpy._common import _cotangent, _dense, _projector
+from chainrules.rules._kit import (
+    array_projector,
+    dense_tangent,
+    nonzero_array,
+    zero_guard,
+)
 from chainrules.rules.numpy._fft import fft_adjoint, ifft_adjoint, irfft_adjoint, rfft_adjoint
 from chainrules.rules.scipy._errors import UnsupportedOptionError
-from chainrules.rules.scipy.signal import _extension_adjoint
+from chainrules.rules.scipy._padding import extension_adjoint
 
 _EXTENSIONS = {"zeros": {"mode": "constant"}, "even": {"mode": "reflect"},
                "odd": {"mode": "reflect", "reflect_type": "odd"},
@@ -119,7 +123,7 @@ class _Segments:
             seg_bar = ss.detrend(seg_bar, type=self.detrend, axis=-1)
         x_bar = self._overlap_add(seg_bar)[..., :self.length - self.nadd]
         if pad_pullback is not None:
-            x_bar = _extension_adjoint(x_bar, self.n, self.nperseg // 2, _FOLDS[pad_pullback])
+            x_bar = extension_adjoint(x_bar, self.n, self.nperseg // 2, _FOLDS[pad_pullback])
         return x_bar
 
     def _overlap_add(self, seg_bar: np.ndarray) -> np.ndarray:
@@ -169,6 +173,25 @@ def _window_bar(args: tuple) -> Any:
     return not_implemented("the derivative of stft/welch with respect to the window array")
 
 
+def _argument_bars(args: tuple, first_bar: Any, project_fs: Any, fs_terms: Any) -> tuple:
+    """The cotangents of ``f(first, fs, window, ...)``: ``fs`` gets the sum of
+    ``fs_terms()`` (only when given), a window array ``not_implemented``, the options
+    nothing."""
+    bars = [first_bar]
+    if args:
+        bars.append(project_fs(sum(fs_terms(), 0.0)))
+    bars += [_window_bar(args)] if len(args) >= 2 else []
+    bars += [NoTangent()] * (len(args) + 1 - len(bars))
+    return (NoTangent(), *bars[:len(args) + 1])
+
+
+def _first_and_fs_tangents(dargs: tuple, first: Any, args: tuple) -> tuple:
+    """The tangents of ``f(first, fs, ...)``'s first argument and of ``fs`` (None when
+    zero or not given)."""
+    return (dense_tangent(dargs[1], first, zeros=False),
+            dense_tangent(dargs[2], args[0], zeros=False) if args else None)
+
+
 # -------------------------------------------------------------------- stft
 
 _STFT = inspect.signature(ss.stft)
@@ -195,32 +218,24 @@ def _stft_parts(x: Any, args: tuple, kwargs: dict) -> tuple:
 def stft_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
     out, _, axis, seg, fs, scale, psd, pad_pullback = _stft_parts(x, args, kwargs)
     f, t, z = out
-    project_x = _projector(x)
+    project_x = array_projector(x)
     project_fs = ProjectTo(args[0]) if args else None
 
+    @zero_guard((NoTangent(), *[ZeroTangent()] * (len(args) + 1)))
     def stft_pullback(out_bar: Any) -> tuple:
-        out_bar = unthunk(out_bar)
-        if isinstance(out_bar, (ZeroTangent, NoTangent)):
-            bars = [ZeroTangent()] * (len(args) + 1)
-        else:
-            f_bar, t_bar, z_bar = (_cotangent(out_bar[i]) for i in range(3))
-            x_bar: Any = ZeroTangent()
-            if z_bar is not None:
-                s_bar = _moved(z_bar, axis) * scale
-                x_bar = project_x(np.moveaxis(seg.adjoint(s_bar, pad_pullback), -1, axis))
-            bars = [x_bar]
-            if args:  # f = k fs / nfft, t = (...) / fs, Zxx ~ fs^(-1/2) under "psd"
-                fs_bar = 0.0
-                if f_bar is not None:
-                    fs_bar += np.sum(f_bar * f) / fs
-                if t_bar is not None:
-                    fs_bar -= np.sum(t_bar * t) / fs
-                if psd and z_bar is not None:
-                    fs_bar -= np.real(np.vdot(z, z_bar)) / (2 * fs)
-                bars.append(project_fs(fs_bar))
-            bars += [_window_bar(args)] if len(args) >= 2 else []
-        bars += [NoTangent()] * (len(args) + 1 - len(bars))
-        return (NoTangent(), *bars[:len(args) + 1])
+        f_bar, t_bar, z_bar = (nonzero_array(out_bar[i]) for i in range(3))
+        x_bar: Any = ZeroTangent()
+        if z_bar is not None:
+            s_bar = _moved(z_bar, axis) * scale
+            x_bar = project_x(np.moveaxis(seg.adjoint(s_bar, pad_pullback), -1, axis))
+
+        def fs_terms() -> list:  # f = k fs / nfft, t = (...) / fs, Zxx ~ fs^(-1/2) under "psd"
+            return [np.sum(f_bar * f) / fs if f_bar is not None else 0.0,
+                    -np.sum(t_bar * t) / fs if t_bar is not None else 0.0,
+                    -np.real(np.vdot(z, z_bar)) / (2 * fs) if psd and z_bar is not None
+                    else 0.0]
+
+        return _argument_bars(args, x_bar, project_fs, fs_terms)
 
     return out, stft_pullback
 
@@ -229,8 +244,7 @@ def stft_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
 def stft_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
     out, _, axis, seg, fs, scale, psd, _ = _stft_parts(x, args, kwargs)
     f, t, z = out
-    x_dot = _dense(dargs[1], x)
-    fs_dot = _dense(dargs[2], args[0]) if args else None
+    x_dot, fs_dot = _first_and_fs_tangents(dargs, x, args)
     if x_dot is None and fs_dot is None:
         return out, ZeroTangent()
     z_dot = np.zeros_like(z)
@@ -282,32 +296,25 @@ def _welch_parts(x: Any, args: tuple, kwargs: dict) -> tuple:
 def welch_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
     out, _, axis, seg, fs, density, spectra, c = _welch_parts(x, args, kwargs)
     f, p = out
-    project_x = _projector(x)
+    project_x = array_projector(x)
     project_fs = ProjectTo(args[0]) if args else None
 
+    @zero_guard((NoTangent(), *[ZeroTangent()] * (len(args) + 1)))
     def welch_pullback(out_bar: Any) -> tuple:
-        out_bar = unthunk(out_bar)
-        if isinstance(out_bar, (ZeroTangent, NoTangent)):
-            bars = [ZeroTangent()] * (len(args) + 1)
-        else:
-            f_bar, p_bar = _cotangent(out_bar[0]), _cotangent(out_bar[1])
-            x_bar: Any = ZeroTangent()
-            if p_bar is not None:
-                # d|S|^2 = 2 Re(conj(S) dS): the cotangent of S is 2 S times that of |S|^2
-                pm_bar = np.real(np.moveaxis(p_bar, axis, -1))[..., None, :]
-                s_bar = 2 * c * pm_bar * spectra
-                x_bar = project_x(np.moveaxis(seg.adjoint(s_bar, None), -1, axis))
-            bars = [x_bar]
-            if args:  # f = k fs / nfft; the "density" scaling is 1 / fs
-                fs_bar = 0.0
-                if f_bar is not None:
-                    fs_bar += np.sum(f_bar * f) / fs
-                if density and p_bar is not None:
-                    fs_bar -= np.sum(np.real(p_bar) * p) / fs
-                bars.append(project_fs(fs_bar))
-            bars += [_window_bar(args)] if len(args) >= 2 else []
-        bars += [NoTangent()] * (len(args) + 1 - len(bars))
-        return (NoTangent(), *bars[:len(args) + 1])
+        f_bar, p_bar = nonzero_array(out_bar[0]), nonzero_array(out_bar[1])
+        x_bar: Any = ZeroTangent()
+        if p_bar is not None:
+            # d|S|^2 = 2 Re(conj(S) dS): the cotangent of S is 2 S times that of |S|^2
+            pm_bar = np.real(np.moveaxis(p_bar, axis, -1))[..., None, :]
+            s_bar = 2 * c * pm_bar * spectra
+            x_bar = project_x(np.moveaxis(seg.adjoint(s_bar, None), -1, axis))
+
+        def fs_terms() -> list:  # f = k fs / nfft; the "density" scaling is 1 / fs
+            return [np.sum(f_bar * f) / fs if f_bar is not None else 0.0,
+                    -np.sum(np.real(p_bar) * p) / fs if density and p_bar is not None
+                    else 0.0]
+
+        return _argument_bars(args, x_bar, project_fs, fs_terms)
 
     return out, welch_pullback
 
@@ -316,8 +323,7 @@ def welch_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
 def welch_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
     out, _, axis, seg, fs, density, spectra, c = _welch_parts(x, args, kwargs)
     f, p = out
-    x_dot = _dense(dargs[1], x)
-    fs_dot = _dense(dargs[2], args[0]) if args else None
+    x_dot, fs_dot = _first_and_fs_tangents(dargs, x, args)
     if x_dot is None and fs_dot is None:
         return out, ZeroTangent()
     p_dot = np.zeros_like(p)
@@ -404,29 +410,22 @@ def istft_rrule(zxx: Any, *args: Any, **kwargs: Any) -> Any:
     z_arr = np.asarray(zxx)
     inv = _Inverse(z_arr, params)
     _check(ss.istft, inv(z_arr), inv.to_last(x))
-    project_z = _projector(zxx)
+    project_z = array_projector(zxx)
     project_fs = ProjectTo(args[0]) if args else None
 
+    @zero_guard((NoTangent(), *[ZeroTangent()] * (len(args) + 1)))
     def istft_pullback(out_bar: Any) -> tuple:
-        out_bar = unthunk(out_bar)
-        if isinstance(out_bar, (ZeroTangent, NoTangent)):
-            bars = [ZeroTangent()] * (len(args) + 1)
-        else:
-            t_bar, x_bar = _cotangent(out_bar[0]), _cotangent(out_bar[1])
-            z_bar: Any = ZeroTangent()
-            if x_bar is not None:
-                z_bar = project_z(inv.adjoint(inv.to_last(x_bar)))
-            bars = [z_bar]
-            if args:  # t = n / fs; the "psd" scaling is sqrt(fs)
-                fs_bar = 0.0
-                if t_bar is not None:
-                    fs_bar -= np.sum(t_bar * t) / inv.fs
-                if inv.psd and x_bar is not None:
-                    fs_bar += np.real(np.vdot(x, x_bar)) / (2 * inv.fs)
-                bars.append(project_fs(fs_bar))
-            bars += [_window_bar(args)] if len(args) >= 2 else []
-        bars += [NoTangent()] * (len(args) + 1 - len(bars))
-        return (NoTangent(), *bars[:len(args) + 1])
+        t_bar, x_bar = nonzero_array(out_bar[0]), nonzero_array(out_bar[1])
+        z_bar: Any = ZeroTangent()
+        if x_bar is not None:
+            z_bar = project_z(inv.adjoint(inv.to_last(x_bar)))
+
+        def fs_terms() -> list:  # t = n / fs; the "psd" scaling is sqrt(fs)
+            return [-np.sum(t_bar * t) / inv.fs if t_bar is not None else 0.0,
+                    np.real(np.vdot(x, x_bar)) / (2 * inv.fs) if inv.psd and x_bar is not None
+                    else 0.0]
+
+        return _argument_bars(args, z_bar, project_fs, fs_terms)
 
     return out, istft_pullback
 
@@ -436,8 +435,7 @@ def istft_frule(dargs: tuple, zxx: Any, *args: Any, **kwargs: Any) -> Any:
     params = _ISTFT.bind(zxx, *args, **kwargs).arguments
     out = ss.istft(zxx, *args, **kwargs)
     t, x = out
-    z_dot = _dense(dargs[1], zxx)
-    fs_dot = _dense(dargs[2], args[0]) if args else None
+    z_dot, fs_dot = _first_and_fs_tangents(dargs, zxx, args)
     if z_dot is None and fs_dot is None:
         return out, ZeroTangent()
     # linear in Zxx: the pushforward is istft of the tangent

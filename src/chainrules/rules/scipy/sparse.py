@@ -27,7 +27,6 @@ import scipy.sparse as sp
 
 from chainrules.core import (
     NoTangent,
-    OutArgumentError,
     ProjectTo,
     Tangent,
     Thunk,
@@ -36,6 +35,7 @@ from chainrules.core import (
     rrule,
     unthunk,
 )
+from chainrules.rules._kit import define_rules, nonzero, refuse_out, zero_guard
 
 _SPARSE_BASE = sp.csr_matrix.__mro__[[c.__name__ for c in sp.csr_matrix.__mro__].index(
     "_spbase")]
@@ -43,18 +43,24 @@ _CONSTRUCTORS = (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix,
                  sp.csr_array, sp.csc_array, sp.coo_array)
 
 
-def _is_zero(t: Any) -> bool:
-    return isinstance(t, (ZeroTangent, NoTangent))
-
-
 def _pattern(A: Any) -> tuple[np.ndarray, np.ndarray]:
     coo = A.tocoo()
     return coo.row, coo.col
 
 
-def _dense(t: Any) -> np.ndarray:
+def _to_array(t: Any) -> np.ndarray:
+    """A (non-zero) tangent as a dense array, a sparse one included."""
     t = unthunk(t)
     return np.asarray(t.toarray() if sp.issparse(t) else t)
+
+
+def _product_tangent(dargs: tuple, left: Any, right: Any) -> Any:
+    """The pushforward of ``left @ right`` (one of them sparse): the product rule."""
+    _, left_dot, right_dot = (nonzero(d) for d in dargs)
+    terms = [np.asarray(t) for t in (None if left_dot is None else left_dot @ right,
+                                     None if right_dot is None else left @ right_dot)
+             if t is not None]
+    return sum(terms[1:], terms[0]) if terms else ZeroTangent()
 
 
 def _with_values(A: Any, rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -> Any:
@@ -83,10 +89,9 @@ def sparse_matmul_rrule(A: _SPARSE_BASE, X: np.ndarray):
     rows, cols = _pattern(A)
     project_X = ProjectTo(X)
 
+    @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
     def sparse_matmul_pullback(y_bar):
-        y_bar = _dense(y_bar) if not _is_zero(unthunk(y_bar)) else unthunk(y_bar)
-        if _is_zero(y_bar):
-            return NoTangent(), ZeroTangent(), ZeroTangent()
+        y_bar = _to_array(y_bar)
         A_bar = Thunk(lambda: _sparse_bar(A, rows, cols, y_bar, X))
         X_bar = Thunk(lambda: project_X(A.conj().T @ y_bar))
         return NoTangent(), A_bar, X_bar
@@ -96,14 +101,7 @@ def sparse_matmul_rrule(A: _SPARSE_BASE, X: np.ndarray):
 
 @frule.register(operator.matmul)
 def sparse_matmul_frule(dargs, A: _SPARSE_BASE, X: np.ndarray):
-    _, A_dot, X_dot = (unthunk(d) for d in dargs)
-    y = A @ X
-    y_dot: Any = ZeroTangent()
-    if not _is_zero(A_dot):
-        y_dot = np.asarray(A_dot @ X)
-    if not _is_zero(X_dot):
-        y_dot = np.asarray(A @ X_dot) if _is_zero(y_dot) else y_dot + A @ X_dot
-    return y, y_dot
+    return A @ X, _product_tangent(dargs, A, X)
 
 
 @rrule.register(operator.matmul)
@@ -112,11 +110,9 @@ def matmul_sparse_rrule(X: np.ndarray, A: _SPARSE_BASE):
     rows, cols = _pattern(A)
     project_X = ProjectTo(X)
 
+    @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
     def matmul_sparse_pullback(y_bar):
-        y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
-            return NoTangent(), ZeroTangent(), ZeroTangent()
-        y_bar = _dense(y_bar)
+        y_bar = _to_array(y_bar)
         # y = X A: A_bar = X^H y_bar at the pattern, X_bar = y_bar A^H. With
         # _sparse_bar's sum_k left[i, k] conj(right[j, k]): left = X^H, right = y_bar^H.
         A_bar = Thunk(lambda: _sparse_bar(A, rows, cols, np.atleast_2d(X).conj().T,
@@ -129,14 +125,7 @@ def matmul_sparse_rrule(X: np.ndarray, A: _SPARSE_BASE):
 
 @frule.register(operator.matmul)
 def matmul_sparse_frule(dargs, X: np.ndarray, A: _SPARSE_BASE):
-    _, X_dot, A_dot = (unthunk(d) for d in dargs)
-    y = X @ A
-    y_dot: Any = ZeroTangent()
-    if not _is_zero(X_dot):
-        y_dot = np.asarray(X_dot @ A)
-    if not _is_zero(A_dot):
-        y_dot = np.asarray(X @ A_dot) if _is_zero(y_dot) else y_dot + X @ A_dot
-    return y, y_dot
+    return X @ A, _product_tangent(dargs, X, A)
 
 
 # --- sum -----------------------------------------------------------------------------------
@@ -148,8 +137,7 @@ def _sum_options(args: tuple, kwargs: dict) -> tuple:
     if len(args) > 3:
         raise TypeError("sum takes at most 3 arguments after the matrix (axis, dtype, out)")
     options = dict(zip(("axis", "dtype", "out"), args), **kwargs)
-    if options.get("out") is not None:
-        raise OutArgumentError(sp.csr_matrix.sum)
+    refuse_out(sp.csr_matrix.sum, options)
     return options.get("axis"), options.get("dtype")
 
 
@@ -160,11 +148,10 @@ def _sum_rrule(A, *args, **kwargs):
     rows, cols = _pattern(A)
     shape = A.shape
 
+    rest = (NoTangent(),) * n_rest  # axis, dtype: not differentiable
+
+    @zero_guard((NoTangent(), ZeroTangent(), *rest))
     def sparse_sum_pullback(y_bar):
-        y_bar = unthunk(y_bar)
-        rest = (NoTangent(),) * n_rest  # axis, dtype: not differentiable
-        if _is_zero(y_bar):
-            return NoTangent(), ZeroTangent(), *rest
         g = np.asarray(y_bar)
         if axis is None:
             values = np.full(rows.shape, g.reshape(()))
@@ -182,9 +169,9 @@ def _sum_rrule(A, *args, **kwargs):
 
 def _sum_frule(dargs, A, *args, **kwargs):
     axis, dtype = _sum_options(args, kwargs)
-    A_dot = unthunk(dargs[1])
+    A_dot = nonzero(dargs[1])
     y = A.sum(axis=axis, dtype=dtype)
-    if _is_zero(A_dot):
+    if A_dot is None:
         return y, ZeroTangent()
     return y, A_dot.sum(axis=axis, dtype=dtype)
 
@@ -215,51 +202,41 @@ def _is_data_form(arg: Any) -> bool:
 
 
 def _make_constructor_rules(cls: type) -> None:
-    name = cls.__name__
-
     def constructor_rrule(arg, *args, **kwargs):
         y = cls(arg, *args, **kwargs)
+        rest = tuple(NoTangent() for _ in args)
         if not _is_data_form(arg):
+            @zero_guard((NoTangent(), ZeroTangent(), *rest))
             def dense_pullback(y_bar):
-                y_bar = unthunk(y_bar)
-                if _is_zero(y_bar):
-                    return (NoTangent(), ZeroTangent(), *(NoTangent() for _ in args))
-                return (NoTangent(), ProjectTo(arg)(_dense(y_bar)), *(NoTangent() for _ in args))
+                return (NoTangent(), ProjectTo(arg)(_to_array(y_bar)), *rest)
 
             return y, dense_pullback
         rows, cols = _data_positions(cls, arg, y.shape)
         project_data = ProjectTo(arg[0])
         n_index = len(arg) - 1
 
+        @zero_guard((NoTangent(), ZeroTangent(), *rest))
         def constructor_pullback(y_bar):
-            y_bar = unthunk(y_bar)
-            rest = tuple(NoTangent() for _ in args)
-            if _is_zero(y_bar):
-                return (NoTangent(), ZeroTangent(), *rest)
-            dense = _dense(y_bar)
+            dense = _to_array(y_bar)
             data_bar = project_data(dense[rows, cols])
             index_bars = (NoTangent(),) * n_index
             return (NoTangent(), Tangent[tuple](data_bar, *index_bars), *rest)
 
-        constructor_pullback.__qualname__ = f"{name}_pullback"
         return y, constructor_pullback
 
     def constructor_frule(dargs, arg, *args, **kwargs):
         y = cls(arg, *args, **kwargs)
-        arg_dot = unthunk(dargs[1])
-        if _is_zero(arg_dot):
+        arg_dot = nonzero(dargs[1])
+        if arg_dot is None:
             return y, ZeroTangent()
         if not _is_data_form(arg):
-            return y, cls(_dense(arg_dot), *args, **kwargs)
-        data_dot = unthunk(arg_dot[0])
-        if _is_zero(data_dot):
+            return y, cls(_to_array(arg_dot), *args, **kwargs)
+        data_dot = nonzero(arg_dot[0])
+        if data_dot is None:
             return y, ZeroTangent()
         return y, cls((np.asarray(data_dot), *arg[1:]), *args, **kwargs)
 
-    constructor_rrule.__qualname__ = f"{name}_rrule"
-    constructor_frule.__qualname__ = f"{name}_frule"
-    rrule.register(cls)(constructor_rrule)
-    frule.register(cls)(constructor_frule)
+    define_rules(cls, object, ..., frule_fn=constructor_frule, rrule_fn=constructor_rrule)
 
 
 for _cls in _CONSTRUCTORS:

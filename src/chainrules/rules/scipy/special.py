@@ -33,7 +33,6 @@ import scipy.special as sc
 from chainrules.core import (
     NoTangent,
     NotImplementedTangent,
-    OutArgumentError,
     ProjectTo,
     Tangent,
     Thunk,
@@ -44,6 +43,15 @@ from chainrules.core import (
     rrule,
     scalar_rule,
     unthunk,
+)
+from chainrules.rules._kit import (
+    define_rules,
+    fit_output,
+    is_differentiable,
+    is_zero,
+    nonzero,
+    refuse_out,
+    zero_guard,
 )
 
 _SQRT_PI = math.sqrt(math.pi)
@@ -114,65 +122,43 @@ scalar_rule(sc.k0, lambda x: -sc.k1(x))
 scalar_rule(sc.k1, lambda x: -(sc.k0(x) + sc.kv(2, x)) / 2)
 
 
-def _is_integer_valued(v: Any) -> bool:
-    """An order given as a Python int or an integer array cannot be perturbed."""
-    if isinstance(v, (bool, int, np.integer)):
-        return True
-    return isinstance(v, np.ndarray) and v.dtype.kind in "iub"
-
-
 def _no_order_derivative(v: Any, why: str) -> Any:
-    return NoTangent() if _is_integer_valued(v) else not_implemented(why)
-
-
-def _check_kwargs(f: Any, kwargs: dict) -> None:
-    if kwargs.get("out") is not None or kwargs.get("where", True) is not True:
-        raise OutArgumentError(f)
+    # an order given as a Python int or an integer array cannot be perturbed
+    return not_implemented(why) if is_differentiable(v) else NoTangent()
 
 
 def _order_rules(f: Any, d_dx: Any, why: str) -> None:
     """frule and rrule for ``f(v, x)``, differentiable in ``x`` only (see module doc)."""
-    name = f.__name__
-
     def order_rrule(v: Any, x: Any, **kwargs: Any) -> Any:
-        _check_kwargs(f, kwargs)
+        refuse_out(f, kwargs, where=True)
         y = f(v, x, **kwargs)
         project_x = ProjectTo(x)
+        v_bar = _no_order_derivative(v, why)
 
+        @zero_guard(lambda: (NoTangent(), v_bar, ZeroTangent()))
         def order_pullback(y_bar: Any) -> tuple:
-            y_bar = unthunk(y_bar)
-            v_bar = _no_order_derivative(v, why)
-            if isinstance(y_bar, (ZeroTangent, NoTangent)):
-                return NoTangent(), v_bar, ZeroTangent()
             d = d_dx(v, x)
             if isinstance(d, NotImplementedTangent):
                 return NoTangent(), v_bar, d
             return NoTangent(), v_bar, project_x(np.conj(d) * y_bar)
 
-        order_pullback.__qualname__ = f"{name}_pullback"
         return y, order_pullback
 
     def order_frule(dargs: tuple, v: Any, x: Any, **kwargs: Any) -> Any:
-        _check_kwargs(f, kwargs)
+        refuse_out(f, kwargs, where=True)
         y = f(v, x, **kwargs)
         _, v_dot, x_dot = dargs
-        y_dot: Any = ZeroTangent()
-        if not isinstance(unthunk(v_dot), (ZeroTangent, NoTangent)):
-            y_dot = not_implemented(why)
-        elif not isinstance(unthunk(x_dot), (ZeroTangent, NoTangent)):
-            d = d_dx(v, x)
-            if isinstance(d, NotImplementedTangent):
-                return y, d
-            y_dot = np.broadcast_to(d * unthunk(x_dot), np.shape(y))
-            y_dot = y_dot.copy() if isinstance(y, np.ndarray) else y_dot[()]
-            if isinstance(y, np.ndarray) and y_dot.dtype != y.dtype:
-                y_dot = y_dot.astype(y.dtype)
-        return y, y_dot
+        if nonzero(v_dot) is not None:
+            return y, not_implemented(why)
+        x_dot = nonzero(x_dot)
+        if x_dot is None:
+            return y, ZeroTangent()
+        d = d_dx(v, x)
+        if isinstance(d, NotImplementedTangent):
+            return y, d
+        return y, fit_output(d * x_dot, y)
 
-    order_rrule.__qualname__ = f"{name}_rrule"
-    order_frule.__qualname__ = f"{name}_frule"
-    rrule.add_rule(f, order_rrule, (object, object), kind="rule")
-    frule.add_rule(f, order_frule, (object, object), kind="rule")
+    define_rules(f, object, object, frule_fn=order_frule, rrule_fn=order_rrule)
 
 
 _BESSEL_ORDER = ("the derivative of a Bessel function with respect to its order has no "
@@ -228,14 +214,11 @@ def zeta_rrule(x, q=None, **kwargs):
     y = sc.zeta(x, q, **kwargs)
     project_q = ProjectTo(q) if has_q else None
 
+    @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent())[:2 + has_q])
     def zeta_pullback(y_bar):
-        y_bar = unthunk(y_bar)
-        x_bar = ZeroTangent() if isinstance(y_bar, (ZeroTangent, NoTangent)) else \
-            not_implemented(_ZETA_X)
+        x_bar = not_implemented(_ZETA_X)
         if not has_q:
             return NoTangent(), x_bar
-        if isinstance(y_bar, (ZeroTangent, NoTangent)):
-            return NoTangent(), x_bar, ZeroTangent()
         # d/dq zeta(x, q) = -x zeta(x + 1, q)
         q_bar = Thunk(lambda: project_q(-x * sc.zeta(x + 1, q) * y_bar))
         return NoTangent(), x_bar, q_bar
@@ -246,16 +229,12 @@ def zeta_rrule(x, q=None, **kwargs):
 @frule.register(sc.zeta)
 def zeta_frule(dargs, x, q=None, **kwargs):
     y = sc.zeta(x, q, **kwargs)
-    x_dot = unthunk(dargs[1])
-    if not isinstance(x_dot, (ZeroTangent, NoTangent)):
+    if nonzero(dargs[1]) is not None:
         return y, not_implemented(_ZETA_X)
-    if q is None:
+    q_dot = None if q is None else nonzero(dargs[2])
+    if q_dot is None:
         return y, ZeroTangent()
-    q_dot = unthunk(dargs[2])
-    if isinstance(q_dot, (ZeroTangent, NoTangent)):
-        return y, ZeroTangent()
-    y_dot = np.broadcast_to(-x * sc.zeta(x + 1, q) * q_dot, np.shape(y))
-    return y, (y_dot.astype(np.result_type(y)) if np.ndim(y) else y_dot[()])
+    return y, fit_output(-x * sc.zeta(x + 1, q) * q_dot, y)
 
 
 # --- logsumexp, softmax, log_softmax ---------------------------------------------------------
@@ -310,7 +289,7 @@ def logsumexp_rrule(a, *args, **kwargs):
         if return_sign:  # the sign output is piecewise constant
             y_bar = unthunk(y_bar[0]) if isinstance(y_bar, (Tangent, tuple)) else y_bar
         rest = [NoTangent()] * len(args)
-        if isinstance(y_bar, (ZeroTangent, NoTangent)):
+        if is_zero(y_bar):
             if b_positional:
                 rest[1] = ZeroTangent()
             return (NoTangent(), ZeroTangent(), *rest)
@@ -335,11 +314,11 @@ def logsumexp_frule(dargs, a, *args, **kwargs):
     a_dot = unthunk(dargs[1])
     b_dot = unthunk(dargs[3]) if len(args) >= 2 and b is not None else ZeroTangent()
     y_dot: Any = ZeroTangent()
-    if not isinstance(a_dot, (ZeroTangent, NoTangent)):
+    if not is_zero(a_dot):
         y_dot = _sum_over(weights * (1 if b is None else b) * a_dot, axis, keepdims)
-    if not isinstance(b_dot, (ZeroTangent, NoTangent)):
+    if not is_zero(b_dot):
         y_dot = y_dot + _sum_over(weights * b_dot, axis, keepdims)
-    if not isinstance(y_dot, ZeroTangent):
+    if not is_zero(y_dot):
         y_dot = np.asarray(y_dot, dtype=np.result_type(y))
         y_dot = y_dot[()] if y_dot.ndim == 0 and not isinstance(y, np.ndarray) else y_dot
     if return_sign:
@@ -347,54 +326,39 @@ def logsumexp_frule(dargs, a, *args, **kwargs):
     return out, y_dot
 
 
-@rrule.register(sc.softmax)
-def softmax_rrule(x, axis=None):
-    y = sc.softmax(x, axis=axis)
-    project_x = ProjectTo(x)
+def _normalizer_rules(f: Any, pullback_of: Any, pushforward_of: Any) -> None:
+    """frule and rrule of ``f(x, axis=None)`` (softmax, log_softmax): both derivatives
+    are linear maps of the (co)tangent given ``y``, along ``axis``."""
 
-    def softmax_pullback(y_bar):
-        y_bar = unthunk(y_bar)
-        if isinstance(y_bar, (ZeroTangent, NoTangent)):
-            return NoTangent(), ZeroTangent()
-        gy = y_bar * y
-        return NoTangent(), project_x(gy - y * np.sum(gy, axis=axis, keepdims=True))
+    def normalizer_rrule(x: Any, axis: Any = None) -> Any:
+        y = f(x, axis=axis)
+        project_x = ProjectTo(x)
 
-    return y, softmax_pullback
+        @zero_guard((NoTangent(), ZeroTangent()))
+        def normalizer_pullback(y_bar: Any) -> tuple:
+            return NoTangent(), project_x(pullback_of(y_bar, y, axis))
 
+        return y, normalizer_pullback
 
-@frule.register(sc.softmax)
-def softmax_frule(dargs, x, axis=None):
-    y = sc.softmax(x, axis=axis)
-    x_dot = unthunk(dargs[1])
-    if isinstance(x_dot, (ZeroTangent, NoTangent)):
-        return y, ZeroTangent()
-    yx = y * x_dot
-    return y, (yx - y * np.sum(yx, axis=axis, keepdims=True)).astype(y.dtype, copy=False)
+    def normalizer_frule(dargs: tuple, x: Any, axis: Any = None) -> Any:
+        y = f(x, axis=axis)
+        x_dot = nonzero(dargs[1])
+        return y, ZeroTangent() if x_dot is None else fit_output(pushforward_of(x_dot, y, axis), y)
+
+    define_rules(f, object, ..., frule_fn=normalizer_frule, rrule_fn=normalizer_rrule)
 
 
-@rrule.register(sc.log_softmax)
-def log_softmax_rrule(x, axis=None):
-    y = sc.log_softmax(x, axis=axis)
-    project_x = ProjectTo(x)
-
-    def log_softmax_pullback(y_bar):
-        y_bar = unthunk(y_bar)
-        if isinstance(y_bar, (ZeroTangent, NoTangent)):
-            return NoTangent(), ZeroTangent()
-        total = np.sum(y_bar, axis=axis, keepdims=True)
-        return NoTangent(), project_x(y_bar - np.exp(y) * total)
-
-    return y, log_softmax_pullback
+def _softmax_linear(t: Any, y: Any, axis: Any) -> Any:
+    # the Jacobian diag(y) - y y^T is symmetric: one map for both directions
+    ty = t * y
+    return ty - y * np.sum(ty, axis=axis, keepdims=True)
 
 
-@frule.register(sc.log_softmax)
-def log_softmax_frule(dargs, x, axis=None):
-    y = sc.log_softmax(x, axis=axis)
-    x_dot = unthunk(dargs[1])
-    if isinstance(x_dot, (ZeroTangent, NoTangent)):
-        return y, ZeroTangent()
-    y_dot = x_dot - np.sum(np.exp(y) * x_dot, axis=axis, keepdims=True)
-    return y, np.asarray(y_dot).astype(y.dtype, copy=False)
+_normalizer_rules(sc.softmax, _softmax_linear, _softmax_linear)
+_normalizer_rules(
+    sc.log_softmax,
+    lambda y_bar, y, axis: y_bar - np.exp(y) * np.sum(y_bar, axis=axis, keepdims=True),
+    lambda x_dot, y, axis: x_dot - np.sum(np.exp(y) * x_dot, axis=axis, keepdims=True))
 
 
 # --- incomplete beta, hypergeometric functions --------------------------------------------
@@ -531,12 +495,12 @@ if hasattr(sc, "sph_harm_y"):  # SciPy >= 1.15
                 return NoTangent(), NoTangent(), NoTangent(), why, why
 
             return y, sph_harm_y_pullback
-        _check_kwargs(sc.sph_harm_y, kwargs)
+        refuse_out(sc.sph_harm_y, kwargs, where=True)
         return rrule(_sph_harm_y, n, m, theta, phi)
 
     @frule.register(sc.sph_harm_y)
     def sph_harm_y_frule(dargs, n, m, theta, phi, **kwargs):
         if kwargs.get("diff_n", 0):
             return sc.sph_harm_y(n, m, theta, phi, **kwargs), not_implemented(_SPH_DIFF_N)
-        _check_kwargs(sc.sph_harm_y, kwargs)
+        refuse_out(sc.sph_harm_y, kwargs, where=True)
         return frule(dargs, _sph_harm_y, n, m, theta, phi)

@@ -60,7 +60,7 @@ import scipy.special as sc
 import scipy.stats as st
 from scipy.stats import rv_continuous
 
-from ._stats import opt_out_subclasses, register_method, shape_names
+from ._stats import cdf_scale, masked, opt_out_subclasses, register_method, shape_names
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -207,14 +207,6 @@ def _inside(dist: Any, z: Any, shapes: list) -> Any:
     return (z > lo) & (z < hi)
 
 
-def _masked(inside: Any, f: Callable) -> Callable:
-    def masked() -> Any:
-        with np.errstate(all="ignore"):
-            return np.where(inside, f(), 0.0)
-
-    return masked
-
-
 def _density_partials(method: str) -> Callable:
     """Partials of logpdf, pdf, logcdf, cdf, logsf, sf at ``x``."""
 
@@ -233,29 +225,28 @@ def _density_partials(method: str) -> Callable:
             def dz() -> Any:
                 return factor * spec.dlogpdf_dz(z, *shapes) / scale
 
-            out["x"] = _masked(inside, dz)
-            out["loc"] = _masked(inside, lambda: -dz())
-            out["scale"] = _masked(inside, lambda: -(dz() * z + factor / scale))
+            out["x"] = masked(inside, dz)
+            out["loc"] = masked(inside, lambda: -dz())
+            out["scale"] = masked(inside, lambda: -(dz() * z + factor / scale))
             for name, d in zip(names, spec.dlogpdf_dshape):
-                out[name] = _masked(inside, lambda d=d: factor * d(z, *shapes))
+                out[name] = masked(inside, lambda d=d: factor * d(z, *shapes))
             return out
         # cdf family: d F0(z) = f0(z) dz + dF0/dshape dshape; `r` rescales to the
         # method (1 for cdf, -1 for sf, 1/cdf and -1/sf in log space).
         with np.errstate(all="ignore"):
             logpdf = dist.logpdf(z, *shapes) - np.log(scale)
-            r = {"cdf": 1.0, "sf": -1.0,
-                 "logcdf": np.exp(-np.asarray(y)), "logsf": -np.exp(-np.asarray(y))}[method]
+        r = cdf_scale(method, y)
         pdf_r = {"cdf": lambda: np.exp(logpdf), "sf": lambda: -np.exp(logpdf),
                  "logcdf": lambda: np.exp(logpdf - y), "logsf": lambda: -np.exp(logpdf - y)}
 
         def dx() -> Any:
             return pdf_r[method]()
 
-        out["x"] = _masked(inside, dx)
-        out["loc"] = _masked(inside, lambda: -dx())
-        out["scale"] = _masked(inside, lambda: -dx() * z)
+        out["x"] = masked(inside, dx)
+        out["loc"] = masked(inside, lambda: -dx())
+        out["scale"] = masked(inside, lambda: -dx() * z)
         for name, d in zip(names, spec.dcdf_dshape):
-            out[name] = d if isinstance(d, str) else _masked(
+            out[name] = d if isinstance(d, str) else masked(
                 inside, lambda d=d: r * d(z, *shapes))
         return out
 

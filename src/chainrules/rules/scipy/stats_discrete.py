@@ -25,7 +25,7 @@ import scipy.special as sc
 import scipy.stats as st
 from scipy.stats import rv_discrete
 
-from ._stats import opt_out_subclasses, register_method, shape_names
+from ._stats import cdf_scale, masked, opt_out_subclasses, register_method, shape_names
 
 
 @dataclass(frozen=True)
@@ -87,14 +87,6 @@ def _names(dist: Any) -> list[str]:
     return ["k", *shape_names(dist), "loc"]
 
 
-def _masked(inside: Any, f: Callable) -> Callable:
-    def masked() -> Any:
-        with np.errstate(all="ignore"):
-            return np.where(inside, f(), 0.0)
-
-    return masked
-
-
 def _partials(method: str) -> Callable:
     def partials(dist: Any, v: dict, y: Any) -> dict:
         spec = _SPECS[type(dist)]
@@ -108,14 +100,13 @@ def _partials(method: str) -> Callable:
             inside = (k >= lo) & (k <= hi) & (y != (-np.inf if method == "logpmf" else 0))
             factor = 1.0 if method == "logpmf" else y
             for name, d in zip(names, spec.dlogpmf):
-                out[name] = d if d is None else _masked(
+                out[name] = d if d is None else masked(
                     inside, lambda d=d: factor * d(k, *shapes))
             return out
         inside = (k >= lo) & (k < hi)
-        with np.errstate(all="ignore"):
-            r = {"cdf": 1.0, "sf": -1.0, "logcdf": np.exp(-y), "logsf": -np.exp(-y)}[method]
+        r = cdf_scale(method, y)
         for name, d in zip(names, spec.dcdf):
-            out[name] = d if d is None or isinstance(d, str) else _masked(
+            out[name] = d if d is None or isinstance(d, str) else masked(
                 inside, lambda d=d: r * d(k, *shapes))
         return out
 

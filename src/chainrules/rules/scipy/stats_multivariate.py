@@ -41,18 +41,10 @@ import scipy.linalg as sla
 import scipy.special as sc
 import scipy.stats as st
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Thunk,
-    ZeroTangent,
-    frule,
-    not_implemented,
-    rrule,
-    unthunk,
-)
+from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, not_implemented, unthunk
+from chainrules.rules._kit import define_rules, fit_output, is_zero, zero_guard
 
-from ._stats import as_float, check_real, fit_output
+from ._stats import as_float, check_real
 
 _MVN = type(st.multivariate_normal)
 _DIRICHLET = type(st.dirichlet)
@@ -152,12 +144,13 @@ def _mvn_rules(method: Any, pdf: bool) -> None:
         projectors = [ProjectTo(a) for a in args[:3]]
         n = len(args)
 
+        def mvn_zeros() -> tuple:
+            return (NoTangent(), NoTangent(), *(
+                NoTangent() if a is None or i >= 3 else ZeroTangent()
+                for i, a in enumerate(args)))
+
+        @zero_guard(mvn_zeros)
         def mvn_pullback(y_bar: Any) -> tuple:
-            y_bar = unthunk(y_bar)
-            if isinstance(y_bar, (ZeroTangent, NoTangent)):
-                return (NoTangent(), NoTangent(), *(
-                    NoTangent() if a is None or i >= 3 else ZeroTangent()
-                    for i, a in enumerate(args)))
             w = s.weights(y_bar, y, pdf)
             out: list = [NoTangent(), NoTangent(), Thunk(
                 lambda: projectors[0](np.reshape(-w[..., None] * s.sol, s.x_shape)))]
@@ -170,7 +163,6 @@ def _mvn_rules(method: Any, pdf: bool) -> None:
             out.extend(NoTangent() for _ in args[3:])
             return tuple(out)
 
-        mvn_pullback.__qualname__ = f"{label}_pullback"
         return y, mvn_pullback
 
     def mvn_frule(dargs: tuple, dist: Any, *args: Any, **kwargs: Any) -> Any:
@@ -180,16 +172,16 @@ def _mvn_rules(method: Any, pdf: bool) -> None:
         check_real(f"multivariate_normal.{method.__name__}", list(_MVN_PARAMS), args, kwargs)
         y = method(dist, *args, **kwargs)
         dots = [unthunk(d) for d in dargs[2:5]]
-        if all(isinstance(d, (ZeroTangent, NoTangent)) for d in dots):
+        if all(is_zero(d) for d in dots):
             return y, ZeroTangent()
         s = _MVNState(v["x"], v["mean"], v["cov"])
         y_dot = np.zeros(s.batch)
-        if not isinstance(dots[0], (ZeroTangent, NoTangent)):
+        if not is_zero(dots[0]):
             x_dot = np.reshape(np.asarray(dots[0], dtype=np.float64), s.sol.shape)
             y_dot = y_dot - np.sum(s.sol * x_dot, axis=-1)
-        if len(dots) > 1 and not isinstance(dots[1], (ZeroTangent, NoTangent)):
+        if len(dots) > 1 and not is_zero(dots[1]):
             y_dot = y_dot + np.sum(s.sol * np.asarray(dots[1], dtype=np.float64), axis=-1)
-        if len(dots) > 2 and not isinstance(dots[2], (ZeroTangent, NoTangent)):
+        if len(dots) > 2 and not is_zero(dots[2]):
             if s.singular:
                 return y, not_implemented(_SINGULAR)
             c = s.cov_tangent(dots[2])
@@ -199,10 +191,7 @@ def _mvn_rules(method: Any, pdf: bool) -> None:
             y_dot = y_dot * np.reshape(np.asarray(y), s.batch)
         return y, fit_output(np.reshape(y_dot, np.shape(y)), y)
 
-    mvn_rrule.__qualname__ = f"{label}_rrule"
-    mvn_frule.__qualname__ = f"{label}_frule"
-    rrule.add_rule(method, mvn_rrule, (_MVN, ...), kind="rule")
-    frule.add_rule(method, mvn_frule, (_MVN, ...), kind="rule")
+    define_rules(method, _MVN, ..., frule_fn=mvn_frule, rrule_fn=mvn_rrule, name=label)
 
 
 _mvn_rules(_MVN.logpdf, pdf=False)
@@ -252,10 +241,8 @@ def _dirichlet_rules(method: Any, pdf: bool) -> None:
         s = _DirichletState(x, alpha)
         project_x, project_alpha = ProjectTo(x), ProjectTo(alpha)
 
+        @zero_guard((NoTangent(), NoTangent(), ZeroTangent(), ZeroTangent()))
         def dirichlet_pullback(y_bar: Any) -> tuple:
-            y_bar = unthunk(y_bar)
-            if isinstance(y_bar, (ZeroTangent, NoTangent)):
-                return NoTangent(), NoTangent(), ZeroTangent(), ZeroTangent()
             w = s.weights(y_bar, y, pdf)
             x_bar = Thunk(lambda: project_x(s.dx() * w))
             alpha_bar = Thunk(lambda: project_alpha(np.reshape(
@@ -263,7 +250,6 @@ def _dirichlet_rules(method: Any, pdf: bool) -> None:
                 np.shape(alpha))))
             return NoTangent(), NoTangent(), x_bar, alpha_bar
 
-        dirichlet_pullback.__qualname__ = f"{label}_pullback"
         return y, dirichlet_pullback
 
     def dirichlet_frule(dargs: tuple, dist: Any, x: Any, alpha: Any) -> Any:
@@ -272,24 +258,21 @@ def _dirichlet_rules(method: Any, pdf: bool) -> None:
         check_real(f"dirichlet.{method.__name__}", ["x", "alpha"], (x, alpha), {})
         y = method(dist, x, alpha)
         x_dot, alpha_dot = unthunk(dargs[2]), unthunk(dargs[3])
-        zero = (ZeroTangent, NoTangent)
-        if isinstance(x_dot, zero) and isinstance(alpha_dot, zero):
+        if is_zero(x_dot) and is_zero(alpha_dot):
             return y, ZeroTangent()
         s = _DirichletState(x, alpha)
         y_dot = np.zeros(s.batch)
-        if not isinstance(x_dot, zero):
+        if not is_zero(x_dot):
             y_dot = y_dot + np.sum(s.dx() * np.asarray(x_dot, dtype=np.float64), axis=0)
-        if not isinstance(alpha_dot, zero):
+        if not is_zero(alpha_dot):
             a_dot = np.reshape(np.asarray(alpha_dot, dtype=np.float64), s.a_col.shape)
             y_dot = y_dot + np.sum(s.dalpha() * a_dot, axis=0)
         if pdf:
             y_dot = y_dot * np.reshape(np.asarray(y), s.batch)
         return y, fit_output(np.reshape(y_dot, np.shape(y)), y)
 
-    dirichlet_rrule.__qualname__ = f"{label}_rrule"
-    dirichlet_frule.__qualname__ = f"{label}_frule"
-    rrule.add_rule(method, dirichlet_rrule, (_DIRICHLET, object, object), kind="rule")
-    frule.add_rule(method, dirichlet_frule, (_DIRICHLET, object, object), kind="rule")
+    define_rules(method, _DIRICHLET, object, object, frule_fn=dirichlet_frule,
+                 rrule_fn=dirichlet_rrule, name=label)
 
 
 _dirichlet_rules(_DIRICHLET.logpdf, pdf=False)

@@ -1,0 +1,78 @@
+"""scipy.optimize's result objects: a cotangent on a field the rules do not differentiate
+raises instead of being dropped (it would be a silently wrong derivative)."""
+
+import re
+
+import numpy as np
+import pytest
+
+so = pytest.importorskip("scipy.optimize")
+
+from chainrules.ad import grad, jvp  # noqa: E402
+from chainrules.core import NotImplementedDerivativeError  # noqa: E402
+from chainrules.rules.scipy.optimize import SolverError  # noqa: E402
+
+TS = np.linspace(0.0, 1.0, 5)
+
+
+def test_least_squares_residuals_field_error():
+    def residual_sum(d):
+        res = so.least_squares(lambda p: p[0] * TS + p[1] - d, np.zeros(2), xtol=1e-12)
+        return np.sum(res.fun)
+
+    with pytest.raises(SolverError, match=re.escape(
+            "scipy.optimize.least_squares: the result's field 'fun' is not differentiated; "
+            "expected cotangents on the fields x, cost only")):
+        grad(residual_sum)(np.sin(TS))
+
+
+def test_minimize_inverse_hessian_field_error():
+    def inverse_hessian_trace(a):
+        res = so.minimize(lambda x: np.sum(a * x ** 2) + np.sum(x), np.ones(2), method="BFGS")
+        return np.trace(res.hess_inv)
+
+    with pytest.raises(SolverError, match=re.escape("the result's field 'hess_inv'")):
+        grad(inverse_hessian_trace)(np.array([1.0, 2.0]))
+
+
+def test_root_factorization_field_error():
+    with pytest.raises(SolverError, match=re.escape("the result's field 'r'")):
+        grad(lambda a: np.sum(so.root(lambda x: x ** 3 - a, np.ones(2)).r))(np.ones(2) * 2)
+
+
+def test_differentiated_fields_still_work():
+    g = grad(lambda d: so.least_squares(lambda p: p[0] * TS + p[1] - d, np.zeros(2),
+                                        xtol=1e-12).x[1])(np.sin(TS))
+    assert np.all(np.isfinite(g))
+
+
+def bfgs_inverse_hessian_trace(a):
+    res = so.minimize(lambda x: np.sum(a * x ** 2) + np.sum(x), np.ones(2), method="BFGS")
+    return np.trace(res.hess_inv)
+
+
+def test_minimize_inverse_hessian_field_forward_error():
+    # forward mode: the field's tangent is not_implemented, so using it fails loudly
+    with pytest.raises(NotImplementedDerivativeError, match=re.escape(
+            "scipy.optimize.minimize does not differentiate the result's field 'hess_inv'")):
+        jvp(bfgs_inverse_hessian_trace, (np.array([1.0, 2.0]),), (np.ones(2),))
+
+
+def hybr_factor_sum(a):
+    return np.sum(so.root(lambda x: x ** 3 - a, np.ones(2)).r)
+
+
+def test_root_factorization_field_forward_error():
+    with pytest.raises(NotImplementedDerivativeError, match=re.escape(
+            "scipy.optimize.root does not differentiate the result's field 'r'")):
+        jvp(hybr_factor_sum, (np.ones(2) * 2,), (np.ones(2),))
+
+
+def test_minimize_forward_solution_still_works():
+    def solution(a):
+        return so.minimize(lambda x: np.sum(a * x ** 2) + np.sum(x), np.ones(2),
+                           method="BFGS", options={"gtol": 1e-10}).x
+
+    _, x_dot = jvp(solution, (np.array([1.0, 2.0]),), (np.ones(2),))
+    # x = -1 / (2 a): dx = dA / (2 a^2)
+    np.testing.assert_allclose(x_dot, [0.5, 0.125], rtol=1e-6)
