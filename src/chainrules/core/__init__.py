@@ -39,7 +39,7 @@ from ._helpers import (
 )
 from ._projection import ProjectTo
 from ._rules import frule, rrule, scoped_rules
-from ._tangents import (
+from ._tangent_types import (
     AbstractTangent,
     InplaceableThunk,
     MutableTangent,

@@ -24,7 +24,7 @@ from typing import Any
 from ._config import RuleConfig
 from ._debug import state as _state
 from ._dispatch import RuleTable, check_dargs, check_frule_result, check_rrule_result
-from ._tangents import NoTangent
+from ._tangent_types import NoTangent
 from ._validate import (
     check_dargs_fit,
     checked_frule,

@@ -36,15 +36,15 @@ import numpy as np
 
 from ._debug import state as _state
 from ._errors import InvalidTangentError
-from ._tangents import (
+from ._tangent_types import (
     InplaceableThunk,
     NoTangent,
     NotImplementedTangent,
     Tangent,
     Thunk,
     ZeroTangent,
-    primal_fields,
 )
+from ._tangent_types.structural import primal_fields
 
 __all__ = ["check_dargs_fit", "checked_frule", "checked_pullback_result", "checked_rrule",
            "tangent_mismatch", "unwrap_pullback"]
