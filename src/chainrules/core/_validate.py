@@ -499,6 +499,8 @@ def _load_native() -> tuple[Any, bool] | None:
         from . import _fastcall  # type: ignore[attr-defined]
     except ImportError:
         return None
+    if not hasattr(_fastcall, "configure"):
+        return None  # built from an older _fastcall.c: rebuild it (setup.py build_ext)
     # arrays the extension reads NumPy's array layout from, to confirm it before relying
     # on it (else arrays are checked by tangent_mismatch)
     samples = tuple((a, a.shape, a.dtype, a.dtype.kind) for a in (
