@@ -11,6 +11,11 @@ instead of one case; the tables report the median over the rounds. The overhead 
 the median of the per-round differences (via the table minus direct), so it is
 measured against calls made at the same moment.
 
+A second table prices the boundary checks (``core/_validate.py``) in the same process:
+the same hits with the fast cache holding the bare rule (no checks: what a hit cost
+before them), the Python checking wrappers, and the wrappers in use (the C ones where
+the extension is built), each also with its pullback called.
+
 Run: ``python benchmarks/bench_lookup.py [--quick]`` (or ``python benchmarks/run.py lookup``);
 ``CHAINRULES_PURE_PYTHON=1`` in the environment measures the pure-Python entry points
 instead of the C fast path.
@@ -97,6 +102,98 @@ PLUM_CASES = [
 ]
 
 
+def _sample(stmts: set, env: dict, rounds: int) -> dict[str, list[float]]:
+    """ns per call of each statement, one sample per round, all statements round by round."""
+    timers = {s: timeit.Timer(s, globals=env) for s in sorted(stmts)}
+    for t in timers.values():  # warm every cache before timing
+        t.timeit(1000)
+    samples: dict[str, list[float]] = {s: [] for s in timers}
+    for _ in range(rounds):
+        for s, t in timers.items():
+            samples[s].append(t.timeit(NUMBER) / NUMBER * 1e9)
+    return samples
+
+
+def target_bare(x):
+    return x
+
+
+def target_python(x):
+    return x
+
+
+def target_pullback(y_bar):
+    return None, y_bar
+
+
+def target_rrule_pb(x: float | np.ndarray):
+    return x, target_pullback
+
+
+CHECK_CASES = [
+    # (name, statement with the bare rule cached, with the Python wrappers, as used)
+    ("rrule hit, float", "rrule(target_bare, x_float)", "rrule(target_python, x_float)",
+     "rrule(target, x_float)"),
+    ("rrule hit + pullback, float", "rrule(target_bare, x_float)[1](1.0)",
+     "rrule(target_python, x_float)[1](1.0)", "rrule(target, x_float)[1](1.0)"),
+    ("rrule hit + pullback, array(3)", "rrule(target_bare, x_arr)[1](x_arr)",
+     "rrule(target_python, x_arr)[1](x_arr)", "rrule(target, x_arr)[1](x_arr)"),
+    ("frule hit, float", "frule(dargs, target_bare, x_float)",
+     "frule(dargs, target_python, x_float)", "frule(dargs, target, x_float)"),
+    ("frule hit, array(3)", "frule(dargs_arr, target_bare, x_arr)",
+     "frule(dargs_arr, target_python, x_arr)", "frule(dargs_arr, target, x_arr)"),
+]
+
+
+def check_costs(rounds: int = ROUNDS) -> list[dict]:
+    """The hits of `CHECK_CASES`, with the three kinds of fast-cache entry side by side."""
+    from chainrules.core import _validate
+
+    with scoped_rules():
+        for f in (target, target_bare, target_python):
+            rrule.register(f)(target_rrule_pb)
+            frule.register(f)(target_frule)
+        x_arr = np.ones(3)
+        env = dict(rrule=rrule, frule=frule, target=target, target_bare=target_bare,
+                   target_python=target_python, x_float=1.0, x_arr=x_arr,
+                   dargs=(NoTangent(), 1.0), dargs_arr=(NoTangent(), np.ones(3)))
+        for stmt in {c for row in CHECK_CASES for c in row[1:]}:
+            eval(stmt, env)  # fills the fast caches
+        native, _validate.native = _validate.native, None  # the Python wrappers
+        try:
+            for key in (float, np.ndarray):
+                rrule.table.fast_by_func[target_bare][key] = target_rrule_pb
+                frule.table.fast_by_func[target_bare][key] = target_frule
+                rrule.table.fast_by_func[target_python][key] = _validate.checked_rrule(
+                    target_python, target_rrule_pb, 1)
+                frule.table.fast_by_func[target_python][key] = _validate.checked_frule(
+                    target_python, target_frule, 1)
+        finally:
+            _validate.native = native
+        samples = _sample({c for row in CHECK_CASES for c in row[1:]}, env, rounds)
+    rows = []
+    for name, bare, python, used in CHECK_CASES:
+        b, p, u = samples[bare], samples[python], samples[used]
+        rows.append({
+            "case": name,
+            "unchecked_ns": statistics.median(b),
+            "python_checks_ns": statistics.median(p),
+            "checks_ns": statistics.median(u),
+            "ratio": statistics.median(y / x for x, y in zip(b, u)),
+        })
+    return rows
+
+
+def report_checks(rows: list[dict]) -> None:
+    print()
+    print("boundary checks: the same hit with the fast cache holding the bare rule, the "
+          "Python checking wrappers, and the wrappers in use; ratio = in use / bare")
+    print(f"{'case':<31} {'bare':>9} {'Python':>9} {'in use':>9} {'ratio':>6}")
+    for r in rows:
+        print(f"{r['case']:<31} {r['unchecked_ns']:>7.0f}ns {r['python_checks_ns']:>7.0f}ns "
+              f"{r['checks_ns']:>7.0f}ns {r['ratio']:>6.2f}")
+
+
 def main(rounds: int = ROUNDS) -> list[dict]:
     with scoped_rules():
         rrule.register(target)(target_rrule)
@@ -113,14 +210,7 @@ def main(rounds: int = ROUNDS) -> list[dict]:
             plum_dispatched=_plum_peer(),
         )
         cases = CASES + (PLUM_CASES if env["plum_dispatched"] is not None else [])
-        stmts = sorted({s for _, d, v in cases for s in (d, v)})
-        timers = {s: timeit.Timer(s, globals=env) for s in stmts}
-        for t in timers.values():  # warm every cache before timing
-            t.timeit(1000)
-        samples: dict[str, list[float]] = {s: [] for s in stmts}
-        for _ in range(rounds):
-            for s in stmts:
-                samples[s].append(timers[s].timeit(NUMBER) / NUMBER * 1e9)
+        samples = _sample({s for _, d, v in cases for s in (d, v)}, env, rounds)
         rows = []
         for name, direct, via in cases:
             d, v = samples[direct], samples[via]
@@ -150,3 +240,4 @@ def report(rows: list[dict], rounds: int = ROUNDS) -> None:
 if __name__ == "__main__":
     n = 15 if "--quick" in sys.argv[1:] else ROUNDS
     report(main(n), n)
+    report_checks(check_costs(n))

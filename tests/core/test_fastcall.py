@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import math
 import pickle
+import re
 import subprocess
 import sys
 
@@ -232,3 +233,156 @@ def _env():
     import os
 
     return dict(os.environ)
+
+
+# ------------------------------------------------------------ the checks in C (_validate)
+
+from chainrules import Thunk, ZeroTangent  # noqa: E402
+from chainrules.core import _validate  # noqa: E402
+
+
+def _sin_pullback():
+    return rrule(math.sin, 0.3)[1]
+
+
+def test_numpy_arrays_are_checked_in_c():
+    assert _validate.native_checks_arrays
+
+
+def test_checked_pullback_wraps_the_rules_pullback():
+    pullback = _sin_pullback()
+    assert type(pullback) is _fastcall.CheckedPullback
+    assert pullback.__wrapped__.__qualname__ == pullback.__qualname__ == "sin_pullback"
+    assert pullback.__name__ == pullback.__wrapped__.__name__
+    assert pullback.y == math.sin(0.3) and pullback.f is math.sin
+    assert "sin_pullback" in repr(pullback)
+    assert pullback(y_bar=2.0) == pullback(2.0) == (NoTangent(), 2.0 * math.cos(0.3))
+
+
+def test_checked_pullback_argument_count_error():
+    pullback = _sin_pullback()
+    msg = "a pullback takes one argument, the cotangent y_bar (got 2 positional and 0 keyword"
+    with pytest.raises(TypeError, match=re.escape(msg)):
+        pullback(1.0, 2.0)
+    with pytest.raises(TypeError, match=re.escape("(got 0 positional and 1 keyword")):
+        pullback(z_bar=1.0)
+
+
+@pytest.mark.parametrize("y_bar", [1.0, 2, ZeroTangent(), Thunk(lambda: 1.0),
+                                   np.float64(1.0), np.array(1.0), "s", None, np.ones(2),
+                                   1j])
+def test_python_call_of_checked_pullback_agrees_with_c(y_bar):
+    # the class's __call__ (what the reference AD traces) is the C slot in Python
+    pullback = _sin_pullback()
+
+    def outcome(call):
+        try:
+            return repr(call(y_bar))
+        except InvalidTangentError as e:
+            return str(e)
+
+    assert outcome(pullback) == outcome(lambda b: type(pullback).__call__(pullback, b))
+
+
+def test_array_cotangents_are_checked_by_shape_and_kind():
+    _, pullback = rrule(np.sin, np.ones((2, 3)))
+    pullback(np.ones((2, 3), np.float32))
+    pullback(np.ones((2, 3), complex).real)
+    with pytest.raises(InvalidTangentError, match=re.escape(
+            "is ndarray(shape=(3, 2), dtype=float64); expected a real array of shape (2, 3)")):
+        pullback(np.ones((3, 2)))
+    with pytest.raises(InvalidTangentError, match=re.escape("expected a real array of shape")):
+        pullback(np.ones((2, 3), complex))
+    _, pullback = rrule(np.sin, np.ones((2, 3), complex))
+    pullback(np.ones((2, 3), complex))
+    pullback(np.ones((2, 3)))
+    _, pullback = rrule(np.sin, np.array(0.5))
+    pullback(np.array(1.0))
+    with pytest.raises(InvalidTangentError, match=re.escape("expected a real array of shape ()")):
+        pullback(np.ones(1))
+
+
+def test_frule_tangents_beyond_the_fast_cases_go_to_python():
+    for _ in range(2):  # the second call is answered from the fast cache
+        assert frule((NoTangent(), np.float64(2.0)), math.sin, 0.0) == (0.0, 2.0)
+        assert frule([NoTangent(), 2.0], math.sin, 0.0) == (0.0, 2.0)
+        assert frule((NoTangent(), np.ones(2, np.float32)), np.sin, np.zeros(2))[1].tolist() \
+            == [1.0, 1.0]
+        with pytest.raises(InvalidTangentError, match=re.escape(
+                "the tangent of argument 1 is ndarray(shape=(2,), dtype=complex128); "
+                "expected a real array of shape (2,)")):
+            frule((NoTangent(), np.ones(2, complex)), np.sin, np.zeros(2))
+        with pytest.raises(InvalidTangentError, match=re.escape("1 entries")):
+            frule((NoTangent(),), np.sin, np.zeros(2))
+
+
+SHARED = []
+
+
+def shared_result(x):
+    return x
+
+
+def test_a_result_tuple_the_rule_keeps_is_not_changed():
+    def shared_pullback(y_bar):
+        return NoTangent(), y_bar
+
+    SHARED[:] = [(1.0, shared_pullback)]
+    with scoped_rules():
+        @rrule.register(shared_result)
+        def shared_result_rrule(x: float):
+            return SHARED[0]
+
+        for _ in range(3):
+            y, pullback = rrule(shared_result, 1.0)
+            assert SHARED[0][1] is shared_pullback
+            assert pullback.__wrapped__ is shared_pullback
+            with pytest.raises(InvalidTangentError):
+                pullback("s")
+
+
+def test_many_live_pullbacks_keep_their_own_state():
+    pullbacks = [rrule(math.sin, float(i))[1] for i in range(100)]
+    for i, pullback in enumerate(pullbacks):
+        assert pullback(1.0) == (NoTangent(), math.cos(float(i)))
+    del pullbacks
+    pullbacks = [rrule(math.sin, float(i))[1] for i in range(100)]  # reuses freed ones
+    assert [pullback.y for pullback in pullbacks] == [math.sin(float(i)) for i in range(100)]
+
+
+class Node:
+    def __init__(self, x):
+        self.x = x
+
+
+def cyclic(node):
+    return node
+
+
+def test_a_cycle_through_a_pullback_is_collected():
+    import gc
+    import weakref
+
+    with scoped_rules():
+        @rrule.register(cyclic)
+        def cyclic_rrule(node: Node):
+            def cyclic_pullback(y_bar):
+                return NoTangent(), y_bar
+
+            return node, cyclic_pullback
+
+        node = Node(1.0)
+        pullback = rrule(cyclic, node)[1]
+        node.pullback = pullback  # node -> pullback -> node
+        ref = weakref.ref(node)
+        del node, pullback
+        gc.collect()
+        assert ref() is None
+
+
+def test_checked_pullback_is_copied_as_a_function_is():
+    import copy
+
+    pullback = _sin_pullback()
+    assert copy.copy(pullback) is pullback
+    assert copy.deepcopy([pullback])[0] is pullback

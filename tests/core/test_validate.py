@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -219,3 +220,17 @@ def test_ad_error_names_the_registered_signatures():
         e = NoRuleError(power, "rrule", (list, list))
         assert re.search(r"the registered signatures are .*power\(float, int\)", str(e))
         assert e.signatures == [f"{__name__}.power(float, int)"]
+
+
+def test_python_checks_without_a_current_c_extension(monkeypatch):
+    import types
+
+    from chainrules.core import _validate
+
+    monkeypatch.setenv("CHAINRULES_PURE_PYTHON", "1")
+    assert _validate._load_native() is None
+    monkeypatch.setenv("CHAINRULES_PURE_PYTHON", "0")
+    stale = types.ModuleType("chainrules.core._fastcall")  # built from an older source
+    monkeypatch.setitem(sys.modules, "chainrules.core._fastcall", stale)
+    monkeypatch.setattr(chainrules.core, "_fastcall", stale, raising=False)
+    assert _validate._load_native() is None

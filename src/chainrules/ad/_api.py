@@ -28,7 +28,7 @@ from chainrules.core import (
     is_foreign_array,
     unthunk,
 )
-from chainrules.core._tangents import _any
+from chainrules.core._tangent_types.abstract import _any
 
 from ._errors import InputTypeError, NonScalarOutputError
 from ._trace import (

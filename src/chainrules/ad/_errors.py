@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from chainrules.core import ChainRulesError
+from chainrules.core import NoRuleError as _CoreNoRuleError
 from chainrules.core import frule as _frule
 from chainrules.core import rrule as _rrule
 
@@ -129,13 +130,16 @@ class TracerConversionError(ADError, TypeError):
         )
 
 
-class NoRuleError(ADError, TypeError):
+class NoRuleError(ADError, _CoreNoRuleError):
     """A function the AD cannot look inside was called on traced values and has no rule.
+
+    A ``chainrules.NoRuleError`` (as the bridges' one is): ``except
+    chainrules.NoRuleError`` catches both.
 
     Attributes:
         function: the function called.
-        mode: ``"rrule"`` or ``"frule"``.
-        argtypes: the types of the positional arguments.
+        mode: ``"rrule"``, ``"frule"`` or ``"rule"`` (either); also ``table``.
+        argtypes: the types of the positional arguments; also ``arg_types``.
 
     Example:
         >>> import numpy as np
@@ -160,6 +164,7 @@ class NoRuleError(ADError, TypeError):
             self.signatures = no_match.signatures
             extra += "; the registered signatures are " + ", ".join(no_match.signatures)
         super().__init__(
+            function, mode, argtypes,
             f"no {mode} for {func_name(function)}({types}) and the AD cannot trace into it"
             f"{extra}; expected a registered {mode} for these argument types. To fix it, "
             f"register one ({mode}.register({func_name(function)})) or {_FIX}"

@@ -60,7 +60,7 @@ from chainrules.core import (
     unthunk,
 )
 from chainrules.core import _helpers as _core_helpers
-from chainrules.core._tangents import _any
+from chainrules.core._tangent_types.abstract import _any
 
 from ._errors import (
     ADError,

@@ -20,6 +20,7 @@ from ._errors import (
     InvalidTangentError,
     MissingCapabilityError,
     NoMatchingRuleError,
+    NoRuleError,
     NotImplementedDerivativeError,
     OutArgumentError,
     PrimalAdditionError,
@@ -39,7 +40,7 @@ from ._helpers import (
 )
 from ._projection import ProjectTo
 from ._rules import frule, rrule, scoped_rules
-from ._tangents import (
+from ._tangent_types import (
     AbstractTangent,
     InplaceableThunk,
     MutableTangent,
@@ -69,6 +70,7 @@ __all__ = [
     "NoForwardsMode",
     "NoMatchingRuleError",
     "NoReverseMode",
+    "NoRuleError",
     "NoTangent",
     "NotImplementedDerivativeError",
     "NotImplementedTangent",

@@ -223,28 +223,84 @@ class InvalidTangentError(ChainRulesError, ValueError, TypeError):
         )
 
 
-class NoMatchingRuleError(ChainRulesError, TypeError):
+class NoRuleError(ChainRulesError, TypeError):
+    """A rule was required for a call, and none applies.
+
+    ``rrule``/``frule`` themselves return ``None`` for such a call (the protocol ADs
+    rely on to trace through instead); whoever *needs* a rule raises a subclass of
+    this error, so ``except chainrules.NoRuleError`` catches every one of them:
+
+    - `NoMatchingRuleError` (the testers, the reference AD): rules are registered for
+      the function, but none matches the argument types;
+    - ``chainrules.ad.NoRuleError``: the reference AD met a function it cannot trace
+      into and that has no rule;
+    - ``chainrules.interop.NoRuleError``: a bridge (JAX, PyTorch, autograd) needs the
+      rule of a function that has none.
+
+    Attributes:
+        function: the function called.
+        table: ``"rrule"`` or ``"frule"`` (the reference AD says ``"rule"`` where either
+            would do).
+        arg_types: the types of the positional arguments of the call.
+
+    Examples:
+        >>> import math
+        >>> from chainrules import NoRuleError
+        >>> e = NoRuleError(math.gamma, "rrule", (float,))
+        >>> print(e)
+        no rrule for math.gamma(float); expected a registered rrule for these argument types. ...
+        >>> e.arg_types
+        (<class 'float'>,)
+    """
+
+    def __init__(self, function: Any, table: str, arg_types: tuple,
+                 message: str | None = None) -> None:
+        self.function = function
+        self.table = table
+        self.arg_types = tuple(arg_types)
+        if message is None:
+            name = func_name(function)
+            message = (
+                f"no {table} for {name}({_type_names(arg_types)}); expected a registered "
+                f"{table} for these argument types. Register one with "
+                f"@chainrules.{table}.register({name})."
+            )
+        super().__init__(message)
+
+
+def _type_names(arg_types: tuple) -> str:
+    return ", ".join(getattr(t, "__qualname__", repr(t)) for t in arg_types)
+
+
+class NoMatchingRuleError(NoRuleError):
     """Rules are registered for a function, but none matches the argument types of a call.
 
     ``rrule``/``frule`` themselves return ``None`` then (the protocol ADs rely on to
     trace through instead); the testers and the reference AD raise this error where
-    a rule was required.
+    a rule was required. A `NoRuleError`.
 
     Attributes:
         table: ``"rrule"`` or ``"frule"``.
         function: the function called.
         arg_types: the types of the positional arguments of the call.
         signatures: the registered signatures, as text.
+
+    Examples:
+        >>> import math
+        >>> from chainrules import NoMatchingRuleError, NoRuleError
+        >>> e = NoMatchingRuleError("rrule", math.sin, (str,), ["(x: float)"])
+        >>> isinstance(e, NoRuleError)
+        True
+        >>> print(e)  # doctest: +ELLIPSIS
+        no rrule for math.sin(str): rules are registered for math.sin, but none matches ...
     """
 
     def __init__(self, table: str, function: Any, arg_types: tuple, signatures: list) -> None:
-        self.table = table
-        self.function = function
-        self.arg_types = arg_types
         self.signatures = signatures
-        got = ", ".join(t.__qualname__ for t in arg_types)
+        got = _type_names(arg_types)
         lines = "\n".join(f"  - {s}" for s in signatures)
         super().__init__(
+            function, table, arg_types,
             f"no {table} for {func_name(function)}({got}): rules are registered for "
             f"{func_name(function)}, but none matches these argument types. Registered "
             f"signatures:\n{lines}\nConvert the arguments to one of these types, or register "

@@ -13,17 +13,16 @@ import numpy as np
 from ._errors import OutArgumentError, RuleRegistrationError, func_name
 from ._projection import ProjectTo
 from ._rules import frule_table, rrule_table
-from ._tangents import (
+from ._tangent_types import (
     AbstractTangent,
     NoTangent,
     NotImplementedTangent,
     Tangent,
     Thunk,
     ZeroTangent,
-    add,
-    conj_array,
-    multiply,
 )
+from ._tangent_types.algebra import add, multiply
+from ._tangent_types.natural import conj_array
 from ._xp import array_namespace, is_foreign_array
 
 __all__ = [

@@ -16,18 +16,16 @@ from typing import Any
 import numpy as np
 
 from ._errors import ProjectionError, describe
-from ._tangents import (
+from ._tangent_types import (
     AbstractTangent,
     NoTangent,
     NotImplementedTangent,
     Tangent,
     Thunk,
     ZeroTangent,
-    _is_attrs_type,
-    _is_namedtuple_type,
-    _object_fields,
     unthunk,
 )
+from ._tangent_types.structural import _is_attrs_type, _is_namedtuple_type, _object_fields
 from ._xp import array_namespace, is_foreign_array
 
 __all__ = ["ProjectTo"]

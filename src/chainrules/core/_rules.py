@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 from collections.abc import Iterator
 from types import MethodType as _MethodType
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 from ._config import RuleConfig
 from ._debug import state as _state
 from ._dispatch import RuleTable, check_dargs, check_frule_result, check_rrule_result
-from ._tangents import NoTangent
+from ._tangent_types import NoTangent
 from ._validate import (
     check_dargs_fit,
     checked_frule,
@@ -32,6 +31,7 @@ from ._validate import (
     checked_rrule,
     unwrap_pullback,
 )
+from ._validate import native as _native
 
 __all__ = ["frule", "frule_python", "frule_table", "rrule", "rrule_python", "rrule_table",
            "scoped_rules"]
@@ -346,13 +346,9 @@ rrule_python, frule_python = rrule, frule
 
 def _fast_entry(python: Any, table: RuleTable, lead: int) -> Any:
     """The C entry point in front of ``python``, or ``python`` when it is not built."""
-    if os.environ.get("CHAINRULES_PURE_PYTHON", "0") not in ("", "0"):
+    if _native is None:
         return python
-    try:
-        from . import _fastcall  # type: ignore[attr-defined]
-    except ImportError:
-        return python
-    entry = _fastcall.entry(python, table.fast_by_func, table.no_table_types, _no_rule,
+    entry = _native.entry(python, table.fast_by_func, table.no_table_types, _no_rule,
                             RuleConfig, lead)
     # the function's name, docstring, module and attributes (register, table, ...);
     # __wrapped__ gives inspect.signature and doctest the Python function

@@ -25,26 +25,34 @@ The policy, always on (it is cheap):
 
 Debug mode adds the costly type checks: the cotangent of an array must come from
 the same array library as the array.
+
+Cost: where the C extension ``_fastcall`` is built (and ``CHAINRULES_PURE_PYTHON`` is
+not set), the wrappers are its ``Checked`` and ``CheckedPullback`` objects, which decide
+the common pairs (a tangent type that always passes, Python numbers, NumPy arrays)
+without a Python frame and hand every other pair to `tangent_mismatch`: an rrule hit
+then costs one small object more than an unchecked one, instead of two Python frames
+and a closure. The Python wrappers below are the reference and the fallback.
 """
 
 from __future__ import annotations
 
 import numbers
+import os
 from typing import Any
 
 import numpy as np
 
 from ._debug import state as _state
 from ._errors import InvalidTangentError
-from ._tangents import (
+from ._tangent_types import (
     InplaceableThunk,
     NoTangent,
     NotImplementedTangent,
     Tangent,
     Thunk,
     ZeroTangent,
-    primal_fields,
 )
+from ._tangent_types.structural import primal_fields
 
 __all__ = ["check_dargs_fit", "checked_frule", "checked_pullback_result", "checked_rrule",
            "tangent_mismatch", "unwrap_pullback"]
@@ -315,6 +323,8 @@ def checked_pullback_result(f: Any, rule: Any, result: Any) -> Any:
     if type(result) is not tuple or len(result) != 2 or getattr(rule, "_chainrules_checked",
                                                                 False):
         return result
+    if native is not None:
+        return native.checked_result(f, result)
     y, pullback = result
     if not callable(pullback):
         return result  # malformed; debug mode says so
@@ -337,9 +347,12 @@ def checked_rrule(f: Any, rule: Any, nargs: int | None = None) -> Any:
     """``rule`` (an rrule function for ``f``) returning checked pullbacks; what the
     entry points' fast caches hold, specialised for ``nargs`` positional arguments (1 or
     2; None: any). The closure of ``checked_pullback_result`` is inlined: every
-    Python call saved here is saved on every cached ``rrule`` hit."""
+    Python call saved here is saved on every cached ``rrule`` hit. With the C extension,
+    its ``Checked`` object instead."""
     if getattr(rule, "_chainrules_checked", False):
         return rule
+    if native is not None:
+        return native.checked(rule, f, 0)
 
     def checked_rrule(*args: Any, **kwargs: Any) -> Any:
         result = rule(*args, **kwargs)
@@ -417,6 +430,9 @@ def unwrap_pullback(pullback: Any) -> Any:
     """The rule's own pullback behind the checking wrapper ``rrule`` returns (for
     messages that name its source); any other callable is returned as is."""
     while True:
+        if type(pullback) is _CheckedPullback:
+            pullback = pullback.__wrapped__
+            continue
         cell = _PULLBACK_CODES.get(getattr(pullback, "__code__", None))
         if cell is None:
             return pullback
@@ -426,9 +442,12 @@ def unwrap_pullback(pullback: Any) -> Any:
 def checked_frule(f: Any, rule: Any, nargs: int | None = None) -> Any:
     """``rule`` (an frule function for ``f``, no config, no instance) checking its
     tangents first; what the entry points' fast caches hold, specialised for ``nargs``
-    positional arguments (1 or 2; None: any)."""
+    positional arguments (1 or 2; None: any). With the C extension, its ``Checked``
+    object instead."""
     if getattr(rule, "_chainrules_checked", False):
         return rule
+    if native is not None:
+        return native.checked(rule, f, 1)
 
     def checked_frule(dargs: Any, *args: Any, **kwargs: Any) -> Any:
         if type(dargs) is not tuple or len(dargs) != len(args) + 1:
@@ -456,3 +475,43 @@ def checked_frule(f: Any, rule: Any, nargs: int | None = None) -> Any:
     out = {1: checked_frule1, 2: checked_frule2}.get(nargs, checked_frule)  # type: ignore[arg-type]
     out._chainrules_checked = True  # type: ignore[attr-defined]
     return out
+
+
+def _checked_pullback_call(self: Any, y_bar: Any) -> Any:
+    """What calling a C ``CheckedPullback`` does, written in Python: its ``__call__`` as
+    the class shows it (calls take the C slot). The reference AD, tracing a pullback for
+    a higher-order derivative, reads it and follows the call into the rule's pullback."""
+    pullback = self.__wrapped__
+    if type(y_bar) not in _PASS:
+        bad = tangent_mismatch(self.y, y_bar)
+        if bad is not None:
+            _raise_output(self.f, pullback, bad)
+    return pullback(y_bar)
+
+
+def _load_native() -> tuple[Any, bool] | None:
+    """The C extension ``_fastcall``, configured with the checks above, and whether it
+    checks arrays itself; None where it is not built or ``CHAINRULES_PURE_PYTHON`` is
+    set."""
+    if os.environ.get("CHAINRULES_PURE_PYTHON", "0") not in ("", "0"):
+        return None
+    try:
+        from . import _fastcall  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    if not hasattr(_fastcall, "configure"):
+        return None  # built from an older _fastcall.c: rebuild it (setup.py build_ext)
+    # arrays the extension reads NumPy's array layout from, to confirm it before relying
+    # on it (else arrays are checked by tangent_mismatch)
+    samples = tuple((a, a.shape, a.dtype, a.dtype.kind) for a in (
+        np.empty((2, 3), np.complex128), np.empty(5, np.float32), np.empty((), np.int64)))
+    passes = (ZeroTangent, NoTangent, Thunk, InplaceableThunk, NotImplementedTangent)
+    arrays_in_c = _fastcall.configure(passes, _ndarray, samples, tangent_mismatch,
+                                      _raise_output, check_dargs_fit, _checked_pullback_call)
+    return _fastcall, arrays_in_c
+
+
+#: The configured C extension, or None (the Python wrappers above are used); and whether
+#: it checks NumPy arrays itself (it read NumPy's array layout as expected).
+native, native_checks_arrays = _load_native() or (None, False)
+_CheckedPullback = native.CheckedPullback if native is not None else None

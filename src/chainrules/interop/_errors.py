@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from chainrules.core._errors import ChainRulesError, func_name
+from chainrules.core._errors import NoRuleError as _CoreNoRuleError
 from chainrules.core._errors import describe as _core_describe
 
 __all__ = [
@@ -54,13 +55,16 @@ class FrameworkNotInstalledError(ChainRulesError, ImportError):
         )
 
 
-class NoRuleError(ChainRulesError, TypeError):
+class NoRuleError(_CoreNoRuleError):
     """A bridged function was called with arguments for which no rule is registered.
+
+    A ``chainrules.NoRuleError`` (as the reference AD's one is): ``except
+    chainrules.NoRuleError`` catches both.
 
     Attributes:
         bridge: the bridge's name, e.g. ``"jax_function"``.
         function: the function that has no rule.
-        kind: ``"rrule"`` or ``"frule"``.
+        kind: ``"rrule"`` or ``"frule"``; also ``table``.
         arg_types: the types of the positional arguments of the call.
 
     Examples:
@@ -73,12 +77,11 @@ class NoRuleError(ChainRulesError, TypeError):
     def __init__(self, bridge: str, function: Any, kind: str, arg_types: tuple,
                  needed_for: str) -> None:
         self.bridge = bridge
-        self.function = function
         self.kind = kind
-        self.arg_types = arg_types
         name = func_name(function)
         got = ", ".join(t.__qualname__ for t in arg_types)
         super().__init__(
+            function, kind, arg_types,
             f"{bridge}({name}): no {kind} is registered for {name}({got}), and {needed_for} "
             f"needs one. Register it with @chainrules.{kind}.register({name}) (or "
             f"chainrules.scalar_rule for a scalar function), or check the argument types."

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from chainrules.core._tangents import (
+from chainrules.core._tangent_types import (
     NoTangent,
     Tangent,
     ZeroTangent,
