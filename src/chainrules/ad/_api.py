@@ -222,6 +222,9 @@ def _natural(primal: Any, g: Any, what: str) -> Any:
 
 def _unbox_output(trace: Any, y: Any, out: list) -> Any:
     """The primal of output ``y``; records ``(primal, tracer-or-None)`` per leaf."""
+    if type(y) is Tracer and y._trace is trace:  # the common single output
+        out.append((y.primal, y))
+        return y.primal
 
     def leaf(v: Any) -> Any:
         if type(v) is Tracer:
@@ -255,6 +258,10 @@ def _check_float_inputs(api: str, f: Any, args: tuple, nums: Sequence[int]) -> N
     instead of being silently given a ``NoTangent`` gradient.
     """
     for i in nums:
+        a = args[i]
+        ta = type(a)
+        if ta is float or (ta is np.ndarray and a.dtype.kind in "fc"):
+            continue  # the common inputs, accepted as `check` below would
         def check(v: Any, path: str, i: int = i) -> Any:
             if type(v) is Tracer:
                 v = deep_primal(v)

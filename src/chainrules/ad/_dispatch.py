@@ -60,6 +60,9 @@ _FunctionType = types.FunctionType
 _MethodType = types.MethodType
 _ndarray = np.ndarray
 _ufunc = np.ufunc
+_BuiltinFunctionType = types.BuiltinFunctionType
+_NumpyFunctionType = type(np.concatenate)  # NumPy's functions with __array_function__
+_EMPTY: dict = {}
 
 def _run_mixed(rule: Callable, f: Any, call_args: tuple, kwargs: dict) -> Any:
     """Run ``rule`` on arguments that hold tracers of outer traces, tracing its code."""
@@ -269,12 +272,29 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         # Stops differentiation: the result is the plain value, never a tracer, so it
         # can be logged, formatted and kept after the trace ends.
         return deep_primal(ignore_derivatives(*(deep_primal(a) for a in args)))
+    tf = type(f)
     top = None
+    plain = True  # every argument a tracer, a float, an int or an ndarray
     for a in args:
-        if type(a) is Tracer:
+        ta = type(a)
+        if ta is Tracer:
             if top is None or a._trace.level > top.level:
                 top = a._trace
-    tf = type(f)
+        elif ta is not float and ta is not _ndarray and ta is not int:
+            plain = False
+    if plain and not kwargs and (tf is _ufunc or tf is _BuiltinFunctionType or (
+            tf is _NumpyFunctionType and id(f) not in _INPLACE_FUNCS)):
+        # the common calls (np.sin(x), math.exp(x), len(x), range(n)), decided as the
+        # general path below decides them: a rule for the innermost trace, else
+        # tracing through; with no tracer, the plain call (nothing to wrap or stack)
+        if top is None:
+            if f is not np.fromiter:
+                return f(*args)
+        else:
+            out = top.process(f, args, _EMPTY)
+            if out is not _NO_RULE:
+                return out
+            return _through(f, args, kwargs, top)
     if top is None:
         if tf is _FunctionType and f not in _r_by_func and f not in _f_by_func:
             g = _rewritten(f) or f

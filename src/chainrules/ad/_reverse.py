@@ -109,40 +109,64 @@ class _ScalarNode:
 
     def backward(self, b: Any, bars: list, owned: bytearray, tape: list) -> None:
         args = self.args
-        traced = self.mixed or type(b) is Tracer
+        if self.mixed or type(b) is Tracer:
+            self._backward_traced(b, bars, owned, tape)
+            return
         part = self.part
-        if traced:
-            ps = _partials(part, self.y, args, True)
-        else:
-            if part.uses_xp:  # partials written against xp (the array-API rules)
-                p = part._evaluate(self.y, args)
+        fn = part.fn
+        if part.uses_xp:  # partials written against xp (the array-API rules)
+            if part.uses_output:
+                p = fn(*args, y=self.y, xp=namespace_of(args))
             else:
-                p = part.fn(*args, y=self.y) if part.uses_output else part.fn(*args)
-            ps = p if part.nargs > 1 else (p,)
+                p = fn(*args, xp=namespace_of(args))
+        elif part.uses_output:
+            p = fn(*args, y=self.y)
+        else:
+            p = fn(*args)
+        ps = p if part.nargs > 1 else (p,)
+        tb = type(b)
+        # 1.0 * b is b itself (same values, dtype and shape) for a real b: no new array
+        # (a complex b is excluded: (1+0j) * b turns an infinite part into nan)
+        unit_ok = tb is float or (tb is _ndarray and b.ndim and b.dtype.kind == "f")
         for par in self.parents:
             pos = par[0] - 1
             p = ps[pos]
             x = args[pos]
-            if traced:
-                if np.iscomplexobj(deep_primal(p)):
-                    p = call(np.conj, p)
-                g = p * b
-                if type(x) is Tracer or type(g) is Tracer:
-                    g = project_traced(ProjectTo(deep_primal(x)), g)
-                else:
-                    g = _project_plain(x, g)
+            tp = type(p)
+            if unit_ok and tp is float and p == 1.0:
+                g = b
             else:
-                tp = type(p)
                 if tp is _ndarray:
                     if p.dtype.kind == "c":
                         p = p.conj()
                 elif tp is complex or isinstance(p, np.complexfloating):
                     p = p.conjugate()
                 g = p * b
-                tx = type(x)
-                if tx is not type(g) or (tx is _ndarray and (g.shape != x.shape
-                                                             or g.dtype != x.dtype)):
-                    g = _project_plain(x, g)
+            tx = type(x)
+            if tx is not type(g) or (tx is _ndarray and (
+                    g.shape != x.shape or (g.dtype is not x.dtype and g.dtype != x.dtype))):
+                g = _project_plain(x, g)
+            j = par[1]
+            if bars[j] is None and type(tape[j]) is not _Leaf:
+                bars[j] = g  # the first cotangent of j (not owned: never written into)
+            else:
+                _accumulate(bars, owned, j, g, tape)
+
+    def _backward_traced(self, b: Any, bars: list, owned: bytearray, tape: list) -> None:
+        """`backward` on values of an outer trace: the partials' own code is traced."""
+        args = self.args
+        ps = _partials(self.part, self.y, args, True)
+        for par in self.parents:
+            pos = par[0] - 1
+            p = ps[pos]
+            x = args[pos]
+            if np.iscomplexobj(deep_primal(p)):
+                p = call(np.conj, p)
+            g = p * b
+            if type(x) is Tracer or type(g) is Tracer:
+                g = project_traced(ProjectTo(deep_primal(x)), g)
+            else:
+                g = _project_plain(x, g)
             _accumulate(bars, owned, par[1], g, tape)
 
 
@@ -291,6 +315,31 @@ class ReverseTrace:
 
     def process(self, f: Any, args: tuple, kwargs: dict, soft: bool = False) -> Any:
         """Apply the rrule of ``f`` to ``args``; ``_NO_RULE`` when there is none."""
+        if len(args) == 1 and not kwargs:
+            # one tracer of this trace holding a plain value, and a scalar_rule for it
+            # (np.sin(x)): what the general path below does, without its bookkeeping
+            a = args[0]
+            if type(a) is Tracer and a._trace is self and type(a.primal) is not Tracer:
+                p = a.primal
+                hit = _rr_lookup(f, (type(p),), self.config)
+                if hit is None:
+                    return _NO_RULE
+                rule = hit[0]
+                part = _scalar_rule_fns.get(rule, _NO_RULE)
+                if part is _NO_RULE:
+                    part = _scalar_partials(f, rule)
+                if part is not None and part.nout == 1 and not hit[1] and not hit[2]:
+                    y = f(p)
+                    ty = type(y)
+                    if ty is _ndarray:
+                        if y.dtype.kind not in "fc":
+                            return y
+                    elif ty is not float and not _boxable(y):
+                        return y
+                    tape = self.tape
+                    idx = len(tape)
+                    tape.append(_ScalarNode(part, (p,), y, [(1, a.aux)], False))
+                    return Tracer(y, self, idx)
         primals = list(args)
         parents: list = []
         mixed = False
@@ -406,11 +455,12 @@ class ReverseTrace:
             if b is None:
                 continue
             entry = tape[i]
-            if type(entry) is tuple:
-                pullback, parents = entry
-                if pullback is None:
+            te = type(entry)
+            if te is _ScalarNode:
+                tb = type(b)
+                if tb is _ndarray or tb is float:
+                    entry.backward(b, bars, owned, tape)
                     continue
-            elif type(entry) is _ScalarNode:
                 if isinstance(b, AbstractTangent):
                     if type(b) is ZeroTangent or type(b) is NoTangent:
                         continue
@@ -421,7 +471,11 @@ class ReverseTrace:
                     b = unthunk(b)
                 entry.backward(b, bars, owned, tape)
                 continue
-            elif type(entry) is _MultiOut:
+            if te is tuple:
+                pullback, parents = entry
+                if pullback is None:
+                    continue
+            elif te is _MultiOut:
                 pullback, parents = entry.pullback, entry.parents
                 b = _assemble(entry, bars)
             else:
@@ -462,6 +516,7 @@ class ReverseTrace:
                     g = _get_path(g, par[2])
                 _accumulate(bars, owned, par[1], g, tape)
         return bars
+
 
 def _assemble(node: _MultiOut, bars: list) -> Any:
     """The structured cotangent of a multi-output operation from its outputs' bars."""
@@ -510,6 +565,7 @@ def _accumulate(bars: list, owned: bytearray, j: int, g: Any, tape: list) -> Non
     new = cur + g
     bars[j] = new
     owned[j] = type(new) is _ndarray and new is not cur and new is not g
+
 
 class _EndedReverseTrace(ReverseTrace):
     """A reverse trace whose differentiation returned: its tape still serves the pullback

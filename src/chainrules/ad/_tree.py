@@ -415,6 +415,9 @@ def _walk_paths(x: Any, path: str, fn: Callable[[Any, str], Any]) -> None:
 
 def _output_cotangent_leaves(y: Any, y_bar: Any) -> list:
     """Flatten an output cotangent in the structure of the output ``y``."""
+    ty = type(y)
+    if ty is float or ty is _ndarray:  # one leaf, as `walk` below would find it
+        return [unthunk(y_bar) if isinstance(y_bar, Thunk) else y_bar]
     out: list = []
 
     def walk(v: Any, b: Any) -> None:
