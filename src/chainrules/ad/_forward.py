@@ -29,7 +29,15 @@ from chainrules.core import (
 from ._closures import _captures_tracers, _closure_tangent, _detach_closure
 from ._dispatch import _run_mixed
 from ._errors import ControlFlowError, NoRuleError
-from ._tracer import _EMPTY, _NO_RULE, Tracer, _boxable, _dead, deep_primal, new_level
+from ._tracer import (
+    _EMPTY,
+    _NO_RULE,
+    EndedTrace,
+    Tracer,
+    _boxable,
+    deep_primal,
+    new_level,
+)
 from ._tree import (
     _deep_struct_primal,
     _find_tracers,
@@ -228,17 +236,12 @@ class ForwardTrace:
 
 _MAX_RRULE_JVP = 64
 
-class _EndedForwardTrace(ForwardTrace):
+
+class _EndedForwardTrace(EndedTrace, ForwardTrace):
     """A forward trace whose ``jvp`` returned."""
 
     __slots__ = ()
-    ended = True
 
-    def binop(self, f: Any, a: Any, b: Any) -> Any:
-        raise _dead(self, f, (a, b))
-
-    def process(self, f: Any, args: tuple, kwargs: dict, soft: bool = False) -> Any:
-        raise _dead(self, f, args)
 
 def _pairing(grads: tuple, dargs: list) -> Any:
     """Real inner product ``sum_i Re<grads[i], dargs[i]>`` (skipping zeros)."""

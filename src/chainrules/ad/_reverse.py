@@ -52,7 +52,15 @@ from ._errors import (
     TracerConversionError,
     UntrackedOutputError,
 )
-from ._tracer import _EMPTY, _NO_RULE, Tracer, _boxable, _dead, deep_primal, new_level
+from ._tracer import (
+    _EMPTY,
+    _NO_RULE,
+    EndedTrace,
+    Tracer,
+    _boxable,
+    deep_primal,
+    new_level,
+)
 from ._tree import (
     _cotangent_structure,
     _deep_struct_primal,
@@ -567,15 +575,8 @@ def _accumulate(bars: list, owned: bytearray, j: int, g: Any, tape: list) -> Non
     owned[j] = type(new) is _ndarray and new is not cur and new is not g
 
 
-class _EndedReverseTrace(ReverseTrace):
+class _EndedReverseTrace(EndedTrace, ReverseTrace):
     """A reverse trace whose differentiation returned: its tape still serves the pullback
     (``backward``), but it records nothing new."""
 
     __slots__ = ()
-    ended = True
-
-    def binop(self, f: Any, a: Any, b: Any) -> Any:
-        raise _dead(self, f, (a, b))
-
-    def process(self, f: Any, args: tuple, kwargs: dict, soft: bool = False) -> Any:
-        raise _dead(self, f, args)

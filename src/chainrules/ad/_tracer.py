@@ -665,3 +665,18 @@ def _dead(trace: Any, f: Any, args: tuple) -> DeadTracerError:
     t = next((a for a in args if type(a) is Tracer and a._trace is trace), None)
     return DeadTracerError(f"calling {func_name(f)}",
                            _describe(t) if t is not None else "a traced value")
+
+
+class EndedTrace:
+    """Mixed into a trace class for its ended state: a tracer that leaked out of its
+    ``grad`` / ``jvp`` refuses to be used (`DeadTracerError`); a reverse trace's tape
+    still serves its pullback."""
+
+    __slots__ = ()
+    ended = True
+
+    def binop(self, f: Any, a: Any, b: Any) -> Any:
+        raise _dead(self, f, (a, b))
+
+    def process(self, f: Any, args: tuple, kwargs: dict, soft: bool = False) -> Any:
+        raise _dead(self, f, args)
