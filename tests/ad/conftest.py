@@ -15,6 +15,18 @@ import pytest
 
 from chainrules import scoped_rules
 
+try:
+    import scipy  # noqa: F401
+except ImportError:  # pragma: no cover - scipy is a test dependency
+    pass
+else:
+    # SciPy's rules register when a SciPy module is first imported. A first import
+    # inside a test (JAX imports scipy lazily) would register them inside that test's
+    # scoped_rules, whose end removes them for every later test: register them now.
+    from chainrules.rules import load_scipy_rules
+
+    load_scipy_rules()
+
 _spec = importlib.util.spec_from_file_location(
     "chainrules_ad_stopgap_rules", pathlib.Path(__file__).with_name("stopgap_rules.py"))
 stopgap = importlib.util.module_from_spec(_spec)

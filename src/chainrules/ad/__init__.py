@@ -10,6 +10,14 @@ NumPy functions work on traced values through the operator methods and NumPy's
 (``float()`` of a traced value, writing it into an array, a NumPy function with no
 rule) raises an error that names the operation.
 
+Modules, one job each: ``_tracer`` (the `Tracer` and its operators), ``_tree``
+(structures around traced values), ``_dispatch`` (the dispatch point: how a call
+finds its rule), ``_syntax`` (attribute and subscript access in rewritten code),
+``_rewrite`` (the source rewriting), ``_reverse`` (tape and backward pass),
+``_forward`` (forward mode), ``_closures`` (closures and watched calls), ``_api`` and
+``_jacobian`` (the transformations), ``_ad_rules`` and ``_higher_order`` (rules the AD
+defines), ``_errors``.
+
 Example:
     >>> import math
     >>> from chainrules.ad import grad
@@ -20,7 +28,8 @@ Example:
 from . import _ad_rules as _ad_rules
 from . import _higher_order as _higher_order
 from . import _higher_order_forward as _higher_order_forward
-from ._api import ADConfig, grad, hessian, jacobian, jvp, value_and_grad, vjp
+from . import _syntax as _syntax  # the dispatch point's attribute and subscript helpers
+from ._api import ADConfig, grad, jvp, value_and_grad, vjp
 from ._errors import (
     ADError,
     ClosureTangentError,
@@ -34,7 +43,8 @@ from ._errors import (
     TracerConversionError,
     UntrackedOutputError,
 )
-from ._trace import Tracer
+from ._jacobian import hessian, jacobian
+from ._tracer import Tracer
 
 __all__ = [
     "ADConfig",

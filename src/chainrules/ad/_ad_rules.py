@@ -1,4 +1,6 @@
-"""Rules specific to this AD (registered with ``config=ADConfig``, so tried first).
+"""Rules the AD itself defines: for its own helper functions (``x.astype`` as
+``_astype``, ``np.array`` of traced values as ``_stack_nested``), and rules specific to
+this AD (registered with ``config=ADConfig``, so tried first).
 
 ``x[i]`` of a float array with an integer index: the built-in rule's pullback
 allocates a zero array per element read, so a loop reading every element of an
@@ -15,24 +17,27 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import InplaceableThunk, NoTangent, ZeroTangent, frule, rrule, unthunk
+from chainrules.core import (
+    AbstractTangent,
+    NoTangent,
+    ProjectTo,
+    Tangent,
+    ZeroTangent,
+    frule,
+    rrule,
+    unthunk,
+)
 
-from . import _trace
 from ._api import ADConfig
+from ._dispatch import _array_of, _stack_nested, _unstack_cotangent, call, project_traced
+from ._reverse import FreshInplaceableThunk
+from ._tracer import Tracer, _astype, deep_primal
+from ._tree import _top_trace_deep
 
 __all__: list[str] = []
 
 _NO = NoTangent()
-
-
-class FreshInplaceableThunk(InplaceableThunk):
-    """An ``InplaceableThunk`` whose value is a newly allocated array (the AD may own it).
-
-    ``index`` and ``value`` say what it adds where (``acc[index] += value``), so the
-    AD can accumulate it without calling ``add_fn``.
-    """
-
-    __slots__ = ("index", "value")
+_ZERO = ZeroTangent()
 
 
 @rrule.register(operator.getitem, np.ndarray, int, config=ADConfig)
@@ -46,9 +51,9 @@ def getitem_index_rrule(config: ADConfig, x: np.ndarray, i: int) -> Any:
 
     def getitem_index_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if type(y_bar) is _trace.Tracer:
+        if type(y_bar) is Tracer:
             # a cotangent of an outer trace (higher-order derivatives): stay traceable
-            return _NO, _trace.call(index_scatter, shape, dtype, i, y_bar), _NO
+            return _NO, call(index_scatter, shape, dtype, i, y_bar), _NO
 
         if real and isinstance(y_bar, (complex, np.complexfloating, np.ndarray)):
             y_bar = np.real(y_bar)  # project onto the real array's tangent space
@@ -72,9 +77,9 @@ def getitem_index_rrule(config: ADConfig, x: np.ndarray, i: int) -> Any:
 
 def index_scatter(shape: tuple, dtype: Any, i: int, v: Any) -> np.ndarray:
     """Zeros of ``shape`` with ``v`` at ``i``: the adjoint of ``x[i]``, linear in ``v``."""
-    if type(v) is _trace.Tracer:
-        return _trace.call(index_scatter, shape, dtype, i, v)
-    out = np.zeros(shape, dtype=np.result_type(dtype, _trace.deep_primal(v)))
+    if type(v) is Tracer:
+        return call(index_scatter, shape, dtype, i, v)
+    out = np.zeros(shape, dtype=np.result_type(dtype, deep_primal(v)))
     out[i] = v
     return out
 
@@ -96,4 +101,56 @@ def index_scatter_frule(dargs: tuple, shape: tuple, dtype: Any, i: int, v: Any) 
     return y, index_scatter(shape, dtype, i, v_dot)
 
 
-_trace._FreshThunk = FreshInplaceableThunk
+@rrule.register(_astype)
+def _astype_rrule(x: Any, dtype: Any) -> Any:
+    # run again on values of an outer trace (second derivatives), this code is not
+    # rewritten (it is the AD's own), so it calls the outer trace explicitly
+    project_x = ProjectTo(deep_primal(x))
+    y = x.astype(dtype) if type(x) is Tracer else np.asarray(x).astype(dtype)
+
+    def astype_pullback(y_bar: Any) -> tuple:
+        return _NO, project_traced(project_x, unthunk(y_bar)), _NO
+
+    return y, astype_pullback
+
+
+@frule.register(_astype)
+def _astype_frule(dargs: tuple, x: Any, dtype: Any) -> Any:
+    x_dot = unthunk(dargs[1])
+    y = np.asarray(x).astype(dtype)
+    if isinstance(x_dot, AbstractTangent):
+        return y, x_dot
+    if y.dtype.kind == "f":
+        x_dot = np.real(x_dot)
+    return y, np.asarray(x_dot).astype(y.dtype)
+
+@rrule.register(_stack_nested)
+def _stack_nested_rrule(x: Any, dtype: Any = None) -> Any:
+    y = _array_of(x, dtype)
+
+    def stack_nested_pullback(y_bar: Any) -> tuple:
+        y_bar = unthunk(y_bar)
+        if isinstance(y_bar, AbstractTangent):
+            return _NO, y_bar, _NO
+        return _NO, _unstack_cotangent(x, y_bar), _NO
+
+    return y, stack_nested_pullback
+
+
+@frule.register(_stack_nested)
+def _stack_nested_frule(dargs: tuple, x: Any, dtype: Any = None) -> Any:
+    y = _array_of(x, dtype)
+
+    def tangent_of(xv: Any, d: Any) -> Any:
+        if type(xv) is list or type(xv) is tuple:
+            items = d.backing if isinstance(d, Tangent) else [_ZERO] * len(xv)
+            return np.stack([tangent_of(v, di) for v, di in zip(xv, items)])
+        d = unthunk(d)
+        if isinstance(d, AbstractTangent):
+            return np.zeros(np.shape(deep_primal(xv)), dtype=y.dtype)
+        return d
+
+    y_dot = tangent_of(x, dargs[1])
+    if _top_trace_deep(y_dot, None) is not None:
+        return y, _stack_nested(y_dot, y.dtype)
+    return y, np.asarray(y_dot, dtype=y.dtype)

@@ -1,10 +1,9 @@
-"""The user-facing transformations: grad, value_and_grad, vjp, jvp, jacobian, hessian."""
+"""The user-facing transformations: grad, value_and_grad, vjp, jvp (jacobian and
+hessian, built on them, are in ``_jacobian``), and `ADConfig`."""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-import enum
 import functools
 import types
 from collections.abc import Callable, Sequence
@@ -28,21 +27,29 @@ from chainrules.core import (
     is_foreign_array,
     unthunk,
 )
-from chainrules.core._tangent_types.abstract import _any
 
+from ._closures import with_cells
+from ._dispatch import call, project_traced
 from ._errors import InputTypeError, NonScalarOutputError
-from ._trace import (
-    ForwardTrace,
-    ReverseTrace,
-    Tracer,
-    call,
-    deep_primal,
-    end_trace,
-    project_traced,
-    with_cells,
+from ._forward import ForwardTrace
+from ._reverse import ReverseTrace
+from ._tracer import Tracer, deep_primal
+from ._tree import (
+    _CONSTANT_LEAVES,
+    _STRUCTURES,
+    _box_inputs,
+    _is_leaf_differentiable,
+    _items,
+    _map_leaves,
+    _output_cotangent_leaves,
+    _rebuild_mapping,
+    _rebuild_record,
+    _record_fields,
+    _tangent_structure,
+    _walk_paths,
 )
 
-__all__ = ["ADConfig", "grad", "hessian", "jacobian", "jvp", "value_and_grad", "vjp"]
+__all__ = ["ADConfig", "grad", "jvp", "value_and_grad", "vjp"]
 
 
 class ADConfig(RuleConfig, HasReverseMode, HasForwardsMode):
@@ -181,151 +188,6 @@ _CONFIG = ADConfig()
 # ---------------------------------------------------------------------------------------
 # Inputs and outputs as structures of leaves
 
-
-_NUMBER_TYPES = (float, complex, int, np.floating, np.complexfloating)
-_BOOL_TYPES = (bool, np.bool_)
-
-
-def _is_leaf_differentiable(x: Any) -> bool:
-    t = type(x)
-    if t is float or t is complex:
-        return True
-    if t is np.ndarray:
-        return x.dtype.kind in "fc"
-    if t is Tracer:
-        x = deep_primal(x)
-    if isinstance(x, _BOOL_TYPES):
-        return False
-    if isinstance(x, _NUMBER_TYPES):
-        return True
-    if is_foreign_array(x):  # an array-API array (array_api_strict, ...): rules see it as is
-        xp = array_namespace(x)
-        return bool(xp.isdtype(x.dtype, ("real floating", "complex floating")))
-    return isinstance(x, np.ndarray) and x.dtype.kind in "fc"
-
-
-# Structures the transformations look inside (their inputs and outputs): tuples, lists,
-# namedtuples, dicts (and dict subclasses such as OrderedDict and defaultdict), and
-# records: dataclasses, attrs classes and SimpleNamespaces.
-
-_STRUCTURES = ("floats, complex numbers, float arrays, or tuples, lists, dicts, namedtuples, "
-               "dataclasses, attrs classes or SimpleNamespaces of them")
-
-
-def _record_fields(x: Any) -> tuple[str, ...] | None:
-    """The field names of a record (dataclass, attrs or SimpleNamespace instance), or None."""
-    if isinstance(x, type):
-        return None
-    if dataclasses.is_dataclass(x):
-        return tuple(f.name for f in dataclasses.fields(x))
-    t = type(x)
-    if t is types.SimpleNamespace:
-        return tuple(vars(x))
-    fields = getattr(t, "__attrs_attrs__", None)
-    if fields is not None:
-        return tuple(a.name for a in fields)
-    return None
-
-
-def _rebuild_record(x: Any, changes: dict) -> Any:
-    """A copy of record ``x`` with some fields replaced (its ``__init__`` is not called)."""
-    if type(x) is types.SimpleNamespace:
-        return types.SimpleNamespace(**{**vars(x), **changes})
-    return _rebuild_dataclass(x, changes)
-
-
-def _rebuild_mapping(x: dict, items: dict) -> dict:
-    """``items`` in the type of dict ``x`` (a subclass keeps its settings: a defaultdict's
-    factory, an OrderedDict's order)."""
-    if type(x) is dict:
-        return items
-    new = copy.copy(x)
-    for k, v in items.items():
-        new[k] = v
-    return new
-
-
-def _map_leaves(x: Any, fn: Callable[[Any], Any]) -> Any:
-    """Apply ``fn`` to every leaf of a structure, rebuilding the structure."""
-    t = type(x)
-    if t is tuple or t is list:
-        return t(_map_leaves(v, fn) for v in x)
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return t(*[_map_leaves(v, fn) for v in x])
-    if t is dict:
-        return {k: _map_leaves(v, fn) for k, v in _any(x).items()}
-    if isinstance(x, dict):
-        return _rebuild_mapping(x, {k: _map_leaves(v, fn) for k, v in x.items()})
-    fields = _record_fields(x)
-    if fields is not None:
-        return _rebuild_record(x, {k: _map_leaves(getattr(x, k), fn) for k in fields})
-    return fn(x)
-
-
-def _rebuild_dataclass(x: Any, changes: dict) -> Any:
-    y = object.__new__(type(x))
-    if hasattr(x, "__dict__"):
-        y.__dict__.update(x.__dict__)
-    for k, v in changes.items():
-        object.__setattr__(y, k, v)
-    return y
-
-
-# Leaves a differentiated argument may hold that have no tangent (their gradient is
-# NoTangent): anything else that is not a number or an array is refused, since the AD
-# cannot see inside it and would silently lose the derivatives of what it holds.
-_CONSTANT_LEAVES = (type(None), str, bytes, bool, np.bool_, range, slice, type(Ellipsis),
-                    type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-                    types.MethodType, functools.partial, np.ufunc, np.dtype, enum.Enum,
-                    np.random.Generator, np.random.RandomState, np.random.BitGenerator,
-                    np.ndarray)
-
-
-def _box_inputs(trace: ReverseTrace, x: Any, leaves: list) -> Any:
-    tx = type(x)
-    if tx is float or (tx is np.ndarray and x.dtype.kind in "fc"):
-        t = trace.new_input(x)
-        leaves.append((x, t.aux))
-        return t
-
-    def box(v: Any) -> Any:
-        if not _is_leaf_differentiable(v):
-            leaves.append((v, None))
-            return v
-        if type(v) is not Tracer and (type(v) is int or isinstance(v, np.integer)):
-            v = float(v)
-        t = trace.new_input(v)
-        leaves.append((v, t.aux))
-        return t
-
-    return _map_leaves(x, box)
-
-
-def _tangent_structure(x: Any, leaf_grads: list) -> Any:
-    """Rebuild gradients in the structure of input ``x`` (consumes ``leaf_grads``)."""
-    tx = type(x)
-    if len(leaf_grads) == 1 and (tx is float or tx is np.ndarray or tx is complex):
-        return leaf_grads[0]
-    it = iter(leaf_grads)
-
-    def build(v: Any) -> Any:
-        t = type(v)
-        if t is tuple or t is list:
-            return t(build(u) for u in v)
-        if isinstance(v, tuple) and hasattr(v, "_fields"):
-            return Tangent[t](**{f: build(u) for f, u in zip(_any(v)._fields, v)})
-        if t is dict:
-            return {k: build(u) for k, u in _any(v).items()}
-        if isinstance(v, dict):
-            return _rebuild_mapping(v, {k: build(u) for k, u in v.items()})
-        fields = _record_fields(v)
-        if fields is not None:
-            return Tangent[t](**{k: build(getattr(v, k)) for k in fields})
-        return next(it)
-
-    return build(x)
-
-
 def _natural(primal: Any, g: Any, what: str) -> Any:
     """A leaf cotangent as the natural tangent of ``primal`` (zeros when absent)."""
     if isinstance(g, Thunk):
@@ -360,6 +222,9 @@ def _natural(primal: Any, g: Any, what: str) -> Any:
 
 def _unbox_output(trace: Any, y: Any, out: list) -> Any:
     """The primal of output ``y``; records ``(primal, tracer-or-None)`` per leaf."""
+    if type(y) is Tracer and y._trace is trace:  # the common single output
+        out.append((y.primal, y))
+        return y.primal
 
     def leaf(v: Any) -> Any:
         if type(v) is Tracer:
@@ -393,6 +258,10 @@ def _check_float_inputs(api: str, f: Any, args: tuple, nums: Sequence[int]) -> N
     instead of being silently given a ``NoTangent`` gradient.
     """
     for i in nums:
+        a = args[i]
+        ta = type(a)
+        if ta is float or (ta is np.ndarray and a.dtype.kind in "fc"):
+            continue  # the common inputs, accepted as `check` below would
         def check(v: Any, path: str, i: int = i) -> Any:
             if type(v) is Tracer:
                 v = deep_primal(v)
@@ -415,25 +284,6 @@ def _check_float_inputs(api: str, f: Any, args: tuple, nums: Sequence[int]) -> N
                 "integer and bool arrays have no derivative; convert the input with "
                 "x.astype(float) (np.float64(x) for a scalar)")
         _walk_paths(args[i], "", check)
-
-
-def _walk_paths(x: Any, path: str, fn: Callable[[Any, str], Any]) -> None:
-    t = type(x)
-    if t is tuple or t is list:
-        for k, v in enumerate(x):
-            _walk_paths(v, f"{path}[{k}]", fn)
-    elif isinstance(x, tuple) and hasattr(x, "_fields"):
-        for k, v in zip(_any(x)._fields, x):
-            _walk_paths(v, f"{path}.{k}", fn)
-    elif isinstance(x, dict):
-        for k, v in x.items():
-            _walk_paths(v, f"{path}[{k!r}]", fn)
-    elif (fields := _record_fields(x)) is not None:
-        for k in fields:
-            _walk_paths(getattr(x, k), f"{path}.{k}", fn)
-    else:
-        fn(x, path)
-
 
 def _argnums_tuple(argnums: int | Sequence[int], nargs: int, api: str) -> tuple[int, ...]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
@@ -464,7 +314,7 @@ def _vjp(config: RuleConfig, f: Callable, args: tuple, kwargs: dict,
         y_primal = _unbox_output(trace, y, out_leaves)
     finally:
         # tracers kept past this call (a global, a list) must not record anything more
-        end_trace(trace)
+        trace.end()
     argnums = tuple(argnums)
 
     def pullback(y_bar: Any) -> tuple:
@@ -481,47 +331,6 @@ def _vjp(config: RuleConfig, f: Callable, args: tuple, kwargs: dict,
         return tuple(result)
 
     return y_primal, pullback
-
-
-def _output_cotangent_leaves(y: Any, y_bar: Any) -> list:
-    """Flatten an output cotangent in the structure of the output ``y``."""
-    out: list = []
-
-    def walk(v: Any, b: Any) -> None:
-        t = type(v)
-        if isinstance(b, Thunk):
-            b = unthunk(b)
-        if t is tuple or t is list or (isinstance(v, tuple) and hasattr(v, "_fields")):
-            items = _items(b, len(v))
-            for u, c in zip(v, items):
-                walk(u, c)
-        elif isinstance(v, dict):
-            for k, u in v.items():
-                walk(u, _ZERO if isinstance(b, ZeroTangent) else (
-                    b[k] if isinstance(b, Tangent | dict) else _ZERO))
-        elif (fields := _record_fields(v)) is not None:
-            for k in fields:
-                walk(getattr(v, k), getattr(b, k) if isinstance(b, Tangent) else _ZERO)
-        else:
-            out.append(b)
-
-    walk(y, y_bar)
-    return out
-
-
-_ZERO = ZeroTangent()
-
-
-def _items(b: Any, n: int) -> list:
-    if isinstance(b, AbstractTangent) and not isinstance(b, Tangent):
-        return [b] * n
-    if isinstance(b, Tangent):
-        return [b[i] for i in range(n)]
-    if len(b) != n:
-        raise InputTypeError("the output cotangent", f"a sequence of {n} entries",
-                             f"{len(b)} entries", "give one cotangent per output entry")
-    return list(b)
-
 
 def vjp(f: Callable, *primals: Any, **kwargs: Any) -> tuple[Any, Callable[[Any], tuple]]:
     """Evaluate ``f(*primals)`` and return ``(y, pullback)``.
@@ -669,7 +478,7 @@ def _jvp(config: RuleConfig, f: Callable, primals: tuple, tangents: tuple,
             boxed.append(_box_forward(trace, x, dx, f"tangent {i}"))
         y = call(f, *boxed, **kwargs)
     finally:
-        end_trace(trace)
+        trace.end()
 
     def leaf(v: Any) -> Any:
         if type(v) is Tracer and v._trace is trace:
@@ -753,149 +562,3 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any],
 
 # ---------------------------------------------------------------------------------------
 # Jacobians and Hessians
-
-
-def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
-    """The Jacobian of ``f`` with respect to argument ``argnums`` (a number or array).
-
-    The result has shape ``y.shape + x.shape``; for a function returning a tuple or
-    list of arrays, a tuple with one such Jacobian per output. ``mode="auto"`` uses forward mode
-    (one ``jvp`` per input entry) when the input has no more entries than the
-    output, reverse mode (one pullback per output entry, on one recorded trace)
-    otherwise; ``"forward"`` and ``"reverse"`` force one. Complex inputs or outputs
-    are refused (the Jacobian of a map on ℝ² is not a complex matrix in general).
-
-    Example:
-        >>> import numpy as np
-        >>> from chainrules.ad import jacobian
-        >>> jacobian(lambda x: x * x)(np.array([1.0, 2.0]))
-        array([[2., 0.],
-               [0., 4.]])
-    """
-    if mode not in ("auto", "forward", "reverse"):
-        raise InputTypeError("jacobian(mode=...)", "'auto', 'forward' or 'reverse'",
-                             repr(mode), "pick one of the three modes")
-
-    def jacobian_f(*args: Any, **kwargs: Any) -> Any:
-        (i,) = _argnums_tuple(argnums, len(args), "jacobian")
-        x = args[i]
-        # x may be a tracer (a Jacobian of a Jacobian): shapes and seeds come from its
-        # primal, and the columns are assembled with operations the AD follows
-        xp = deep_primal(x)
-        _check_float_inputs("jacobian", f, args, (i,))
-        if is_foreign_array(x):
-            raise InputTypeError(
-                f"jacobian argument {i}", "a real number or a NumPy float array",
-                f"a {type(x).__module__}.{type(x).__qualname__}",
-                "jacobian and hessian build NumPy basis vectors; for array-API arrays "
-                "(array_api_strict...) use grad, vjp or jvp, or pass np.asarray(x)")
-        if not _is_leaf_differentiable(x) or np.iscomplexobj(x):
-            got = (f"ndarray(shape={x.shape}, dtype={x.dtype})" if isinstance(x, np.ndarray)
-                   else type(x).__qualname__)
-            fix = ("for a complex input use jvp (the holomorphic derivative along a "
-                   "direction) or vjp, or split it into real and imaginary parts"
-                   if np.iscomplexobj(x) else
-                   "convert integer arrays to float and flatten structured inputs into one "
-                   "array first")
-            raise InputTypeError(f"jacobian argument {i}", "a real number or real (float) array",
-                                 got, fix)
-        x_arr = np.asarray(xp, dtype=float if type(xp) in (int, float) else None)
-        n = x_arr.size
-        use_forward = mode == "forward"
-        y: Any = None
-        if mode == "auto":
-            y, pullback = _vjp(_CONFIG, f, args, kwargs, (i,))
-            use_forward = n <= sum(np.size(o) for o in _jacobian_outputs(y))
-        if use_forward:
-            columns: list[list] = []
-            for k in range(n):
-                e = np.zeros(x_arr.shape, dtype=x_arr.dtype)
-                e.reshape(-1)[k] = 1.0
-                tangent = e if isinstance(xp, np.ndarray) else type(xp)(1.0) if type(xp) is \
-                    not int else 1.0
-                tangents = [ZeroTangent()] * len(args)
-                tangents[i] = tangent
-                y, y_dot = _jvp(_CONFIG, f, args, tuple(tangents), kwargs)
-                dots = _jacobian_outputs(y_dot) if type(y) in (tuple, list) else [y_dot]
-                columns.append([_jacobian_entry(d) for d in dots])
-            outs = _jacobian_outputs(y)
-            jacs = []
-            for j, out in enumerate(outs):
-                y_arr = np.asarray(deep_primal(out))
-                _check_real_output(y_arr)
-                cols = [c[j] for c in columns]
-                jac = np.stack(cols, axis=-1) if cols else np.zeros((*y_arr.shape, 0))
-                jacs.append(jac.reshape(y_arr.shape + x_arr.shape))
-            return type(y)(jacs) if type(y) in (tuple, list) else jacs[0]
-        if y is None:
-            y, pullback = _vjp(_CONFIG, f, args, kwargs, (i,))
-        outs = _jacobian_outputs(y)
-        jacs = []
-        for j, out in enumerate(outs):
-            y_arr = np.asarray(deep_primal(out))
-            _check_real_output(y_arr)
-            rows = []
-            for k in range(y_arr.size):
-                e = np.zeros(y_arr.shape, dtype=y_arr.dtype)
-                e.reshape(-1)[k] = 1.0
-                seed = e if isinstance(out, np.ndarray) else _any(type(y_arr[()]))(1.0)
-                if type(y) in (tuple, list):
-                    seed = type(y)(seed if m == j else ZeroTangent() for m in range(len(y)))
-                rows.append(_jacobian_entry(pullback(seed)[0]))
-            jac = np.stack(rows) if rows else np.zeros((0, *x_arr.shape))
-            jacs.append(jac.reshape(y_arr.shape + x_arr.shape))
-        return type(y)(jacs) if type(y) in (tuple, list) else jacs[0]
-
-    return jacobian_f
-
-
-def _jacobian_entry(d: Any) -> Any:
-    """One column (row) of a Jacobian as an array; a traced one stays traced."""
-    return d if type(d) is Tracer else np.asarray(d)
-
-
-def _jacobian_outputs(y: Any) -> list:
-    """The outputs of a function given to ``jacobian``: one array or number, or a flat
-    tuple or list of them (one Jacobian each, like ``jax.jacfwd``)."""
-    outs = list(y) if type(y) in (tuple, list) else [y]
-    for o in outs:
-        if not isinstance(o, np.ndarray | float | int | complex | np.number) or \
-                isinstance(o, bool | np.bool_):
-            raise InputTypeError(
-                "jacobian output", "a number or array, or a flat tuple or list of them",
-                f"{type(y).__name__} holding {type(o).__name__}" if o is not y
-                else type(o).__name__,
-                "return one array (np.concatenate the outputs) or a tuple of arrays; use "
-                "vjp for structured outputs")
-    return outs
-
-
-def _check_real_output(y: np.ndarray) -> None:
-    if y.dtype.kind not in "fiu":
-        raise InputTypeError("jacobian output", "a real number or real array",
-                             f"dtype {y.dtype}", "split complex outputs into real and "
-                             "imaginary parts")
-
-
-def hessian(f: Callable, argnums: int = 0) -> Callable:
-    """The Hessian of a real-scalar-valued ``f``, by forward-over-reverse.
-
-    Forward mode (one ``jvp`` per input entry) of the reverse-mode gradient; shape
-    ``x.shape + x.shape``.
-
-    Example:
-        >>> import numpy as np
-        >>> from chainrules.ad import hessian
-        >>> hessian(lambda x: (x[0] ** 2) * x[1])(np.array([1.0, 3.0]))
-        array([[6., 2.],
-               [2., 0.]])
-    """
-    jac = jacobian(grad(f, argnums), argnums, mode="forward")
-
-    @functools.wraps(f)
-    def hessian_f(*args: Any, **kwargs: Any) -> Any:
-        (i,) = _argnums_tuple(argnums, len(args), "hessian")
-        _check_float_inputs("hessian", f, args, (i,))
-        return jac(*args, **kwargs)
-
-    return hessian_f

@@ -35,7 +35,7 @@ from chainrules.core import (
     unthunk,
 )
 
-from ._trace import Tracer
+from ._tracer import Tracer
 
 __all__: list[str] = []
 

@@ -141,21 +141,49 @@ def _module_tree(filename: str) -> ast.Module | None:
     return _file_trees[key]
 
 
+class _TreeIndex:
+    """A module tree's functions by name, lambdas by line, and methods' classes: built
+    in one walk, so finding the node of each code object does not walk the whole module
+    again (rule modules are long, and a second derivative rewrites dozens of rules)."""
+
+    __slots__ = ("classes", "defs", "lambdas")
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.defs: dict[str, list] = {}
+        self.lambdas: dict[int, list] = {}
+        self.classes: dict[int, str] = {}  # id(def node) -> the class defining it
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Lambda):
+                self.lambdas.setdefault(node.lineno, []).append(node)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.defs.setdefault(node.name, []).append(node)
+            elif isinstance(node, ast.ClassDef):
+                for b in node.body:
+                    self.classes.setdefault(id(b), node.name)
+
+
+_tree_index: dict[int, _TreeIndex] = {}  # id(tree) -> index (the trees stay cached)
+
+
+def _index(tree: ast.Module) -> _TreeIndex:
+    found = _tree_index.get(id(tree))
+    if found is None:
+        found = _tree_index[id(tree)] = _TreeIndex(tree)
+    return found
+
+
 def _find_node(tree: ast.Module, code: types.CodeType) -> ast.AST | None:
     """The def or lambda node that compiled to ``code``."""
     is_lambda = code.co_name == "<lambda>"
     want_args = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
     candidates = []
-    for node in ast.walk(tree):
+    index = _index(tree)
+    nodes = (index.lambdas.get(code.co_firstlineno, []) if is_lambda
+             else index.defs.get(code.co_name, []))
+    for node in nodes:
         if is_lambda:
-            if not isinstance(node, ast.Lambda):
-                continue
             first = node.lineno
         else:
-            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            if node.name != code.co_name:
-                continue
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
         if first != code.co_firstlineno:
             continue
@@ -198,10 +226,7 @@ def _by_names(candidates: list, code: types.CodeType) -> ast.AST | None:
 
 def _class_name(tree: ast.Module, node: ast.AST) -> str | None:
     """The class whose body defines ``node`` directly (a method), or None."""
-    for n in ast.walk(tree):
-        if isinstance(n, ast.ClassDef) and any(b is node for b in n.body):
-            return n.name
-    return None
+    return _index(tree).classes.get(id(node))
 
 
 _SELF_NAME = "__chainrules_self__"

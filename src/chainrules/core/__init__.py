@@ -38,6 +38,7 @@ from ._helpers import (
     not_implemented,
     scalar_rule,
 )
+from ._lookup import cached_lookup, namespace_of, registered_functions, scalar_partials
 from ._projection import ProjectTo
 from ._rules import frule, rrule, scoped_rules
 from ._tangent_types import (
@@ -91,6 +92,7 @@ __all__ = [
     "ZeroTangent",
     "array_namespace",
     "backing",
+    "cached_lookup",
     "canonicalize",
     "debug_mode",
     "derivatives_given_output",
@@ -100,10 +102,13 @@ __all__ = [
     "iadd",
     "ignore_derivatives",
     "is_foreign_array",
+    "namespace_of",
     "non_differentiable",
     "not_implemented",
+    "registered_functions",
     "rrule",
     "rrule_via_ad",
+    "scalar_partials",
     "scalar_rule",
     "scoped_rules",
     "unthunk",

@@ -1,0 +1,582 @@
+"""Reverse mode: the trace that records a tape, and the backward pass over it.
+
+Each operation on tracers of a `ReverseTrace` runs the rrule of the callable and
+records ``(pullback, parents)`` on the tape (a ``scalar_rule`` records its partials
+instead); the backward pass walks the tape once, newest first, accumulating the
+cotangent of every entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from chainrules.core import (
+    AbstractTangent,
+    InplaceableThunk,
+    NoTangent,
+    NotImplementedTangent,
+    OutArgumentError,
+    ProjectTo,
+    RuleConfig,
+    Thunk,
+    ZeroTangent,
+    cached_lookup,
+    iadd,
+    namespace_of,
+    rrule,
+    scalar_partials,
+    unthunk,
+)
+
+from ._closures import _captures_tracers, _detach_closure
+from ._dispatch import (
+    _PULLBACK_OWNER,
+    _RULE_CRASHES,
+    _crash_error,
+    _not_twice_differentiable,
+    _run_mixed,
+    _run_pullback_traced,
+    _traceable,
+    _weakrefable,
+    call,
+    project_traced,
+)
+from ._errors import (
+    ADError,
+    ClosureTangentError,
+    ControlFlowError,
+    MutationError,
+    TracerConversionError,
+    UntrackedOutputError,
+)
+from ._tracer import (
+    _EMPTY,
+    _NO_RULE,
+    EndedTrace,
+    Tracer,
+    _boxable,
+    deep_primal,
+    new_level,
+)
+from ._tree import (
+    _cotangent_structure,
+    _deep_struct_primal,
+    _find_tracers,
+    _get_path,
+    _is_constant_like,
+    _is_struct,
+    _leaves,
+    _replace_leaves,
+    _top_trace_deep,
+)
+
+__all__ = ["FreshInplaceableThunk", "ReverseTrace"]
+
+_rr_lookup = cached_lookup(rrule)
+_ndarray = np.ndarray
+_FunctionType = type(lambda: None)
+_ZERO = ZeroTangent()
+_NO = NoTangent()
+
+
+class FreshInplaceableThunk(InplaceableThunk):
+    """An ``InplaceableThunk`` whose value is a newly allocated array (the AD may own it).
+
+    ``index`` and ``value`` say what it adds where (``acc[index] += value``), so the
+    AD can accumulate it without calling ``add_fn`` (see ``_ad_rules``).
+    """
+
+    __slots__ = ("index", "value")
+
+class _MultiOut:
+    """Tape entry of an operation with several differentiable outputs."""
+
+    __slots__ = ("leaves", "parents", "pullback", "y")
+
+    def __init__(self, pullback: Callable, parents: list, y: Any) -> None:
+        self.pullback = pullback
+        self.parents = parents
+        self.y = y
+        self.leaves: list[tuple[tuple, int]] = []
+
+
+class _ScalarNode:
+    """Tape entry of a ``scalar_rule`` call: the cotangent is ``conj(partial) * y_bar``."""
+
+    __slots__ = ("args", "mixed", "parents", "part", "y")
+
+    def __init__(self, part: Any, args: tuple, y: Any, parents: list, mixed: bool) -> None:
+        self.part = part
+        self.args = args
+        self.y = y
+        self.parents = parents
+        self.mixed = mixed
+
+    def backward(self, b: Any, bars: list, owned: bytearray, tape: list) -> None:
+        args = self.args
+        if self.mixed or type(b) is Tracer:
+            self._backward_traced(b, bars, owned, tape)
+            return
+        part = self.part
+        fn = part.fn
+        if part.uses_xp:  # partials written against xp (the array-API rules)
+            if part.uses_output:
+                p = fn(*args, y=self.y, xp=namespace_of(args))
+            else:
+                p = fn(*args, xp=namespace_of(args))
+        elif part.uses_output:
+            p = fn(*args, y=self.y)
+        else:
+            p = fn(*args)
+        ps = p if part.nargs > 1 else (p,)
+        tb = type(b)
+        # 1.0 * b is b itself (same values, dtype and shape) for a real b: no new array
+        # (a complex b is excluded: (1+0j) * b turns an infinite part into nan)
+        unit_ok = tb is float or (tb is _ndarray and b.ndim and b.dtype.kind == "f")
+        for par in self.parents:
+            pos = par[0] - 1
+            p = ps[pos]
+            x = args[pos]
+            tp = type(p)
+            if unit_ok and tp is float and p == 1.0:
+                g = b
+            else:
+                if tp is _ndarray:
+                    if p.dtype.kind == "c":
+                        p = p.conj()
+                elif tp is complex or isinstance(p, np.complexfloating):
+                    p = p.conjugate()
+                g = p * b
+            tx = type(x)
+            if tx is not type(g) or (tx is _ndarray and (
+                    g.shape != x.shape or (g.dtype is not x.dtype and g.dtype != x.dtype))):
+                g = _project_plain(x, g)
+            j = par[1]
+            if bars[j] is None and type(tape[j]) is not _Leaf:
+                bars[j] = g  # the first cotangent of j (not owned: never written into)
+            else:
+                _accumulate(bars, owned, j, g, tape)
+
+    def _backward_traced(self, b: Any, bars: list, owned: bytearray, tape: list) -> None:
+        """`backward` on values of an outer trace: the partials' own code is traced."""
+        args = self.args
+        ps = _partials(self.part, self.y, args, True)
+        for par in self.parents:
+            pos = par[0] - 1
+            p = ps[pos]
+            x = args[pos]
+            if np.iscomplexobj(deep_primal(p)):
+                p = call(np.conj, p)
+            g = p * b
+            if type(x) is Tracer or type(g) is Tracer:
+                g = project_traced(ProjectTo(deep_primal(x)), g)
+            else:
+                g = _project_plain(x, g)
+            _accumulate(bars, owned, par[1], g, tape)
+
+
+def _project_plain(x: Any, g: Any) -> Any:
+    tx = type(x)
+    tg = type(g)
+    if tg is _ndarray and tx is not _ndarray and g.ndim:
+        g = g.sum()  # a scalar broadcast against an array: sum the broadcast away
+        tg = type(g)
+    if tx is float:
+        return g if tg is float else ProjectTo(x)(g)
+    if tx is _ndarray:
+        if tg is _ndarray and g.shape == x.shape and g.dtype == x.dtype:
+            return g
+        return ProjectTo(x)(g)
+    if tx is tg and tx is not complex:
+        return g
+    return ProjectTo(x)(g)
+
+
+def _partials(part: Any, y: Any, args: tuple, traced: bool) -> tuple:
+    if not traced:
+        return part(y, args)[0]
+    fn = _traceable(part.fn)
+    kw: dict = {"y": y} if part.uses_output else {}
+    if part.uses_xp:
+        kw["xp"] = namespace_of(tuple(deep_primal(a) for a in args))
+    p = call(fn, *args, **kw)
+    return p if part.nargs > 1 else (p,)
+
+
+_scalar_rule_fns: dict = {}
+
+
+def _scalar_partials(f: Any, rule: Any) -> Any:
+    """The partials of ``f`` when ``rule`` is its ``scalar_rule`` (None for other rules);
+    cached per rule (a ``scalar_rule`` makes one rule per function)."""
+    try:
+        return _scalar_rule_fns[rule]
+    except KeyError:
+        pass
+    except TypeError:
+        return None
+    found = scalar_partials(f, rule)
+    _scalar_rule_fns[rule] = found
+    return found
+
+
+class _Leaf:
+    """Tape entry of one output of a `_MultiOut`."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: int) -> None:
+        self.node = node
+
+
+_INPUT = (None, ())
+
+class ReverseTrace:
+    """One level of reverse-mode differentiation: a tape of ``(pullback, parents)``.
+
+    ``parents`` lists ``(position, index)`` pairs: the cotangent at ``position`` of
+    the pullback's result belongs to the tape entry ``index``; a third element, a
+    path, picks it out of a structured cotangent.
+    """
+
+    __slots__ = ("config", "ctype", "level", "tape")
+    mode = "rrule"  # the rule kind it applies (for messages)
+    ended = False  # see `end`
+
+    def __init__(self, config: RuleConfig) -> None:
+        self.level = new_level()
+        self.tape: list[Any] = []
+        self.config = config
+        self.ctype = type(config)
+
+    def end(self) -> None:
+        """Mark the trace ended: any later operation on its tracers raises
+        `DeadTracerError` (the class swap costs the live traces nothing); the tape still
+        serves the pullback."""
+        if type(self) is ReverseTrace:
+            self.__class__ = _EndedReverseTrace
+
+    def decided(self, leaf: Any, calls: tuple, where: str) -> Tracer:
+        """A tracer of ``leaf``, a value decided by branching on traced values (see
+        ``_closures._watched``), whose cotangent raises `ControlFlowError`."""
+
+        def decided_pullback(y_bar: Any) -> tuple:
+            raise ControlFlowError(calls, where)
+
+        idx = len(self.tape)
+        self.tape.append((decided_pullback, []))
+        return Tracer(leaf, self, idx)
+
+    def binop(self, f: Any, a: Any, b: Any) -> Any:
+        """``process`` for an operator on two arguments, with the common cases inlined
+        (a tracer of this trace or a plain float/int/array on each side)."""
+        ta = type(a)
+        if ta is Tracer:
+            if a._trace is not self or type(a.primal) is Tracer:
+                return self.process(f, (a, b), _EMPTY)
+            pa = a.primal
+            parents = [(1, a.aux)]
+        elif ta is float or ta is int or ta is _ndarray:
+            pa = a
+            parents = []
+        else:
+            return self.process(f, (a, b), _EMPTY)
+        tb = type(b)
+        if tb is Tracer:
+            if b._trace is not self or type(b.primal) is Tracer:
+                return self.process(f, (a, b), _EMPTY)
+            pb = b.primal
+            parents.append((2, b.aux))
+        elif tb is float or tb is int or tb is _ndarray:
+            pb = b
+        else:
+            return self.process(f, (a, b), _EMPTY)
+        types_ = (type(pa), type(pb))
+        hit = _rr_lookup(f, types_, self.config)
+        if hit is None:
+            return _NO_RULE
+        rule = hit[0]
+        if hit[1] or hit[2]:
+            return self.process(f, (a, b), _EMPTY)
+        part = _scalar_rule_fns.get(rule, _NO_RULE)
+        if part is _NO_RULE:
+            part = _scalar_partials(f, rule)
+        if part is not None and part.nout == 1:
+            y = f(pa, pb)
+            ty = type(y)
+            if (ty is _ndarray and y.dtype.kind not in "fc") or (
+                    ty is not float and ty is not _ndarray and not _boxable(y)):
+                return y
+            tape = self.tape
+            idx = len(tape)
+            tape.append(_ScalarNode(part, (pa, pb), y, parents, False))
+            return Tracer(y, self, idx)
+        return self.process(f, (a, b), _EMPTY)
+
+    def new_input(self, x: Any) -> Tracer:
+        idx = len(self.tape)
+        self.tape.append(_INPUT)
+        return Tracer(x, self, idx)
+
+    def process(self, f: Any, args: tuple, kwargs: dict, soft: bool = False) -> Any:
+        """Apply the rrule of ``f`` to ``args``; ``_NO_RULE`` when there is none."""
+        if len(args) == 1 and not kwargs:
+            # one tracer of this trace holding a plain value, and a scalar_rule for it
+            # (np.sin(x)): what the general path below does, without its bookkeeping
+            a = args[0]
+            if type(a) is Tracer and a._trace is self and type(a.primal) is not Tracer:
+                p = a.primal
+                hit = _rr_lookup(f, (type(p),), self.config)
+                if hit is None:
+                    return _NO_RULE
+                rule = hit[0]
+                part = _scalar_rule_fns.get(rule, _NO_RULE)
+                if part is _NO_RULE:
+                    part = _scalar_partials(f, rule)
+                if part is not None and part.nout == 1 and not hit[1] and not hit[2]:
+                    y = f(p)
+                    ty = type(y)
+                    if ty is _ndarray:
+                        if y.dtype.kind not in "fc":
+                            return y
+                    elif ty is not float and not _boxable(y):
+                        return y
+                    tape = self.tape
+                    idx = len(tape)
+                    tape.append(_ScalarNode(part, (p,), y, [(1, a.aux)], False))
+                    return Tracer(y, self, idx)
+        primals = list(args)
+        parents: list = []
+        mixed = False
+        for i, a in enumerate(args):
+            ta = type(a)
+            if ta is Tracer:
+                if a._trace is self:
+                    p = a.primal
+                    primals[i] = p
+                    parents.append((i + 1, a.aux))
+                    if type(p) is Tracer:
+                        mixed = True
+                else:
+                    mixed = True
+            elif ta is float or ta is _ndarray or ta is int:
+                pass
+            elif _is_struct(a):
+                found: list = []
+                primals[i] = _find_tracers(a, self, (), found)
+                for path, idx in found:
+                    parents.append((i + 1, idx, path))
+                if _top_trace_deep(primals[i], None) is not None:
+                    mixed = True
+            elif ta is _FunctionType and a.__closure__ is not None:
+                found = []
+                primals[i] = _detach_closure(a, self, found)
+                for path, idx in found:
+                    parents.append((i + 1, idx, path, a))
+        if mixed:
+            types_ = tuple(type(_deep_struct_primal(p)) for p in primals)
+        elif len(primals) == 2:
+            types_ = (type(primals[0]), type(primals[1]))
+        elif len(primals) == 1:
+            types_ = (type(primals[0]),)
+        else:
+            types_ = tuple(map(type, primals))
+        hit = _rr_lookup(f, types_, self.config)
+        if hit is None:
+            return _NO_RULE
+        rule, takes_config, takes_instance = hit
+        if takes_instance and _top_trace_deep(f, None) is not None:
+            found = []
+            fp = _find_tracers(f, self, (), found)
+            if found or _top_trace_deep(fp, None) is not None:
+                # A callable object holding traced fields: trace into its __call__ so
+                # the fields' derivatives are followed.
+                return _NO_RULE
+        if takes_config and (_captures_tracers(primals) or (
+                takes_instance and _captures_tracers(list(getattr(f, "__dict__", {}).values())))):
+            return _NO_RULE
+        call_args = tuple(primals)
+        if takes_instance:
+            call_args = (f, *call_args)
+        if takes_config:
+            call_args = (self.config, *call_args)
+        part = _scalar_rule_fns.get(rule, _NO_RULE)
+        if part is _NO_RULE:
+            part = _scalar_partials(f, rule)
+        if part is not None and not kwargs and part.nout == 1:
+            # A scalar_rule: record the partials instead of a pullback closure (its
+            # derivatives_given_output; no projector objects for scalar chains).
+            y = call(f, *call_args) if mixed else f(*call_args)
+            ty = type(y)
+            if ty is not float and ty is not _ndarray and not _boxable(y):
+                return y
+            if ty is _ndarray and y.dtype.kind not in "fc":
+                return y
+            idx = len(self.tape)
+            self.tape.append(_ScalarNode(part, call_args, y, parents, mixed))
+            return Tracer(y, self, idx)
+        if mixed:
+            res = _run_mixed(rule, f, call_args, kwargs)
+        else:
+            res = rule(*call_args, **kwargs)
+        if res is None:
+            return _NO_RULE
+        y, pullback = res
+        if type(y) is Tracer and y._trace is self:
+            return y  # the rule returned one of its inputs unchanged (identity-like)
+        tape = self.tape
+        if _boxable(y):
+            idx = len(tape)
+            tape.append((pullback, parents))
+            return Tracer(y, self, idx)
+        paths: list = []
+        _leaves(y, (), paths)
+        if not paths:
+            if not _is_constant_like(y):
+                raise UntrackedOutputError(f, f"a {type(y).__name__}")
+            return y
+        node = _MultiOut(pullback, parents, y)
+        nidx = len(tape)
+        tape.append(node)
+
+        def make(path: tuple, leaf: Any) -> Tracer:
+            idx = len(tape)
+            tape.append(_Leaf(nidx))
+            node.leaves.append((path, idx))
+            return Tracer(leaf, self, idx)
+
+        return _replace_leaves(y, (), make)
+
+    def backward(self, seeds: list[tuple[int, Any]], start: int = 0) -> list:
+        """Run the tape backwards from ``seeds`` (``(index, cotangent)``); return all bars."""
+        tape = self.tape
+        n = len(tape)
+        bars: list = [None] * n
+        owned = bytearray(n)
+        for idx, s in seeds:
+            _accumulate(bars, owned, idx, s, tape)
+        for i in range(n - 1, start - 1, -1):
+            b = bars[i]
+            if b is None:
+                continue
+            entry = tape[i]
+            te = type(entry)
+            if te is _ScalarNode:
+                tb = type(b)
+                if tb is _ndarray or tb is float:
+                    entry.backward(b, bars, owned, tape)
+                    continue
+                if isinstance(b, AbstractTangent):
+                    if type(b) is ZeroTangent or type(b) is NoTangent:
+                        continue
+                    if type(b) is NotImplementedTangent:
+                        for par in entry.parents:
+                            _accumulate(bars, owned, par[1], b, tape)
+                        continue
+                    b = unthunk(b)
+                entry.backward(b, bars, owned, tape)
+                continue
+            if te is tuple:
+                pullback, parents = entry
+                if pullback is None:
+                    continue
+            elif te is _MultiOut:
+                pullback, parents = entry.pullback, entry.parents
+                b = _assemble(entry, bars)
+            else:
+                continue
+            if isinstance(b, AbstractTangent):
+                if type(b) is ZeroTangent or type(b) is NoTangent:
+                    continue
+                if type(b) is NotImplementedTangent:
+                    for par in parents:
+                        _accumulate(bars, owned, par[1], b, tape)
+                    continue
+                if isinstance(b, Thunk):
+                    b = unthunk(b)
+            if type(b) is Tracer:
+                # a cotangent of an outer trace: trace the pullback's own code
+                grads = _run_pullback_traced(pullback, b)
+            else:
+                try:
+                    grads = pullback(b)
+                except (ADError, OutArgumentError) as e:
+                    owner = (_PULLBACK_OWNER.get(pullback) if _weakrefable(pullback)
+                             else None)  # a built-in pullback over values of an outer trace
+                    if owner is None:
+                        raise
+                    raise _not_twice_differentiable(
+                        e, f"the built-in rule for {owner}") from e
+                except _RULE_CRASHES as e:
+                    owner = (_PULLBACK_OWNER.get(pullback) if _weakrefable(pullback)
+                             else None)
+                    if owner is None:
+                        raise
+                    raise _crash_error(e, pullback, f"the built-in rule for {owner}") from e
+            for par in parents:
+                g = grads[par[0]]
+                if len(par) >= 3:
+                    if len(par) == 4 and type(g) is NoTangent:
+                        raise ClosureTangentError(pullback, par[3], par[2][0])
+                    g = _get_path(g, par[2])
+                _accumulate(bars, owned, par[1], g, tape)
+        return bars
+
+
+def _assemble(node: _MultiOut, bars: list) -> Any:
+    """The structured cotangent of a multi-output operation from its outputs' bars."""
+    got = {path: bars[idx] for path, idx in node.leaves}
+
+    def make(path: tuple, leaf: Any) -> Any:
+        b = got.get(path)
+        return _ZERO if b is None else unthunk(b)
+
+    return _cotangent_structure(node.y, make, ())
+
+def _accumulate(bars: list, owned: bytearray, j: int, g: Any, tape: list) -> None:
+    if g is None:
+        raise TypeError("a pullback returned None as a cotangent; return ZeroTangent() instead")
+    tg = type(g)
+    if tg is ZeroTangent or tg is NoTangent:
+        return
+    entry = tape[j]
+    if type(entry) is _Leaf:
+        # make sure the multi-output node is visited
+        if bars[entry.node] is None:
+            bars[entry.node] = True
+    cur = bars[j]
+    if tg is FreshInplaceableThunk and cur is not None and owned[j] and type(g.value) is not Tracer:
+        cur[g.index] += g.value  # x[i]'s cotangent, added in place into the accumulator
+        return
+    if cur is None:
+        if tg is FreshInplaceableThunk:
+            bars[j] = g.unthunk()
+            owned[j] = type(bars[j]) is _ndarray
+        else:
+            bars[j] = g
+        return
+    if isinstance(cur, Thunk):
+        cur = unthunk(cur)
+    if owned[j] and type(cur) is _ndarray:
+        try:
+            bars[j] = iadd(cur, g)
+            return
+        except (MutationError, TracerConversionError):
+            # a cotangent of an outer trace (a higher-order derivative) cannot be added
+            # into a plain array in place (NumPy refuses before writing): add out of place
+            pass
+    if tg is not float and isinstance(g, Thunk):
+        g = unthunk(g)
+    new = cur + g
+    bars[j] = new
+    owned[j] = type(new) is _ndarray and new is not cur and new is not g
+
+
+class _EndedReverseTrace(EndedTrace, ReverseTrace):
+    """A reverse trace whose differentiation returned: its tape still serves the pullback
+    (``backward``), but it records nothing new."""
+
+    __slots__ = ()

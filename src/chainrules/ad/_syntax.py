@@ -1,0 +1,104 @@
+"""The dispatch point's helpers for syntax other than calls: rewritten code reads
+attributes with ``call.attr`` (a property's getter is traced), and writes subscripts
+with ``call.setitem`` / ``call.setitem_inplace`` (refused when they would drop a
+derivative)."""
+
+from __future__ import annotations
+
+import operator
+import types
+from typing import Any
+
+import numpy as np
+
+from ._dispatch import call
+from ._errors import MutationError, TracerConversionError
+from ._tracer import Tracer, _describe
+from ._tree import _top_trace_deep
+
+_ndarray = np.ndarray
+_FunctionType = types.FunctionType
+
+def _setitem(obj: Any, key: Any, value: Any) -> None:
+    """``obj[key] = value`` in traced code: refused when it would drop a derivative."""
+    if type(obj) is Tracer:
+        raise MutationError("`a[...] = value` on a traced array")
+    if isinstance(obj, _ndarray) and _top_trace_deep(value, None) is not None:
+        raise TracerConversionError("writing a traced value into an array (`a[i] = x`)",
+                                    _describe(value) if type(value) is Tracer
+                                    else "a structure holding traced values")
+    obj[key] = value
+
+
+def _setitem_inplace(obj: Any, key: Any, op: str, value: Any) -> None:
+    """``obj[key] op= value`` in traced code (same checks as `_setitem`)."""
+    if type(obj) is Tracer:
+        raise MutationError(f"`a[...] {_AUG_SYMBOLS[op]} value` on a traced array")
+    if isinstance(obj, _ndarray) and _top_trace_deep(value, None) is not None:
+        raise TracerConversionError(
+            f"updating an array with a traced value (`a[i] {_AUG_SYMBOLS[op]} x`)",
+            _describe(value) if type(value) is Tracer else "a structure holding traced values")
+    obj[key] = getattr(operator, op)(obj[key], value)
+
+
+_AUG_SYMBOLS = {"iadd": "+=", "isub": "-=", "imul": "*=", "itruediv": "/=", "ipow": "**=",
+                "imatmul": "@="}
+
+_MISSING = object()
+# (type, attribute name) -> the Python getter of a property there, or None
+_property_getters: dict[tuple[type, str], Any] = {}
+
+
+def _getattr(obj: Any, name: str) -> Any:
+    """``obj.name`` read as a value in traced code: a property's Python getter is traced
+    (its code may compute with traced fields, as ``Covariance.log_pdet`` does)."""
+    t = type(obj)
+    if t is types.ModuleType:
+        v = getattr(obj, name)
+        if type(v) in _CONCATENATORS:
+            return _TracedIndexer(v)
+        return v
+    if t is Tracer:
+        return getattr(obj, name)
+    key = (t, name)
+    try:
+        fget = _property_getters.get(key, _MISSING)
+    except TypeError:  # an unhashable type object
+        return getattr(obj, name)
+    if fget is _MISSING:
+        fget = None
+        for klass in getattr(t, "__mro__", ()):
+            d = klass.__dict__.get(name, _MISSING)
+            if d is not _MISSING:
+                if type(d) is property and type(d.fget) is _FunctionType:
+                    fget = d.fget
+                break
+        _property_getters[key] = fget
+    if fget is None:
+        return getattr(obj, name)
+    return call(fget, obj)
+
+
+# np.r_ and np.c_: objects whose __getitem__ (Python code) builds an array
+_CONCATENATORS = (type(np.r_), type(np.c_))
+
+
+class _TracedIndexer:
+    """``np.r_`` / ``np.c_`` read in traced code: indexing runs their ``__getitem__``
+    through the dispatch point (traced), so ``np.r_[x, y]`` of traced values is followed."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __getitem__(self, key: Any) -> Any:
+        return call(type(self.obj).__getitem__, self.obj, key)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.obj, name)
+
+call.attr = _getattr  # type: ignore[attr-defined]
+call.setitem = _setitem  # type: ignore[attr-defined]
+call.setitem_inplace = _setitem_inplace  # type: ignore[attr-defined]
+call.slice = slice  # type: ignore[attr-defined]
