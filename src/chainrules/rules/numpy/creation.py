@@ -17,6 +17,7 @@ import numpy as np
 from chainrules.core import NoTangent, Tangent, ZeroTangent, frule, rrule, unthunk
 from chainrules.rules._kit import (
     array_projector,
+    define_rules,
     dense_tangent,
     fit_output,
     nonzero_array,
@@ -212,7 +213,6 @@ def _spaced_rules(f: Any, name: str, partials: Any, names: list) -> None:
                     bars.append(projectors[k](_sum_to(g, np.shape(p[k]))))
             return (NoTangent(), *bars)
 
-        spaced_pullback.__name__ = spaced_pullback.__qualname__ = f"{name}_pullback"
         return y, spaced_pullback
 
     def spaced_frule(dargs, *args, **kwargs):
@@ -235,10 +235,7 @@ def _spaced_rules(f: Any, name: str, partials: Any, names: list) -> None:
             return y, ZeroTangent()
         return y, fit_output(y_dot, y)
 
-    spaced_rrule.__name__ = spaced_rrule.__qualname__ = f"{name}_rrule"
-    spaced_frule.__name__ = spaced_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f)(spaced_rrule)
-    frule.register(f)(spaced_frule)
+    define_rules(f, frule_fn=spaced_frule, rrule_fn=spaced_rrule, name=name)
 
 
 _spaced_rules(np.logspace, "logspace", _logspace_partials,
@@ -268,7 +265,6 @@ def _fill_rules(f: Any, name: str) -> None:
                 fill_bar = project_fill(_sum_to(y_bar, fill_shape))
             return (NoTangent(), NoTangent(), fill_bar, *_rest_bars(args))
 
-        fill_pullback.__name__ = fill_pullback.__qualname__ = f"{name}_pullback"
         return y, fill_pullback
 
     def fill_frule(dargs, first, fill_value, *args, **kwargs):
@@ -278,10 +274,7 @@ def _fill_rules(f: Any, name: str) -> None:
             return y, ZeroTangent()
         return y, fit_output(np.broadcast_to(fill_dot, y.shape), y)
 
-    fill_rrule.__name__ = fill_rrule.__qualname__ = f"{name}_rrule"
-    fill_frule.__name__ = fill_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f)(fill_rrule)
-    frule.register(f)(fill_frule)
+    define_rules(f, frule_fn=fill_frule, rrule_fn=fill_rrule, name=name)
 
 
 _fill_rules(np.full, "full")

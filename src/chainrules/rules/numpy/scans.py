@@ -35,6 +35,7 @@ from chainrules.core import (
 )
 from chainrules.rules._kit import (
     array_projector,
+    define_rules,
     dense_tangent,
     fit_output,
     nonzero_array,
@@ -176,7 +177,6 @@ def _scan_rules(f: Any, name: str, is_prod: bool, cumulative: bool, nan: bool = 
                 a_bar = np.where(missing, 0, a_bar)
             return (NoTangent(), project_a(a_bar.reshape(x.shape)), *_rest_bars(args))
 
-        scan_pullback.__name__ = scan_pullback.__qualname__ = f"{name}_pullback"
         return y, scan_pullback
 
     def scan_frule(dargs, a, *args, **kwargs):
@@ -199,10 +199,7 @@ def _scan_rules(f: Any, name: str, is_prod: bool, cumulative: bool, nan: bool = 
             y_dot = np.concatenate([pad, y_dot], axis=ax)
         return y, fit_output(y_dot, y)
 
-    scan_rrule.__name__ = scan_rrule.__qualname__ = f"{name}_rrule"
-    scan_frule.__name__ = scan_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f)(scan_rrule)
-    frule.register(f)(scan_frule)
+    define_rules(f, frule_fn=scan_frule, rrule_fn=scan_rrule, name=name)
 
 
 _scan_rules(np.cumsum, "cumsum", is_prod=False, cumulative=False)

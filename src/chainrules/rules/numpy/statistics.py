@@ -31,6 +31,7 @@ import numpy as np
 from chainrules.core import NoTangent, Tangent, Thunk, ZeroTangent, frule, rrule, unthunk
 from chainrules.rules._kit import (
     array_projector,
+    define_rules,
     dense_tangent,
     fit_output,
     nonzero_array,
@@ -72,7 +73,7 @@ def _refuse_mean(f: Any, p: dict) -> None:
     if _given(p.get("mean")):
         raise NotImplementedError(
             f"the rule for {qualified_name(f)} does not support mean=: a precomputed mean "
-            f"would be treated as a constant. Call {qualified_name(f)} without mean="
+            f"would be treated as a constant. Call {qualified_name(f)} without mean=."
         )
 
 
@@ -243,7 +244,6 @@ def _quantile_rules(f: Any, name: str, scale: float) -> None:
             return (NoTangent(), Thunk(lambda: project_a(quant.x_bar(y_bar))),
                     Thunk(lambda: project_q(quant.q_bar(y_bar))), *_rest_bars(args))
 
-        quantile_pullback.__name__ = quantile_pullback.__qualname__ = f"{name}_pullback"
         return y, quantile_pullback
 
     def quantile_frule(dargs, a, q, *args, **kwargs):
@@ -254,10 +254,7 @@ def _quantile_rules(f: Any, name: str, scale: float) -> None:
             return y, ZeroTangent()
         return y, fit_output(quant.pushforward(a_dot, q_dot), y)
 
-    quantile_rrule.__name__ = quantile_rrule.__qualname__ = f"{name}_rrule"
-    quantile_frule.__name__ = quantile_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f)(quantile_rrule)
-    frule.register(f)(quantile_frule)
+    define_rules(f, frule_fn=quantile_frule, rrule_fn=quantile_rrule, name=name)
 
 
 _quantile_rules(np.quantile, "quantile", 1.0)

@@ -77,60 +77,64 @@ def _from_back(v: np.ndarray, axes: tuple, shape: tuple) -> np.ndarray:
     return np.moveaxis(v.reshape(moved_shape), back, axes)
 
 
-def _dense(t: Any, x: Any) -> Any:
-    """A nonzero tangent as an array (a list's ``Tangent`` stacked)."""
-    return dense_tangent(t, x) if isinstance(t, Tangent) else t
+def _method_rules(method: Any, names: tuple, pushforward: Callable[..., Any],
+                  pullback: Callable[..., Any], name: str) -> None:
+    """Rules of a ufunc method, linear in ``x``: ``pushforward(x, y, x_dot, params)`` and
+    its adjoint ``pullback(x, y, y_bar, params)`` (``x`` as an array)."""
 
-
-def _register_reduce(ufunc: np.ufunc, weights: Callable[..., Any]) -> None:
-    """Rules for ``ufunc.reduce`` from ``weights(x, y_kept, axes, params)``: the array of
-    partial derivatives of each output element with respect to each input element
-    (``y_kept``: the output with the reduced axes kept; None: all ones)."""
-    method = ufunc.reduce
-
-    def parts(x: Any, y: Any, params: dict) -> tuple:
-        xa = np.asarray(x)
-        axes = _reduce_axes(params, xa.ndim)
-        keep = bool(params.get("keepdims", False))
-        return xa, axes, keep, weights(xa, _expand(y, axes, keep), axes, params)
-
-    def reduce_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
-        params = _bind(method, _REDUCE_PARAMS, args, kwargs)
+    def method_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
+        params = _bind(method, names, args, kwargs)
         y = method(x, *args, **kwargs)
         project_x = array_projector(x)
         rest = (NoTangent(),) * len(args)
         zeros = (NoTangent(), zero_for(x), *rest)
 
         @zero_guard(zeros)
-        def reduce_pullback(y_bar: Any) -> tuple:
+        def method_pullback(y_bar: Any) -> tuple:
             if not is_differentiable(x) or not is_differentiable(y):
                 return zeros
-            xa, axes, keep, w = parts(x, y, params)
-            y_bar_kept = _expand(y_bar, axes, keep)
-            if w is None:
-                x_bar = np.broadcast_to(y_bar_kept, xa.shape).copy()
-            else:
-                x_bar = conj(w) * y_bar_kept
-            return NoTangent(), project_x(x_bar), *rest
+            return NoTangent(), project_x(pullback(np.asarray(x), y, y_bar, params)), *rest
 
-        return y, reduce_pullback
+        return y, method_pullback
 
-    def reduce_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
-        params = _bind(method, _REDUCE_PARAMS, args, kwargs)
+    def method_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
+        params = _bind(method, names, args, kwargs)
         y = method(x, *args, **kwargs)
         if not is_differentiable(y):
             return y, NoTangent()
         x_dot = nonzero(dargs[1])
         if x_dot is None or not is_differentiable(x):
             return y, zero_for(y)
-        _, axes, keep, w = parts(x, y, params)
-        x_dot = _dense(x_dot, x)
-        terms = x_dot if w is None else w * x_dot
-        y_dot = np.sum(terms, axis=axes, keepdims=keep)
-        return y, fit_output(np.reshape(y_dot, np.shape(y)), y)
+        x_dot = dense_tangent(x_dot, x) if isinstance(x_dot, Tangent) else x_dot
+        return y, fit_output(pushforward(np.asarray(x), y, x_dot, params), y)
 
-    define_rules(method, object, ..., frule_fn=reduce_frule, rrule_fn=reduce_rrule,
-                 name=f"{ufunc.__name__}_reduce")
+    define_rules(method, object, ..., frule_fn=method_frule, rrule_fn=method_rrule, name=name)
+
+
+def _register_reduce(ufunc: np.ufunc, weights: Callable[..., Any]) -> None:
+    """Rules for ``ufunc.reduce`` from ``weights(x, y_kept, axes, params)``: the array of
+    partial derivatives of each output element with respect to each input element
+    (``y_kept``: the output with the reduced axes kept; None: all ones)."""
+
+    def parts(x: np.ndarray, y: Any, params: dict) -> tuple:
+        axes = _reduce_axes(params, x.ndim)
+        keep = bool(params.get("keepdims", False))
+        return axes, keep, weights(x, _expand(y, axes, keep), axes, params)
+
+    def reduce_pushforward(x: np.ndarray, y: Any, x_dot: Any, params: dict) -> Any:
+        axes, keep, w = parts(x, y, params)
+        terms = x_dot if w is None else w * x_dot
+        return np.reshape(np.sum(terms, axis=axes, keepdims=keep), np.shape(y))
+
+    def reduce_pullback(x: np.ndarray, y: Any, y_bar: Any, params: dict) -> Any:
+        axes, keep, w = parts(x, y, params)
+        y_bar_kept = _expand(y_bar, axes, keep)
+        if w is None:
+            return np.broadcast_to(y_bar_kept, x.shape).copy()
+        return conj(w) * y_bar_kept
+
+    _method_rules(ufunc.reduce, _REDUCE_PARAMS, reduce_pushforward, reduce_pullback,
+                  f"{ufunc.__name__}_reduce")
 
 
 def _add_reduce_weights(x: np.ndarray, y: Any, axes: tuple, params: dict) -> None:
@@ -206,43 +210,19 @@ def _register_accumulate(ufunc: np.ufunc, pullback: Callable[..., Any],
                          pushforward: Callable[..., Any]) -> None:
     """Rules for ``ufunc.accumulate``; ``pullback(x, y, y_bar)`` and
     ``pushforward(x, y, x_dot)`` work along the last axis."""
-    method = ufunc.accumulate
 
-    def along_axis(fn: Callable[..., Any], x: Any, y: Any, t: Any, params: dict) -> Any:
-        xa = np.asarray(x)
-        axis = _accumulate_axis(params, xa.ndim)
-        with np.errstate(all="ignore"):
-            return np.moveaxis(fn(
-                np.moveaxis(xa, axis, -1), np.moveaxis(np.asarray(y), axis, -1),
-                np.moveaxis(np.broadcast_to(t, xa.shape), axis, -1)), -1, axis)
+    def along_axis(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def moved(x: np.ndarray, y: Any, t: Any, params: dict) -> Any:
+            axis = _accumulate_axis(params, x.ndim)
+            with np.errstate(all="ignore"):
+                return np.moveaxis(fn(
+                    np.moveaxis(x, axis, -1), np.moveaxis(np.asarray(y), axis, -1),
+                    np.moveaxis(np.broadcast_to(t, x.shape), axis, -1)), -1, axis)
 
-    def accumulate_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
-        params = _bind(method, _ACCUMULATE_PARAMS, args, kwargs)
-        y = method(x, *args, **kwargs)
-        project_x = array_projector(x)
-        rest = (NoTangent(),) * len(args)
-        zeros = (NoTangent(), zero_for(x), *rest)
+        return moved
 
-        @zero_guard(zeros)
-        def accumulate_pullback(y_bar: Any) -> tuple:
-            if not is_differentiable(x) or not is_differentiable(y):
-                return zeros
-            return NoTangent(), project_x(along_axis(pullback, x, y, y_bar, params)), *rest
-
-        return y, accumulate_pullback
-
-    def accumulate_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
-        params = _bind(method, _ACCUMULATE_PARAMS, args, kwargs)
-        y = method(x, *args, **kwargs)
-        if not is_differentiable(y):
-            return y, NoTangent()
-        x_dot = nonzero(dargs[1])
-        if x_dot is None or not is_differentiable(x):
-            return y, zero_for(y)
-        return y, fit_output(along_axis(pushforward, x, y, _dense(x_dot, x), params), y)
-
-    define_rules(method, object, ..., frule_fn=accumulate_frule, rrule_fn=accumulate_rrule,
-                 name=f"{ufunc.__name__}_accumulate")
+    _method_rules(ufunc.accumulate, _ACCUMULATE_PARAMS, along_axis(pushforward),
+                  along_axis(pullback), f"{ufunc.__name__}_accumulate")
 
 
 def _add_accumulate_pullback(x: np.ndarray, y: np.ndarray, y_bar: np.ndarray) -> np.ndarray:
