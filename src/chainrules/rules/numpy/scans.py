@@ -65,20 +65,26 @@ def _reverse_cumsum(g: np.ndarray, ax: int) -> np.ndarray:
     return np.flip(np.cumsum(np.flip(g, ax), axis=ax), ax)
 
 
+def _first_zeros(xm: np.ndarray) -> tuple:
+    """Along the last axis: the index ``z`` of each slice's first zero (n if none), the
+    positions, the mask of those before ``z``, and ``x`` with 1 from ``z`` on."""
+    n = xm.shape[-1]
+    is_zero = xm == 0
+    z = np.where(is_zero.any(-1), np.argmax(is_zero, axis=-1), n)[..., None]
+    idx = np.arange(n)
+    before = idx < z
+    return z, idx, before, np.where(before, xm, 1)
+
+
 def _cumprod_pullback_core(x: np.ndarray, y: np.ndarray, g: np.ndarray, ax: int) -> np.ndarray:
     """x_bar of y = cumprod(x) along ``ax`` for the cotangent ``g``; exact with zeros.
 
     Before a slice's first zero z, x_bar_i = sum_{k>=i} g_k conj(y_k / x_i); at z it is
     sum_{k>=z} g_k conj(prod_{j<=k, j!=z} x_j); after z it is 0."""
     xm, ym, gm = (np.moveaxis(v, ax, -1) for v in (x, y, g))
-    n = xm.shape[-1]
-    if n == 0:
+    if xm.shape[-1] == 0:
         return np.zeros(x.shape, dtype=np.result_type(x, g))
-    is_zero = xm == 0
-    z = np.where(is_zero.any(-1), np.argmax(is_zero, axis=-1), n)[..., None]
-    idx = np.arange(n)
-    before = idx < z
-    safe = np.where(before, xm, 1)
+    z, idx, before, safe = _first_zeros(xm)
     out = np.where(before, _reverse_cumsum(gm * np.conj(ym), -1) / np.conj(safe), 0)
     at = idx == z
     if at.any():
@@ -114,14 +120,9 @@ def _cumprod_terms(xm: np.ndarray) -> np.ndarray:
 def _cumprod_pushforward_core(x: np.ndarray, y: np.ndarray, x_dot: np.ndarray,
                               ax: int) -> np.ndarray:
     xm, ym, dm = (np.moveaxis(v, ax, -1) for v in (x, y, x_dot))
-    n = xm.shape[-1]
-    if n == 0:
+    if xm.shape[-1] == 0:
         return np.zeros(y.shape, dtype=np.result_type(y, x_dot))
-    is_zero = xm == 0
-    z = np.where(is_zero.any(-1), np.argmax(is_zero, axis=-1), n)[..., None]
-    idx = np.arange(n)
-    before = idx < z
-    safe = np.where(before, xm, 1)
+    z, idx, before, safe = _first_zeros(xm)
     out = ym * np.cumsum(np.where(before, dm / safe, 0), axis=-1)
     at = idx == z
     if at.any() and _traced(x, x_dot):
