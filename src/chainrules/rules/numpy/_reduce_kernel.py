@@ -200,8 +200,9 @@ def reduction_rule(f: Any, weights: Callable[..., Any], *, nan: bool = False,
     """Define the frule and rrule of a reduction ``f(a, axis=..., ...)`` from its weights.
 
     ``weights(x, y, p, axes, keepdims)`` gives the partial derivative of each output
-    element with respect to each element of its slice, broadcastable to ``x``'s shape
-    (``x``: the input as an array, ``p``: the call's arguments by name). Then
+    element with respect to each element of its slice, broadcastable to ``x``'s shape,
+    or None for all ones (``x``: the input as an array, ``p``: the call's arguments by
+    name). Then
     ``y_dot = sum(w * x_dot)`` over the reduced axes and ``x_bar = conj(w) * y_bar``
     spread back over them. ``axis``, ``keepdims``, ``dtype`` and a keyword ``initial``
     are handled here; ``out=`` and ``where=`` are refused; further positional
@@ -217,7 +218,7 @@ def reduction_rule(f: Any, weights: Callable[..., Any], *, nan: bool = False,
         >>> from chainrules import rrule
         >>> def total(a, axis=None, keepdims=False):
         ...     return np.sum(a, axis=axis, keepdims=keepdims)
-        >>> reduction_rule(total, lambda x, y, p, axes, keepdims: 1.0)
+        >>> reduction_rule(total, lambda x, y, p, axes, keepdims: None)
         >>> y, total_pullback = rrule(total, np.ones((2, 3)), axis=1)
         >>> total_pullback(np.array([1.0, 2.0]))[1]
         array([[1., 1., 1.],
@@ -235,7 +236,7 @@ def reduction_rule(f: Any, weights: Callable[..., Any], *, nan: bool = False,
         return p, y, x, _axes(p.get("axis"), x.ndim), _keepdims(p)
 
     def terms(w: Any, x: np.ndarray, t: Any) -> Any:
-        t = w * t
+        t = t if w is None else w * t
         return np.where(np.isnan(x), 0, t) if nan else t
 
     def reduction_rrule(a: Any, *args: Any, **kwargs: Any) -> Any:
@@ -249,8 +250,11 @@ def reduction_rule(f: Any, weights: Callable[..., Any], *, nan: bool = False,
             g = np.asarray(y_bar)
             if real:  # y is real: only the real part of y_bar acts on it
                 g = np.real(g)
-            w = conj(weights(x, y, p, axes, keepdims))
-            return NoTangent(), project_a(terms(w, x, _expand(g, x.shape, axes, keepdims))), *rest
+            w = weights(x, y, p, axes, keepdims)
+            if w is None and not nan:  # a sum: the cotangent spread over the slice
+                return NoTangent(), project_a(_spread(g, x.shape, axes, keepdims)), *rest
+            g = _expand(g, x.shape, axes, keepdims)
+            return NoTangent(), project_a(terms(None if w is None else conj(w), x, g)), *rest
 
         return y, reduction_pullback
 

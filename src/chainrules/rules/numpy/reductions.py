@@ -57,8 +57,12 @@ __all__ = ["WhereArgumentError"]
 # ------------------------------------------------------------------------- sum, prod
 
 
-reduction_rule(np.sum, lambda x, y, p, axes, keepdims: 1.0)
-reduction_rule(np.nansum, lambda x, y, p, axes, keepdims: 1.0, nan=True)
+def _ones(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bool) -> None:
+    return None  # all ones
+
+
+reduction_rule(np.sum, _ones)
+reduction_rule(np.nansum, _ones, nan=True)
 
 
 def _prod_weights(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bool) -> Any:
