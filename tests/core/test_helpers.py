@@ -363,3 +363,43 @@ def test_debug_mode_switch_keeps_lookups_correct():
     finally:
         debug_mode(was)
     assert rrule(bad, 1.0)[1](1.0) == (NoTangent(),)
+
+
+def test_scalar_rule_lists_reach_the_partials_as_arrays():
+    def twice(x):
+        return np.multiply(2.0, x)
+
+    # on a list, x + x would concatenate: the partials must see an array
+    scalar_rule(twice, lambda x: (x + x) / x)
+    _, pullback = rrule(twice, [1.0, 3.0])
+    x_bar = pullback(np.ones(2))[1]
+    assert x_bar == Tangent[list](2.0, 2.0)
+    _, y_dot = frule((NoTangent(), Tangent[tuple](1.0, 0.5)), twice, (1.0, 3.0))
+    np.testing.assert_array_equal(y_dot, [2.0, 1.0])
+
+
+def test_scalar_rule_list_of_integers_gets_no_tangent():
+    scalar_rule(mul, lambda x, y: (y, x))
+    _, pullback = rrule(mul, [1, 2], [0.5, 1.5])
+    bars = pullback(np.ones(2))
+    assert bars[1] == NoTangent()
+    assert bars[2] == Tangent[list](1.0, 2.0)
+
+
+def test_scalar_rule_refuses_positional_out_after_a_list():
+    with pytest.raises(OutArgumentError, match=re.escape("numpy.sin does not support out=")):
+        rrule(np.sin, [0.5, 1.0], np.empty(2))
+
+
+def test_scalar_rule_elementwise_partials_are_quiet_wherever_they_run():
+    from chainrules.core._helpers import _PARTIALS
+
+    def root(x):
+        return np.sqrt(x)
+
+    scalar_rule(root, lambda x, *, y: 0.5 / y, elementwise=True)
+    # an AD's fused backward calls the stored partials directly (warnings are errors here)
+    p = _PARTIALS[root].fn(np.array([0.0, 4.0]), y=np.array([0.0, 2.0]))
+    np.testing.assert_array_equal(p, [np.inf, 0.25])
+    scalar_rule(cube := (lambda x: x ** 3), lambda x: 3 * x ** 2)
+    assert _PARTIALS[cube].fn(2.0) == 12.0  # plain Python functions are not wrapped

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
+import itertools
 import sys
 import types as _types
 from collections.abc import Callable
@@ -35,13 +37,16 @@ __all__ = [
 
 
 class _Partials:
-    __slots__ = ("fn", "nargs", "nout", "uses_output", "uses_xp")
+    __slots__ = ("fn", "nargs", "nout", "quiet", "uses_output", "uses_xp")
 
     def __init__(self, fn: Callable, nargs: int, nout: int, uses_output: bool,
-                 uses_xp: bool = False) -> None:
-        self.fn = fn
+                 uses_xp: bool = False, quiet: bool = False) -> None:
+        # A quiet fn silences NumPy's floating-point warnings itself, wherever it runs
+        # (an AD's fused backward calls ``fn`` directly).
+        self.fn = _quiet(fn) if quiet else fn
         self.nargs = nargs
         self.nout = nout
+        self.quiet = quiet
         self.uses_output = uses_output
         self.uses_xp = uses_xp
 
@@ -55,7 +60,7 @@ class _Partials:
 
     def __call__(self, y: Any, args: tuple) -> tuple:
         """Partials as a tuple (per output) of tuples (per argument)."""
-        if any(isinstance(a, (np.ndarray, np.generic)) for a in args):
+        if not self.quiet and any(isinstance(a, (np.ndarray, np.generic)) for a in args):
             # A derivative that is infinite at a singular point (sqrt at 0) is the
             # answer, not a warning; NumPy would warn, and warnings may be errors.
             with np.errstate(all="ignore"):
@@ -70,6 +75,17 @@ class _Partials:
                 f"{self.nout} entries (one per output), got {type(p).__qualname__}"
             )
         return tuple(q if self.nargs > 1 else (q,) for q in p)
+
+
+def _quiet(partials: Callable[..., Any]) -> Callable[..., Any]:
+    """``partials`` under ``np.errstate(all="ignore")``, with the signature kept."""
+
+    @functools.wraps(partials)
+    def quiet_partials(*args: Any, **kwargs: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return partials(*args, **kwargs)
+
+    return quiet_partials
 
 
 _PARTIALS: dict[Any, _Partials] = {}
@@ -139,6 +155,7 @@ def scalar_rule(
     *,
     nout: int = 1,
     types: tuple | None = None,
+    elementwise: bool | None = None,
 ) -> None:
     """Define the frule and the rrule of ``f`` from its partial derivatives.
 
@@ -156,13 +173,19 @@ def scalar_rule(
     output, the pullback returns ``ProjectTo(x_i)(conj(partial_i) * y_bar)``, which
     sums broadcast dimensions away and keeps each argument's dtype. Complex inputs
     follow the holomorphic assumption. ``out=`` and ``where=`` are refused with an
-    `OutArgumentError`.
+    `OutArgumentError`, and so is a NumPy ufunc's output array passed positionally.
+    Lists and tuples used as arrays (``np.sin([0.1, 0.2])``) reach the partials as
+    arrays, and their cotangent is a ``Tangent`` of their items (``NoTangent()`` for
+    a list of integers).
 
     Args:
         f: the function (Python scalar function or NumPy ufunc).
         partials: computes the partial derivatives from the arguments (and ``y``).
         nout: the number of outputs of ``f``.
         types: dispatch types of the arguments (default: ``object`` for each).
+        elementwise: the partials run under ``np.errstate(all="ignore")`` wherever they
+            are evaluated (an infinite derivative, ``sqrt`` at 0, is a value, not a
+            warning); default: whether ``f`` is a NumPy ufunc.
 
     Examples:
         >>> import math
@@ -209,10 +232,14 @@ def scalar_rule(
             f"scalar_rule({func_name(f)}, ...): {len(types)} types for a partials function of "
             f"{nargs} argument(s)"
         )
-    part = _Partials(partials, nargs, nout, uses_output, uses_xp)
+    if elementwise is None:
+        elementwise = isinstance(f, np.ufunc)
+    part = _Partials(partials, nargs, nout, uses_output, uses_xp, quiet=elementwise)
     _PARTIALS[f] = part
     frule_table.add_rule(f, _scalar_frule(f, part), tuple(types), kind="scalar")
     rrule_table.add_rule(f, _scalar_rrule(f, part), tuple(types), kind="scalar")
+    if all(t is object for t in types) and nargs <= _MAX_SEQUENCE_ARGS:
+        _register_sequence_rules(f, part, nargs)
     if isinstance(f, np.ufunc):
         # np.sin(x, out_array): the output array passed positionally.
         refuse = _refuse_positional_out(f)
@@ -227,6 +254,41 @@ def _refuse_positional_out(f: Any) -> Callable:
     # A rule module may register its own handling of these calls without a warning.
     positional_out_rule.replaceable_default = True  # type: ignore[attr-defined]
     return positional_out_rule
+
+
+#: Lists and tuples get rules of their own up to this many arguments (3**n - 1 signatures).
+_MAX_SEQUENCE_ARGS = 3
+_SEQUENCES = (list, tuple)
+
+
+def _register_sequence_rules(f: Any, part: _Partials, nargs: int) -> None:
+    """Rules for calls with lists or tuples used as arrays: the partials see arrays (``x +
+    x`` on a list would concatenate), the cotangents are ``Tangent``\\ s of the items."""
+    sequence_frule = _scalar_frule(f, part, sequences=True)
+    sequence_rrule = _scalar_rrule(f, part, sequences=True)
+    # A rule module may register its own rule for these signatures without a warning.
+    sequence_frule.replaceable_default = True  # type: ignore[attr-defined]
+    sequence_rrule.replaceable_default = True  # type: ignore[attr-defined]
+    for combo in itertools.product((object, *_SEQUENCES), repeat=nargs):
+        if any(t is not object for t in combo):
+            frule_table.add_rule(f, sequence_frule, combo, kind="scalar")
+            rrule_table.add_rule(f, sequence_rrule, combo, kind="scalar")
+
+
+def _as_array(x: Any) -> Any:
+    return np.asarray(x) if type(x) in _SEQUENCES else x
+
+
+def _items_projector(x: Any) -> Callable[[Any], Any]:
+    """Projects an array cotangent onto a list or tuple ``x`` used as an array: a
+    ``Tangent`` of its items, ``NoTangent()`` for a list of integers."""
+    project_array = ProjectTo(np.asarray(x))
+
+    def project_items(dx: Any) -> Any:
+        dx = project_array(dx)
+        return dx if isinstance(dx, AbstractTangent) else ProjectTo(x)(dx)
+
+    return project_items
 
 
 def _as_array_tangent(t: Any) -> Any:
@@ -255,13 +317,15 @@ def _pushforward(ps: tuple, x_dots: tuple) -> Any:
     return y_dot
 
 
-def _scalar_frule(f: Any, part: _Partials) -> Callable:
+def _scalar_frule(f: Any, part: _Partials, sequences: bool = False) -> Callable:
     nout = part.nout
 
     def scalar_frule(dargs: tuple, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
             _refuse_out(f, kwargs)
         y = f(*args, **kwargs)
+        if sequences:
+            args = tuple(map(_as_array, args))
         ps = part(y, args)
         x_dots = dargs[1:]
         if nout == 1:
@@ -313,7 +377,7 @@ def _output_cotangents(y_bar: Any, nout: int) -> tuple:
     return tuple(y_bar)
 
 
-def _scalar_rrule(f: Any, part: _Partials) -> Callable:
+def _scalar_rrule(f: Any, part: _Partials, sequences: bool = False) -> Callable:
     nout = part.nout
     name = getattr(f, "__name__", "f")
 
@@ -321,7 +385,12 @@ def _scalar_rrule(f: Any, part: _Partials) -> Callable:
         if kwargs:
             _refuse_out(f, kwargs)
         y = f(*args, **kwargs)
-        projectors = [_fast_projector(x) for x in args]
+        if sequences:
+            projectors = [_items_projector(x) if type(x) in _SEQUENCES else _fast_projector(x)
+                          for x in args]
+            args = tuple(map(_as_array, args))
+        else:
+            projectors = [_fast_projector(x) for x in args]
 
         def scalar_pullback(y_bar: Any) -> tuple:
             if nout == 1:

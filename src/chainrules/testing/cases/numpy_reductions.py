@@ -1,4 +1,5 @@
-"""Rule cases for NumPy reductions, scans and differences (rules/numpy/reductions.py).
+"""Rule cases for NumPy reductions, statistics, scans and constructors (rules/numpy/reductions.py,
+statistics.py, scans.py, creation.py).
 
 Inputs for ``max``/``min``/``ptp``/``median`` have well-separated values (no ties
 within finite-difference reach); ``prod``/``cumprod`` rows include one and several

@@ -1,4 +1,5 @@
-"""Rule cases for NumPy's elementwise functions (``chainrules/rules/numpy/ufuncs.py``).
+"""Rule cases for NumPy's elementwise functions (``chainrules/rules/numpy/ufuncs.py``, and
+``ufunc_methods.py`` for ``reduce``/``accumulate``).
 
 Inputs stay inside each function's domain and away from its non-smooth points
 (integers for ``floor``, jumps of ``fmod``, zero for ``abs``, ties for
