@@ -187,16 +187,20 @@ def run(quick: bool, wanted: set[str]) -> int:
     def med(name: str, key: str) -> float:
         return statistics.median(o[key] for o in got[name])
 
-    rows = [(name.removeprefix("import "), med(name, "import")) for name in got
-            if name.startswith("import ")]
+    # per round, so that the ratio to ``import numpy`` (run in the same round) is paired
+    rows = [(name.removeprefix("import "), [o["import"] for o in got[name]])
+            for name in got if name.startswith("import ")]
     if "grad chainrules.ad" in got:
-        ad_part = [o["import"] - o["before_ad"] for o in got["grad chainrules.ad"]]
-        rows.append(("chainrules.ad after chainrules", statistics.median(ad_part)))
+        rows.append(("chainrules.ad after chainrules",
+                     [o["import"] - o["before_ad"] for o in got["grad chainrules.ad"]]))
+    base = dict(rows).get("numpy")
     if rows:
-        print(f"\n{'import (fresh process)':<34}{'time':>12}   target "
+        print(f"\n{'import (fresh process)':<34}{'time':>12}{'÷ numpy':>10}   target "
               f"{TARGETS['import'] * 1e3:.0f} ms for chainrules")
-        for name, t in rows:
-            print(f"{name:<34}{fmt(t):>12}")
+        for name, ts in rows:
+            ratio = (f"{statistics.median(t / b for t, b in zip(ts, base)):9.2f}x"
+                     if base and len(base) == len(ts) else "")
+            print(f"{name:<34}{fmt(statistics.median(ts)):>12}{ratio:>10}")
     for kind in ("grad", "hessian"):
         reference = got.get(f"{kind} chainrules.ad")
         lines = []
