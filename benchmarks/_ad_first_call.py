@@ -100,19 +100,19 @@ def _job(imports: str, setup: str = "", make: str = "", args: str = "", wait: st
          result: str = "") -> str:
     """The child's code: time the imports, then (untimed) the setup, then the first call
     (making the derivative function and calling it) and a second call of that function;
-    print the times and the first call's result as JSON."""
-    lines = ["import time as _time", "_t0 = _time.perf_counter()", imports,
-             "_t1 = _time.perf_counter()"]
+    print the wall and CPU times of each and the first call's result as JSON."""
+    mark = "_m.append((_time.perf_counter(), _time.process_time()))"
+    lines = ["import time as _time", "_m = []", mark, imports, mark]
     if make:
-        lines += [_DATA, setup, "_t2 = _time.perf_counter()", f"_f = {make}",
-                  f"out = _f{args}{wait}", "_t3 = _time.perf_counter()", f"_f{args}{wait}",
-                  "_t4 = _time.perf_counter()", f"_value = {result}.ravel().tolist()"]
+        lines += [_DATA, setup, mark, f"_f = {make}", f"out = _f{args}{wait}", mark,
+                  f"_f{args}{wait}", mark, f"_value = {result}.ravel().tolist()"]
     else:
-        lines += ["_t2 = _t3 = _t4 = _t1", "_value = None"]
-    lines += ["import json as _json",
-              "print(_json.dumps({'import': _t1 - _t0, 'first': _t3 - _t2, "
-              "'second': _t4 - _t3, 'value': _value, "
-              "'before_ad': globals().get('_t1b', _t0) - _t0}))"]
+        lines += [mark, mark, mark, "_value = None"]
+    lines += ["_b = globals().get('_before_ad', _m[0])",
+              "import json as _json",
+              "print(_json.dumps({_k: [_m[_j][_c] - _m[_i][_c] for _c in (0, 1)] "
+              "for _k, _i, _j in (('import', 0, 1), ('first', 2, 3), ('second', 3, 4))} "
+              "| {'value': _value, 'before_ad': [_b[0] - _m[0][0], _b[1] - _m[0][1]]}))"]
     return "\n".join(lines)
 
 
@@ -121,7 +121,8 @@ def _jobs(wanted: set[str]) -> dict[str, str]:
     for lib, (imports, setup, grad_make, hess_make, wait, result) in _LIBS.items():
         if lib == "chainrules.ad":
             # chainrules first, so the ``chainrules.ad`` part of the import is apart
-            imports = "import chainrules\n_t1b = _time.perf_counter()\n" + imports
+            imports = ("import chainrules\n"
+                       "_before_ad = (_time.perf_counter(), _time.process_time())\n" + imports)
         jobs[f"grad {lib}"] = _job(imports, setup, grad_make, "(w, x, y)", wait, result)
         jobs[f"hessian {lib}"] = _job(imports, setup, hess_make, "(v,)", wait, result)
     if wanted:
@@ -168,7 +169,8 @@ def run(quick: bool, wanted: set[str]) -> int:
     print(f"first calls: fresh `{Path(sys.executable).name} -c` processes, {reps} rounds "
           "(medians); PYTHONDONTWRITEBYTECODE removed, bytecode compiled by a warm-up "
           f"round into PYTHONPYCACHEPREFIX={PYCACHE}; times from inside the child (no "
-          "interpreter start-up); one thread each", flush=True)
+          "interpreter start-up), wall and CPU (process_time: on a loaded machine wall "
+          "time is mostly waiting for a core); one thread each", flush=True)
     status = 0
     for code in jobs.values():  # warm-up round: compiles and caches the bytecode
         if _run(code, env) is None:
@@ -184,23 +186,29 @@ def run(quick: bool, wanted: set[str]) -> int:
                 got[name].append(out)
     got = {k: v for k, v in got.items() if v}
 
-    def med(name: str, key: str) -> float:
-        return statistics.median(o[key] for o in got[name])
+    def med(name: str, key: str, clock: int) -> float:
+        return statistics.median(o[key][clock] for o in got[name])
+
+    def both(name: str, key: str) -> str:
+        return f"{fmt(med(name, key, 0)):>12}{fmt(med(name, key, 1)):>12}"
 
     # per round, so that the ratio to ``import numpy`` (run in the same round) is paired
     rows = [(name.removeprefix("import "), [o["import"] for o in got[name]])
             for name in got if name.startswith("import ")]
     if "grad chainrules.ad" in got:
         rows.append(("chainrules.ad after chainrules",
-                     [o["import"] - o["before_ad"] for o in got["grad chainrules.ad"]]))
+                     [[o["import"][c] - o["before_ad"][c] for c in (0, 1)]
+                      for o in got["grad chainrules.ad"]]))
     base = dict(rows).get("numpy")
     if rows:
-        print(f"\n{'import (fresh process)':<34}{'time':>12}{'÷ numpy':>10}   target "
-              f"{TARGETS['import'] * 1e3:.0f} ms for chainrules")
+        print(f"\nimport in a fresh process (target {TARGETS['import'] * 1e3:.0f} ms for "
+              "chainrules); ÷ numpy: CPU time over import numpy's in the same round")
+        print(f"{'module':<34}{'wall':>12}{'CPU':>12}{'÷ numpy':>10}")
         for name, ts in rows:
-            ratio = (f"{statistics.median(t / b for t, b in zip(ts, base)):9.2f}x"
+            ratio = (f"{statistics.median(t[1] / b[1] for t, b in zip(ts, base)):9.2f}x"
                      if base and len(base) == len(ts) else "")
-            print(f"{name:<34}{fmt(statistics.median(ts)):>12}{ratio:>10}")
+            print(f"{name:<34}{fmt(statistics.median(t[0] for t in ts)):>12}"
+                  f"{fmt(statistics.median(t[1] for t in ts)):>12}{ratio:>10}")
     for kind in ("grad", "hessian"):
         reference = got.get(f"{kind} chainrules.ad")
         lines = []
@@ -213,13 +221,14 @@ def run(quick: bool, wanted: set[str]) -> int:
                                        rtol=1e-9):
                 print(f"  !! {name} disagrees with chainrules.ad", file=sys.stderr)
                 status = 1
-            lines.append(f"{lib:<22}{fmt(med(name, 'import')):>12}"
-                         f"{fmt(med(name, 'first')):>12}{fmt(med(name, 'second')):>12}")
+            lines.append(f"{lib:<16}{both(name, 'import')}{both(name, 'first')}"
+                         f"{both(name, 'second')}")
         if lines:
             what = "loss20(w, x, y), 5 weights" if kind == "grad" else "small(v), 5 x 5"
-            print(f"\nfirst {kind} of {what}: target {TARGETS[kind] * 1e3:.0f} ms for "
-                  "chainrules.ad's first call")
-            print(f"{'library':<22}{'import':>12}{'first call':>12}{'second':>12}")
+            print(f"\nfirst {kind} of {what} (target {TARGETS[kind] * 1e3:.0f} ms for "
+                  "chainrules.ad's first call)")
+            print(f"{'':<16}{'import':>24}{'first call':>24}{'second call':>24}")
+            print(f"{'library':<16}" + f"{'wall':>12}{'CPU':>12}" * 3)
             print("\n".join(lines))
     if not wanted or "chainrules" in wanted:
         print("\n-X importtime of `import chainrules.ad`: largest own times")

@@ -22,36 +22,39 @@ def per_call(fn: Callable[[], object], min_time: float) -> tuple[int, float]:
 
 
 def interleave(impls: dict[str, Callable[[], object]], batches: dict[str, int],
-               rounds: int) -> tuple[dict, dict]:
+               rounds: int, clock: Callable[[], float] = time.perf_counter
+               ) -> tuple[dict, dict]:
     """Each implementation runs one batch per round, in a rotating order. Returns the
     median time per call and, per implementation, the median over rounds of its time
     divided by ours (``impls["ours"]``) in the same round: paired, so machine load that
-    drifts between rounds cancels out."""
+    drifts between rounds cancels out. ``clock``: ``time.perf_counter`` (wall) or
+    ``time.process_time`` (CPU time of this process, all its threads: what to read on
+    an overloaded machine, where wall time is mostly waiting for a core)."""
     names = list(impls)
     times: dict[str, list[float]] = {name: [] for name in impls}
     for r in range(rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for name in order:
             fn, n = impls[name], batches[name]
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(n):
                 fn()
-            times[name].append((time.perf_counter() - t0) / n)
+            times[name].append((clock() - t0) / n)
     medians = {name: statistics.median(ts) for name, ts in times.items()}
     ratios = {name: statistics.median(t / o for t, o in zip(ts, times["ours"]))
               for name, ts in times.items()}
     return medians, ratios
 
 
-def measure(impls: dict[str, Callable[[], object]], rounds: int,
-            min_time: float) -> tuple[dict, dict]:
+def measure(impls: dict[str, Callable[[], object]], rounds: int, min_time: float,
+            clock: Callable[[], float] = time.perf_counter) -> tuple[dict, dict]:
     """``interleave`` after one warm-up call each (compilation, caches), with batches
     sized so each takes about ``min_time``."""
     batches = {}
     for name, fn in impls.items():
         fn()
         batches[name] = per_call(fn, min_time)[0]
-    return interleave(impls, batches, rounds)
+    return interleave(impls, batches, rounds, clock)
 
 
 def close(a, b, rtol: float = 1e-7, atol: float = 1e-10) -> bool:

@@ -22,8 +22,11 @@ Three sections, each of which runs alone with ``--section NAME`` (repeatable):
 - ``training`` (``_ad_training.py``): 1,000-step gradient-descent loops (logistic
   regression; the MLP), every implementation checked to end at the same parameters.
 
-Run: ``python benchmarks/bench_ad.py [--quick] [--section NAME] [program ...]`` (or
-``python benchmarks/run.py ad [--quick] [--section NAME]``); the programs named filter
+Run: ``python benchmarks/bench_ad.py [--quick] [--cpu] [--section NAME] [program ...]``
+(or ``python benchmarks/run.py ad [options]``). ``--cpu`` times the gradients and
+training sections with ``time.process_time`` (this process's CPU time) instead of wall
+time: on an overloaded machine wall time mostly measures waiting for a core (the
+first-call section reports both always). The programs named filter
 the gradients and training sections (``logreg``, ``mlp_train``) and the first-call jobs
 (by substring: ``torch``, ``hessian``...).
 """
@@ -331,7 +334,7 @@ def peers_jax():
     return eager, jitted
 
 
-def run_gradients(quick: bool, wanted: set[str]) -> int:
+def run_gradients(quick: bool, wanted: set[str], clock: Callable[[], float]) -> int:
     """One gradient per call of each program, against every peer."""
     rounds = 9 if quick else 31
     min_time = 0.003 if quick else 0.005
@@ -357,7 +360,8 @@ def run_gradients(quick: bool, wanted: set[str]) -> int:
     autograd_peers = peers_autograd()
     torch_peers = peers_torch()
     jax_peers = peers_jax()
-    print(f"\ngradients: {rounds} interleaved rounds, medians of one gradient")
+    print(f"\ngradients: {rounds} interleaved rounds, medians of one gradient "
+          f"({'CPU' if clock is time.process_time else 'wall'} time)")
     header = ("program", "impl", "time", "impl/ours")
     print(f"{header[0]:<13}{header[1]:<22}{header[2]:>12}{header[3]:>11}")
     status = 0
@@ -395,9 +399,9 @@ def run_gradients(quick: bool, wanted: set[str]) -> int:
                 if not close(impls["ours + rrule"](), reference):
                     print(f"  !! {pname}: ours + rrule disagrees", file=sys.stderr)
                     status = 1
-                medians, ratios = measure(impls, rounds, min_time)
+                medians, ratios = measure(impls, rounds, min_time, clock)
         else:
-            medians, ratios = measure(impls, rounds, min_time)
+            medians, ratios = measure(impls, rounds, min_time, clock)
         for label, t in medians.items():
             print(f"{pname:<13}{label:<22}{fmt(t):>12}{ratios[label]:>10.2f}x")
         print(flush=True)
@@ -428,13 +432,14 @@ def _sections(argv: list[str]) -> tuple[list[str], list[str]]:
 def main(argv: list[str]) -> int:
     sections, rest = _sections(argv)
     quick = "--quick" in rest
+    clock = time.process_time if "--cpu" in rest else time.perf_counter
     wanted = {a for a in rest if not a.startswith("--")}
     print(f"chainrules {chainrules.__version__}, numpy {np.__version__}, python "
           f"{sys.version.split()[0]}; {time.strftime('%Y-%m-%d %H:%M %Z')}; "
           f"{os.cpu_count()} CPUs, load average {_load()}", flush=True)
     status = 0
     if "gradients" in sections:
-        status |= run_gradients(quick, wanted)
+        status |= run_gradients(quick, wanted, clock)
     if "first-call" in sections:
         import _ad_first_call
 
@@ -442,7 +447,7 @@ def main(argv: list[str]) -> int:
     if "training" in sections:
         import _ad_training
 
-        status |= _ad_training.run(quick, wanted)
+        status |= _ad_training.run(quick, wanted, clock)
     print(f"load average at the end: {_load()}")
     return status
 
