@@ -105,23 +105,31 @@ def jax_loop(step: Callable, params: tuple, batches: list, steps: int) -> tuple:
     return tuple(np.asarray(p.block_until_ready()) for p in ps)
 
 
+def _losses(xp) -> dict[str, Callable]:
+    """The two losses written against the namespace ``xp`` (``autograd.numpy``,
+    ``torch``, ``jax.numpy``): the same maths as ``logreg_loss`` and ``mlp_loss``."""
+
+    def logreg(w, b, x, y):
+        z = x @ w + b
+        return xp.mean(xp.log1p(xp.exp(z)) - y * z)
+
+    def mlp(w1, b1, w2, b2, x, t):
+        d = xp.tanh(x @ w1 + b1) @ w2 + b2 - t
+        return xp.sum(d * d) / 64.0
+
+    return {"logreg": logreg, "mlp_train": mlp}
+
+
 def _peer_losses() -> dict[str, dict[str, Callable]]:
-    """The same two losses for each peer that is installed."""
+    """The losses for each peer that is installed (for autograd, their gradients)."""
     out: dict[str, dict[str, Callable]] = {}
     try:
         import autograd
         import autograd.numpy as anp
 
-        def a_logreg(w, b, x, y):
-            z = anp.dot(x, w) + b
-            return anp.mean(anp.log1p(anp.exp(z)) - y * z)
-
-        def a_mlp(w1, b1, w2, b2, x, t):
-            d = anp.dot(anp.tanh(anp.dot(x, w1) + b1), w2) + b2 - t
-            return anp.sum(d * d) / 64.0
-
-        out["autograd"] = {"logreg": autograd.grad(a_logreg, argnum=(0, 1)),
-                           "mlp_train": autograd.grad(a_mlp, argnum=(0, 1, 2, 3))}
+        out["autograd"] = {name: autograd.grad(f, argnum=(0, 1) if name == "logreg"
+                                               else (0, 1, 2, 3))
+                           for name, f in _losses(anp).items()}
     except ImportError:
         pass
     try:
@@ -129,16 +137,7 @@ def _peer_losses() -> dict[str, dict[str, Callable]]:
 
         torch.set_num_threads(1)
         torch.set_num_interop_threads(1)
-
-        def t_logreg(w, b, x, y):
-            z = x @ w + b
-            return torch.mean(torch.log1p(torch.exp(z)) - y * z)
-
-        def t_mlp(w1, b1, w2, b2, x, t):
-            d = torch.tanh(x @ w1 + b1) @ w2 + b2 - t
-            return torch.sum(d * d) / 64.0
-
-        out["torch eager"] = {"logreg": t_logreg, "mlp_train": t_mlp}
+        out["torch eager"] = _losses(torch)
     except ImportError:
         pass
     try:
@@ -146,16 +145,7 @@ def _peer_losses() -> dict[str, dict[str, Callable]]:
         import jax.numpy as jnp
 
         jax.config.update("jax_enable_x64", True)
-
-        def j_logreg(w, b, x, y):
-            z = x @ w + b
-            return jnp.mean(jnp.log1p(jnp.exp(z)) - y * z)
-
-        def j_mlp(w1, b1, w2, b2, x, t):
-            d = jnp.tanh(x @ w1 + b1) @ w2 + b2 - t
-            return jnp.sum(d * d) / 64.0
-
-        out["jax.jit"] = {"logreg": j_logreg, "mlp_train": j_mlp}
+        out["jax.jit"] = _losses(jnp)
     except ImportError:
         pass
     return out
