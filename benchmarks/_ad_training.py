@@ -136,7 +136,8 @@ def _peer_losses() -> dict[str, dict[str, Callable]]:
         import torch
 
         torch.set_num_threads(1)
-        torch.set_num_interop_threads(1)
+        if torch.get_num_interop_threads() != 1:  # settable once, before any work
+            torch.set_num_interop_threads(1)
         out["torch eager"] = _losses(torch)
     except ImportError:
         pass
