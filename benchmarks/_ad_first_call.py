@@ -14,6 +14,7 @@ in a rotating order; the tables give medians over rounds. The children:
   print the derivative they got, which must agree with ours.
 """
 
+import importlib.util
 import json
 import os
 import statistics
@@ -116,9 +117,18 @@ def _job(imports: str, setup: str = "", make: str = "", args: str = "", wait: st
     return "\n".join(lines)
 
 
+def _installed(name: str) -> bool:
+    top = {"torch eager": "torch", "jax eager": "jax", "jax.jit": "jax"}.get(name, name)
+    return importlib.util.find_spec(top.split(".")[0]) is not None
+
+
 def _jobs(wanted: set[str]) -> dict[str, str]:
-    jobs = {f"import {name}": _job(code) for name, code in _IMPORTS.items()}
+    """The children's code by job name; peers that are not installed are left out."""
+    jobs = {f"import {name}": _job(code) for name, code in _IMPORTS.items()
+            if _installed(name)}
     for lib, (imports, setup, grad_make, hess_make, wait, result) in _LIBS.items():
+        if not _installed(lib):
+            continue
         if lib == "chainrules.ad":
             # chainrules first, so the ``chainrules.ad`` part of the import is apart
             imports = ("import chainrules\n"
