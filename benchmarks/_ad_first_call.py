@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 import chainrules
-from _harness import close, fmt
+from _bench_harness import close, fmt
 
 HERE = Path(__file__).resolve().parent
 PYCACHE = Path(tempfile.gettempdir()) / "chainrules-bench-pycache"

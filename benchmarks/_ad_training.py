@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from _harness import close, fmt, interleave
+from _bench_harness import close, fmt, interleave
 from chainrules.ad import grad
 
 LR_LOGREG = 1.0

@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 
 import chainrules
-from _harness import close, fmt, measure
+from _bench_harness import close, fmt, measure
 from chainrules import NoTangent, rrule, scoped_rules
 from chainrules.ad import grad
 
