@@ -14,8 +14,21 @@ re-mapped on every call). It prints the median time per call and the median over
 the paired ratio impl/ours (> 1: ours is faster) and checks that every
 implementation computes the same gradient.
 
-Run: ``python benchmarks/bench_ad.py [--quick] [program ...]`` (or ``python
-benchmarks/run.py ad``).
+Three sections, each of which runs alone with ``--section NAME`` (repeatable):
+
+- ``gradients``: the above, one gradient per call;
+- ``first-call`` (``_ad_first_call.py``): ``import`` times and the first ``grad`` /
+  ``hessian`` after the import, each in a fresh process, against the same peers;
+- ``training`` (``_ad_training.py``): 1,000-step gradient-descent loops (logistic
+  regression; the MLP), every implementation checked to end at the same parameters.
+
+Run: ``python benchmarks/bench_ad.py [--quick] [--cpu] [--section NAME] [program ...]``
+(or ``python benchmarks/run.py ad [options]``). ``--cpu`` times the gradients and
+training sections with ``time.process_time`` (this process's CPU time) instead of wall
+time: on an overloaded machine wall time mostly measures waiting for a core (the
+first-call section reports both always). The programs named filter
+the gradients and training sections (``logreg``, ``mlp_train``) and the first-call jobs
+(by substring: ``torch``, ``hessian``...).
 """
 
 import os
@@ -36,7 +49,6 @@ if any(os.environ.get(k) != v for k, v in _ENV.items()):
 
 import importlib.util
 import math
-import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,6 +56,7 @@ from pathlib import Path
 import numpy as np
 
 import chainrules
+from _bench_harness import close, fmt, measure
 from chainrules import NoTangent, rrule, scoped_rules
 from chainrules.ad import grad
 
@@ -321,61 +334,8 @@ def peers_jax():
     return eager, jitted
 
 
-# ---------------------------------------------------------------------------------------
-# Harness
-
-
-def per_call(fn: Callable[[], object], min_time: float) -> tuple[int, float]:
-    """Calls per batch so a batch takes about ``min_time``; and one call's time."""
-    t0 = time.perf_counter()
-    fn()
-    one = time.perf_counter() - t0
-    n = max(1, int(min_time / max(one, 1e-7)))
-    return n, one
-
-
-def measure(impls: dict[str, Callable[[], object]], rounds: int,
-            min_time: float) -> tuple[dict, dict]:
-    """Interleaved rounds: each implementation runs one short batch per round, in a
-    rotating order. Returns the median time per call and, per implementation, the
-    median over rounds of its time divided by ours in the same round (paired, so
-    machine load that drifts between rounds cancels out)."""
-    batches = {}
-    for name, fn in impls.items():
-        fn()  # warm up (compilation, caches)
-        batches[name] = per_call(fn, min_time)[0]
-    names = list(impls)
-    times: dict[str, list[float]] = {name: [] for name in impls}
-    for r in range(rounds):
-        order = names[r % len(names):] + names[:r % len(names)]
-        for name in order:
-            fn, n = impls[name], batches[name]
-            t0 = time.perf_counter()
-            for _ in range(n):
-                fn()
-            times[name].append((time.perf_counter() - t0) / n)
-    medians = {name: statistics.median(ts) for name, ts in times.items()}
-    ratios = {name: statistics.median(t / o for t, o in zip(ts, times["ours"]))
-              for name, ts in times.items()}
-    return medians, ratios
-
-
-def _close(a, b) -> bool:
-    if isinstance(a, tuple):
-        return all(_close(x, y) for x, y in zip(a, b))
-    return np.allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=1e-7,
-                       atol=1e-10)
-
-
-def fmt(t: float) -> str:
-    if t >= 1e-3:
-        return f"{t * 1e3:8.2f} ms"
-    return f"{t * 1e6:8.1f} µs"
-
-
-def main(argv: list[str]) -> int:
-    quick = "--quick" in argv
-    wanted = [a for a in argv if not a.startswith("--")]
+def run_gradients(quick: bool, wanted: set[str], clock: Callable[[], float]) -> int:
+    """One gradient per call of each program, against every peer."""
     rounds = 9 if quick else 31
     min_time = 0.003 if quick else 0.005
     _stopgap()
@@ -400,8 +360,8 @@ def main(argv: list[str]) -> int:
     autograd_peers = peers_autograd()
     torch_peers = peers_torch()
     jax_peers = peers_jax()
-    print(f"chainrules {chainrules.__version__}, numpy {np.__version__}, "
-          f"{rounds} interleaved rounds, medians of one gradient")
+    print(f"\ngradients: {rounds} interleaved rounds, medians of one gradient "
+          f"({'CPU' if clock is time.process_time else 'wall'} time)")
     header = ("program", "impl", "time", "impl/ours")
     print(f"{header[0]:<13}{header[1]:<22}{header[2]:>12}{header[3]:>11}")
     status = 0
@@ -427,7 +387,7 @@ def main(argv: list[str]) -> int:
             if fn is None:
                 continue
             got = fn()
-            if not _close(got, reference):
+            if not close(got, reference):
                 print(f"  !! {pname}: {label} disagrees with ours", file=sys.stderr)
                 status = 1
         if rule is not None:
@@ -436,16 +396,67 @@ def main(argv: list[str]) -> int:
                 rrule.register(wrapper)(rule_fn)
                 ours_rule = grad(wrapper, argnums=argnums)
                 impls["ours + rrule"] = lambda g=ours_rule, a=args: g(*a)
-                if not _close(impls["ours + rrule"](), reference):
+                if not close(impls["ours + rrule"](), reference):
                     print(f"  !! {pname}: ours + rrule disagrees", file=sys.stderr)
                     status = 1
-                medians, ratios = measure(impls, rounds, min_time)
+                medians, ratios = measure(impls, rounds, min_time, clock)
         else:
-            medians, ratios = measure(impls, rounds, min_time)
+            medians, ratios = measure(impls, rounds, min_time, clock)
         for label, t in medians.items():
             print(f"{pname:<13}{label:<22}{fmt(t):>12}{ratios[label]:>10.2f}x")
         print(flush=True)
     return status
+
+
+SECTIONS = ("gradients", "first-call", "training")
+
+
+def _sections(argv: list[str]) -> tuple[list[str], list[str]]:
+    """``--section NAME`` / ``--section=NAME`` (repeatable, or comma-separated) and the
+    remaining arguments."""
+    picked, rest = [], []
+    args = iter(argv)
+    for a in args:
+        if a == "--section":
+            picked += next(args, "").split(",")
+        elif a.startswith("--section="):
+            picked += a.removeprefix("--section=").split(",")
+        else:
+            rest.append(a)
+    unknown = [p for p in picked if p not in SECTIONS]
+    if unknown:
+        raise SystemExit(f"unknown section(s) {unknown}; available: {list(SECTIONS)}")
+    return picked or list(SECTIONS), rest
+
+
+def main(argv: list[str]) -> int:
+    sections, rest = _sections(argv)
+    quick = "--quick" in rest
+    clock = time.process_time if "--cpu" in rest else time.perf_counter
+    wanted = {a for a in rest if not a.startswith("--")}
+    print(f"chainrules {chainrules.__version__}, numpy {np.__version__}, python "
+          f"{sys.version.split()[0]}; {time.strftime('%Y-%m-%d %H:%M %Z')}; "
+          f"{os.cpu_count()} CPUs, load average {_load()}", flush=True)
+    status = 0
+    if "gradients" in sections:
+        status |= run_gradients(quick, wanted, clock)
+    if "first-call" in sections:
+        import _ad_first_call
+
+        status |= _ad_first_call.run(quick, wanted)
+    if "training" in sections:
+        import _ad_training
+
+        status |= _ad_training.run(quick, wanted, clock)
+    print(f"load average at the end: {_load()}")
+    return status
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 if __name__ == "__main__":

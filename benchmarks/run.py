@@ -1,7 +1,9 @@
-"""Run the benchmarks, each in its own process: ``python benchmarks/run.py [name ...]``.
+"""Run the benchmarks, each in its own process: ``python benchmarks/run.py [name ...]
+[--quick] [--section ...]``.
 
 Names are the ``bench_<name>.py`` files of this folder (lookup, testers, ad, interop,
-linalg, ...). Each prints its own table of medians and ratios.
+linalg, ...). Each prints its own table of medians and ratios. Options (``--quick``;
+``--section NAME`` for ``ad``) are passed on to every benchmark run.
 """
 
 import subprocess
@@ -13,7 +15,16 @@ HERE = Path(__file__).resolve().parent
 
 def main(argv: list[str]) -> int:
     available = sorted(p.stem.removeprefix("bench_") for p in HERE.glob("bench_*.py"))
-    wanted = argv or available
+    options, names = [], []
+    args = iter(argv)
+    for a in args:
+        if a.startswith("--"):
+            options.append(a)
+            if a == "--section":
+                options.append(next(args, ""))
+        else:
+            names.append(a)
+    wanted = names or available
     unknown = [w for w in wanted if w not in available]
     if unknown:
         print(f"unknown benchmark(s) {unknown}; available: {available}", file=sys.stderr)
@@ -21,7 +32,8 @@ def main(argv: list[str]) -> int:
     status = 0
     for name in wanted:
         print(f"\n=== {name} ===", flush=True)
-        status |= subprocess.call([sys.executable, str(HERE / f"bench_{name}.py")])
+        status |= subprocess.call([sys.executable, str(HERE / f"bench_{name}.py"),
+                                   *options])
     return status
 
 
