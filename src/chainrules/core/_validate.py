@@ -435,7 +435,12 @@ def unwrap_pullback(pullback: Any) -> Any:
             continue
         cell = _PULLBACK_CODES.get(getattr(pullback, "__code__", None))
         if cell is None:
-            return pullback
+            # a decorated pullback (the rule kit's zero_guard) names the function it wraps
+            inner = getattr(pullback, "__wrapped__", None)
+            if inner is None or not callable(inner):
+                return pullback
+            pullback = inner
+            continue
         pullback = pullback.__closure__[cell].cell_contents
 
 
