@@ -403,3 +403,21 @@ def test_scalar_rule_elementwise_partials_are_quiet_wherever_they_run():
     np.testing.assert_array_equal(p, [np.inf, 0.25])
     scalar_rule(cube := (lambda x: x ** 3), lambda x: 3 * x ** 2)
     assert _PARTIALS[cube].fn(2.0) == 12.0  # plain Python functions are not wrapped
+
+
+def test_lazily_loaded_rules_outlive_a_scope_open_when_they_load():
+    from chainrules import rrule, scoped_rules
+    from chainrules.core import persistent_rules
+
+    def scaled(x):
+        return 5 * x
+
+    def scoped_only(x):
+        return x
+
+    with scoped_rules():
+        with persistent_rules():
+            rrule.register(scaled)(lambda x: (5 * x, lambda y_bar: (None, 5 * y_bar)))
+        rrule.register(scoped_only)(lambda x: (x, lambda y_bar: (None, y_bar)))
+    assert rrule.has_rules(scaled)
+    assert not rrule.has_rules(scoped_only)

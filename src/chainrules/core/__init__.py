@@ -40,7 +40,7 @@ from ._helpers import (
 )
 from ._lookup import cached_lookup, namespace_of, registered_functions, scalar_partials
 from ._projection import ProjectTo
-from ._rules import frule, rrule, scoped_rules
+from ._rules import frule, persistent_rules, rrule, scoped_rules
 from ._tangent_types import (
     AbstractTangent,
     InplaceableThunk,
@@ -110,6 +110,7 @@ __all__ = [
     "rrule_via_ad",
     "scalar_partials",
     "scalar_rule",
+    "persistent_rules",
     "scoped_rules",
     "unthunk",
     "zero_tangent",

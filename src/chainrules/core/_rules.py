@@ -327,12 +327,61 @@ def scoped_rules() -> Iterator[None]:
         >>> rrule.has_rules(double)
         False
     """
-    r, f = rrule_table.snapshot(), frule_table.snapshot()
+    snaps = (rrule_table.snapshot(), frule_table.snapshot())
+    _open_scopes.append(snaps)
     try:
         yield
     finally:
-        rrule_table.restore(r)
-        frule_table.restore(f)
+        _open_scopes.remove(snaps)
+        rrule_table.restore(snaps[0])
+        frule_table.restore(snaps[1])
+
+
+#: The snapshots of the ``scoped_rules`` blocks open now, innermost last.
+_open_scopes: list[tuple[Any, Any]] = []
+
+
+@contextlib.contextmanager
+def persistent_rules() -> Iterator[None]:
+    """Keep the rules registered inside the ``with`` block when an enclosing
+    `scoped_rules` block ends.
+
+    For rule sets loaded lazily (the SciPy rules register when ``scipy.<module>`` is
+    first imported, which may happen inside a test's ``scoped_rules``): they are part of
+    the library, and the loader registers them only once.
+
+    Examples:
+        >>> from chainrules import rrule, scoped_rules
+        >>> from chainrules.core import persistent_rules
+        >>> def triple(x):
+        ...     return 3 * x
+        >>> with scoped_rules():
+        ...     with persistent_rules():
+        ...         _ = rrule.register(triple)(lambda x: (3 * x, lambda y_bar: (None, 3 * y_bar)))
+        >>> rrule.has_rules(triple)
+        True
+    """
+    if not _open_scopes:
+        yield
+        return
+    before = (rrule_table.snapshot(), frule_table.snapshot())
+    try:
+        yield
+    finally:
+        after = (rrule_table.snapshot(), frule_table.snapshot())
+        for scope in _open_scopes:
+            for old, new, saved in zip(before, after, scope):
+                _carry_new_entries(old, new, saved)
+
+
+def _carry_new_entries(old: Any, new: Any, saved: Any) -> None:
+    """Add to the snapshot ``saved`` the entries that ``new`` has and ``old`` had not."""
+    for target, store in new.items():
+        for key, entries in store.items():
+            known = {id(e) for e in old[target].get(key, ())}
+            added = [e for e in entries if id(e) not in known]
+            if added:
+                saved[target].setdefault(key, []).extend(added)
 
 
 _attach(rrule, rrule_table)

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
+from chainrules.core import persistent_rules
 from chainrules.rules.array_api import register_namespace
 
 __all__ = ["LOADED_MODULES", "load_scipy_rules", "register_namespace"]
@@ -75,7 +76,10 @@ def load_scipy_rules(module: str | None = None) -> None:
         targets = [module] if module is not None else list(_SCIPY_RULES)
         for target in targets:
             for name in _SCIPY_RULES.pop(target, ()):
-                importlib.import_module(name)
+                # library rules: they outlive a scoped_rules block open now (a test's),
+                # because they are loaded only once
+                with persistent_rules():
+                    importlib.import_module(name)
                 LOADED_MODULES.append(name)
         if not _SCIPY_RULES:
             _ScipyHook.uninstall()
