@@ -20,11 +20,10 @@ from chainrules.core import (
     ProjectTo,
     ZeroTangent,
     array_namespace,
-    frule,
     non_differentiable,
-    rrule,
 )
-from chainrules.rules.array_api._common import dense, is_complex
+from chainrules.rules._kit import define_rules, nonzero, zero_guard
+from chainrules.rules.array_api._common import is_complex
 
 __all__ = ["register"]
 
@@ -145,25 +144,19 @@ def _transform_rules(f: Any, name: str, adjoint: Callable[..., Any]) -> None:
         y = f(x, **kw)
         project_x = ProjectTo(x)
 
+        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
         def transform_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            if y_bar is None:
-                return NoTangent(), project_x(ZeroTangent())
             xp = array_namespace(x)
             return NoTangent(), project_x(adjoint(xp, y_bar, x, y, kw))
 
-        transform_pullback.__qualname__ = f"{name}_pullback"
         return y, transform_pullback
 
     def transform_frule(dargs: tuple, x: Any, **kw: Any) -> Any:
         y = f(x, **kw)
-        x_dot = dense(dargs[1])
+        x_dot = nonzero(dargs[1])
         return y, ZeroTangent() if x_dot is None else f(x_dot, **kw)
 
-    transform_rrule.__qualname__ = f"{name}_rrule"
-    transform_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f, object)(transform_rrule)
-    frule.register(f, object)(transform_frule)
+    define_rules(f, object, frule_fn=transform_frule, rrule_fn=transform_rrule, name=name)
 
 
 def _shift_rules(f: Any, name: str, inverse: Any) -> None:
@@ -171,22 +164,18 @@ def _shift_rules(f: Any, name: str, inverse: Any) -> None:
         y = f(x, **kw)
         project_x = ProjectTo(x)
 
+        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
         def shift_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            if y_bar is None:
-                return NoTangent(), project_x(ZeroTangent())
             return NoTangent(), project_x(inverse(y_bar, **kw))
 
-        shift_pullback.__qualname__ = f"{name}_pullback"
         return y, shift_pullback
 
     def shift_frule(dargs: tuple, x: Any, **kw: Any) -> Any:
         y = f(x, **kw)
-        x_dot = dense(dargs[1])
+        x_dot = nonzero(dargs[1])
         return y, ZeroTangent() if x_dot is None else f(x_dot, **kw)
 
-    rrule.register(f, object)(shift_rrule)
-    frule.register(f, object)(shift_frule)
+    define_rules(f, object, frule_fn=shift_frule, rrule_fn=shift_rrule, name=name)
 
 
 _TRANSFORMS = ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft",
