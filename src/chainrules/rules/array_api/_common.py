@@ -65,6 +65,16 @@ def is_inexact(xp: Any, x: Any) -> bool:
     return dtype is not None and xp.isdtype(dtype, ("real floating", "complex floating"))
 
 
+def conj(xp: Any, v: Any) -> Any:
+    """The complex conjugate of ``v``; a real ``v`` as it is."""
+    return xp.conj(v) if is_complex(xp, v) else v
+
+
+def mH(xp: Any, v: Any) -> Any:
+    """The conjugate transpose of a stack of matrices."""
+    return conj(xp, xp.matrix_transpose(v))
+
+
 def linear_unary(f: Any, name: str, pushforward: Callable[..., Any],
                  pullback: Callable[..., Any]) -> None:
     """Register the frule and rrule of a one-argument function that is (real-)linear in

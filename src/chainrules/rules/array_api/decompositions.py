@@ -30,8 +30,7 @@ from chainrules.core import (
     unthunk,
 )
 from chainrules.rules._kit import define_rules, is_zero, nonzero, zero_guard
-from chainrules.rules.array_api._common import is_complex
-from chainrules.rules.array_api.linalg import conj, mH
+from chainrules.rules.array_api._common import conj, is_complex, mH
 
 __all__ = ["register"]
 

@@ -23,30 +23,10 @@ from chainrules.core import (
     non_differentiable,
 )
 from chainrules.rules._kit import define_rules, nonzero, zero_guard
+from chainrules.rules.array_api._adjoints import DUAL_NORM, along, fit_axes, fit_axis
 from chainrules.rules.array_api._common import is_complex
 
 __all__ = ["register"]
-
-_DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
-
-
-def _fit_axis(xp: Any, v: Any, axis: int, length: int) -> Any:
-    """``v`` cropped or zero-padded to ``length`` along ``axis``."""
-    have = v.shape[axis]
-    if have > length:
-        return v[(slice(None),) * axis + (slice(0, length), Ellipsis)]
-    if have < length:
-        shape = list(v.shape)
-        shape[axis] = length - have
-        return xp.concat([v, xp.zeros(tuple(shape), dtype=v.dtype)], axis=axis)
-    return v
-
-
-def _fit(xp: Any, v: Any, axes: list, shape: tuple) -> Any:
-    for a in axes:
-        v = _fit_axis(xp, v, a, shape[a])
-    return v
-
 
 def _axes(x: Any, kw: dict, nd: bool) -> list:
     """The transformed axes, non-negative."""
@@ -67,13 +47,6 @@ def _hermitian_weights(xp: Any, n: int, m: int, dtype: Any) -> Any:
     return 2 - xp.astype((idx == 0) | (idx == last), dtype)
 
 
-def _along(xp: Any, w: Any, axis: int, ndim: int) -> Any:
-    """A 1-D weight ``w`` shaped to broadcast along ``axis`` of an ``ndim`` array."""
-    shape = [1] * ndim
-    shape[axis] = w.shape[0]
-    return xp.reshape(w, tuple(shape))
-
-
 def _real(xp: Any, v: Any) -> Any:
     return xp.real(v) if is_complex(xp, v) else v
 
@@ -82,7 +55,7 @@ def _adjoint(fft: Any, name: str, nd: bool) -> Callable[..., Any]:
     """The adjoint of transform ``name`` of namespace module ``fft``, as a function of
     ``(xp, g, x, y, kw)``."""
     def options(x: Any, y: Any, kw: dict, axes: list) -> dict:
-        norm = _DUAL[kw.get("norm", "backward")]
+        norm = DUAL_NORM[kw.get("norm", "backward")]
         if nd:
             return {"axes": axes, "norm": norm, "s": [y.shape[a] for a in axes]}
         return {"axis": axes[0], "norm": norm, "n": y.shape[axes[0]]}
@@ -95,7 +68,7 @@ def _adjoint(fft: Any, name: str, nd: bool) -> Callable[..., Any]:
         axes = _axes(x, kw, nd)
         back = inverse("ifft" if name.startswith("fft") else "fft")
         opts = options(x, y, kw, axes)
-        return _fit(xp, back(g, **opts), axes, tuple(x.shape))
+        return fit_axes(xp, back(g, **opts), axes, tuple(x.shape))
 
     def real_to_half_adjoint(xp: Any, g: Any, x: Any, y: Any, kw: dict,
                              conjugate: bool) -> Any:
@@ -103,7 +76,7 @@ def _adjoint(fft: Any, name: str, nd: bool) -> Callable[..., Any]:
         axes = _axes(x, kw, nd)
         n = (kw.get("s") or [None] * len(axes))[-1] if nd else kw.get("n")
         n = x.shape[axes[-1]] if n is None else n
-        full = _fit_axis(xp, xp.conj(g) if conjugate else g, axes[-1], n)
+        full = fit_axis(xp, xp.conj(g) if conjugate else g, axes[-1], n)
         opts = options(x, y, kw, axes)
         if nd:
             opts["s"] = [*opts["s"][:-1], n]
@@ -112,7 +85,7 @@ def _adjoint(fft: Any, name: str, nd: bool) -> Callable[..., Any]:
         if conjugate:  # ihfft = conj(rfft with the dual norm): the adjoint keeps norm
             opts["norm"] = kw.get("norm", "backward")
         back = inverse("ifft")
-        return _fit(xp, _real(xp, back(full, **opts)), axes, tuple(x.shape))
+        return fit_axes(xp, _real(xp, back(full, **opts)), axes, tuple(x.shape))
 
     def half_to_real_adjoint(xp: Any, g: Any, x: Any, y: Any, kw: dict,
                              conjugate: bool) -> Any:
@@ -124,9 +97,9 @@ def _adjoint(fft: Any, name: str, nd: bool) -> Callable[..., Any]:
             opts["norm"] = kw.get("norm", "backward")
         spectrum = inverse("rfft")(g, **opts)
         w = _hermitian_weights(xp, n, spectrum.shape[axes[-1]], _real(xp, spectrum).dtype)
-        out = spectrum * _along(xp, w, axes[-1], spectrum.ndim)
+        out = spectrum * along(xp, w, axes[-1], spectrum.ndim)
         out = xp.conj(out) if conjugate else out
-        return _fit(xp, out, axes, tuple(x.shape))
+        return fit_axes(xp, out, axes, tuple(x.shape))
 
     if name in ("fft", "ifft", "fftn", "ifftn"):
         return complex_adjoint

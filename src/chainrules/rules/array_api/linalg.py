@@ -23,31 +23,11 @@ from chainrules.core import (
     not_implemented,
 )
 from chainrules.rules._kit import define_rules, nonzero, zero_guard
-from chainrules.rules.array_api._common import is_complex
-from chainrules.rules.array_api.manipulation import linear_rules, matrix_transpose_adjoint
+from chainrules.rules.array_api._adjoints import matrix_transpose_adjoint, sum_to
+from chainrules.rules.array_api._common import conj, is_complex, mH
+from chainrules.rules.array_api.manipulation import linear_rules
 
 __all__ = ["register"]
-
-
-def conj(xp: Any, v: Any) -> Any:
-    return xp.conj(v) if is_complex(xp, v) else v
-
-
-def mH(xp: Any, v: Any) -> Any:
-    """The conjugate transpose of a stack of matrices."""
-    return conj(xp, xp.matrix_transpose(v))
-
-
-def sum_to(xp: Any, v: Any, shape: tuple) -> Any:
-    """``v`` summed over the leading dimensions it has beyond ``shape`` (broadcast batch
-    dimensions) and over those where ``shape`` has 1."""
-    extra = v.ndim - len(shape)
-    if extra > 0:
-        v = xp.sum(v, axis=tuple(range(extra)))
-    axes = tuple(i for i, (n, m) in enumerate(zip(shape, v.shape)) if n == 1 and m != 1)
-    if axes:
-        v = xp.sum(v, axis=axes, keepdims=True)
-    return v
 
 
 def bilinear_rules(f: Any, name: str, adjoints: Callable[..., tuple], nargs: int = 2) -> None:

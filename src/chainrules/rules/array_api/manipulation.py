@@ -22,6 +22,15 @@ from chainrules.core import (
     unthunk,
 )
 from chainrules.rules._kit import define_rules, is_zero, nonzero, zero_guard
+from chainrules.rules.array_api._adjoints import (
+    flip_adjoint,
+    matrix_transpose_adjoint,
+    moveaxis_adjoint,
+    permute_dims_adjoint,
+    repeat_adjoint,
+    roll_adjoint,
+    tile_adjoint,
+)
 
 __all__ = ["register"]
 
@@ -54,40 +63,8 @@ def linear_rules(f: Any, name: str, adjoint: Callable[..., Any], nargs: int = 1)
     define_rules(f, object, ..., frule_fn=linear_frule, rrule_fn=linear_rrule, name=name)
 
 
-def _kw(args: tuple, kw: dict, names: tuple, defaults: tuple) -> tuple:
-    """The values of ``names`` from positional ``args`` then keywords ``kw``."""
-    out = []
-    for i, (n, d) in enumerate(zip(names, defaults)):
-        out.append(args[i] if i < len(args) else kw.get(n, d))
-    return tuple(out)
-
-
 def _reshape_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
     return xp.reshape(g, tuple(x.shape))
-
-
-def _permute_dims_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
-    (axes,) = _kw(args, kw, ("axes",), (None,))
-    inverse = [0] * len(axes)
-    for i, a in enumerate(axes):
-        inverse[a % len(axes)] = i
-    return xp.permute_dims(g, tuple(inverse))
-
-
-def _flip_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
-    (axis,) = _kw(args, kw, ("axis",), (None,))
-    return xp.flip(g, axis=axis)
-
-
-def _roll_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
-    shift, axis = _kw(args, kw, ("shift", "axis"), (0, None))
-    back = -shift if isinstance(shift, int) else tuple(-s for s in shift)
-    return xp.roll(g, back, axis=axis)
-
-
-def _moveaxis_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
-    source, destination = _kw(args, kw, ("source", "destination"), (None, None))
-    return xp.moveaxis(g, destination, source)
 
 
 def _same_as(f: Any) -> Callable[..., Any]:
@@ -107,52 +84,20 @@ def _astype_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
     return g  # ProjectTo(x) restores x's dtype (and takes the real part for a real x)
 
 
-def _tile_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
-    (reps,) = _kw(args, kw, ("repetitions",), ((),))
-    d = max(x.ndim, len(reps))
-    shape = (1,) * (d - x.ndim) + tuple(x.shape)
-    reps = (1,) * (d - len(reps)) + tuple(reps)
-    interleaved = tuple(v for r, s in zip(reps, shape) for v in (r, s))
-    summed = xp.sum(xp.reshape(g, interleaved), axis=tuple(range(0, 2 * d, 2)))
-    return xp.reshape(summed, tuple(x.shape))
-
-
-def _repeat_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
-    repeats, axis = _kw(args, kw, ("repeats", "axis"), (1, None))
-    shape = tuple(x.shape)
-    if axis is None:
-        shape = (x.size,) if x.ndim else (1,)
-        axis = 0
-    axis %= len(shape)
-    n = shape[axis]
-    if isinstance(repeats, int):
-        folded = (*shape[:axis], n, repeats, *shape[axis + 1:])
-        return xp.reshape(xp.sum(xp.reshape(g, folded), axis=axis + 1), tuple(x.shape))
-    # segment sums: differences of the running sum at the segments' ends
-    csum = xp.cumulative_sum(g, axis=axis, include_initial=True)
-    ends = xp.cumulative_sum(xp.broadcast_to(repeats, (n,)), include_initial=True)
-    segments = xp.take(csum, ends[1:], axis=axis) - xp.take(csum, ends[:-1], axis=axis)
-    return xp.reshape(segments, tuple(x.shape))
-
-
-def matrix_transpose_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
-    return xp.matrix_transpose(g)
-
-
 _LINEAR = {
     "reshape": _reshape_adjoint,
     "expand_dims": _reshape_adjoint,
     "squeeze": _reshape_adjoint,
-    "permute_dims": _permute_dims_adjoint,
-    "flip": _flip_adjoint,
-    "roll": _roll_adjoint,
-    "moveaxis": _moveaxis_adjoint,
+    "permute_dims": permute_dims_adjoint,
+    "flip": flip_adjoint,
+    "roll": roll_adjoint,
+    "moveaxis": moveaxis_adjoint,
     "broadcast_to": _broadcast_to_adjoint,
     "astype": _astype_adjoint,
     "asarray": _astype_adjoint,
     "from_dlpack": _astype_adjoint,
-    "tile": _tile_adjoint,
-    "repeat": _repeat_adjoint,
+    "tile": tile_adjoint,
+    "repeat": repeat_adjoint,
     "matrix_transpose": matrix_transpose_adjoint,
 }
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from chainrules.core import NoTangent, ProjectTo, ZeroTangent
 from chainrules.rules._kit import define_rules, nonzero, zero_guard
-from chainrules.rules.array_api._common import is_complex
+from chainrules.rules.array_api._common import conj, is_complex
 
 __all__ = ["register"]
 
@@ -125,12 +125,8 @@ def _others_product(xp: Any, x: Any, axes: tuple) -> Any:
     return xp.permute_dims(others, tuple(inverse))
 
 
-def _conj(xp: Any, v: Any) -> Any:
-    return xp.conj(v) if is_complex(xp, v) else v
-
-
 def _prod_pullback(xp: Any, x: Any, y: Any, g: Any, axes: tuple, kw: dict) -> Any:
-    return _conj(xp, _others_product(xp, x, axes)) * g
+    return conj(xp, _others_product(xp, x, axes)) * g
 
 
 def _prod_pushforward(xp: Any, x: Any, y: Any, x_dot: Any, axis: Any, keepdims: bool,
@@ -153,7 +149,7 @@ def _var_pushforward(xp: Any, x: Any, y: Any, x_dot: Any, axis: Any, keepdims: b
     axes = axes_of(axis, x.ndim)
     correction = kw.get("correction", 0.0)
     c = _centered(xp, x, axes)
-    prod = xp.real(_conj(xp, c) * x_dot) if is_complex(xp, c, x_dot) else c * x_dot
+    prod = xp.real(conj(xp, c) * x_dot) if is_complex(xp, c, x_dot) else c * x_dot
     return 2 * xp.sum(prod, axis=axes, keepdims=keepdims) / (_count(x, axes) - correction)
 
 
@@ -232,8 +228,8 @@ def _scan_rules(f: Any, name: str, product: bool) -> None:
             if product:
                 # d y_j / d x_i = y_j / x_i for i <= j
                 yy = _drop_initial(y, ax, include_initial)
-                g = _drop_initial(y_bar, ax, include_initial) * _conj(xp, yy)
-                return NoTangent(), project_x(_reverse_cumsum(xp, g, ax) / _conj(xp, x))
+                g = _drop_initial(y_bar, ax, include_initial) * conj(xp, yy)
+                return NoTangent(), project_x(_reverse_cumsum(xp, g, ax) / conj(xp, x))
             g = _drop_initial(y_bar, ax, include_initial)
             return NoTangent(), project_x(_reverse_cumsum(xp, g, ax))
 

@@ -38,8 +38,10 @@ import numpy as np
 
 from chainrules.core import NoTangent, OutArgumentError, ProjectTo, ZeroTangent
 from chainrules.rules._kit import array_projector, define_rules, dense_tangent, zero_guard
+from chainrules.rules.array_api._adjoints import DUAL_NORM, fit_axes, fit_axis
+from chainrules.rules.array_api._adjoints import along as along_axis
 
-SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+SWAP = DUAL_NORM
 
 
 def _norm(norm: Any) -> str:
@@ -48,24 +50,13 @@ def _norm(norm: Any) -> str:
 
 
 def resize(z: np.ndarray, axis: int, m: int) -> np.ndarray:
-    """Truncate or zero-pad ``z`` along ``axis`` to length ``m``."""
-    n = z.shape[axis]
-    if n == m:
-        return z
-    if n > m:
-        index = [slice(None)] * z.ndim
-        index[axis] = slice(0, m)
-        return z[tuple(index)]
-    pad = [(0, 0)] * z.ndim
-    pad[axis] = (0, m - n)
-    return np.pad(z, pad)
+    """Truncate or zero-pad ``z`` along ``axis`` (non-negative) to length ``m``."""
+    return fit_axis(np, z, axis, m)
 
 
 def along(v: np.ndarray, axis: int, ndim: int) -> np.ndarray:
     """A 1-D weight vector shaped to broadcast along ``axis`` of an ``ndim`` array."""
-    shape = [1] * ndim
-    shape[axis] = -1
-    return v.reshape(shape)
+    return along_axis(np, v, axis, ndim)
 
 
 # ------------------------------------------------------------- 1-D adjoints
@@ -107,20 +98,14 @@ def ihfft_adjoint(y_bar: np.ndarray, m: int, n: int, axis: int, norm: str) -> np
 # Given the input shape, the resolved lengths s, the axes and the norm.
 
 
-def _resize_axes(z: np.ndarray, axes: list, shape: tuple) -> np.ndarray:
-    for a in axes:
-        z = resize(z, a, shape[a])
-    return z
-
-
 def fftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
                  norm: str) -> np.ndarray:
-    return _resize_axes(np.fft.ifftn(y_bar, axes=axes, norm=SWAP[norm]), axes, shape)
+    return fit_axes(np, np.fft.ifftn(y_bar, axes=axes, norm=SWAP[norm]), axes, shape)
 
 
 def ifftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
                   norm: str) -> np.ndarray:
-    return _resize_axes(np.fft.fftn(y_bar, axes=axes, norm=SWAP[norm]), axes, shape)
+    return fit_axes(np, np.fft.fftn(y_bar, axes=axes, norm=SWAP[norm]), axes, shape)
 
 
 def rfftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
@@ -128,7 +113,7 @@ def rfftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
     last, others = axes[-1], axes[:-1]
     z = np.fft.ifftn(y_bar, axes=others, norm=SWAP[norm]) if others else y_bar
     z = rfft_adjoint(z, shape[last], s[-1], last, norm)
-    return _resize_axes(z, others, shape)
+    return fit_axes(np, z, others, shape)
 
 
 def irfftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
@@ -137,7 +122,7 @@ def irfftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
     z = irfft_adjoint(y_bar, shape[last], s[-1], last, norm)
     if others:
         z = np.fft.fftn(z, axes=others, norm=SWAP[norm])
-    return _resize_axes(z, others, shape)
+    return fit_axes(np, z, others, shape)
 
 
 def hfftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,

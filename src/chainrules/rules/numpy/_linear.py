@@ -29,6 +29,7 @@ from chainrules.rules._kit import (
     zero_for,
     zero_guard,
 )
+from chainrules.rules.array_api._adjoints import sum_to
 
 __all__ = [
     "argument",
@@ -36,6 +37,7 @@ __all__ = [
     "fresh",
     "gather_adjoint",
     "gather_rules",
+    "generic_rules",
     "item_cotangents",
     "linear_rules",
     "memory_order",
@@ -91,11 +93,7 @@ def scatter(y_bar: Any, src: np.ndarray, size: int) -> np.ndarray:
 
 def unbroadcast(dx: Any, shape: tuple) -> np.ndarray:
     """Sum ``dx`` over the dimensions that broadcasting to its shape added to ``shape``."""
-    dx = np.asarray(dx)
-    lead = dx.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and dx.shape[lead + i] != 1)
-    return (dx.sum(axis=axes, keepdims=True) if axes else dx).reshape(shape)
+    return sum_to(np, np.asarray(dx), tuple(shape))
 
 
 def positions(shape: tuple) -> np.ndarray:
@@ -165,6 +163,36 @@ def linear_rules(f: Any, adjoint: Callable[..., Callable[[Any], Any]],
         return y, linear_pullback
 
     define_rules(f, frule_fn=linear_frule, rrule_fn=linear_rrule)
+
+
+class _ShapeOf:
+    """What the shared adjoints read of ``x``: its shape (a NumPy rule's pullback keeps
+    this, never ``x`` itself, which may be a large array or a list)."""
+
+    __slots__ = ("ndim", "shape")
+
+    def __init__(self, shape: tuple) -> None:
+        self.shape = shape
+        self.ndim = len(shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+def generic_rules(f: Any, adjoint: Callable[..., Any]) -> None:
+    """:func:`linear_rules` for ``f`` whose adjoint is one of the array-API adjoints
+    (``rules/array_api/_adjoints.py``, written once with ``xp``), run with NumPy."""
+
+    def adjoint_of(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+        like = _ShapeOf(np.shape(x))
+
+        def generic_pullback(y_bar: Any) -> np.ndarray:
+            return adjoint(np, y_bar, like, *args, **kwargs)
+
+        return generic_pullback
+
+    linear_rules(f, adjoint_of)
 
 
 def reshape_back(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
