@@ -25,6 +25,7 @@ from chainrules.core import (
 from chainrules.rules._kit import define_rules, nonzero, zero_guard
 from chainrules.rules.array_api._adjoints import DUAL_NORM, along, fit_axes, fit_axis
 from chainrules.rules.array_api._common import is_complex
+from chainrules.rules.array_api.manipulation import linear_rules
 
 __all__ = ["register"]
 
@@ -132,23 +133,13 @@ def _transform_rules(f: Any, name: str, adjoint: Callable[..., Any]) -> None:
     define_rules(f, object, frule_fn=transform_frule, rrule_fn=transform_rrule, name=name)
 
 
-def _shift_rules(f: Any, name: str, inverse: Any) -> None:
-    def shift_rrule(x: Any, **kw: Any) -> Any:
-        y = f(x, **kw)
-        project_x = ProjectTo(x)
+def _shift_adjoint(inverse: Any) -> Callable[..., Any]:
+    """``fftshift`` and ``ifftshift`` are permutations, each the other's inverse."""
 
-        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
-        def shift_pullback(y_bar: Any) -> tuple:
-            return NoTangent(), project_x(inverse(y_bar, **kw))
+    def shift_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
+        return inverse(g, *args, **kw)
 
-        return y, shift_pullback
-
-    def shift_frule(dargs: tuple, x: Any, **kw: Any) -> Any:
-        y = f(x, **kw)
-        x_dot = nonzero(dargs[1])
-        return y, ZeroTangent() if x_dot is None else f(x_dot, **kw)
-
-    define_rules(f, object, frule_fn=shift_frule, rrule_fn=shift_rrule, name=name)
+    return shift_adjoint
 
 
 _TRANSFORMS = ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft",
@@ -170,7 +161,7 @@ def register(xp: Any, fresh: Callable[[Any], bool]) -> list[str]:
     if shift is not None and ishift is not None:
         for name, f, inverse in (("fftshift", shift, ishift), ("ifftshift", ishift, shift)):
             if fresh(f):
-                _shift_rules(f, name, inverse)
+                linear_rules(f, name, _shift_adjoint(inverse))
                 done.append("fft." + name)
     for name in ("fftfreq", "rfftfreq"):
         f = getattr(fft, name, None)

@@ -169,32 +169,14 @@ def _tie_weights(xp: Any, x: Any, y: Any, axes: tuple, keepdims: bool) -> Any:
     return hit / xp.sum(hit, axis=axes, keepdims=True)
 
 
-def _extremum_rules(f: Any, name: str) -> None:
-    def extremum_rrule(x: Any, *, axis: Any = None, keepdims: bool = False) -> Any:
-        y = f(x, axis=axis, keepdims=keepdims)
-        project_x = ProjectTo(x)
-        axes = axes_of(axis, x.ndim)
+def _extremum_pullback(xp: Any, x: Any, y: Any, g: Any, axes: tuple, kw: dict) -> Any:
+    return _tie_weights(xp, x, y, axes, kw["keepdims"]) * g
 
-        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
-        def extremum_pullback(y_bar: Any) -> tuple:
-            xp = _namespace(x)
-            w = _tie_weights(xp, x, y, axes, keepdims)
-            return NoTangent(), project_x(w * unreduce(xp, y_bar, x, axes, keepdims))
 
-        return y, extremum_pullback
-
-    def extremum_frule(dargs: tuple, x: Any, *, axis: Any = None,
-                       keepdims: bool = False) -> Any:
-        y = f(x, axis=axis, keepdims=keepdims)
-        x_dot = nonzero(dargs[1])
-        if x_dot is None:
-            return y, ZeroTangent()
-        xp = _namespace(x)
-        axes = axes_of(axis, x.ndim)
-        w = _tie_weights(xp, x, y, axes, keepdims)
-        return y, xp.sum(w * x_dot, axis=axes, keepdims=keepdims)
-
-    define_rules(f, object, frule_fn=extremum_frule, rrule_fn=extremum_rrule, name=name)
+def _extremum_pushforward(xp: Any, x: Any, y: Any, x_dot: Any, axis: Any, keepdims: bool,
+                          kw: dict) -> Any:
+    axes = axes_of(axis, x.ndim)
+    return xp.sum(_tie_weights(xp, x, y, axes, keepdims) * x_dot, axis=axes, keepdims=keepdims)
 
 
 # -------------------------------------------------------------------------------- scans
@@ -277,7 +259,7 @@ def register(xp: Any, fresh: Callable[[Any], bool]) -> list[str]:
     for name in ("max", "min"):
         f = getattr(xp, name, None)
         if f is not None and fresh(f):
-            _extremum_rules(f, name)
+            _reduction(f, name, _extremum_pullback, _extremum_pushforward)
             done.append(name)
     for name, product in (("cumulative_sum", False), ("cumulative_prod", True)):
         f = getattr(xp, name, None)

@@ -29,6 +29,7 @@ __all__ = [
     "LETTERS",
     "Contraction",
     "as_arrays",
+    "bilinear_frule",
     "contraction_cotangents",
     "contraction_rules",
     "optimize_option",
@@ -226,6 +227,22 @@ def contraction_rules(f: Any, name: str, plan: Any, refuse: Any = refuse_out,
 
     define_rules(f, frule_fn=contraction_frule, rrule_fn=contraction_rrule, name=name)
     return contraction_frule, contraction_rrule
+
+
+def bilinear_frule(f: Any, dargs: tuple, a: Any, b: Any, *args: Any, **kwargs: Any) -> tuple:
+    """``(y, y_dot)`` of ``y = f(a, b, *args, **kwargs)`` bilinear in ``(a, b)``:
+    ``y_dot = f(a_dot, b) + f(a, b_dot)``, the terms of zero tangents left out."""
+    y = f(a, b, *args, **kwargs)
+    a_dot = dense_tangent(dargs[1], a, zeros=False)
+    b_dot = dense_tangent(dargs[2], b, zeros=False)
+    if a_dot is None and b_dot is None:
+        return y, ZeroTangent()
+    y_dot: Any = 0
+    if a_dot is not None:
+        y_dot = y_dot + f(a_dot, b, *args, **kwargs)
+    if b_dot is not None:
+        y_dot = y_dot + f(a, b_dot, *args, **kwargs)
+    return y, fit_output(y_dot, y)
 
 
 def as_arrays(*xs: Any) -> list[np.ndarray]:

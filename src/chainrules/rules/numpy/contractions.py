@@ -62,6 +62,7 @@ from chainrules.rules.numpy._einsum import (
     LETTERS,
     Contraction,
     as_arrays,
+    bilinear_frule,
     contraction_cotangents,
     contraction_rules,
     optimize_option,
@@ -103,15 +104,18 @@ __all__ = [
 # ---------------------------------------------------------------------------- einsum
 
 
+def _einsum_operands(operands: tuple) -> tuple:
+    """``(subscripts, operands, their positions among the arguments)`` of both forms."""
+    if isinstance(operands[0], str):
+        return operands[0], list(operands[1:]), list(range(1, len(operands)))
+    return sublist_to_subscripts(operands)
+
+
 @rrule.register(np.einsum)
 def einsum_rrule(*operands, **kwargs):
     refuse_out(np.einsum, kwargs)
     y = np.einsum(*operands, **kwargs)
-    if isinstance(operands[0], str):
-        ops = list(operands[1:])
-        subs, positions = operands[0], list(range(1, len(operands)))
-    else:
-        subs, ops, positions = sublist_to_subscripts(operands)
+    subs, ops, positions = _einsum_operands(operands)
     arrays = as_arrays(*ops)
     terms, out = parse_einsum(subs, [a.shape for a in arrays])
     c = Contraction(terms, out, arrays, optimize=optimize_option(kwargs))
@@ -141,11 +145,7 @@ def einsum_rrule(*operands, **kwargs):
 def einsum_frule(dargs, *operands, **kwargs):
     refuse_out(np.einsum, kwargs)
     y = np.einsum(*operands, **kwargs)
-    if isinstance(operands[0], str):
-        ops = list(operands[1:])
-        subs, positions = operands[0], list(range(1, len(operands)))
-    else:
-        subs, ops, positions = sublist_to_subscripts(operands)
+    subs, ops, positions = _einsum_operands(operands)
     dots = [dense_tangent(dargs[1 + pos], a, zeros=False) if is_differentiable(a) else None
             for pos, a in zip(positions, ops)]
     if all(d is None for d in dots) or not is_differentiable(y):
@@ -447,16 +447,6 @@ def cross_rrule(a, b, *args, **kwargs):
 @frule.register(np.cross)
 def cross_frule(dargs, a, b, *args, **kwargs):
     _cross_axes(a, b, args, kwargs)
-    y = np.cross(a, b, *args, **kwargs)
-    a_dot = dense_tangent(dargs[1], a, zeros=False)
-    b_dot = dense_tangent(dargs[2], b, zeros=False)
-    if a_dot is None and b_dot is None:
-        return y, ZeroTangent()
-    y_dot: Any = 0
-    if a_dot is not None:
-        y_dot = y_dot + np.cross(a_dot, b, *args, **kwargs)
-    if b_dot is not None:
-        y_dot = y_dot + np.cross(a, b_dot, *args, **kwargs)
-    return y, fit_output(y_dot, y)
+    return bilinear_frule(np.cross, dargs, a, b, *args, **kwargs)
 
 

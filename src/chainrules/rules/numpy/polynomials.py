@@ -38,6 +38,7 @@ from chainrules.rules._kit import (
     fit_output,
     zero_guard,
 )
+from chainrules.rules.numpy._einsum import bilinear_frule
 
 __all__: list[str] = []
 
@@ -100,17 +101,7 @@ def _conv_rules(f: Any, correlate: bool) -> None:
         return y, conv_pullback
 
     def conv_frule(dargs, a, v, *args, **kwargs):
-        y = f(a, v, *args, **kwargs)
-        a_dot = dense_tangent(dargs[1], a, zeros=False)
-        v_dot = dense_tangent(dargs[2], v, zeros=False)
-        if a_dot is None and v_dot is None:
-            return y, ZeroTangent()
-        y_dot: Any = 0
-        if a_dot is not None:
-            y_dot = y_dot + f(a_dot, v, *args, **kwargs)
-        if v_dot is not None:
-            y_dot = y_dot + f(a, v_dot, *args, **kwargs)
-        return y, fit_output(y_dot, y)
+        return bilinear_frule(f, dargs, a, v, *args, **kwargs)
 
     define_rules(f, frule_fn=conv_frule, rrule_fn=conv_rrule)
 
