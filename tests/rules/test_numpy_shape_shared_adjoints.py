@@ -102,3 +102,12 @@ def test_contraction_rule_serves_another_name_of_the_function():
     test_frule(my_matmul, a, b)
     _, pullback = rrule(my_matmul, a, b)
     assert pullback(np.ones((3, 4)))[0] == NoTangent()
+
+
+def test_matrix_transpose_rule_functions_are_public():
+    from chainrules.rules.numpy.shape import matrix_transpose_frule, matrix_transpose_rrule
+
+    assert matrix_transpose_rrule.__name__ == "matrix_transpose_rrule"
+    assert matrix_transpose_frule.__name__ == "matrix_transpose_frule"
+    y, pullback = matrix_transpose_rrule(X)
+    np.testing.assert_array_equal(unthunk(pullback(y)[1]), X)

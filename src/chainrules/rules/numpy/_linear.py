@@ -118,8 +118,9 @@ def gather_adjoint(x: Any, gather: Callable[[np.ndarray], Any]) -> Callable[[Any
 
 def linear_rules(f: Any, adjoint: Callable[..., Callable[[Any], Any]],
                  pushforward: Callable[..., Any] | None = None,
-                 out_at: int | None = None) -> None:
-    """Register the frule and rrule of ``f``, linear in its first argument.
+                 out_at: int | None = None) -> tuple:
+    """Register the frule and rrule of ``f``, linear in its first argument, and return
+    them (for registering on other names of ``f``).
 
     The other positional arguments (shapes, axes, indices) get ``NoTangent()``.
     ``adjoint(x, *args, **kwargs)`` runs in the rrule and returns the pullback core
@@ -163,6 +164,7 @@ def linear_rules(f: Any, adjoint: Callable[..., Callable[[Any], Any]],
         return y, linear_pullback
 
     define_rules(f, frule_fn=linear_frule, rrule_fn=linear_rrule)
+    return linear_frule, linear_rrule
 
 
 class _ShapeOf:
@@ -180,7 +182,7 @@ class _ShapeOf:
         return math.prod(self.shape)
 
 
-def generic_rules(f: Any, adjoint: Callable[..., Any]) -> None:
+def generic_rules(f: Any, adjoint: Callable[..., Any]) -> tuple:
     """:func:`linear_rules` for ``f`` whose adjoint is one of the array-API adjoints
     (``rules/array_api/_adjoints.py``, written once with ``xp``), run with NumPy."""
 
@@ -192,7 +194,7 @@ def generic_rules(f: Any, adjoint: Callable[..., Any]) -> None:
 
         return generic_pullback
 
-    linear_rules(f, adjoint_of)
+    return linear_rules(f, adjoint_of)
 
 
 def reshape_back(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:

@@ -180,7 +180,9 @@ def _swapaxes_adjoint(x: Any, axis1: Any, axis2: Any) -> Callable[[Any], Any]:
 
 
 linear_rules(np.swapaxes, _swapaxes_adjoint)
-generic_rules(np.matrix_transpose, matrix_transpose_adjoint)
+# public: numpy.linalg.matrix_transpose is the same function
+matrix_transpose_frule, matrix_transpose_rrule = generic_rules(np.matrix_transpose,
+                                                               matrix_transpose_adjoint)
 generic_rules(np.moveaxis, moveaxis_adjoint)
 generic_rules(np.flip, flip_adjoint)
 generic_rules(np.roll, roll_adjoint)
