@@ -14,12 +14,9 @@ from chainrules.core import (
     Tangent,
     ZeroTangent,
     array_namespace,
-    frule,
-    rrule,
-    unthunk,
 )
+from chainrules.rules._kit import define_rules, nonzero, zero_guard
 
-_ZERO_LIKE = (ZeroTangent, NoTangent)
 _NUMBERS = (bool, int, float, complex)
 
 
@@ -68,12 +65,14 @@ def is_inexact(xp: Any, x: Any) -> bool:
     return dtype is not None and xp.isdtype(dtype, ("real floating", "complex floating"))
 
 
-def dense(t: Any) -> Any:
-    """A tangent or cotangent as a value, or None for a zero one."""
-    t = unthunk(t)
-    if isinstance(t, _ZERO_LIKE):
-        return None
-    return t
+def conj(xp: Any, v: Any) -> Any:
+    """The complex conjugate of ``v``; a real ``v`` as it is."""
+    return xp.conj(v) if is_complex(xp, v) else v
+
+
+def mH(xp: Any, v: Any) -> Any:
+    """The conjugate transpose of a stack of matrices."""
+    return conj(xp, xp.matrix_transpose(v))
 
 
 def linear_unary(f: Any, name: str, pushforward: Callable[..., Any],
@@ -86,16 +85,13 @@ def linear_unary(f: Any, name: str, pushforward: Callable[..., Any],
         y = f(x)
         project_x = ProjectTo(x)
 
+        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
         def unary_pullback(y_bar: Any) -> tuple:
-            y_bar = unthunk(y_bar)
             if isinstance(y_bar, NotImplementedTangent):
                 return NoTangent(), y_bar
-            if isinstance(y_bar, _ZERO_LIKE):
-                return NoTangent(), project_x(ZeroTangent())
             xp = _namespace(x, y_bar)
             return NoTangent(), project_x(pullback(xp, x, y, y_bar))
 
-        unary_pullback.__qualname__ = f"{name}_pullback"
         return y, unary_pullback
 
     def unary_frule(dargs: tuple, x: Any) -> Any:
@@ -103,17 +99,14 @@ def linear_unary(f: Any, name: str, pushforward: Callable[..., Any],
         xp = _namespace(x)
         if not is_inexact(xp, x):
             return y, NoTangent()
-        x_dot = unthunk(dargs[1])
+        x_dot = nonzero(dargs[1])
+        if x_dot is None:
+            return y, ZeroTangent()
         if isinstance(x_dot, NotImplementedTangent):
             return y, x_dot
-        if isinstance(x_dot, _ZERO_LIKE):
-            return y, ZeroTangent()
         return y, pushforward(xp, x, y, x_dot)
 
-    unary_rrule.__qualname__ = f"{name}_rrule"
-    unary_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f, object)(unary_rrule)
-    frule.register(f, object)(unary_frule)
+    define_rules(f, object, frule_fn=unary_frule, rrule_fn=unary_rrule, name=name)
 
 
 def _namespace(*values: Any) -> Any:

@@ -26,13 +26,11 @@ from chainrules.core import (
     Tangent,
     ZeroTangent,
     array_namespace,
-    frule,
     not_implemented,
-    rrule,
     unthunk,
 )
-from chainrules.rules.array_api._common import dense, is_complex
-from chainrules.rules.array_api.linalg import conj, mH
+from chainrules.rules._kit import define_rules, is_zero, nonzero, zero_guard
+from chainrules.rules.array_api._common import conj, is_complex, mH
 
 __all__ = ["register"]
 
@@ -82,13 +80,13 @@ def _max_abs(xp: Any, v: Any) -> Any:
 def _field(t: Any, name: str, index: int) -> Any:
     """Field ``name`` (item ``index``) of a structured cotangent; None when zero."""
     t = unthunk(t)
-    if isinstance(t, (ZeroTangent, NoTangent)):
+    if is_zero(t):
         return None
     if isinstance(t, Tangent):
         backing = t.backing
         value = backing.get(name, ZeroTangent()) if isinstance(backing, dict) else backing[index]
-        return dense(value)
-    return dense(t[index])
+        return nonzero(value)
+    return nonzero(t[index])
 
 
 def _result_tangent(y: Any, **fields: Any) -> Tangent:
@@ -120,30 +118,24 @@ def _unary_rules(f: Any, name: str, pushforward: Callable[..., Any],
         y = f(a, **kw)
         project_a = ProjectTo(a)
 
+        @zero_guard(lambda: (NoTangent(), project_a(ZeroTangent())))
         def matrix_pullback(y_bar: Any) -> tuple:
-            y_bar = unthunk(y_bar)
-            if isinstance(y_bar, (ZeroTangent, NoTangent)):
-                return NoTangent(), project_a(ZeroTangent())
             xp = array_namespace(a)
             a_bar = pullback(xp, a, y, y_bar, kw)
             if a_bar is None:
                 return NoTangent(), project_a(ZeroTangent())
             return NoTangent(), project_a(a_bar) if hasattr(a_bar, "shape") else a_bar
 
-        matrix_pullback.__qualname__ = f"{name}_pullback"
         return y, matrix_pullback
 
     def matrix_frule(dargs: tuple, a: Any, **kw: Any) -> Any:
         y = f(a, **kw)
-        a_dot = dense(dargs[1])
+        a_dot = nonzero(dargs[1])
         if a_dot is None:
             return y, ZeroTangent()
         return y, pushforward(array_namespace(a), a, y, a_dot, kw)
 
-    matrix_rrule.__qualname__ = f"{name}_rrule"
-    matrix_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f, object)(matrix_rrule)
-    frule.register(f, object)(matrix_frule)
+    define_rules(f, object, frule_fn=matrix_frule, rrule_fn=matrix_rrule, name=name)
 
 
 # ------------------------------------------------------------------ inv, det, slogdet
@@ -223,7 +215,7 @@ def _cholesky_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
 def _cholesky_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     upper = kw.get("upper", False)
     low = _lower(xp, y, upper)
-    low_bar = dense(y_bar)
+    low_bar = nonzero(y_bar)
     low_bar = mH(xp, low_bar) if upper else low_bar
     # S = L^-H Phi(L^H L_bar) L^-1, then onto the triangle that was read
     s = _phi(xp, xp.matmul(mH(xp, low), low_bar))
@@ -276,7 +268,7 @@ def _eigvalsh_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
 
 def _eigvalsh_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     _, v = xp.linalg.eigh(a)
-    return _eigh_cotangent(xp, y, v, dense(y_bar), None)
+    return _eigh_cotangent(xp, y, v, nonzero(y_bar), None)
 
 
 # -------------------------------------------------------------------------- eig, eigvals
@@ -362,7 +354,7 @@ def _eigvals_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
 
 def _eigvals_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     w, v = _eig_matching(xp, a, y)
-    return _eig_cotangent(xp, w, v, dense(y_bar), None)
+    return _eig_cotangent(xp, w, v, nonzero(y_bar), None)
 
 
 # -------------------------------------------------------------------------------- svd
@@ -452,7 +444,7 @@ def _svdvals_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
 
 def _svdvals_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     u, _, vh = xp.linalg.svd(a, full_matrices=False)
-    y_bar = dense(y_bar)
+    y_bar = nonzero(y_bar)
     y_bar = xp.real(y_bar) if is_complex(xp, y_bar) else y_bar
     return xp.matmul(u * xp.astype(_rows(y_bar), u.dtype), vh)
 
@@ -535,7 +527,7 @@ def _pinv_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
 
 def _pinv_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     rows, cols = _pinv_projectors(xp, a, y)
-    y_bar = dense(y_bar)
+    y_bar = nonzero(y_bar)
     y_h, y_bar_h = mH(xp, y), mH(xp, y_bar)
     mm = xp.matmul
     return (-mm(mm(y_h, y_bar), y_h) + mm(mm(rows, y_bar_h), mm(y, y_h))
@@ -544,7 +536,7 @@ def _pinv_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
 
 def _dense_pullback(pullback: Callable[..., Any]) -> Callable[..., Any]:
     def with_dense_y_bar(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
-        return pullback(xp, a, y, dense(y_bar), kw)
+        return pullback(xp, a, y, nonzero(y_bar), kw)
 
     return with_dense_y_bar
 
@@ -563,10 +555,8 @@ def _solve_rules(f: Any) -> None:
         y = f(x1, x2)
         project_x1, project_x2 = ProjectTo(x1), ProjectTo(x2)
 
+        @zero_guard(lambda: (NoTangent(), project_x1(ZeroTangent()), project_x2(ZeroTangent())))
         def solve_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            if y_bar is None:
-                return NoTangent(), project_x1(ZeroTangent()), project_x2(ZeroTangent())
             xp = array_namespace(x1, x2)
             b_bar = f(mH(xp, x1), columns(xp, y_bar, x2))
             a_bar = -xp.matmul(b_bar, mH(xp, columns(xp, y, x2)))
@@ -577,7 +567,7 @@ def _solve_rules(f: Any) -> None:
 
     def solve_frule(dargs: tuple, x1: Any, x2: Any) -> Any:
         y = f(x1, x2)
-        a_dot, b_dot = dense(dargs[1]), dense(dargs[2])
+        a_dot, b_dot = nonzero(dargs[1]), nonzero(dargs[2])
         if a_dot is None and b_dot is None:
             return y, ZeroTangent()
         xp = array_namespace(x1, x2)
@@ -587,8 +577,7 @@ def _solve_rules(f: Any) -> None:
         y_dot = f(x1, rhs)
         return y, y_dot[..., 0] if x2.ndim == 1 else y_dot
 
-    rrule.register(f, object, object)(solve_rrule)
-    frule.register(f, object, object)(solve_frule)
+    define_rules(f, object, object, frule_fn=solve_frule, rrule_fn=solve_rrule)
 
 
 _UNARY = {

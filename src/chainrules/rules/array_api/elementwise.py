@@ -26,12 +26,11 @@ from chainrules.core import (
     ProjectTo,
     Thunk,
     ZeroTangent,
-    frule,
     non_differentiable,
-    rrule,
     scalar_rule,
     unthunk,
 )
+from chainrules.rules._kit import define_rules, zero_guard
 from chainrules.rules.array_api._common import as_arrays, is_complex, linear_unary
 
 __all__ = ["NON_DIFFERENTIABLE", "PARTIALS", "register"]
@@ -395,11 +394,8 @@ def _register_clip(xp: Any, clip: Any) -> None:
         values = (x, lo, hi)[: 1 + len(args)]
         projectors = [ProjectTo(v) for v in values]
 
+        @zero_guard(lambda: (NoTangent(), *(p(ZeroTangent()) for p in projectors)))
         def clip_pullback(y_bar: Any) -> tuple:
-            y_bar = unthunk(y_bar)
-            if isinstance(y_bar, (ZeroTangent, NoTangent)):
-                return NoTangent(), *(p(ZeroTangent()) for p in projectors)
-
             def clip_cotangent(i: int) -> Any:
                 w = _clip_weights(xp, x, lo, hi)[i]
                 return projectors[i](xp.where(w, y_bar, xp.zeros_like(y_bar)))
@@ -427,8 +423,7 @@ def _register_clip(xp: Any, clip: Any) -> None:
             y_dot = xp.broadcast_to(y_dot, tuple(y.shape))
         return y, y_dot
 
-    rrule.register(clip, object, ...)(clip_rrule)
-    frule.register(clip, object, ...)(clip_frule)
+    define_rules(clip, object, ..., frule_fn=clip_frule, rrule_fn=clip_rrule)
 
 
 #: comparisons, logical and bitwise functions, tests of values

@@ -20,34 +20,14 @@ from chainrules.core import (
     ProjectTo,
     ZeroTangent,
     array_namespace,
-    frule,
     non_differentiable,
-    rrule,
 )
-from chainrules.rules.array_api._common import dense, is_complex
+from chainrules.rules._kit import define_rules, nonzero, zero_guard
+from chainrules.rules.array_api._adjoints import DUAL_NORM, along, fit_axes, fit_axis
+from chainrules.rules.array_api._common import is_complex
+from chainrules.rules.array_api.manipulation import linear_rules
 
 __all__ = ["register"]
-
-_DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
-
-
-def _fit_axis(xp: Any, v: Any, axis: int, length: int) -> Any:
-    """``v`` cropped or zero-padded to ``length`` along ``axis``."""
-    have = v.shape[axis]
-    if have > length:
-        return v[(slice(None),) * axis + (slice(0, length), Ellipsis)]
-    if have < length:
-        shape = list(v.shape)
-        shape[axis] = length - have
-        return xp.concat([v, xp.zeros(tuple(shape), dtype=v.dtype)], axis=axis)
-    return v
-
-
-def _fit(xp: Any, v: Any, axes: list, shape: tuple) -> Any:
-    for a in axes:
-        v = _fit_axis(xp, v, a, shape[a])
-    return v
-
 
 def _axes(x: Any, kw: dict, nd: bool) -> list:
     """The transformed axes, non-negative."""
@@ -68,13 +48,6 @@ def _hermitian_weights(xp: Any, n: int, m: int, dtype: Any) -> Any:
     return 2 - xp.astype((idx == 0) | (idx == last), dtype)
 
 
-def _along(xp: Any, w: Any, axis: int, ndim: int) -> Any:
-    """A 1-D weight ``w`` shaped to broadcast along ``axis`` of an ``ndim`` array."""
-    shape = [1] * ndim
-    shape[axis] = w.shape[0]
-    return xp.reshape(w, tuple(shape))
-
-
 def _real(xp: Any, v: Any) -> Any:
     return xp.real(v) if is_complex(xp, v) else v
 
@@ -83,7 +56,7 @@ def _adjoint(fft: Any, name: str, nd: bool) -> Callable[..., Any]:
     """The adjoint of transform ``name`` of namespace module ``fft``, as a function of
     ``(xp, g, x, y, kw)``."""
     def options(x: Any, y: Any, kw: dict, axes: list) -> dict:
-        norm = _DUAL[kw.get("norm", "backward")]
+        norm = DUAL_NORM[kw.get("norm", "backward")]
         if nd:
             return {"axes": axes, "norm": norm, "s": [y.shape[a] for a in axes]}
         return {"axis": axes[0], "norm": norm, "n": y.shape[axes[0]]}
@@ -96,7 +69,7 @@ def _adjoint(fft: Any, name: str, nd: bool) -> Callable[..., Any]:
         axes = _axes(x, kw, nd)
         back = inverse("ifft" if name.startswith("fft") else "fft")
         opts = options(x, y, kw, axes)
-        return _fit(xp, back(g, **opts), axes, tuple(x.shape))
+        return fit_axes(xp, back(g, **opts), axes, tuple(x.shape))
 
     def real_to_half_adjoint(xp: Any, g: Any, x: Any, y: Any, kw: dict,
                              conjugate: bool) -> Any:
@@ -104,7 +77,7 @@ def _adjoint(fft: Any, name: str, nd: bool) -> Callable[..., Any]:
         axes = _axes(x, kw, nd)
         n = (kw.get("s") or [None] * len(axes))[-1] if nd else kw.get("n")
         n = x.shape[axes[-1]] if n is None else n
-        full = _fit_axis(xp, xp.conj(g) if conjugate else g, axes[-1], n)
+        full = fit_axis(xp, xp.conj(g) if conjugate else g, axes[-1], n)
         opts = options(x, y, kw, axes)
         if nd:
             opts["s"] = [*opts["s"][:-1], n]
@@ -113,7 +86,7 @@ def _adjoint(fft: Any, name: str, nd: bool) -> Callable[..., Any]:
         if conjugate:  # ihfft = conj(rfft with the dual norm): the adjoint keeps norm
             opts["norm"] = kw.get("norm", "backward")
         back = inverse("ifft")
-        return _fit(xp, _real(xp, back(full, **opts)), axes, tuple(x.shape))
+        return fit_axes(xp, _real(xp, back(full, **opts)), axes, tuple(x.shape))
 
     def half_to_real_adjoint(xp: Any, g: Any, x: Any, y: Any, kw: dict,
                              conjugate: bool) -> Any:
@@ -125,9 +98,9 @@ def _adjoint(fft: Any, name: str, nd: bool) -> Callable[..., Any]:
             opts["norm"] = kw.get("norm", "backward")
         spectrum = inverse("rfft")(g, **opts)
         w = _hermitian_weights(xp, n, spectrum.shape[axes[-1]], _real(xp, spectrum).dtype)
-        out = spectrum * _along(xp, w, axes[-1], spectrum.ndim)
+        out = spectrum * along(xp, w, axes[-1], spectrum.ndim)
         out = xp.conj(out) if conjugate else out
-        return _fit(xp, out, axes, tuple(x.shape))
+        return fit_axes(xp, out, axes, tuple(x.shape))
 
     if name in ("fft", "ifft", "fftn", "ifftn"):
         return complex_adjoint
@@ -145,48 +118,28 @@ def _transform_rules(f: Any, name: str, adjoint: Callable[..., Any]) -> None:
         y = f(x, **kw)
         project_x = ProjectTo(x)
 
+        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
         def transform_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            if y_bar is None:
-                return NoTangent(), project_x(ZeroTangent())
             xp = array_namespace(x)
             return NoTangent(), project_x(adjoint(xp, y_bar, x, y, kw))
 
-        transform_pullback.__qualname__ = f"{name}_pullback"
         return y, transform_pullback
 
     def transform_frule(dargs: tuple, x: Any, **kw: Any) -> Any:
         y = f(x, **kw)
-        x_dot = dense(dargs[1])
+        x_dot = nonzero(dargs[1])
         return y, ZeroTangent() if x_dot is None else f(x_dot, **kw)
 
-    transform_rrule.__qualname__ = f"{name}_rrule"
-    transform_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f, object)(transform_rrule)
-    frule.register(f, object)(transform_frule)
+    define_rules(f, object, frule_fn=transform_frule, rrule_fn=transform_rrule, name=name)
 
 
-def _shift_rules(f: Any, name: str, inverse: Any) -> None:
-    def shift_rrule(x: Any, **kw: Any) -> Any:
-        y = f(x, **kw)
-        project_x = ProjectTo(x)
+def _shift_adjoint(inverse: Any) -> Callable[..., Any]:
+    """``fftshift`` and ``ifftshift`` are permutations, each the other's inverse."""
 
-        def shift_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            if y_bar is None:
-                return NoTangent(), project_x(ZeroTangent())
-            return NoTangent(), project_x(inverse(y_bar, **kw))
+    def shift_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
+        return inverse(g, *args, **kw)
 
-        shift_pullback.__qualname__ = f"{name}_pullback"
-        return y, shift_pullback
-
-    def shift_frule(dargs: tuple, x: Any, **kw: Any) -> Any:
-        y = f(x, **kw)
-        x_dot = dense(dargs[1])
-        return y, ZeroTangent() if x_dot is None else f(x_dot, **kw)
-
-    rrule.register(f, object)(shift_rrule)
-    frule.register(f, object)(shift_frule)
+    return shift_adjoint
 
 
 _TRANSFORMS = ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft",
@@ -208,7 +161,7 @@ def register(xp: Any, fresh: Callable[[Any], bool]) -> list[str]:
     if shift is not None and ishift is not None:
         for name, f, inverse in (("fftshift", shift, ishift), ("ifftshift", ishift, shift)):
             if fresh(f):
-                _shift_rules(f, name, inverse)
+                linear_rules(f, name, _shift_adjoint(inverse))
                 done.append("fft." + name)
     for name in ("fftfreq", "rfftfreq"):
         f = getattr(fft, name, None)

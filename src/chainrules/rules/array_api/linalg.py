@@ -19,36 +19,15 @@ from chainrules.core import (
     Thunk,
     ZeroTangent,
     array_namespace,
-    frule,
     non_differentiable,
     not_implemented,
-    rrule,
 )
-from chainrules.rules.array_api._common import dense, is_complex
-from chainrules.rules.array_api.manipulation import linear_rules, matrix_transpose_adjoint
+from chainrules.rules._kit import define_rules, nonzero, zero_guard
+from chainrules.rules.array_api._adjoints import matrix_transpose_adjoint, sum_to
+from chainrules.rules.array_api._common import conj, is_complex, mH
+from chainrules.rules.array_api.manipulation import linear_rules
 
 __all__ = ["register"]
-
-
-def conj(xp: Any, v: Any) -> Any:
-    return xp.conj(v) if is_complex(xp, v) else v
-
-
-def mH(xp: Any, v: Any) -> Any:
-    """The conjugate transpose of a stack of matrices."""
-    return conj(xp, xp.matrix_transpose(v))
-
-
-def sum_to(xp: Any, v: Any, shape: tuple) -> Any:
-    """``v`` summed over the leading dimensions it has beyond ``shape`` (broadcast batch
-    dimensions) and over those where ``shape`` has 1."""
-    extra = v.ndim - len(shape)
-    if extra > 0:
-        v = xp.sum(v, axis=tuple(range(extra)))
-    axes = tuple(i for i, (n, m) in enumerate(zip(shape, v.shape)) if n == 1 and m != 1)
-    if axes:
-        v = xp.sum(v, axis=axes, keepdims=True)
-    return v
 
 
 def bilinear_rules(f: Any, name: str, adjoints: Callable[..., tuple], nargs: int = 2) -> None:
@@ -61,27 +40,23 @@ def bilinear_rules(f: Any, name: str, adjoints: Callable[..., tuple], nargs: int
         projectors = (ProjectTo(x1), ProjectTo(x2))
         extra = (NoTangent(),) * len(rest)
 
+        @zero_guard(lambda: (NoTangent(), *(p(ZeroTangent()) for p in projectors), *extra))
         def bilinear_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            if y_bar is None:
-                return NoTangent(), *(p(ZeroTangent()) for p in projectors), *extra
             xp = array_namespace(x1, x2)
 
             def cotangent(i: int) -> Callable[[], Any]:
                 def bilinear_cotangent() -> Any:
                     return projectors[i](adjoints(xp, y_bar, x1, x2, i, *rest, **kw))
 
-                bilinear_cotangent.__qualname__ = f"{name}_x{i + 1}_bar"
                 return bilinear_cotangent
 
             return NoTangent(), Thunk(cotangent(0)), Thunk(cotangent(1)), *extra
 
-        bilinear_pullback.__qualname__ = f"{name}_pullback"
         return y, bilinear_pullback
 
     def bilinear_frule(dargs: tuple, x1: Any, x2: Any, *rest: Any, **kw: Any) -> Any:
         y = f(x1, x2, *rest, **kw)
-        x1_dot, x2_dot = dense(dargs[1]), dense(dargs[2])
+        x1_dot, x2_dot = nonzero(dargs[1]), nonzero(dargs[2])
         y_dot: Any = ZeroTangent()
         if x1_dot is not None:
             y_dot = f(x1_dot, x2, *rest, **kw)
@@ -90,10 +65,8 @@ def bilinear_rules(f: Any, name: str, adjoints: Callable[..., tuple], nargs: int
             y_dot = term if isinstance(y_dot, ZeroTangent) else y_dot + term
         return y, y_dot
 
-    bilinear_rrule.__qualname__ = f"{name}_rrule"
-    bilinear_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f, object, object, ...)(bilinear_rrule)
-    frule.register(f, object, object, ...)(bilinear_frule)
+    define_rules(f, object, object, ..., frule_fn=bilinear_frule, rrule_fn=bilinear_rrule,
+                 name=name)
 
 
 # ---------------------------------------------------------------------------- matmul
@@ -230,13 +203,14 @@ def _norm_rules(f: Any, name: str, frobenius_only: bool) -> None:
         y = f(x, **kw)
         project_x = ProjectTo(x)
         unknown = missing(kw)
-
-        def norm_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            if unknown is not None:
+        if unknown is not None:
+            def norm_not_implemented_pullback(y_bar: Any) -> tuple:
                 return NoTangent(), unknown
-            if y_bar is None:
-                return NoTangent(), project_x(ZeroTangent())
+
+            return y, norm_not_implemented_pullback
+
+        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
+        def norm_pullback(y_bar: Any) -> tuple:
             xp = array_namespace(x)
             axes, _, keepdims = norm_parts(x, kw)
             g = xp.real(y_bar) if is_complex(xp, y_bar) else y_bar
@@ -245,12 +219,11 @@ def _norm_rules(f: Any, name: str, frobenius_only: bool) -> None:
                     g = xp.expand_dims(g, axis=a)
             return NoTangent(), project_x(direction(xp, x, y, kw) * g)
 
-        norm_pullback.__qualname__ = f"{name}_pullback"
         return y, norm_pullback
 
     def norm_frule(dargs: tuple, x: Any, **kw: Any) -> Any:
         y = f(x, **kw)
-        x_dot = dense(dargs[1])
+        x_dot = nonzero(dargs[1])
         unknown = missing(kw)
         if unknown is not None:
             return y, unknown
@@ -262,10 +235,7 @@ def _norm_rules(f: Any, name: str, frobenius_only: bool) -> None:
         prod = xp.real(conj(xp, d) * x_dot) if is_complex(xp, d, x_dot) else d * x_dot
         return y, xp.sum(prod, axis=axes, keepdims=keepdims)
 
-    norm_rrule.__qualname__ = f"{name}_rrule"
-    norm_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f, object)(norm_rrule)
-    frule.register(f, object)(norm_frule)
+    define_rules(f, object, frule_fn=norm_frule, rrule_fn=norm_rrule, name=name)
 
 
 def _matrix_power_rules(f: Any) -> None:
@@ -285,9 +255,9 @@ def _matrix_power_rules(f: Any) -> None:
         y = f(x, n)
         project_x = ProjectTo(x)
 
+        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), NoTangent()))
         def matrix_power_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            if y_bar is None or n == 0:
+            if n == 0:
                 return NoTangent(), project_x(ZeroTangent()), NoTangent()
             xp = array_namespace(x)
             b, m = base(xp, x, n)
@@ -302,7 +272,7 @@ def _matrix_power_rules(f: Any) -> None:
 
     def matrix_power_frule(dargs: tuple, x: Any, n: int) -> Any:
         y = f(x, n)
-        x_dot = dense(dargs[1])
+        x_dot = nonzero(dargs[1])
         if x_dot is None or n == 0:
             return y, ZeroTangent()
         xp = array_namespace(x)
@@ -311,8 +281,7 @@ def _matrix_power_rules(f: Any) -> None:
         ps = powers(xp, b, m)
         return y, sum(xp.matmul(xp.matmul(ps[k], b_dot), ps[m - 1 - k]) for k in range(m))
 
-    rrule.register(f, object, object)(matrix_power_rrule)
-    frule.register(f, object, object)(matrix_power_frule)
+    define_rules(f, object, object, frule_fn=matrix_power_frule, rrule_fn=matrix_power_rrule)
 
 
 _BILINEAR = {

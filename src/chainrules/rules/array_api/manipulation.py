@@ -19,11 +19,18 @@ from chainrules.core import (
     Tangent,
     ZeroTangent,
     array_namespace,
-    frule,
-    rrule,
     unthunk,
 )
-from chainrules.rules.array_api._common import dense
+from chainrules.rules._kit import define_rules, is_zero, nonzero, zero_guard
+from chainrules.rules.array_api._adjoints import (
+    flip_adjoint,
+    matrix_transpose_adjoint,
+    moveaxis_adjoint,
+    permute_dims_adjoint,
+    repeat_adjoint,
+    roll_adjoint,
+    tile_adjoint,
+)
 
 __all__ = ["register"]
 
@@ -37,64 +44,27 @@ def linear_rules(f: Any, name: str, adjoint: Callable[..., Any], nargs: int = 1)
         y = f(x, *rest, **kw)
         project_x = ProjectTo(x)
 
+        extra = (NoTangent(),) * len(rest)
+
+        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), *extra))
         def linear_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            extra = (NoTangent(),) * len(rest)
-            if y_bar is None:
-                return NoTangent(), project_x(ZeroTangent()), *extra
             xp = array_namespace(x, y_bar)
             return NoTangent(), project_x(adjoint(xp, y_bar, x, *rest, **kw)), *extra
 
-        linear_pullback.__qualname__ = f"{name}_pullback"
         return y, linear_pullback
 
     def linear_frule(dargs: tuple, x: Any, *rest: Any, **kw: Any) -> Any:
         y = f(x, *rest, **kw)
-        x_dot = dense(dargs[1])
+        x_dot = nonzero(dargs[1])
         if x_dot is None:
             return y, ZeroTangent()
         return y, f(x_dot, *rest, **kw)
 
-    linear_rrule.__qualname__ = f"{name}_rrule"
-    linear_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f, object, ...)(linear_rrule)
-    frule.register(f, object, ...)(linear_frule)
-
-
-def _kw(args: tuple, kw: dict, names: tuple, defaults: tuple) -> tuple:
-    """The values of ``names`` from positional ``args`` then keywords ``kw``."""
-    out = []
-    for i, (n, d) in enumerate(zip(names, defaults)):
-        out.append(args[i] if i < len(args) else kw.get(n, d))
-    return tuple(out)
+    define_rules(f, object, ..., frule_fn=linear_frule, rrule_fn=linear_rrule, name=name)
 
 
 def _reshape_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
     return xp.reshape(g, tuple(x.shape))
-
-
-def _permute_dims_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
-    (axes,) = _kw(args, kw, ("axes",), (None,))
-    inverse = [0] * len(axes)
-    for i, a in enumerate(axes):
-        inverse[a % len(axes)] = i
-    return xp.permute_dims(g, tuple(inverse))
-
-
-def _flip_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
-    (axis,) = _kw(args, kw, ("axis",), (None,))
-    return xp.flip(g, axis=axis)
-
-
-def _roll_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
-    shift, axis = _kw(args, kw, ("shift", "axis"), (0, None))
-    back = -shift if isinstance(shift, int) else tuple(-s for s in shift)
-    return xp.roll(g, back, axis=axis)
-
-
-def _moveaxis_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
-    source, destination = _kw(args, kw, ("source", "destination"), (None, None))
-    return xp.moveaxis(g, destination, source)
 
 
 def _same_as(f: Any) -> Callable[..., Any]:
@@ -114,52 +84,20 @@ def _astype_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
     return g  # ProjectTo(x) restores x's dtype (and takes the real part for a real x)
 
 
-def _tile_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
-    (reps,) = _kw(args, kw, ("repetitions",), ((),))
-    d = max(x.ndim, len(reps))
-    shape = (1,) * (d - x.ndim) + tuple(x.shape)
-    reps = (1,) * (d - len(reps)) + tuple(reps)
-    interleaved = tuple(v for r, s in zip(reps, shape) for v in (r, s))
-    summed = xp.sum(xp.reshape(g, interleaved), axis=tuple(range(0, 2 * d, 2)))
-    return xp.reshape(summed, tuple(x.shape))
-
-
-def _repeat_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
-    repeats, axis = _kw(args, kw, ("repeats", "axis"), (1, None))
-    shape = tuple(x.shape)
-    if axis is None:
-        shape = (x.size,) if x.ndim else (1,)
-        axis = 0
-    axis %= len(shape)
-    n = shape[axis]
-    if isinstance(repeats, int):
-        folded = (*shape[:axis], n, repeats, *shape[axis + 1:])
-        return xp.reshape(xp.sum(xp.reshape(g, folded), axis=axis + 1), tuple(x.shape))
-    # segment sums: differences of the running sum at the segments' ends
-    csum = xp.cumulative_sum(g, axis=axis, include_initial=True)
-    ends = xp.cumulative_sum(xp.broadcast_to(repeats, (n,)), include_initial=True)
-    segments = xp.take(csum, ends[1:], axis=axis) - xp.take(csum, ends[:-1], axis=axis)
-    return xp.reshape(segments, tuple(x.shape))
-
-
-def matrix_transpose_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
-    return xp.matrix_transpose(g)
-
-
 _LINEAR = {
     "reshape": _reshape_adjoint,
     "expand_dims": _reshape_adjoint,
     "squeeze": _reshape_adjoint,
-    "permute_dims": _permute_dims_adjoint,
-    "flip": _flip_adjoint,
-    "roll": _roll_adjoint,
-    "moveaxis": _moveaxis_adjoint,
+    "permute_dims": permute_dims_adjoint,
+    "flip": flip_adjoint,
+    "roll": roll_adjoint,
+    "moveaxis": moveaxis_adjoint,
     "broadcast_to": _broadcast_to_adjoint,
     "astype": _astype_adjoint,
     "asarray": _astype_adjoint,
     "from_dlpack": _astype_adjoint,
-    "tile": _tile_adjoint,
-    "repeat": _repeat_adjoint,
+    "tile": tile_adjoint,
+    "repeat": repeat_adjoint,
     "matrix_transpose": matrix_transpose_adjoint,
 }
 
@@ -170,7 +108,7 @@ _LINEAR = {
 def _items_cotangent(y_bar: Any, n: int) -> list:
     """A multi-output cotangent (tuple, list or Tangent) as a list of ``n`` entries."""
     y_bar = unthunk(y_bar)
-    if isinstance(y_bar, (ZeroTangent, NoTangent)):
+    if is_zero(y_bar):
         return [ZeroTangent()] * n
     if isinstance(y_bar, Tangent):
         y_bar = y_bar.backing
@@ -186,32 +124,27 @@ def _sequence_rules(f: Any, name: str, split: Callable[..., list]) -> None:
         project = ProjectTo(arrays)
         axis = rest[0] if rest else kw.get("axis", 0)
 
+        extra = (NoTangent(),) * len(rest)
+
+        @zero_guard(lambda: (NoTangent(), project(ZeroTangent()), *extra))
         def sequence_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            extra = (NoTangent(),) * len(rest)
-            if y_bar is None:
-                return NoTangent(), project(ZeroTangent()), *extra
             xp = array_namespace(y_bar)
             parts = split(xp, y_bar, arrays, axis)
             return NoTangent(), project(type(arrays)(parts)), *extra
 
-        sequence_pullback.__qualname__ = f"{name}_pullback"
         return y, sequence_pullback
 
     def sequence_frule(dargs: tuple, arrays: Any, *rest: Any, **kw: Any) -> Any:
         y = f(arrays, *rest, **kw)
         items = _items_cotangent(dargs[1], len(arrays))
-        if all(isinstance(t, (ZeroTangent, NoTangent)) for t in items):
+        if all(is_zero(t) for t in items):
             return y, ZeroTangent()
         xp = array_namespace(*arrays)
-        dense_items = [xp.zeros_like(a) if isinstance(t, (ZeroTangent, NoTangent)) else t
+        dense_items = [xp.zeros_like(a) if is_zero(t) else t
                        for t, a in zip(items, arrays)]
         return y, f(dense_items, *rest, **kw)
 
-    sequence_rrule.__qualname__ = f"{name}_rrule"
-    sequence_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f, object, ...)(sequence_rrule)
-    frule.register(f, object, ...)(sequence_frule)
+    define_rules(f, object, ..., frule_fn=sequence_frule, rrule_fn=sequence_rrule, name=name)
 
 
 def _concat_split(xp: Any, g: Any, arrays: Any, axis: Any) -> list:
@@ -246,10 +179,10 @@ def _unstack_rules(f: Any) -> None:
         def unstack_pullback(y_bar: Any) -> tuple:
             items = _items_cotangent(y_bar, len(y))
             extra = (NoTangent(),) * len(rest)
-            if all(isinstance(t, (ZeroTangent, NoTangent)) for t in items):
+            if all(is_zero(t) for t in items):
                 return NoTangent(), project_x(ZeroTangent()), *extra
             xp = array_namespace(x)
-            dense_items = [xp.zeros_like(v) if isinstance(t, (ZeroTangent, NoTangent)) else t
+            dense_items = [xp.zeros_like(v) if is_zero(t) else t
                            for t, v in zip(items, y)]
             return NoTangent(), project_x(xp.stack(dense_items, axis=axis)), *extra
 
@@ -257,13 +190,12 @@ def _unstack_rules(f: Any) -> None:
 
     def unstack_frule(dargs: tuple, x: Any, *rest: Any, **kw: Any) -> Any:
         y = f(x, *rest, **kw)
-        x_dot = dense(dargs[1])
+        x_dot = nonzero(dargs[1])
         if x_dot is None:
             return y, ZeroTangent()
         return y, Tangent[tuple](*f(x_dot, *rest, **kw))
 
-    rrule.register(f, object, ...)(unstack_rrule)
-    frule.register(f, object, ...)(unstack_frule)
+    define_rules(f, object, ..., frule_fn=unstack_frule, rrule_fn=unstack_rrule)
 
 
 def _broadcast_arrays_rules(f: Any) -> None:
@@ -282,12 +214,11 @@ def _broadcast_arrays_rules(f: Any) -> None:
         xp = array_namespace(*arrays)
         y_dots = []
         for t, out in zip(dargs[1:], y):
-            t = dense(t)
+            t = nonzero(t)
             y_dots.append(ZeroTangent() if t is None else xp.broadcast_to(t, tuple(out.shape)))
         return y, Tangent[type(y)](*y_dots) if type(y) in (tuple, list) else tuple(y_dots)
 
-    rrule.register(f, ...)(broadcast_arrays_rrule)
-    frule.register(f, ...)(broadcast_arrays_frule)
+    define_rules(f, ..., frule_fn=broadcast_arrays_frule, rrule_fn=broadcast_arrays_rrule)
 
 
 def _meshgrid_rules(f: Any) -> None:
@@ -305,7 +236,7 @@ def _meshgrid_rules(f: Any) -> None:
             items = _items_cotangent(y_bar, n)
             bars = []
             for i, (t, project) in enumerate(zip(items, projectors)):
-                if isinstance(t, (ZeroTangent, NoTangent)):
+                if is_zero(t):
                     bars.append(project(ZeroTangent()))
                     continue
                 xp = array_namespace(t)
@@ -319,12 +250,11 @@ def _meshgrid_rules(f: Any) -> None:
     def meshgrid_frule(dargs: tuple, *arrays: Any, indexing: str = "xy") -> Any:
         y = f(*arrays, indexing=indexing)
         xp = array_namespace(*arrays)
-        tangents = [xp.zeros_like(a) if dense(t) is None else dense(t)
+        tangents = [xp.zeros_like(a) if nonzero(t) is None else nonzero(t)
                     for t, a in zip(dargs[1:], arrays)]
         return y, Tangent[type(y)](*f(*tangents, indexing=indexing))
 
-    rrule.register(f, ...)(meshgrid_rrule)
-    frule.register(f, ...)(meshgrid_frule)
+    define_rules(f, ..., frule_fn=meshgrid_frule, rrule_fn=meshgrid_rrule)
 
 
 def register(xp: Any, fresh: Callable[[Any], bool]) -> list[str]:

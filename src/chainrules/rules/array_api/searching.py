@@ -20,11 +20,9 @@ from chainrules.core import (
     Thunk,
     ZeroTangent,
     array_namespace,
-    frule,
     non_differentiable,
-    rrule,
 )
-from chainrules.rules.array_api._common import dense
+from chainrules.rules._kit import define_rules, nonzero, zero_guard
 
 __all__ = ["register"]
 
@@ -35,11 +33,9 @@ def _where_rules(f: Any) -> None:
         project_x1 = ProjectTo(x1)
         project_x2 = ProjectTo(x2)
 
+        @zero_guard(lambda: (NoTangent(), NoTangent(), project_x1(ZeroTangent()),
+                             project_x2(ZeroTangent())))
         def where_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            if y_bar is None:
-                return (NoTangent(), NoTangent(), project_x1(ZeroTangent()),
-                        project_x2(ZeroTangent()))
             xp = array_namespace(y_bar)
             zero = xp.zeros_like(y_bar)
 
@@ -55,7 +51,7 @@ def _where_rules(f: Any) -> None:
 
     def where_frule(dargs: tuple, condition: Any, x1: Any, x2: Any) -> Any:
         y = f(condition, x1, x2)
-        x1_dot, x2_dot = dense(dargs[2]), dense(dargs[3])
+        x1_dot, x2_dot = nonzero(dargs[2]), nonzero(dargs[3])
         if x1_dot is None and x2_dot is None:
             return y, ZeroTangent()
         xp = array_namespace(y)
@@ -64,8 +60,7 @@ def _where_rules(f: Any) -> None:
                          zero if x2_dot is None else x2_dot)
         return y, xp.broadcast_to(y_dot, tuple(y.shape))
 
-    rrule.register(f, object, object, object)(where_rrule)
-    frule.register(f, object, object, object)(where_frule)
+    define_rules(f, object, object, object, frule_fn=where_frule, rrule_fn=where_rrule)
 
 
 def _one_hot(xp: Any, indices: Any, n: int, dtype: Any) -> Any:
@@ -88,10 +83,8 @@ def _take_rules(f: Any) -> None:
         y = f(x, indices, axis=axis)
         project_x = ProjectTo(x)
 
+        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), NoTangent()))
         def take_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            if y_bar is None:
-                return NoTangent(), project_x(ZeroTangent()), NoTangent()
             xp = array_namespace(x)
             if axis is None:
                 flat = scatter_add(xp, y_bar, indices, x.size, 0)
@@ -104,11 +97,10 @@ def _take_rules(f: Any) -> None:
 
     def take_frule(dargs: tuple, x: Any, indices: Any, *, axis: Any = None) -> Any:
         y = f(x, indices, axis=axis)
-        x_dot = dense(dargs[1])
+        x_dot = nonzero(dargs[1])
         return y, ZeroTangent() if x_dot is None else f(x_dot, indices, axis=axis)
 
-    rrule.register(f, object, object)(take_rrule)
-    frule.register(f, object, object)(take_frule)
+    define_rules(f, object, object, frule_fn=take_frule, rrule_fn=take_rrule)
 
 
 def _take_along_axis_rules(f: Any) -> None:
@@ -117,11 +109,10 @@ def _take_along_axis_rules(f: Any) -> None:
         project_x = ProjectTo(x)
         axis = rest[0] if rest else kw.get("axis", -1)
 
+        extra = (NoTangent(),) * len(rest)
+
+        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), NoTangent(), *extra))
         def take_along_axis_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            extra = (NoTangent(),) * len(rest)
-            if y_bar is None:
-                return NoTangent(), project_x(ZeroTangent()), NoTangent(), *extra
             xp = array_namespace(x)
             ax = axis % x.ndim
             n = x.shape[ax]
@@ -136,11 +127,11 @@ def _take_along_axis_rules(f: Any) -> None:
     def take_along_axis_frule(dargs: tuple, x: Any, indices: Any, *rest: Any,
                               **kw: Any) -> Any:
         y = f(x, indices, *rest, **kw)
-        x_dot = dense(dargs[1])
+        x_dot = nonzero(dargs[1])
         return y, ZeroTangent() if x_dot is None else f(x_dot, indices, *rest, **kw)
 
-    rrule.register(f, object, object, ...)(take_along_axis_rrule)
-    frule.register(f, object, object, ...)(take_along_axis_frule)
+    define_rules(f, object, object, ..., frule_fn=take_along_axis_frule,
+                 rrule_fn=take_along_axis_rrule)
 
 
 def _sort_rules(f: Any, argsort: Any, take_along_axis: Any) -> None:
@@ -150,11 +141,10 @@ def _sort_rules(f: Any, argsort: Any, take_along_axis: Any) -> None:
         axis = rest[0] if rest else kw.get("axis", -1)
         descending = kw.get("descending", False)
 
+        extra = (NoTangent(),) * len(rest)
+
+        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), *extra))
         def sort_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            extra = (NoTangent(),) * len(rest)
-            if y_bar is None:
-                return NoTangent(), project_x(ZeroTangent()), *extra
             perm = argsort(x, axis=axis, descending=descending, stable=True)
             inverse = argsort(perm, axis=axis, stable=True)
             return NoTangent(), project_x(take_along_axis(y_bar, inverse, axis=axis)), *extra
@@ -163,15 +153,14 @@ def _sort_rules(f: Any, argsort: Any, take_along_axis: Any) -> None:
 
     def sort_frule(dargs: tuple, x: Any, *rest: Any, **kw: Any) -> Any:
         y = f(x, *rest, **kw)
-        x_dot = dense(dargs[1])
+        x_dot = nonzero(dargs[1])
         if x_dot is None:
             return y, ZeroTangent()
         axis = rest[0] if rest else kw.get("axis", -1)
         perm = argsort(x, axis=axis, descending=kw.get("descending", False), stable=True)
         return y, take_along_axis(x_dot, perm, axis=axis)
 
-    rrule.register(f, object, ...)(sort_rrule)
-    frule.register(f, object, ...)(sort_frule)
+    define_rules(f, object, ..., frule_fn=sort_frule, rrule_fn=sort_rrule)
 
 
 def _diff_rules(f: Any) -> None:
@@ -183,10 +172,8 @@ def _diff_rules(f: Any) -> None:
         y = f(x, **{k: v for k, v in kw.items() if v is not None})
         project_x = ProjectTo(x)
 
+        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
         def diff_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            if y_bar is None:
-                return NoTangent(), project_x(ZeroTangent())
             xp = array_namespace(x)
             ax = axis % x.ndim
             g = y_bar
@@ -206,7 +193,7 @@ def _diff_rules(f: Any) -> None:
                    append: Any = None) -> Any:
         kw = {"axis": axis, "n": n, "prepend": prepend, "append": append}
         y = f(x, **{k: v for k, v in kw.items() if v is not None})
-        x_dot = dense(dargs[1])
+        x_dot = nonzero(dargs[1])
         if x_dot is None:
             return y, ZeroTangent()
         xp = array_namespace(x)
@@ -214,8 +201,7 @@ def _diff_rules(f: Any) -> None:
                  if v is not None and hasattr(v, "shape")}
         return y, f(x_dot, axis=axis, n=n, **zeros)
 
-    rrule.register(f, object)(diff_rrule)
-    frule.register(f, object)(diff_frule)
+    define_rules(f, object, frule_fn=diff_frule, rrule_fn=diff_rrule)
 
 
 def _extent(v: Any, axis: int) -> int:

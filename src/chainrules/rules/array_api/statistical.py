@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, rrule
-from chainrules.rules.array_api._common import dense, is_complex
+from chainrules.core import NoTangent, ProjectTo, ZeroTangent
+from chainrules.rules._kit import define_rules, nonzero, zero_guard
+from chainrules.rules.array_api._common import conj, is_complex
 
 __all__ = ["register"]
 
@@ -62,33 +63,27 @@ def _reduction(f: Any, name: str, pullback: Callable[..., Any],
         project_x = ProjectTo(x)
         axes = axes_of(axis, x.ndim)
 
+        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
         def reduction_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            if y_bar is None:
-                return NoTangent(), project_x(ZeroTangent())
             xp = _namespace(x)
             g = unreduce(xp, y_bar, x, axes, keepdims)
             # the pullbacks see keepdims among the keywords (std needs it for y)
             return NoTangent(), project_x(pullback(xp, x, y, g, axes,
                                                    dict(kw, keepdims=keepdims)))
 
-        reduction_pullback.__qualname__ = f"{name}_pullback"
         return y, reduction_pullback
 
     def reduction_frule(dargs: tuple, x: Any, *, axis: Any = None, keepdims: bool = False,
                         **kw: Any) -> Any:
         y = f(x, axis=axis, keepdims=keepdims, **kw)
-        x_dot = dense(dargs[1])
+        x_dot = nonzero(dargs[1])
         if x_dot is None:
             return y, ZeroTangent()
         xp = _namespace(x)
         y_dot = pushforward(xp, x, y, x_dot, axis, keepdims, kw)
         return y, xp.astype(y_dot, y.dtype) if y_dot.dtype != y.dtype else y_dot
 
-    reduction_rrule.__qualname__ = f"{name}_rrule"
-    reduction_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f, object)(reduction_rrule)
-    frule.register(f, object)(reduction_frule)
+    define_rules(f, object, frule_fn=reduction_frule, rrule_fn=reduction_rrule, name=name)
 
 
 # ------------------------------------------------------------------------- reductions
@@ -130,12 +125,8 @@ def _others_product(xp: Any, x: Any, axes: tuple) -> Any:
     return xp.permute_dims(others, tuple(inverse))
 
 
-def _conj(xp: Any, v: Any) -> Any:
-    return xp.conj(v) if is_complex(xp, v) else v
-
-
 def _prod_pullback(xp: Any, x: Any, y: Any, g: Any, axes: tuple, kw: dict) -> Any:
-    return _conj(xp, _others_product(xp, x, axes)) * g
+    return conj(xp, _others_product(xp, x, axes)) * g
 
 
 def _prod_pushforward(xp: Any, x: Any, y: Any, x_dot: Any, axis: Any, keepdims: bool,
@@ -158,7 +149,7 @@ def _var_pushforward(xp: Any, x: Any, y: Any, x_dot: Any, axis: Any, keepdims: b
     axes = axes_of(axis, x.ndim)
     correction = kw.get("correction", 0.0)
     c = _centered(xp, x, axes)
-    prod = xp.real(_conj(xp, c) * x_dot) if is_complex(xp, c, x_dot) else c * x_dot
+    prod = xp.real(conj(xp, c) * x_dot) if is_complex(xp, c, x_dot) else c * x_dot
     return 2 * xp.sum(prod, axis=axes, keepdims=keepdims) / (_count(x, axes) - correction)
 
 
@@ -178,38 +169,14 @@ def _tie_weights(xp: Any, x: Any, y: Any, axes: tuple, keepdims: bool) -> Any:
     return hit / xp.sum(hit, axis=axes, keepdims=True)
 
 
-def _extremum_rules(f: Any, name: str) -> None:
-    def extremum_rrule(x: Any, *, axis: Any = None, keepdims: bool = False) -> Any:
-        y = f(x, axis=axis, keepdims=keepdims)
-        project_x = ProjectTo(x)
-        axes = axes_of(axis, x.ndim)
+def _extremum_pullback(xp: Any, x: Any, y: Any, g: Any, axes: tuple, kw: dict) -> Any:
+    return _tie_weights(xp, x, y, axes, kw["keepdims"]) * g
 
-        def extremum_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            if y_bar is None:
-                return NoTangent(), project_x(ZeroTangent())
-            xp = _namespace(x)
-            w = _tie_weights(xp, x, y, axes, keepdims)
-            return NoTangent(), project_x(w * unreduce(xp, y_bar, x, axes, keepdims))
 
-        extremum_pullback.__qualname__ = f"{name}_pullback"
-        return y, extremum_pullback
-
-    def extremum_frule(dargs: tuple, x: Any, *, axis: Any = None,
-                       keepdims: bool = False) -> Any:
-        y = f(x, axis=axis, keepdims=keepdims)
-        x_dot = dense(dargs[1])
-        if x_dot is None:
-            return y, ZeroTangent()
-        xp = _namespace(x)
-        axes = axes_of(axis, x.ndim)
-        w = _tie_weights(xp, x, y, axes, keepdims)
-        return y, xp.sum(w * x_dot, axis=axes, keepdims=keepdims)
-
-    extremum_rrule.__qualname__ = f"{name}_rrule"
-    extremum_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f, object)(extremum_rrule)
-    frule.register(f, object)(extremum_frule)
+def _extremum_pushforward(xp: Any, x: Any, y: Any, x_dot: Any, axis: Any, keepdims: bool,
+                          kw: dict) -> Any:
+    axes = axes_of(axis, x.ndim)
+    return xp.sum(_tie_weights(xp, x, y, axes, keepdims) * x_dot, axis=axes, keepdims=keepdims)
 
 
 # -------------------------------------------------------------------------------- scans
@@ -237,26 +204,23 @@ def _scan_rules(f: Any, name: str, product: bool) -> None:
         project_x = ProjectTo(x)
         ax = _scan_axis(x, axis)
 
+        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
         def scan_pullback(y_bar: Any) -> tuple:
-            y_bar = dense(y_bar)
-            if y_bar is None:
-                return NoTangent(), project_x(ZeroTangent())
             xp = _namespace(x)
             if product:
                 # d y_j / d x_i = y_j / x_i for i <= j
                 yy = _drop_initial(y, ax, include_initial)
-                g = _drop_initial(y_bar, ax, include_initial) * _conj(xp, yy)
-                return NoTangent(), project_x(_reverse_cumsum(xp, g, ax) / _conj(xp, x))
+                g = _drop_initial(y_bar, ax, include_initial) * conj(xp, yy)
+                return NoTangent(), project_x(_reverse_cumsum(xp, g, ax) / conj(xp, x))
             g = _drop_initial(y_bar, ax, include_initial)
             return NoTangent(), project_x(_reverse_cumsum(xp, g, ax))
 
-        scan_pullback.__qualname__ = f"{name}_pullback"
         return y, scan_pullback
 
     def scan_frule(dargs: tuple, x: Any, *, axis: Any = None, dtype: Any = None,
                    include_initial: bool = False) -> Any:
         y = f(x, axis=axis, dtype=dtype, include_initial=include_initial)
-        x_dot = dense(dargs[1])
+        x_dot = nonzero(dargs[1])
         if x_dot is None:
             return y, ZeroTangent()
         xp = _namespace(x)
@@ -267,10 +231,7 @@ def _scan_rules(f: Any, name: str, product: bool) -> None:
             y_dot = xp.cumulative_sum(x_dot, axis=axis, include_initial=include_initial)
         return y, xp.astype(y_dot, y.dtype) if y_dot.dtype != y.dtype else y_dot
 
-    scan_rrule.__qualname__ = f"{name}_rrule"
-    scan_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f, object)(scan_rrule)
-    frule.register(f, object)(scan_frule)
+    define_rules(f, object, frule_fn=scan_frule, rrule_fn=scan_rrule, name=name)
 
 
 _REDUCTIONS = {
@@ -298,7 +259,7 @@ def register(xp: Any, fresh: Callable[[Any], bool]) -> list[str]:
     for name in ("max", "min"):
         f = getattr(xp, name, None)
         if f is not None and fresh(f):
-            _extremum_rules(f, name)
+            _reduction(f, name, _extremum_pullback, _extremum_pushforward)
             done.append(name)
     for name, product in (("cumulative_sum", False), ("cumulative_prod", True)):
         f = getattr(xp, name, None)

@@ -36,10 +36,12 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import NoTangent, OutArgumentError, ProjectTo, ZeroTangent, frule, rrule
-from chainrules.rules.numpy._common import _cotangent, _dense
+from chainrules.core import NoTangent, OutArgumentError, ProjectTo, ZeroTangent
+from chainrules.rules._kit import array_projector, define_rules, dense_tangent, zero_guard
+from chainrules.rules.array_api._adjoints import DUAL_NORM, fit_axes, fit_axis
+from chainrules.rules.array_api._adjoints import along as along_axis
 
-SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+SWAP = DUAL_NORM
 
 
 def _norm(norm: Any) -> str:
@@ -48,24 +50,13 @@ def _norm(norm: Any) -> str:
 
 
 def resize(z: np.ndarray, axis: int, m: int) -> np.ndarray:
-    """Truncate or zero-pad ``z`` along ``axis`` to length ``m``."""
-    n = z.shape[axis]
-    if n == m:
-        return z
-    if n > m:
-        index = [slice(None)] * z.ndim
-        index[axis] = slice(0, m)
-        return z[tuple(index)]
-    pad = [(0, 0)] * z.ndim
-    pad[axis] = (0, m - n)
-    return np.pad(z, pad)
+    """Truncate or zero-pad ``z`` along ``axis`` (non-negative) to length ``m``."""
+    return fit_axis(np, z, axis, m)
 
 
 def along(v: np.ndarray, axis: int, ndim: int) -> np.ndarray:
     """A 1-D weight vector shaped to broadcast along ``axis`` of an ``ndim`` array."""
-    shape = [1] * ndim
-    shape[axis] = -1
-    return v.reshape(shape)
+    return along_axis(np, v, axis, ndim)
 
 
 # ------------------------------------------------------------- 1-D adjoints
@@ -107,20 +98,14 @@ def ihfft_adjoint(y_bar: np.ndarray, m: int, n: int, axis: int, norm: str) -> np
 # Given the input shape, the resolved lengths s, the axes and the norm.
 
 
-def _resize_axes(z: np.ndarray, axes: list, shape: tuple) -> np.ndarray:
-    for a in axes:
-        z = resize(z, a, shape[a])
-    return z
-
-
 def fftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
                  norm: str) -> np.ndarray:
-    return _resize_axes(np.fft.ifftn(y_bar, axes=axes, norm=SWAP[norm]), axes, shape)
+    return fit_axes(np, np.fft.ifftn(y_bar, axes=axes, norm=SWAP[norm]), axes, shape)
 
 
 def ifftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
                   norm: str) -> np.ndarray:
-    return _resize_axes(np.fft.fftn(y_bar, axes=axes, norm=SWAP[norm]), axes, shape)
+    return fit_axes(np, np.fft.fftn(y_bar, axes=axes, norm=SWAP[norm]), axes, shape)
 
 
 def rfftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
@@ -128,7 +113,7 @@ def rfftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
     last, others = axes[-1], axes[:-1]
     z = np.fft.ifftn(y_bar, axes=others, norm=SWAP[norm]) if others else y_bar
     z = rfft_adjoint(z, shape[last], s[-1], last, norm)
-    return _resize_axes(z, others, shape)
+    return fit_axes(np, z, others, shape)
 
 
 def irfftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
@@ -137,7 +122,7 @@ def irfftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
     z = irfft_adjoint(y_bar, shape[last], s[-1], last, norm)
     if others:
         z = np.fft.fftn(z, axes=others, norm=SWAP[norm])
-    return _resize_axes(z, others, shape)
+    return fit_axes(np, z, others, shape)
 
 
 def hfftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
@@ -222,98 +207,80 @@ def transform_rules(f: Any, adjoint: Any, cook: Any, check: Any = None) -> None:
     raises for calls the rules do not support.
     """
     sig = inspect.signature(f)
-    name = f.__name__
 
     def fft_rrule(x: np.ndarray, *args: Any, **kwargs: Any) -> Any:
         bound = _bind(f, sig, (x, *args), kwargs, check)
         y = _call_on(f, bound, x)
         resolved = cook(f, x, bound.arguments)
-        project_x = ProjectTo(x)
+        project_x = array_projector(x)
         rest = (NoTangent(),) * len(args)
 
+        @zero_guard((NoTangent(), ZeroTangent(), *rest))
         def fft_pullback(y_bar: Any) -> tuple:
-            y_bar = _cotangent(y_bar)
-            if y_bar is None:
-                return (NoTangent(), ZeroTangent(), *rest)
-            return (NoTangent(), project_x(adjoint(y_bar, *resolved)), *rest)
+            return (NoTangent(), project_x(adjoint(np.asarray(y_bar), *resolved)), *rest)
 
-        fft_pullback.__qualname__ = f"{name}_pullback"
         return y, fft_pullback
 
     def fft_frule(dargs: tuple, x: np.ndarray, *args: Any, **kwargs: Any) -> Any:
         bound = _bind(f, sig, (x, *args), kwargs, check)
         y = _call_on(f, bound, x)
-        x_dot = _dense(dargs[1], x)
+        x_dot = dense_tangent(dargs[1], x, zeros=False)
         if x_dot is None:
             return y, ZeroTangent()
         return y, _call_on(f, bound, x_dot).astype(y.dtype, copy=False)
 
-    fft_rrule.__qualname__ = f"{name}_rrule"
-    fft_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f)(fft_rrule)
-    frule.register(f)(fft_frule)
+    define_rules(f, frule_fn=fft_frule, rrule_fn=fft_rrule)
 
 
 def shift_rules(f: Any, inverse: Any) -> None:
     """Register the rules of the permutation ``f`` (``fftshift``) given its inverse."""
-    name = f.__name__
 
     def shift_rrule(x: np.ndarray, *args: Any, **kwargs: Any) -> Any:
         y = f(x, *args, **kwargs)
-        project_x = ProjectTo(x)
+        project_x = array_projector(x)
         rest = (NoTangent(),) * len(args)
 
+        @zero_guard((NoTangent(), ZeroTangent(), *rest))
         def shift_pullback(y_bar: Any) -> tuple:
-            y_bar = _cotangent(y_bar)
-            if y_bar is None:
-                return (NoTangent(), ZeroTangent(), *rest)
-            return (NoTangent(), project_x(inverse(y_bar, *args, **kwargs)), *rest)
+            return (NoTangent(), project_x(inverse(np.asarray(y_bar), *args, **kwargs)), *rest)
 
-        shift_pullback.__qualname__ = f"{name}_pullback"
         return y, shift_pullback
 
     def shift_frule(dargs: tuple, x: np.ndarray, *args: Any, **kwargs: Any) -> Any:
         y = f(x, *args, **kwargs)
-        x_dot = _dense(dargs[1], x)
+        x_dot = dense_tangent(dargs[1], x, zeros=False)
         if x_dot is None:
             return y, ZeroTangent()
         return y, f(x_dot, *args, **kwargs)
 
-    shift_rrule.__qualname__ = f"{name}_rrule"
-    shift_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f)(shift_rrule)
-    frule.register(f)(shift_frule)
+    define_rules(f, frule_fn=shift_frule, rrule_fn=shift_rrule)
 
 
 def freq_rules(f: Any) -> None:
     """``f(n, d)`` is ``k / (n * d)``: the count ``n`` gets ``NoTangent()``, the sample
     spacing ``d`` (when passed positionally) the derivative ``-y / d``."""
-    name = f.__name__
 
     def freq_rrule(n: int, *args: Any, **kwargs: Any) -> Any:
         y = f(n, *args, **kwargs)
-        d = args[0] if args else None
-        project_d = ProjectTo(d) if args else None
-
-        def freq_pullback(y_bar: Any) -> tuple:
-            y_bar = _cotangent(y_bar)
-            if not args:
+        if not args:
+            def freq_no_spacing_pullback(y_bar: Any) -> tuple:
                 return NoTangent(), NoTangent()
-            if y_bar is None:
-                return NoTangent(), NoTangent(), ZeroTangent()
-            return NoTangent(), NoTangent(), project_d(-np.vdot(y, y_bar).real / d)
 
-        freq_pullback.__qualname__ = f"{name}_pullback"
+            return y, freq_no_spacing_pullback
+        d = args[0]
+        project_d = ProjectTo(d)  # a Python int spacing is differentiable like a float
+
+        @zero_guard((NoTangent(), NoTangent(), ZeroTangent()))
+        def freq_pullback(y_bar: Any) -> tuple:
+            return NoTangent(), NoTangent(), project_d(-np.vdot(y, np.asarray(y_bar)).real / d)
+
         return y, freq_pullback
 
     def freq_frule(dargs: tuple, n: int, *args: Any, **kwargs: Any) -> Any:
         y = f(n, *args, **kwargs)
-        d_dot = _dense(dargs[2], args[0]) if args else None
+        d_dot = dense_tangent(dargs[2], args[0], zeros=False) if args else None
         if d_dot is None:
             return y, ZeroTangent()
         return y, y * (-d_dot / args[0])
 
-    freq_rrule.__qualname__ = f"{name}_rrule"
-    freq_frule.__qualname__ = f"{name}_frule"
-    rrule.register(f)(freq_rrule)
-    frule.register(f)(freq_frule)
+    define_rules(f, frule_fn=freq_frule, rrule_fn=freq_rrule)

@@ -41,20 +41,25 @@ from chainrules.core import (
     rrule,
     unthunk,
 )
-from chainrules.rules.numpy.shape import (
-    _arg,
-    _dense,
-    _fit,
-    _is_diff,
-    _is_zero,
-    _out_zero,
-    _projector,
-    _refuse_out,
-    _unbroadcast,
-    _zero_for,
-    _zero_given_output,
+from chainrules.rules._kit import (
+    array_projector,
+    define_rules,
+    dense_tangent,
+    fit_output,
+    is_differentiable,
+    is_zero,
+    nonzero,
+    refuse_out,
+    zero_for,
+    zero_guard,
+)
+from chainrules.rules.numpy._linear import (
+    argument,
     gather_adjoint,
+    gather_rules,
     linear_rules,
+    unbroadcast,
+    zero_given_output,
 )
 
 # ------------------------------------------------------------------------------ x[idx]
@@ -73,30 +78,28 @@ def _is_basic_index(idx: Any) -> bool:
 
 def getitem_frule(dargs: tuple, x: np.ndarray, idx: Any) -> Any:
     y = x[idx]
-    x_dot = unthunk(dargs[1])
-    if _is_zero(x_dot) or not _is_diff(x) or not _is_diff(y):
-        return y, _out_zero(y)
-    return y, _fit(_dense(x_dot, x)[idx], y)
+    x_dot = nonzero(dargs[1])
+    if x_dot is None or not is_differentiable(x) or not is_differentiable(y):
+        return y, zero_for(y)
+    return y, fit_output(dense_tangent(x_dot, x)[idx], y)
 
 
 def getitem_rrule(x: np.ndarray, idx: Any) -> Any:
     y = x[idx]
-    if not _is_diff(x) or not _is_diff(y):
-        x_zero = _zero_given_output(x, y)
+    if not is_differentiable(x) or not is_differentiable(y):
+        x_zero = zero_given_output(x, y)
 
         def getitem_no_tangent_pullback(y_bar: Any) -> tuple:
             return (NoTangent(), x_zero, NoTangent())
 
         return y, getitem_no_tangent_pullback
-    project_x = _projector(x)
+    project_x = array_projector(x)
     shape, dtype = x.shape, x.dtype
     basic = _is_basic_index(idx)
     scatter = None if basic else gather_adjoint(x, lambda pos: pos[idx])
 
+    @zero_guard((NoTangent(), ZeroTangent(), NoTangent()))
     def getitem_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
-            return (NoTangent(), ZeroTangent(), NoTangent())
         y_bar = np.asarray(y_bar)
         if type(y_bar) is not np.ndarray:
             # an AD's traced cotangent (a second derivative runs this pullback on traced
@@ -138,56 +141,41 @@ rrule.register(operator.getitem, np.generic, object)(getitem_rrule)
 # ------------------------------------------------------------------------------ take
 
 
-def _take_adjoint(x: Any, indices: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
-    kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-    return gather_adjoint(x, lambda pos: np.take(pos, indices, *args, **kwargs))
-
-
-linear_rules(np.take, _take_adjoint, out_at=2)  # take(a, indices, axis, out, mode)
-
-
-def _take_along_axis_adjoint(x: Any, indices: Any, *args: Any,
-                             **kwargs: Any) -> Callable[[Any], Any]:
-    return gather_adjoint(x, lambda pos: np.take_along_axis(pos, indices, *args, **kwargs))
-
-
-linear_rules(np.take_along_axis, _take_along_axis_adjoint)
+gather_rules(np.take, drop=("out",), out_at=2)  # take(a, indices, axis, out, mode)
+gather_rules(np.take_along_axis)
 
 
 def _selection_rules(f: Any) -> None:
     """Rules for ``f(condition, x, *args)``: picks elements of ``x`` where ``condition``."""
-    name = f.__name__
     out_at = 1 if f is np.compress else None  # compress(condition, a, axis, out)
 
     def selection_frule(dargs: tuple, condition: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
-        _refuse_out(f, kwargs, args, out_at)
+        refuse_out(f, kwargs, args, out_at)
         y = f(condition, x, *args, **kwargs)
-        x_dot = unthunk(dargs[2])
-        if _is_zero(x_dot) or not _is_diff(x) or not _is_diff(y):
-            return y, _out_zero(y)
-        return y, _fit(f(condition, _dense(x_dot, x), *args, **kwargs), y)
+        x_dot = nonzero(dargs[2])
+        if x_dot is None or not is_differentiable(x) or not is_differentiable(y):
+            return y, zero_for(y)
+        return y, fit_output(f(condition, dense_tangent(x_dot, x), *args, **kwargs), y)
 
     def selection_rrule(condition: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
-        _refuse_out(f, kwargs, args, out_at)
+        refuse_out(f, kwargs, args, out_at)
         y = f(condition, x, *args, **kwargs)
         rest = (NoTangent(),) * len(args)
-        project_x = _projector(x)
-        diff = _is_diff(x) and _is_diff(y)
+        project_x = array_projector(x)
+        diff = is_differentiable(x) and is_differentiable(y)
         scatter = gather_adjoint(x, lambda pos: f(condition, pos, *args, **kwargs))
 
+        zeros = (NoTangent(), NoTangent(), zero_for(x), *rest)
+
+        @zero_guard(zeros)
         def selection_pullback(y_bar: Any) -> tuple:
-            y_bar = unthunk(y_bar)
-            if _is_zero(y_bar) or not diff:
-                return (NoTangent(), NoTangent(), _zero_for(x), *rest)
+            if not diff:
+                return zeros
             return (NoTangent(), NoTangent(), project_x(scatter(y_bar)), *rest)
 
-        selection_pullback.__qualname__ = f"{name}_pullback"
         return y, selection_pullback
 
-    selection_frule.__qualname__ = f"{name}_frule"
-    selection_rrule.__qualname__ = f"{name}_rrule"
-    frule.register(f)(selection_frule)
-    rrule.register(f)(selection_rrule)
+    define_rules(f, frule_fn=selection_frule, rrule_fn=selection_rrule)
 
 
 _selection_rules(np.compress)
@@ -201,27 +189,26 @@ _selection_rules(np.extract)
 def where_frule(dargs: tuple, condition: Any, x: Any, y: Any) -> Any:
     out = np.where(condition, x, y)
     x_dot, y_dot = unthunk(dargs[2]), unthunk(dargs[3])
-    if not _is_diff(out) or (_is_zero(x_dot) and _is_zero(y_dot)):
-        return out, _out_zero(out)
-    out_dot = np.where(condition, _dense(x_dot, x), _dense(y_dot, y))
-    return out, _fit(np.broadcast_to(out_dot, out.shape).copy(), out)
+    if not is_differentiable(out) or (is_zero(x_dot) and is_zero(y_dot)):
+        return out, zero_for(out)
+    out_dot = np.where(condition, dense_tangent(x_dot, x), dense_tangent(y_dot, y))
+    return out, fit_output(np.broadcast_to(out_dot, out.shape).copy(), out)
 
 
 @rrule.register(np.where)
 def where_rrule(condition: Any, x: Any, y: Any) -> Any:
     out = np.where(condition, x, y)
     mask = np.asarray(condition).astype(bool)
-    project_x, project_y = _projector(x), _projector(y)
+    project_x, project_y = array_projector(x), array_projector(y)
     shape_x, shape_y = np.shape(x), np.shape(y)
-    diff_x, diff_y = _is_diff(x) and _is_diff(out), _is_diff(y) and _is_diff(out)
+    diff_out = is_differentiable(out)
+    diff_x, diff_y = diff_out and is_differentiable(x), diff_out and is_differentiable(y)
 
+    @zero_guard(lambda: (NoTangent(), NoTangent(), zero_for(x), zero_for(y)))
     def where_pullback(out_bar: Any) -> tuple:
-        out_bar = unthunk(out_bar)
-        if _is_zero(out_bar):
-            return (NoTangent(), NoTangent(), _zero_for(x), _zero_for(y))
         out_bar = np.asarray(out_bar)
-        x_bar = Thunk(lambda: project_x(_unbroadcast(np.where(mask, out_bar, 0), shape_x)))
-        y_bar = Thunk(lambda: project_y(_unbroadcast(np.where(mask, 0, out_bar), shape_y)))
+        x_bar = Thunk(lambda: project_x(unbroadcast(np.where(mask, out_bar, 0), shape_x)))
+        y_bar = Thunk(lambda: project_y(unbroadcast(np.where(mask, 0, out_bar), shape_y)))
         return (NoTangent(), NoTangent(), x_bar if diff_x else NoTangent(),
                 y_bar if diff_y else NoTangent())
 
@@ -244,25 +231,25 @@ def _choice_cotangents(choices: Any, masks: Callable[[], list], out_bar: np.ndar
     def piece(k: int) -> np.ndarray:
         if not cache:
             cache.append(masks())
-        return _unbroadcast(np.where(cache[0][k], out_bar, 0), shapes[k])
+        return unbroadcast(np.where(cache[0][k], out_bar, 0), shapes[k])
 
     if isinstance(choices, np.ndarray):
-        project = _projector(choices)
+        project = array_projector(choices)
         return Thunk(lambda: project(np.stack([piece(k) for k in range(len(items))])))
-    projectors = [_projector(c) for c in items]
+    projectors = [array_projector(c) for c in items]
     return Tangent[type(choices)](*(
-        Thunk(lambda k=k: projectors[k](piece(k))) if _is_diff(c) else NoTangent()
+        Thunk(lambda k=k: projectors[k](piece(k))) if is_differentiable(c) else NoTangent()
         for k, c in enumerate(items)))
 
 
 def _choice_dots(d_choices: Any, choices: Any) -> list:
     d_choices = unthunk(d_choices)
-    if _is_zero(d_choices):
-        return [_dense(ZeroTangent(), c) for c in choices]
+    if is_zero(d_choices):
+        return [dense_tangent(ZeroTangent(), c) for c in choices]
     if isinstance(choices, np.ndarray):
         return list(np.asarray(d_choices))
     items = d_choices.backing if isinstance(d_choices, Tangent) else d_choices
-    return [_dense(t, c) for t, c in zip(items, choices)]
+    return [dense_tangent(t, c) for t, c in zip(items, choices)]
 
 
 @frule.register(np.select)
@@ -270,10 +257,10 @@ def select_frule(dargs: tuple, condlist: Any, choicelist: Any, *args: Any,
                  **kwargs: Any) -> Any:
     y = np.select(condlist, choicelist, *args, **kwargs)
     default_dot = unthunk(dargs[3]) if args else ZeroTangent()
-    if not _is_diff(y) or (_is_zero(unthunk(dargs[2])) and _is_zero(default_dot)):
-        return y, _out_zero(y)
-    default_dense = _dense(default_dot, args[0]) if args else 0
-    return y, _fit(np.select(condlist, _choice_dots(dargs[2], choicelist), default_dense), y)
+    if not is_differentiable(y) or (is_zero(unthunk(dargs[2])) and is_zero(default_dot)):
+        return y, zero_for(y)
+    default_dense = dense_tangent(default_dot, args[0]) if args else 0
+    return y, fit_output(np.select(condlist, _choice_dots(dargs[2], choicelist), default_dense), y)
 
 
 @rrule.register(np.select)
@@ -282,7 +269,7 @@ def select_rrule(condlist: Any, choicelist: Any, *args: Any, **kwargs: Any) -> A
     shape = y.shape
     conds = [np.asarray(c, dtype=bool) for c in condlist]
     default = args[0] if args else None
-    project_default = _projector(default)
+    project_default = array_projector(default)
 
     def select_masks() -> list:
         taken = np.zeros(shape, dtype=bool)
@@ -294,38 +281,41 @@ def select_rrule(condlist: Any, choicelist: Any, *args: Any, **kwargs: Any) -> A
         out.append(~taken)
         return out
 
+    def select_zeros() -> tuple:
+        zero = (zero_for(default),) if args else ()
+        return (NoTangent(), NoTangent(), zero_for(choicelist), *zero)
+
+    @zero_guard(select_zeros)
     def select_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if _is_zero(y_bar) or not _is_diff(y):
-            zero = (_zero_for(default),) if args else ()
-            return (NoTangent(), NoTangent(), _zero_for(choicelist), *zero)
+        if not is_differentiable(y):
+            return select_zeros()
         y_bar = np.asarray(y_bar)
         choices_bar = _choice_cotangents(choicelist, select_masks, y_bar)
         if not args:
             return (NoTangent(), NoTangent(), choices_bar)
-        default_bar = Thunk(lambda: project_default(_unbroadcast(
+        default_bar = Thunk(lambda: project_default(unbroadcast(
             np.where(select_masks()[-1], y_bar, 0), np.shape(default))))
         return (NoTangent(), NoTangent(), choices_bar,
-                default_bar if _is_diff(default) else NoTangent())
+                default_bar if is_differentiable(default) else NoTangent())
 
     return y, select_pullback
 
 
 @frule.register(np.choose)
 def choose_frule(dargs: tuple, a: Any, choices: Any, *args: Any, **kwargs: Any) -> Any:
-    _refuse_out(np.choose, kwargs, args, 0)  # choose(a, choices, out, mode)
+    refuse_out(np.choose, kwargs, args, 0)  # choose(a, choices, out, mode)
     y = np.choose(a, choices, *args, **kwargs)
-    if not _is_diff(y) or _is_zero(unthunk(dargs[2])):
-        return y, _out_zero(y)
-    return y, _fit(np.choose(a, _choice_dots(dargs[2], choices), *args, **kwargs), y)
+    if not is_differentiable(y) or is_zero(unthunk(dargs[2])):
+        return y, zero_for(y)
+    return y, fit_output(np.choose(a, _choice_dots(dargs[2], choices), *args, **kwargs), y)
 
 
 @rrule.register(np.choose)
 def choose_rrule(a: Any, choices: Any, *args: Any, **kwargs: Any) -> Any:
-    _refuse_out(np.choose, kwargs, args, 0)  # choose(a, choices, out, mode)
+    refuse_out(np.choose, kwargs, args, 0)  # choose(a, choices, out, mode)
     y = np.choose(a, choices, *args, **kwargs)
     rest = (NoTangent(),) * len(args)
-    mode = _arg(args, kwargs, 1, "mode", "raise")
+    mode = argument(args, kwargs, 1, "mode", "raise")
     n = len(choices)
     shape = y.shape
 
@@ -333,10 +323,12 @@ def choose_rrule(a: Any, choices: Any, *args: Any, **kwargs: Any) -> Any:
         chosen = np.broadcast_to(np.choose(a, list(range(n)), mode=mode), shape)
         return [chosen == k for k in range(n)]
 
+    zeros = (NoTangent(), NoTangent(), zero_for(choices), *rest)
+
+    @zero_guard(zeros)
     def choose_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if _is_zero(y_bar) or not _is_diff(y):
-            return (NoTangent(), NoTangent(), _zero_for(choices), *rest)
+        if not is_differentiable(y):
+            return zeros
         return (NoTangent(), NoTangent(),
                 _choice_cotangents(choices, choose_masks, np.asarray(y_bar)), *rest)
 
@@ -348,7 +340,7 @@ def choose_rrule(a: Any, choices: Any, *args: Any, **kwargs: Any) -> Any:
 
 def _sort_gather(x: Any, args: tuple, kwargs: dict) -> Callable[[np.ndarray], np.ndarray]:
     """``pos -> pos`` sorted like ``x`` (by a stable argsort of ``x``)."""
-    axis = _arg(args, kwargs, 0, "axis", -1)
+    axis = argument(args, kwargs, 0, "axis", -1)
     xa = np.asarray(x)
     if axis is None:
         perm = np.argsort(xa.ravel(), kind="stable")

@@ -27,31 +27,26 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import (
-    ChainRulesError,
-    NoTangent,
-    frule,
-    non_differentiable,
-    rrule,
-    unthunk,
+from chainrules.core import ChainRulesError, NoTangent, frule, non_differentiable, rrule
+from chainrules.rules._kit import (
+    array_projector,
+    define_rules,
+    dense_tangent,
+    fit_output,
+    is_differentiable,
+    nonzero,
+    refuse_out,
+    zero_for,
+    zero_guard,
 )
-from chainrules.rules.numpy.shape import (
-    _astype_frule,
-    _astype_rrule,
-    _conversion_adjoint,
-    _dense,
-    _fit,
-    _is_diff,
-    _is_zero,
-    _memory_order,
-    _out_zero,
-    _projector,
-    _ravel_adjoint,
-    _ravel_pushforward,
-    _refuse_out,
-    _zero_for,
+from chainrules.rules.numpy._linear import (
+    astype_rules,
     gather_adjoint,
     linear_rules,
+    memory_order,
+    ravel_adjoint,
+    ravel_pushforward,
+    reshape_back,
 )
 
 
@@ -80,8 +75,6 @@ class MissingDelegateRuleError(ChainRulesError, LookupError):
 def _delegate(method: Any, function: Any) -> None:
     """Rules for ``method(x, *args)`` equal to ``function(x, *args)``: the same positional
     arguments, so the function's results (and cotangent tuples) serve as they are."""
-    name = method.__name__
-
     def delegating_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
         res = rrule(function, x, *args, **kwargs)
         if res is None:
@@ -94,10 +87,8 @@ def _delegate(method: Any, function: Any) -> None:
             raise MissingDelegateRuleError("frule", method, function, (x, *args))
         return res
 
-    delegating_rrule.__qualname__ = f"ndarray_{name}_rrule"
-    delegating_frule.__qualname__ = f"ndarray_{name}_frule"
-    rrule.register(method, np.ndarray, ...)(delegating_rrule)
-    frule.register(method, np.ndarray, ...)(delegating_frule)
+    define_rules(method, np.ndarray, ..., frule_fn=delegating_frule,
+                 rrule_fn=delegating_rrule, name=f"ndarray_{method.__name__}")
 
 
 for _method, _function in [
@@ -124,7 +115,7 @@ def _method_shape(args: tuple) -> Any:
 
 def _ndarray_reshape_adjoint(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
     shape = np.shape(x)
-    order = _memory_order(x, kwargs.get("order", "C"))
+    order = memory_order(x, kwargs.get("order", "C"))
 
     def ndarray_reshape_pullback(y_bar: Any) -> np.ndarray:
         return np.reshape(y_bar, shape, order=order)
@@ -133,7 +124,7 @@ def _ndarray_reshape_adjoint(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any
 
 
 def _ndarray_reshape_pushforward(x: Any, x_dot: np.ndarray, *args: Any, **kwargs: Any) -> Any:
-    kwargs = {**kwargs, "order": _memory_order(x, kwargs.get("order", "C"))}
+    kwargs = {**kwargs, "order": memory_order(x, kwargs.get("order", "C"))}
     return np.ndarray.reshape(x_dot, *args, **kwargs)
 
 
@@ -152,37 +143,38 @@ def _ndarray_transpose_adjoint(x: Any, *args: Any) -> Callable[[Any], Any]:
 
 
 linear_rules(np.ndarray.transpose, _ndarray_transpose_adjoint)
-linear_rules(np.ndarray.flatten, _ravel_adjoint, _ravel_pushforward)
-linear_rules(np.ndarray.copy, _conversion_adjoint)
+linear_rules(np.ndarray.flatten, ravel_adjoint, ravel_pushforward)
+linear_rules(np.ndarray.copy, reshape_back)
 
-frule.register(np.ndarray.astype)(_astype_frule(np.ndarray.astype))
-rrule.register(np.ndarray.astype)(_astype_rrule(np.ndarray.astype))
+astype_rules(np.ndarray.astype)
 
 
 @frule.register(np.ndarray.compress)
 def ndarray_compress_frule(dargs: tuple, x: Any, condition: Any, *args: Any,
                            **kwargs: Any) -> Any:
-    _refuse_out(np.ndarray.compress, kwargs, args, 1)  # x.compress(condition, axis, out)
+    refuse_out(np.ndarray.compress, kwargs, args, 1)  # x.compress(condition, axis, out)
     y = x.compress(condition, *args, **kwargs)
-    x_dot = unthunk(dargs[1])
-    if _is_zero(x_dot) or not _is_diff(x) or not _is_diff(y):
-        return y, _out_zero(y)
-    return y, _fit(_dense(x_dot, x).compress(condition, *args, **kwargs), y)
+    x_dot = nonzero(dargs[1])
+    if x_dot is None or not is_differentiable(x) or not is_differentiable(y):
+        return y, zero_for(y)
+    return y, fit_output(dense_tangent(x_dot, x).compress(condition, *args, **kwargs), y)
 
 
 @rrule.register(np.ndarray.compress)
 def ndarray_compress_rrule(x: Any, condition: Any, *args: Any, **kwargs: Any) -> Any:
-    _refuse_out(np.ndarray.compress, kwargs, args, 1)  # x.compress(condition, axis, out)
+    refuse_out(np.ndarray.compress, kwargs, args, 1)  # x.compress(condition, axis, out)
     y = x.compress(condition, *args, **kwargs)
     rest = (NoTangent(),) * len(args)
-    diff = _is_diff(x) and _is_diff(y)
-    project_x = _projector(x)
+    diff = is_differentiable(x) and is_differentiable(y)
+    project_x = array_projector(x)
     scatter = gather_adjoint(x, lambda pos: pos.compress(condition, *args))
 
+    zeros = (NoTangent(), zero_for(x), NoTangent(), *rest)
+
+    @zero_guard(zeros)
     def ndarray_compress_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if _is_zero(y_bar) or not diff:
-            return (NoTangent(), _zero_for(x), NoTangent(), *rest)
+        if not diff:
+            return zeros
         return (NoTangent(), project_x(scatter(y_bar)), NoTangent(), *rest)
 
     return y, ndarray_compress_pullback
