@@ -63,7 +63,6 @@ from chainrules.rules._kit import (
     zero_for,
     zero_guard,
 )
-from chainrules.rules._kit import is_zero as _is_zero  # noqa: F401 (scipy/_solvers.py imports it until it is ported)
 from chainrules.rules.array_api._adjoints import (
     flip_adjoint,
     matrix_transpose_adjoint,
