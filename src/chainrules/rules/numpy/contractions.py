@@ -6,7 +6,7 @@ passed through), ``dot``, ``vdot``, ``inner``, ``outer``, ``tensordot`` (int and
 pair ``axes``), ``matmul`` (1-d and batched/broadcast operands), ``vecdot``,
 ``matvec``, ``vecmat``, ``kron``, ``trace`` (``offset``, ``axis1``, ``axis2``),
 ``cross`` (3-vectors; ``axisa``/``axisb``/``axisc``/``axis``). (``convolve``,
-``correlate``, ``interp`` and ``polyval`` are in ``polynomials.py``.)
+``correlate`` and ``interp`` are in ``sequences.py``, ``polyval`` in ``polynomial.py``.)
 
 The rule functions are public (``matmul_frule``, ``matmul_rrule``, ``outer_*``,
 ``vecdot_*``, ``tensordot_*``, ``trace_*``, ``cross_*``, ``dot_*``, ``vdot_*``,

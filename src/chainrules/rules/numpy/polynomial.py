@@ -5,6 +5,7 @@
 - bilinear: ``polymul`` (a convolution; its adjoint is a correlation);
 - ``polydiv`` (``(q, r)`` with ``u = q·v + r``): differentiating that identity gives
   ``q̇·v + ṙ = u̇ - q·v̇``, a division of ``u̇ - q·v̇`` by the fixed ``v``;
+- ``polyval`` (w.r.t. ``p`` and ``x``; 1-d coefficients);
 - ``poly`` (coefficients from roots; a 1-d sequence of roots), ``roots`` (a simple root
   ``z`` of ``p`` moves by ``ż = -ṗ(z) / p'(z)``, with ``p`` including any leading and
   trailing zero coefficients NumPy strips), ``vander``.
@@ -32,6 +33,8 @@ from chainrules.core import (
     ChainRulesError,
     NoTangent,
     Tangent,
+    Thunk,
+    ZeroTangent,
     frule,
     rrule,
 )
@@ -449,3 +452,55 @@ def vander_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
         return (NoTangent(), project_x(x_bar), *_tail(args))
 
     return y, vander_pullback
+
+
+# --------------------------------------------------------------------------- polyval
+
+
+def _powers(x: np.ndarray, n: int) -> np.ndarray:
+    """x[..., None] ** [n-1, ..., 1, 0]."""
+    return x[..., None] ** np.arange(n - 1, -1, -1)
+
+
+@rrule.register(np.polyval)
+def polyval_rrule(p, x):
+    y = np.polyval(p, x)
+    coefs, xs = np.asarray(p), np.asarray(x)
+    if coefs.ndim != 1:
+        raise NotImplementedError("the rule for numpy.polyval supports 1-d coefficients only")
+    project_p, project_x = array_projector(p), array_projector(x)
+
+    @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
+    def polyval_pullback(y_bar):
+        y_bar = np.broadcast_to(np.asarray(y_bar), np.shape(y))
+
+        def p_bar_thunk():
+            v = np.conj(_powers(xs, len(coefs))) * y_bar[..., None]
+            # (reshape(-1, 0) of no coefficients is ambiguous to NumPy)
+            return project_p(v.reshape(int(np.prod(v.shape[:-1])), len(coefs)).sum(axis=0))
+
+        def x_bar_thunk():
+            slope = np.polyval(np.polyder(coefs), xs) if len(coefs) > 1 else np.zeros(xs.shape)
+            return project_x(np.conj(slope) * y_bar)
+
+        return (NoTangent(), Thunk(p_bar_thunk), Thunk(x_bar_thunk))
+
+    return y, polyval_pullback
+
+
+@frule.register(np.polyval)
+def polyval_frule(dargs, p, x):
+    y = np.polyval(p, x)
+    coefs, xs = np.asarray(p), np.asarray(x)
+    if coefs.ndim != 1:
+        raise NotImplementedError("the rule for numpy.polyval supports 1-d coefficients only")
+    p_dot = dense_tangent(dargs[1], p, zeros=False)
+    x_dot = dense_tangent(dargs[2], x, zeros=False)
+    if p_dot is None and x_dot is None:
+        return y, ZeroTangent()
+    y_dot: Any = 0
+    if p_dot is not None:
+        y_dot = y_dot + np.polyval(p_dot, xs)
+    if x_dot is not None and len(coefs) > 1:
+        y_dot = y_dot + np.polyval(np.polyder(coefs), xs) * x_dot
+    return y, fit_output(np.broadcast_to(y_dot, np.shape(y)), y)
