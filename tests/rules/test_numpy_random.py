@@ -59,3 +59,8 @@ def sampled_with_parameter(mu):
 
 def test_ad_through_a_reparametrised_sample():
     assert grad(reparametrised)(1.0) == pytest.approx(3.0)
+
+
+def test_ad_refuses_the_pathwise_derivative_it_cannot_know():
+    with pytest.raises(NotImplementedError, match=r"numpy\.random\.Generator\.normal"):
+        grad(sampled_with_parameter)(1.0)

@@ -353,8 +353,9 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         out = top.process(f, args, kwargs)
         if out is not _NO_RULE:
             return out
-        if tf is _MethodType and type(f.__func__) is _FunctionType:
-            # a rule registered for the function `Foo.method` serves `foo.method(x)`
+        if tf is _MethodType:
+            # a rule registered for `Foo.method` (a Python or compiled function) serves
+            # `foo.method(x)`
             out = top.process(f.__func__, (f.__self__, *args), kwargs)
             if out is not _NO_RULE:
                 return out
