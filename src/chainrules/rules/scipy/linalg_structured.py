@@ -25,7 +25,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, rrule
-from chainrules.rules.scipy.linalg import _value
+from chainrules.rules._kit import nonzero
 
 
 def _source_map(f: Any, arrays: list, conj_second: bool) -> tuple:
@@ -49,7 +49,7 @@ def _gather_rules(f: Any) -> None:
 
     def gather_frule(dargs: tuple, *arrays: Any) -> Any:
         y = f(*arrays)
-        dots = [_value(d) for d in dargs[1:]]
+        dots = [nonzero(d) for d in dargs[1:]]
         if all(d is None for d in dots):
             return y, ZeroTangent()
         dots = [np.zeros(np.shape(x), dtype=y.dtype) if d is None else np.asarray(d)
@@ -62,7 +62,7 @@ def _gather_rules(f: Any) -> None:
         conj_second = _conj_row(f, list(arrays))
 
         def gather_pullback(y_bar: Any) -> tuple:
-            y_bar = _value(y_bar)
+            y_bar = nonzero(y_bar)
             if y_bar is None:
                 return NoTangent(), *(ZeroTangent() for _ in arrays)
             source, offsets, sizes = _source_map(f, list(arrays), conj_second)
@@ -91,7 +91,7 @@ for _f in (sla.toeplitz, sla.circulant, sla.hankel):
 @frule.register(sla.companion)
 def companion_frule(dargs, a):
     y = sla.companion(a)
-    a_dot = _value(dargs[1])
+    a_dot = nonzero(dargs[1])
     if a_dot is None:
         return y, ZeroTangent()
     a, a_dot = np.asarray(a), np.asarray(a_dot)
@@ -107,7 +107,7 @@ def companion_rrule(a):
     project_a = ProjectTo(a)
 
     def companion_pullback(y_bar):
-        y_bar = _value(y_bar)
+        y_bar = nonzero(y_bar)
         if y_bar is None:
             return NoTangent(), ZeroTangent()
         a_arr = np.asarray(a)
