@@ -23,10 +23,8 @@ from chainrules.core import (
     NoTangent,
     ProjectTo,
     ZeroTangent,
-    frule,
-    rrule,
 )
-from chainrules.rules._kit import nonzero
+from chainrules.rules._kit import define_rules, nonzero, zero_guard
 from chainrules.rules._linalg_kernel import (
     H,
     as_float,
@@ -396,10 +394,8 @@ def norm_rules(f: Any, names: tuple) -> None:
         y = f(x, *args, **kwargs)
         project_x = ProjectTo(x)
 
+        @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
         def norm_pullback(y_bar):
-            y_bar = nonzero(y_bar)
-            if y_bar is None:
-                return NoTangent(), ZeroTangent(), *nots(args)
             ord, axis, keepdims = read(x, args, kwargs)
             g, axes = norm_grad(as_float(x), y, ord, axis, keepdims, vector)
             if g is None:
@@ -411,8 +407,4 @@ def norm_rules(f: Any, names: tuple) -> None:
 
         return y, norm_pullback
 
-    name = f.__name__
-    norm_frule.__name__ = norm_frule.__qualname__ = f"{name}_frule"
-    norm_rrule.__name__ = norm_rrule.__qualname__ = f"{name}_rrule"
-    frule.register(f)(norm_frule)
-    rrule.register(f)(norm_rrule)
+    define_rules(f, frule_fn=norm_frule, rrule_fn=norm_rrule)

@@ -26,7 +26,7 @@ from chainrules.core import (
     not_implemented,
     rrule,
 )
-from chainrules.rules._kit import nonzero
+from chainrules.rules._kit import nonzero, zero_guard
 from chainrules.rules._linalg_derivatives import (
     eig_cotangent,
     eig_matching,
@@ -83,10 +83,8 @@ def cholesky_rrule(a, *args, **kwargs):
     low = H(y) if upper else y
     project_a = ProjectTo(a)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
     def cholesky_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
         low_bar = H(y_bar) if upper else y_bar
         # S = L^-H Phi(L^H L_bar) L^-1, then onto the triangle that was read
         s = _phi(H(low) @ low_bar)
@@ -273,10 +271,8 @@ def svdvals_rrule(a):
     y = np.linalg.svdvals(a)
     project_a = ProjectTo(a)
 
+    @zero_guard((NoTangent(), ZeroTangent()))
     def svdvals_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent()
         return NoTangent(), project_a((u * np.real(y_bar)[..., None, :]) @ vh)
 
     return y, svdvals_pullback
@@ -336,10 +332,8 @@ def eigvalsh_rrule(a, *args, **kwargs):
     uplo = _uplo(args, kwargs)
     project_a = ProjectTo(a)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
     def eigvalsh_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
         s = (v * np.real(y_bar)[..., None, :]) @ H(v)
         return NoTangent(), project_a(her_cotangent(s, uplo)), *nots(args)
 
@@ -393,10 +387,8 @@ def eigvals_rrule(a):
     w, v = eig_matching(a, y)
     project_a = ProjectTo(a)
 
+    @zero_guard((NoTangent(), ZeroTangent()))
     def eigvals_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent()
         return NoTangent(), project_a(eig_cotangent(w, v, y_bar, None))
 
     return y, eigvals_pullback

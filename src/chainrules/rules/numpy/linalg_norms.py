@@ -22,7 +22,7 @@ from chainrules.core import (
     frule,
     rrule,
 )
-from chainrules.rules._kit import nonzero
+from chainrules.rules._kit import nonzero, zero_guard
 from chainrules.rules._linalg_derivatives import (
     matrix_norm_grad,
     norm_rules,
@@ -84,10 +84,8 @@ def cond_rrule(x, *args, **kwargs):
     y = np.linalg.cond(x, *args, **kwargs)
     project_x = ProjectTo(x)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
     def cond_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
         g = _cond_grad(as_float(x), options(args, kwargs, ("p", None))["p"])
         return NoTangent(), project_x(np.real(np.asarray(y_bar))[..., None, None] * g), \
             *nots(args)

@@ -30,7 +30,7 @@ from chainrules.core import (
     rrule,
     unthunk,
 )
-from chainrules.rules._kit import is_zero, nonzero
+from chainrules.rules._kit import is_zero, nonzero, zero_guard
 from chainrules.rules._linalg_derivatives import (
     pinv_cotangent,
     pinv_tangent,
@@ -163,10 +163,8 @@ def inv_rrule(a):
     y = np.linalg.inv(a)
     project_a = ProjectTo(a)
 
+    @zero_guard((NoTangent(), ZeroTangent()))
     def inv_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent()
         y_h = H(y)
         return NoTangent(), project_a(-(y_h @ y_bar @ y_h))
 
@@ -209,10 +207,8 @@ def solve_rrule(a, b):
     y = ym[..., 0] if vec else ym
     project_a, project_b = ProjectTo(a), ProjectTo(b)
 
+    @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
     def solve_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent()
         g = lu.solve(y_bar[..., None] if vec else y_bar, adjoint=True)
         b_bar = project_b(g[..., 0] if vec else g)
         a_bar = Thunk(lambda: project_a(-outer_h(g, ym)))
@@ -246,10 +242,8 @@ def det_rrule(a):
     y = lu.det()
     project_a = ProjectTo(a)
 
+    @zero_guard((NoTangent(), ZeroTangent()))
     def det_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent()
         if lu.singular:
             return NoTangent(), not_implemented(_SINGULAR)
         # d det = det * tr(A^-1 dA): adjoint conj(det) * y_bar * A^-H (from the LU factors)
@@ -329,10 +323,8 @@ def pinv_rrule(a, *args, **kwargs):
     herm = options(args, kwargs, ("rcond", None), ("hermitian", False))["hermitian"]
     project_a = ProjectTo(a)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
     def pinv_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
         if herm:
             s = pinv_cotangent(her_input(a, "L"), y, y_bar)
             return NoTangent(), project_a(her_cotangent(s, "L")), *nots(args)
@@ -531,10 +523,8 @@ def multi_dot_rrule(arrays, *args, **kwargs):
     project_arrays = ProjectTo(list(arrays))
     mats, first_vec, last_vec = _as_chain(list(arrays))
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
     def multi_dot_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
         y_bar = np.asarray(y_bar)
         if first_vec:
             y_bar = y_bar[None, ...]
@@ -594,10 +584,8 @@ def tensorsolve_rrule(a, b, *args, **kwargs):
     lu = _LU(as_float(np.transpose(a, perm).reshape(mshape)))
     project_a, project_b = ProjectTo(a), ProjectTo(b)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
     def tensorsolve_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)
         g = lu.solve(np.reshape(y_bar, (-1, 1)), adjoint=True)[:, 0]
 
         def a_cotangent() -> Any:
@@ -636,10 +624,8 @@ def tensorinv_rrule(a, *args, **kwargs):
     ym = y.reshape(-1, n)
     project_a = ProjectTo(a)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
     def tensorinv_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
         a_bar = -(H(ym) @ np.reshape(y_bar, ym.shape) @ H(ym))
         return NoTangent(), project_a(a_bar.reshape(np.shape(a))), *nots(args)
 

@@ -68,7 +68,7 @@ from chainrules.core import (
     rrule,
     unthunk,
 )
-from chainrules.rules._kit import nonzero
+from chainrules.rules._kit import nonzero, zero_guard
 from chainrules.rules._linalg_derivatives import (
     eigh_gaps,
 )
@@ -144,10 +144,8 @@ def solve_triangular_rrule(a, b, *args, **kwargs):
     project_a, project_b = ProjectTo(a), ProjectTo(b)
     ym, vec = col(y)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
     def solve_triangular_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)
         yb = col(y_bar)[0]
         # g = op(T)^-H y_bar
         if trans == 0:
@@ -269,10 +267,8 @@ def cho_solve_rrule(c_and_lower, b, *args, **kwargs):
         s = a_bar + H(a_bar)
         return project_c(np.tril(s @ f) if lower else np.triu(f @ s))
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
     def cho_solve_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)
         g = sla.cho_solve((c, lower), col(y_bar)[0], check_finite=False)
         c_bar = Thunk(lambda: Tangent[tuple](c_cotangent(g), NoTangent()))
         return NoTangent(), c_bar, project_b(g[..., 0] if vec else g), *nots(args)
@@ -391,10 +387,8 @@ def lu_solve_rrule(lu_and_piv, b, *args, **kwargs):
         lu_bar = np.tril(pa_bar @ H(up), -1) + np.triu(H(low) @ pa_bar)
         return Tangent[tuple](project_lu(lu_bar), NoTangent())
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
     def lu_solve_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)
         yb = col(y_bar)[0]
         # g = op(A)^-H y_bar with the same factors
         if trans == 1:
@@ -622,10 +616,8 @@ def inv_rrule(a, *args, **kwargs):
     kind, lower = _kind(kwargs)
     project_a = ProjectTo(a)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
     def inv_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
         if kind in (None, "diag"):
             return NoTangent(), _not_structured(kwargs), *nots(args)
         s = -(H(y) @ y_bar @ H(y))
@@ -689,10 +681,8 @@ def solve_rrule(a, b, *args, **kwargs):
         m_bar = -outer_h(g, ym)
         return project_a(structured_bar(T(m_bar) if transposed else m_bar, kind, lower))
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
     def solve_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)
         if solver is None:
             return (NoTangent(), _not_structured(o), _not_structured(o), *nots(args))
         g = solver.solve(col(y_bar)[0], adjoint=True)
@@ -730,10 +720,8 @@ def block_diag_rrule(*arrs):
     projects = [ProjectTo(x) for x in arrs]
     shapes = _block_shapes(arrs)
 
+    @zero_guard(lambda: ((NoTangent(), *(ZeroTangent() for _ in arrs))))
     def block_diag_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return (NoTangent(), *(ZeroTangent() for _ in arrs))
         bars = []
         r = c = 0
         for x, (m, n), project in zip(arrs, shapes, projects):

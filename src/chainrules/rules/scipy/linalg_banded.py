@@ -25,7 +25,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, rrule
-from chainrules.rules._kit import nonzero
+from chainrules.rules._kit import nonzero, zero_guard
 from chainrules.rules._linalg_kernel import (
     col,
     nots,
@@ -104,10 +104,8 @@ def solve_banded_rrule(l_and_u, ab, b, *args, **kwargs):
     y, l, u, ab_arr = _solve_banded_parts(l_and_u, ab, b, args, kwargs)
     project_ab, project_b = ProjectTo(ab), ProjectTo(b)
 
+    @zero_guard(lambda: (NoTangent(), NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
     def solve_banded_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)
         ab_bar, b_bar = _solve_banded_cotangent(l, u, ab_arr, y, np.asarray(y_bar))
         return (NoTangent(), NoTangent(), project_ab(ab_bar), project_b(b_bar),
                 *nots(args))
@@ -162,10 +160,8 @@ def solveh_banded_rrule(ab, b, *args, **kwargs):
     w, full = _her_full(np.asarray(ab), lower)
     project_ab, project_b = ProjectTo(ab), ProjectTo(b)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
     def solveh_banded_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)
         full_bar, b_bar = _solve_banded_cotangent(w, w, full, y, np.asarray(y_bar))
         return (NoTangent(), project_ab(_her_full_adjoint(w, full_bar, lower)),
                 project_b(b_bar), *nots(args))

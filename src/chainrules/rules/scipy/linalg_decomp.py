@@ -40,7 +40,7 @@ from chainrules.core import (
     not_implemented,
     rrule,
 )
-from chainrules.rules._kit import nonzero
+from chainrules.rules._kit import nonzero, zero_guard
 from chainrules.rules._linalg_derivatives import (
     eig_cotangent,
     eig_matching,
@@ -132,10 +132,8 @@ def svdvals_rrule(a, *args, **kwargs):
     u, s, vh = _thin_svd(a)
     project_a = ProjectTo(a)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
     def svdvals_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
         return NoTangent(), project_a(svd_cotangent(u, s, vh, None, y_bar, None)), \
             *nots(args)
 
@@ -294,10 +292,8 @@ def eigvals_rrule(a, *args, **kwargs):
         w, v = w.astype(y.dtype), v.astype(np.result_type(v, y))
     project_a = ProjectTo(a)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
     def eigvals_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
         if reason:
             return NoTangent(), not_implemented(reason), *nots(args)
         return NoTangent(), project_a(eig_cotangent(w, v, y_bar, None)), *nots(args)

@@ -25,7 +25,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, frule, rrule
-from chainrules.rules._kit import nonzero
+from chainrules.rules._kit import define_rules, nonzero, zero_guard
 from chainrules.rules._linalg_kernel import (
     H,
     SylvesterSolver,
@@ -52,10 +52,8 @@ def _matfunc_rules(f: Any) -> None:
         y = f(a, *args, **kwargs)
         project_a = ProjectTo(a)
 
+        @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
         def matfunc_pullback(y_bar: Any) -> tuple:
-            y_bar = nonzero(y_bar)
-            if y_bar is None:
-                return NoTangent(), ZeroTangent(), *nots(args)
             a_bar = _block_frechet(lambda m: f(m, *args, **kwargs), H(np.asarray(a)),
                                    np.asarray(y_bar))
             return NoTangent(), project_a(a_bar), *nots(args)
@@ -63,10 +61,7 @@ def _matfunc_rules(f: Any) -> None:
         matfunc_pullback.__qualname__ = f"{name}_pullback"
         return y, matfunc_pullback
 
-    matfunc_frule.__qualname__ = f"{name}_frule"
-    matfunc_rrule.__qualname__ = f"{name}_rrule"
-    frule.register(f)(matfunc_frule)
-    rrule.register(f)(matfunc_rrule)
+    define_rules(f, frule_fn=matfunc_frule, rrule_fn=matfunc_rrule)
 
 
 for _f in (sla.cosm, sla.sinm, sla.tanm, sla.coshm, sla.sinhm, sla.tanhm, sla.signm):
@@ -103,10 +98,8 @@ def fractional_matrix_power_rrule(a, t):
     y = sla.fractional_matrix_power(a, t)
     project_a, project_t = ProjectTo(a), ProjectTo(t)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), project_t(ZeroTangent())))
     def fractional_matrix_power_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), project_t(ZeroTangent())
         a_arr = np.asarray(a)
         a_bar = _block_frechet(_power(t), H(a_arr), np.asarray(y_bar))
         # <y_bar, A^t log(A)> = Re sum(conj(A^t log A) * y_bar)
@@ -152,10 +145,8 @@ def expm_rrule(a):
     y = sla.expm(a)
     project_a = ProjectTo(a)
 
+    @zero_guard((NoTangent(), ZeroTangent()))
     def expm_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent()
         # adjoint of the Frechet derivative at A is the Frechet derivative at A^H
         return NoTangent(), project_a(_expm_frechet(H(np.asarray(a)), np.asarray(y_bar)))
 
@@ -177,10 +168,8 @@ def sqrtm_rrule(a, *args, **kwargs):
     y = sla.sqrtm(a, *args, **kwargs)
     project_a = ProjectTo(a)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
     def sqrtm_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
         y_h = H(y)
         return NoTangent(), project_a(sylvester(y_h, y_h, np.asarray(y_bar))), *nots(args)
 
@@ -227,10 +216,8 @@ def logm_rrule(a, *args, **kwargs):
     y = sla.logm(a, *args, **kwargs)
     project_a = ProjectTo(a)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
     def logm_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
         return NoTangent(), project_a(_logm_frechet(H(np.asarray(a)), np.asarray(y_bar))), \
             *nots(args)
 
@@ -261,10 +248,8 @@ def solve_sylvester_rrule(a, b, q):
     y = solver.solve(q)
     project_a, project_b, project_q = ProjectTo(a), ProjectTo(b), ProjectTo(q)
 
+    @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent(), ZeroTangent()))
     def solve_sylvester_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), ZeroTangent()
         # the adjoint of X -> AX + XB is G -> A^H G + G B^H (same Schur forms)
         g = solver.solve(y_bar, adjoint=True)
         return (NoTangent(), Thunk(lambda: project_a(-(g @ H(y)))),
@@ -292,10 +277,8 @@ def solve_continuous_lyapunov_rrule(a, q):
     y = solver.solve(q)
     project_a, project_q = ProjectTo(a), ProjectTo(q)
 
+    @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
     def solve_continuous_lyapunov_pullback(y_bar):
-        y_bar = nonzero(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent()
         # adjoint of X -> AX + XA^H is G -> A^H G + G A (same Schur form)
         g = solver.solve(y_bar, adjoint=True)
         return (NoTangent(), Thunk(lambda: project_a(-(g @ H(y) + H(g) @ y))),

@@ -46,10 +46,45 @@ def pd(rng: np.random.Generator, dtype: Any, n: int, batch: tuple = ()) -> Any:
 
 
 def herm(rng: np.random.Generator, dtype: Any, n: int, batch: tuple = ()) -> Any:
-    """Hermitian matrix with well separated eigenvalues (stack)."""
-    a = arr(rng, dtype, (*batch, n, n))
-    h = (a + np.swapaxes(a, -1, -2).conj()) / 2
-    return (h + np.arange(n) * np.eye(n, dtype=dtype) * 1.5).astype(dtype)
+    """Hermitian matrix (stack) whose eigenvalues are at least 1.1 apart and 0.55 away
+    from 0 (``w = 1.5 k - 1.5 (n // 2) + 0.75`` plus a jitter under 0.2), in a random
+    unitary basis: eigenvectors stay far from a degenerate (rotating) pair, and
+    ``subset_by_value`` bounds at 0 far from an eigenvalue, at any seed."""
+    w = 1.5 * np.arange(n) - 1.5 * (n // 2) + 0.75
+    w = w + rng.uniform(-0.2, 0.2, (*batch, n))
+    q, _ = np.linalg.qr(arr(rng, dtype, (*batch, n, n)).astype(np.result_type(dtype, 1.0)))
+    h = (q * w[..., None, :]) @ np.swapaxes(q, -1, -2).conj()
+    return ((h + np.swapaxes(h, -1, -2).conj()) / 2).astype(dtype)
+
+
+def separated(rng: np.random.Generator, dtype: Any, n: int = 3, batch: tuple = ()) -> Any:
+    """Non-normal matrix (stack) ``V D V^-1`` with eigenvalues at least 2.5 apart and each
+    eigenvector's largest component clearly largest (``V = I + 0.1 R``), so ``eig``'s
+    ordering and its gauge (largest component real) hold under perturbations of a few
+    1e-2, as float32 finite differences make. Real: eigenvalues ``1 ± 1.5i`` (a block
+    whose vectors lean 3:1 onto one axis) and -2.5 (and 4 for ``n = 4``)."""
+    if np.dtype(dtype).kind == "c":
+        d = np.diag(np.array([1 + 1j, -2 + 0.5j, 0.5 - 2.5j, 3 + 2j])[:n])
+    else:
+        d = np.diag([1.0, 1.0, -2.5, 4.0][:n])
+        d[0, 1], d[1, 0] = 4.5, -0.5  # eigenvalues 1 +- 1.5i, vectors (1, +-i/3)
+    v = np.eye(n) + 0.1 * arr(rng, dtype, (*batch, n, n))
+    return (v @ d @ np.linalg.inv(v)).astype(dtype)
+
+
+def cond_input(rng: np.random.Generator, dtype: Any, p: Any, n: int = 3) -> Any:
+    """A matrix for ``cond(x, p)`` with ``p`` in 1, -1, inf, -inf: ``D (I + E)`` for
+    columns (``p = ±1``) or ``(I + E) D`` for rows, ``D = diag(4, 2, 1)`` shuffled and
+    ``0.05 <= |E_ij| <= 0.1``: the largest and smallest column (row) sums of ``x`` and of
+    ``inv(x)`` are each held by one column (row) with a wide margin, and no entry of
+    either is near the kink of ``abs`` at 0."""
+    mags = rng.uniform(0.05, 0.1, (n, n)) * rng.choice([-1.0, 1.0], (n, n))
+    if np.dtype(dtype).kind == "c":
+        mags = mags * np.exp(1j * rng.uniform(0, 2 * np.pi, (n, n)))
+    e = np.eye(n) + mags * (1 - np.eye(n))
+    d = np.diag(rng.permutation([4.0, 2.0, 1.0, 0.5][:n]))
+    x = e @ d if p in (1, -1) else d @ e
+    return x.astype(dtype)
 
 
 def rows_apart(rng: np.random.Generator, dtype: Any, shape: tuple,
@@ -320,10 +355,10 @@ CASES: list[Case] = [
     Case(np.linalg.eigvalsh, lambda rng, dt: (herm(rng, dt, 3, (2,)),),
          kwargs={"UPLO": "U"}, dtypes=C),
     # eig: NumPy's gauge (unit norm, largest component real) is followed exactly
-    Case(np.linalg.eig, lambda rng, dt: (arr(rng, dt, (3, 3)),), dtypes=C),
-    Case(np.linalg.eig, lambda rng, dt: (arr(rng, dt, (2, 3, 3)),), dtypes=C,
+    Case(np.linalg.eig, lambda rng, dt: (separated(rng, dt, 3),), dtypes=C),
+    Case(np.linalg.eig, lambda rng, dt: (separated(rng, dt, 3, (2,)),), dtypes=C,
          name=_name(np.linalg.eig, "stack")),
-    Case(np.linalg.eigvals, lambda rng, dt: (arr(rng, dt, (2, 3, 3)),), dtypes=C),
+    Case(np.linalg.eigvals, lambda rng, dt: (separated(rng, dt, 3, (2,)),), dtypes=C),
     # matrix_power
     Case(np.linalg.matrix_power, lambda rng, dt: (arr(rng, dt, (3, 3), -1, 1), 3), dtypes=C,
          name=_name(np.linalg.matrix_power, "n=3")),
@@ -338,7 +373,9 @@ CASES: list[Case] = [
     Case(np.linalg.cond, lambda rng, dt: (arr(rng, dt, (4, 3)), -2), dtypes=C,
          name=_name(np.linalg.cond, "p=-2, tall")),
     *[Case(np.linalg.cond, lambda rng, dt: (wc(rng, dt, 3),), kwargs={"p": p}, dtypes=C)
-      for p in ("fro", "nuc", 1, np.inf)],
+      for p in ("fro", "nuc")],
+    *[Case(np.linalg.cond, lambda rng, dt, p=p: (cond_input(rng, dt, p),), kwargs={"p": p},
+           dtypes=C) for p in (1, np.inf)],
     # multi_dot, tensorsolve, tensorinv
     Case(np.linalg.multi_dot, lambda rng, dt: (
         [arr(rng, dt, (2, 3)), arr(rng, dt, (3, 4)), arr(rng, dt, (4, 2))],), dtypes=C),
