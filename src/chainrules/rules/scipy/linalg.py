@@ -1,13 +1,13 @@
 """Rules for ``scipy.linalg`` (loaded only when SciPy imports).
 
 Covered (frule and rrule each): ``solve_triangular``, ``cho_factor``,
-``cho_solve``, ``lu_factor``, ``lu_solve``, ``lu``, ``expm``, ``sqrtm``,
-``logm``, ``solve_sylvester``, ``solve_continuous_lyapunov``, ``eigh``
+``cho_solve``, ``lu_factor``, ``lu_solve``, ``lu``, ``eigh``
 (standard and generalized, ``type=1``, subsets), ``det``, ``inv``,
 ``block_diag``, ``solve``, ``cholesky``. The other modules of this folder named
 ``linalg_*`` hold more of ``scipy.linalg``: ``linalg_decomp`` (``svd``, ``svdvals``, ``qr``,
 ``eig``, ``eigvals``, ``eigvalsh``, ``pinv``, ``norm``, ``expm_frechet``), ``linalg_polar``
-(``lstsq``, ``polar``), ``linalg_matfuncs`` (``cosm``, ``sinm``, ``tanm``, ``coshm``,
+(``lstsq``, ``polar``), ``linalg_matfuncs`` (``expm``, ``sqrtm``, ``logm``,
+``solve_sylvester``, ``solve_continuous_lyapunov``, ``cosm``, ``sinm``, ``tanm``, ``coshm``,
 ``sinhm``, ``tanhm``, ``signm``, ``fractional_matrix_power``), ``linalg_structured``
 (``toeplitz``, ``circulant``, ``hankel``, ``companion``), ``linalg_banded``
 (``solve_banded``, ``solveh_banded``) and ``linalg_funm`` (``funm``, for ADs: the
@@ -38,15 +38,15 @@ Conventions (as for ``numpy.linalg``, see ``chainrules.rules.numpy.linalg``):
 - ``eigh(type=2 or 3)``, ``solve``/``inv`` with ``assume_a`` banded or
   tridiagonal (and ``inv(assume_a="diagonal")``): ``not_implemented``.
 
-Example: ``expm``'s pullback is the Fréchet derivative at ``A^H``.
+Example: ``det``'s pullback is ``det(A) A^-H``.
 
 >>> import numpy as np
 >>> import scipy.linalg as sla
 >>> from chainrules import rrule
->>> y, expm_pullback = rrule(sla.expm, np.diag([0.0, 1.0]))
->>> expm_pullback(np.eye(2))[1]  # d tr(expm(A)) / dA = expm(A)^T
-array([[1.        , 0.        ],
-       [0.        , 2.71828183]])
+>>> y, det_pullback = rrule(sla.det, np.diag([2.0, 4.0]))
+>>> det_pullback(1.0)[1]
+array([[ 4.,  0.],
+       [-0.,  2.]])
 """
 
 

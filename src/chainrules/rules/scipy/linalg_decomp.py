@@ -2,7 +2,7 @@
 ``eig``, ``eigvals``, ``eigvalsh``, ``pinv``, ``norm``, and for ``expm_frechet``.
 
 Each computes its primal with SciPy and its derivatives with the helpers of the NumPy
-rules (``chainrules.rules.numpy.linalg``), so the two stay one implementation with the
+rules (``rules/_linalg_derivatives.py``), so the two stay one implementation with the
 same conventions and gauges (SciPy's ``eig`` returns LAPACK's eigenvectors, like NumPy's:
 unit norm, largest component real). ``eigvalsh`` is ``eigh(eigvals_only=True)`` in SciPy
 and uses its rule. Not covered (``not_implemented``, with the reason): ``svd`` with

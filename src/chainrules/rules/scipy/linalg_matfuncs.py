@@ -1,10 +1,18 @@
-"""Rules for the matrix functions of ``scipy.linalg``: ``cosm``, ``sinm``, ``tanm``,
-``coshm``, ``sinhm``, ``tanhm``, ``signm`` and ``fractional_matrix_power``.
+"""Rules for the matrix functions of ``scipy.linalg``: ``expm``, ``sqrtm``, ``logm``,
+``cosm``, ``sinm``, ``tanm``, ``coshm``, ``sinhm``, ``tanhm``, ``signm`` and
+``fractional_matrix_power``, and for the Sylvester solvers ``solve_sylvester`` and
+``solve_continuous_lyapunov``.
+
+``expm`` uses ``expm_frechet``; ``sqrtm`` a Sylvester solve; ``logm`` the block-triangular
+identity below. The Sylvester solves keep the Schur forms of the primal for the pullback
+(``SylvesterSolver`` in ``rules/_linalg_kernel.py``); real matrices with a complex
+right-hand side or cotangent are solved as its real and imaginary parts (LAPACK's complex
+``?trsyl`` cannot take a real quasi-triangular Schur form).
 
 Each is an analytic function with real Taylor coefficients, so its Fréchet derivative
 comes from the block-triangular identity ``f([[A, E], [0, A]]) = [[f(A), Df(A)[E]], [0,
 f(A)]]`` (exact), and the pullback is the Fréchet derivative at ``A^H`` applied to
-``y_bar``, as for ``expm`` and ``logm`` in ``chainrules.rules.scipy.linalg``.
+``y_bar``, as for ``expm`` and ``logm``.
 ``fractional_matrix_power(A, t)`` is also differentiated in a real exponent ``t``:
 ``d/dt A^t = A^t log(A)`` (the two commute; SciPy takes real ``t`` only).
 
