@@ -121,10 +121,10 @@ def _norm_input(o: Any, shape: tuple) -> Any:
         # keeps the round-off of float32 finite differences (eps |y| / step) under the
         # tolerance (entries still 0.05 apart and 0.1 away from the kink at 0)
         return lambda rng, dt: ((0.2 * entries_apart(rng, dt, shape)).astype(dt),)
-    if o in (np.inf, -np.inf):  # (halved for the same reason: sums 1, 1.5, 2, ...)
-        return lambda rng, dt: ((0.5 * rows_apart(rng, dt, shape, axis=-1)).astype(dt),)
+    if o in (np.inf, -np.inf):  # (scaled for the same reason: sums 0.6, 0.9, 1.2, ...)
+        return lambda rng, dt: ((0.3 * rows_apart(rng, dt, shape, axis=-1)).astype(dt),)
     if o in (1, -1) and len(shape) > 1:
-        return lambda rng, dt: ((0.5 * rows_apart(rng, dt, shape, axis=-2)).astype(dt),)
+        return lambda rng, dt: ((0.3 * rows_apart(rng, dt, shape, axis=-2)).astype(dt),)
     return lambda rng, dt: (arr(rng, dt, shape),)
 
 
