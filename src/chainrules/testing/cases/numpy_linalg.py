@@ -2,9 +2,10 @@
 
 Inputs are small (2-5), well conditioned, and include stacks of matrices.
 Eigen- and singular vectors of complex matrices carry a free phase that
-LAPACK fixes in an undocumented way, so their raw outputs are tested only
-through the pullback with a phase-blind output cotangent (``_svd_bar``), and both rules through the gauge-invariant wrappers
-``eigh_abs2`` / ``svd_abs2`` (``|V|**2`` elementwise). Real vectors of ``eigh``/``svd``
+LAPACK fixes in an undocumented way, so ``svd``'s raw outputs are tested only
+through the pullback with a phase-blind output cotangent (``_svd_bar``), and both
+``eigh`` and ``svd`` through the gauge-invariant wrappers ``eigh_abs2`` /
+``svd_abs2`` (``|V|**2`` elementwise). Real vectors of ``eigh``/``svd``
 (sign held fixed) are tested raw.
 
 Every row passes at every seed: spectra are well separated (`herm`, `separated`),
