@@ -51,13 +51,12 @@ def pd(rng: np.random.Generator, dtype: Any, n: int, batch: tuple = ()) -> Any:
 
 
 def herm(rng: np.random.Generator, dtype: Any, n: int, batch: tuple = ()) -> Any:
-    """Hermitian matrix (stack) whose eigenvalues are at least 1.3 apart, their absolute
-    values (``svd(hermitian=True)``) at least 0.3 apart and 0.4 away from 0
-    (``w = 1.5 k - 1.5 (n // 2) + 0.5`` plus a jitter under 0.1), in a random unitary
-    basis: eigenvectors stay far from a degenerate (rotating) pair, and
+    """Hermitian matrix (stack) whose eigenvalues are at least 1.1 apart and 0.55 away
+    from 0 (``w = 1.5 k - 1.5 (n // 2) + 0.75`` plus a jitter under 0.2), in a random
+    unitary basis: eigenvectors stay far from a degenerate (rotating) pair, and
     ``subset_by_value`` bounds at 0 far from an eigenvalue, at any seed."""
-    w = 1.5 * np.arange(n) - 1.5 * (n // 2) + 0.5
-    w = w + rng.uniform(-0.1, 0.1, (*batch, n))
+    w = 1.5 * np.arange(n) - 1.5 * (n // 2) + 0.75
+    w = w + rng.uniform(-0.2, 0.2, (*batch, n))
     q, _ = np.linalg.qr(arr(rng, dtype, (*batch, n, n)).astype(np.result_type(dtype, 1.0)))
     h = (q * w[..., None, :]) @ np.swapaxes(q, -1, -2).conj()
     return ((h + np.swapaxes(h, -1, -2).conj()) / 2).astype(dtype)
