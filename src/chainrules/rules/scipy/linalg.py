@@ -1,13 +1,13 @@
 """Rules for ``scipy.linalg`` (loaded only when SciPy imports).
 
 Covered (frule and rrule each): ``solve_triangular``, ``cho_factor``,
-``cho_solve``, ``lu_factor``, ``lu_solve``, ``lu``, ``expm``, ``sqrtm``,
-``logm``, ``solve_sylvester``, ``solve_continuous_lyapunov``, ``eigh``
+``cho_solve``, ``lu_factor``, ``lu_solve``, ``lu``, ``eigh``
 (standard and generalized, ``type=1``, subsets), ``det``, ``inv``,
 ``block_diag``, ``solve``, ``cholesky``. The other modules of this folder named
 ``linalg_*`` hold more of ``scipy.linalg``: ``linalg_decomp`` (``svd``, ``svdvals``, ``qr``,
 ``eig``, ``eigvals``, ``eigvalsh``, ``pinv``, ``norm``, ``expm_frechet``), ``linalg_polar``
-(``lstsq``, ``polar``), ``linalg_matfuncs`` (``cosm``, ``sinm``, ``tanm``, ``coshm``,
+(``lstsq``, ``polar``), ``linalg_matfuncs`` (``expm``, ``sqrtm``, ``logm``,
+``solve_sylvester``, ``solve_continuous_lyapunov``, ``cosm``, ``sinm``, ``tanm``, ``coshm``,
 ``sinhm``, ``tanhm``, ``signm``, ``fractional_matrix_power``), ``linalg_structured``
 (``toeplitz``, ``circulant``, ``hankel``, ``companion``), ``linalg_banded``
 (``solve_banded``, ``solveh_banded``) and ``linalg_funm`` (``funm``, for ADs: the
@@ -38,20 +38,20 @@ Conventions (as for ``numpy.linalg``, see ``chainrules.rules.numpy.linalg``):
 - ``eigh(type=2 or 3)``, ``solve``/``inv`` with ``assume_a`` banded or
   tridiagonal (and ``inv(assume_a="diagonal")``): ``not_implemented``.
 
-Example: ``expm``'s pullback is the Fréchet derivative at ``A^H``.
+Example: ``det``'s pullback is ``det(A) A^-H``.
 
 >>> import numpy as np
 >>> import scipy.linalg as sla
 >>> from chainrules import rrule
->>> y, expm_pullback = rrule(sla.expm, np.diag([0.0, 1.0]))
->>> expm_pullback(np.eye(2))[1]  # d tr(expm(A)) / dA = expm(A)^T
-array([[1.        , 0.        ],
-       [0.        , 2.71828183]])
+>>> y, det_pullback = rrule(sla.det, np.diag([2.0, 4.0]))
+>>> det_pullback(1.0)[1]
+array([[ 4.,  0.],
+       [-0.,  2.]])
 """
+
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -68,116 +68,27 @@ from chainrules.core import (
     rrule,
     unthunk,
 )
+from chainrules.rules._kit import nonzero, zero_guard
+from chainrules.rules._linalg_derivatives import (
+    eigh_gaps,
+)
+from chainrules.rules._linalg_kernel import (
+    KINDS,
+    H,
+    T,
+    col,
+    diag,
+    diag_embed,
+    item,
+    nots,
+    options,
+    outer_h,
+    structured,
+    structured_bar,
+    tri_solve,
+)
 
-# ------------------------------------------------------------------------ helpers
-
-
-def _H(x: np.ndarray) -> np.ndarray:
-    return np.swapaxes(x, -1, -2).conj()
-
-
-def _T(x: np.ndarray) -> np.ndarray:
-    return np.swapaxes(x, -1, -2)
-
-
-def _value(t: Any) -> Any:
-    """Unthunked tangent, or None for a hard zero."""
-    t = unthunk(t)
-    return None if isinstance(t, (ZeroTangent, NoTangent)) else t
-
-
-def _item(t: Any, index: int) -> Any:
-    """Item ``index`` of a tuple (co)tangent; None when zero."""
-    t = unthunk(t)
-    if isinstance(t, (ZeroTangent, NoTangent)):
-        return None
-    return _value(t[index])
-
-
-def _outer(g: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``g @ y^H``; a broadcast product for single columns (much faster than matmul)."""
-    return g * _H(y) if g.shape[-1] == 1 else g @ _H(y)
-
-
-def _nots(args: tuple) -> tuple:
-    return tuple(NoTangent() for _ in args)
-
-
-def _options(args: tuple, kwargs: dict, *spec: tuple[str, Any]) -> dict:
-    out = {name: default for name, default in spec}
-    for (name, _), value in zip(spec, args):
-        out[name] = value
-    out.update(kwargs)
-    return out
-
-
-def _diag_embed(v: np.ndarray) -> np.ndarray:
-    return v[..., :, None] * np.eye(v.shape[-1], dtype=v.dtype)
-
-
-def _diag(x: np.ndarray) -> np.ndarray:
-    return np.diagonal(x, axis1=-2, axis2=-1)
-
-
-def _col(b: np.ndarray) -> tuple:
-    """``b`` as a matrix (a vector becomes one column) and whether it was a vector."""
-    b = np.asarray(b)
-    return (b[..., None], True) if b.ndim == 1 else (b, False)
-
-
-def _each(fn: Any, *arrays: np.ndarray) -> np.ndarray:
-    """Apply a 2-D-only ``fn`` over the leading (stack) dimensions."""
-    if arrays[0].ndim == 2:
-        return fn(*arrays)
-    batch = arrays[0].shape[:-2]
-    out = [fn(*(a[idx] for a in arrays)) for idx in np.ndindex(*batch)]
-    return np.stack(out).reshape(batch + out[0].shape)
-
-
-_KINDS = {
-    None: "gen", "gen": "gen", "general": "gen",
-    "sym": "sym", "symmetric": "sym",
-    "her": "her", "hermitian": "her", "pos": "her", "positive definite": "her",
-    "lower triangular": "lower", "upper triangular": "upper",
-    "diagonal": "diag",
-}
-
-
-def _structured(a: np.ndarray, kind: str, lower: bool) -> np.ndarray:
-    """The matrix SciPy uses when it reads ``a`` as structure ``kind``."""
-    tri = np.tril if lower else np.triu
-    k = -1 if lower else 1
-    if kind == "gen":
-        return a
-    if kind == "her":
-        out = tri(a) + _H(tri(a, k))
-        if out.dtype.kind == "c":
-            out = out - _diag_embed(1j * _diag(out).imag)
-        return out
-    if kind == "sym":
-        return tri(a) + _T(tri(a, k))
-    if kind == "lower":
-        return np.tril(a)
-    if kind == "upper":
-        return np.triu(a)
-    return _diag_embed(_diag(a))
-
-
-def _structured_bar(s: np.ndarray, kind: str, lower: bool) -> np.ndarray:
-    """Adjoint of `_structured`."""
-    tri = np.tril if lower else np.triu
-    k = -1 if lower else 1
-    if kind == "gen":
-        return s
-    if kind == "her":
-        return tri(s, k) + tri(_H(s), k) + _diag_embed(_diag(s).real.astype(s.dtype))
-    if kind == "sym":
-        return tri(s) + tri(_T(s), k)
-    if kind == "lower":
-        return np.tril(s)
-    if kind == "upper":
-        return np.triu(s)
-    return _diag_embed(_diag(s))
+# ------------------------------------------------------------------------------- helpers
 
 
 def _perm(piv: np.ndarray) -> np.ndarray:
@@ -188,36 +99,19 @@ def _perm(piv: np.ndarray) -> np.ndarray:
     return p
 
 
-def _tri_solve(t: np.ndarray, b: np.ndarray, lower: bool, trans: int = 0,
-               unit: bool = False) -> np.ndarray:
-    return sla.solve_triangular(t, b, lower=lower, trans=trans, unit_diagonal=unit,
-                                check_finite=False)
-
-
-def _inv_gaps(w: np.ndarray) -> np.ndarray:
-    gaps = w[..., None, :] - w[..., :, None]
-    n = w.shape[-1]
-    scale = np.maximum(np.max(np.abs(w), axis=-1), np.finfo(np.float64).tiny)
-    keep = np.abs(gaps) > n * np.finfo(w.dtype).eps * scale[..., None, None]
-    keep &= ~np.eye(n, dtype=bool)
-    out = np.zeros(gaps.shape, dtype=gaps.dtype)
-    np.divide(1, gaps, out=out, where=keep)
-    return out
-
-
-# ------------------------------------------------------------------------ solve_triangular
-
-
 def _trans_code(trans: Any) -> int:
     return {"N": 0, "T": 1, "C": 2, 0: 0, 1: 1, 2: 2}[trans]
 
 
 def _op(x: np.ndarray, trans: int) -> np.ndarray:
-    return x if trans == 0 else (_T(x) if trans == 1 else _H(x))
+    return x if trans == 0 else (T(x) if trans == 1 else H(x))
+
+
+# ---------------------------------------------------------------------- solve_triangular
 
 
 def _st_opts(args: tuple, kwargs: dict) -> tuple:
-    o = _options(args, kwargs, ("trans", 0), ("lower", False), ("unit_diagonal", False))
+    o = options(args, kwargs, ("trans", 0), ("lower", False), ("unit_diagonal", False))
     return _trans_code(o["trans"]), bool(o["lower"]), bool(o["unit_diagonal"])
 
 
@@ -228,18 +122,18 @@ def _tri_part(a: np.ndarray, lower: bool, unit: bool) -> np.ndarray:
 
 @frule.register(sla.solve_triangular)
 def solve_triangular_frule(dargs, a, b, *args, **kwargs):
-    a_dot, b_dot = _value(dargs[1]), _value(dargs[2])
+    a_dot, b_dot = nonzero(dargs[1]), nonzero(dargs[2])
     y = sla.solve_triangular(a, b, *args, **kwargs)
     if a_dot is None and b_dot is None:
         return y, ZeroTangent()
     trans, lower, unit = _st_opts(args, kwargs)
-    ym, vec = _col(y)
+    ym, vec = col(y)
     rhs = 0
     if b_dot is not None:
-        rhs = _col(b_dot)[0]
+        rhs = col(b_dot)[0]
     if a_dot is not None:
         rhs = rhs - _op(_tri_part(a_dot, lower, unit), trans) @ ym
-    y_dot = _tri_solve(a, np.asarray(rhs), lower, trans, unit)
+    y_dot = tri_solve(a, np.asarray(rhs), lower, trans, unit)
     return y, ProjectTo(y)(y_dot[..., 0] if vec else y_dot)
 
 
@@ -248,32 +142,30 @@ def solve_triangular_rrule(a, b, *args, **kwargs):
     y = sla.solve_triangular(a, b, *args, **kwargs)
     trans, lower, unit = _st_opts(args, kwargs)
     project_a, project_b = ProjectTo(a), ProjectTo(b)
-    ym, vec = _col(y)
+    ym, vec = col(y)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
     def solve_triangular_pullback(y_bar):
-        y_bar = _value(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), *_nots(args)
-        yb = _col(y_bar)[0]
+        yb = col(y_bar)[0]
         # g = op(T)^-H y_bar
         if trans == 0:
-            g = _tri_solve(a, yb, lower, 2, unit)
+            g = tri_solve(a, yb, lower, 2, unit)
         elif trans == 2:
-            g = _tri_solve(a, yb, lower, 0, unit)
+            g = tri_solve(a, yb, lower, 0, unit)
         else:
-            g = np.conj(_tri_solve(a, np.conj(yb), lower, 0, unit))
+            g = np.conj(tri_solve(a, np.conj(yb), lower, 0, unit))
         b_bar = project_b(g[..., 0] if vec else g)
-        a_bar = Thunk(lambda: project_a(_tri_part(_op(-_outer(g, ym), trans), lower, unit)))
-        return NoTangent(), a_bar, b_bar, *_nots(args)
+        a_bar = Thunk(lambda: project_a(_tri_part(_op(-outer_h(g, ym), trans), lower, unit)))
+        return NoTangent(), a_bar, b_bar, *nots(args)
 
     return y, solve_triangular_pullback
 
 
-# ---------------------------------------------------------- cholesky, cho_factor, cho_solve
+# ------------------------------------------------------- cholesky, cho_factor, cho_solve
 
 
 def _lower_opt(args: tuple, kwargs: dict) -> bool:
-    return bool(_options(args, kwargs, ("lower", False))["lower"])
+    return bool(options(args, kwargs, ("lower", False))["lower"])
 
 
 @frule.register(sla.cholesky)
@@ -290,13 +182,11 @@ def cholesky_rrule(a, *args, **kwargs):
     _, pullback = rrule(np.linalg.cholesky, a, upper=not _lower_opt(args, kwargs))
 
     def cholesky_pullback(y_bar):
-        return NoTangent(), pullback(y_bar)[1], *_nots(args)
+        return NoTangent(), pullback(y_bar)[1], *nots(args)
 
     return y, cholesky_pullback
 
 
-# SciPy up to 1.17 leaves the unused triangle of cho_factor's `c` as `a` had it (so its
-# derivative passes through); later versions zero it. Ask the installed SciPy.
 _CHO_KEEPS_OTHER = bool(sla.cho_factor(np.array([[2.0, 1.0], [1.0, 2.0]]))[0][1, 0] != 0)
 
 
@@ -310,7 +200,7 @@ def _other(x: np.ndarray, lower: bool) -> Any:
 
 @frule.register(sla.cho_factor)
 def cho_factor_frule(dargs, a, *args, **kwargs):
-    a_dot = _value(dargs[1])
+    a_dot = nonzero(dargs[1])
     y = sla.cho_factor(a, *args, **kwargs)
     if a_dot is None:
         return y, ZeroTangent()
@@ -328,12 +218,12 @@ def cho_factor_rrule(a, *args, **kwargs):
     project_a = ProjectTo(a)
 
     def cho_factor_pullback(y_bar):
-        c_bar = _item(y_bar, 0)
+        c_bar = item(y_bar, 0)
         if c_bar is None:
-            return NoTangent(), ZeroTangent(), *_nots(args)
+            return NoTangent(), ZeroTangent(), *nots(args)
         tri = np.tril if lower else np.triu
         a_bar = unthunk(pullback(tri(c_bar))[1]) + _other(c_bar, lower)
-        return NoTangent(), project_a(a_bar), *_nots(args)
+        return NoTangent(), project_a(a_bar), *nots(args)
 
     return y, cho_factor_pullback
 
@@ -347,19 +237,19 @@ def _cho_parts(c_and_lower: tuple) -> tuple:
 @frule.register(sla.cho_solve)
 def cho_solve_frule(dargs, c_and_lower, b, *args, **kwargs):
     y = sla.cho_solve(c_and_lower, b, *args, **kwargs)
-    c_dot = _item(dargs[1], 0)
-    b_dot = _value(dargs[2])
+    c_dot = item(dargs[1], 0)
+    b_dot = nonzero(dargs[2])
     if c_dot is None and b_dot is None:
         return y, ZeroTangent()
     c, lower, f = _cho_parts(c_and_lower)
-    ym, vec = _col(y)
+    ym, vec = col(y)
     rhs = 0
     if b_dot is not None:
-        rhs = _col(b_dot)[0]
+        rhs = col(b_dot)[0]
     if c_dot is not None:
         f_dot = np.tril(c_dot) if lower else np.triu(c_dot)
         # A = L L^H (lower) or U^H U (upper)
-        a_dot = f_dot @ _H(f) + f @ _H(f_dot) if lower else _H(f_dot) @ f + _H(f) @ f_dot
+        a_dot = f_dot @ H(f) + f @ H(f_dot) if lower else H(f_dot) @ f + H(f) @ f_dot
         rhs = rhs - a_dot @ ym
     y_dot = sla.cho_solve((c, lower), np.asarray(rhs), check_finite=False)
     return y, ProjectTo(y)(y_dot[..., 0] if vec else y_dot)
@@ -370,25 +260,24 @@ def cho_solve_rrule(c_and_lower, b, *args, **kwargs):
     y = sla.cho_solve(c_and_lower, b, *args, **kwargs)
     c, lower, f = _cho_parts(c_and_lower)
     project_c, project_b = ProjectTo(c), ProjectTo(b)
-    ym, vec = _col(y)
+    ym, vec = col(y)
 
     def c_cotangent(g: np.ndarray) -> Any:
-        a_bar = -_outer(g, ym)
-        s = a_bar + _H(a_bar)
+        a_bar = -outer_h(g, ym)
+        s = a_bar + H(a_bar)
         return project_c(np.tril(s @ f) if lower else np.triu(f @ s))
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
     def cho_solve_pullback(y_bar):
-        y_bar = _value(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), *_nots(args)
-        g = sla.cho_solve((c, lower), _col(y_bar)[0], check_finite=False)
+        g = sla.cho_solve((c, lower), col(y_bar)[0], check_finite=False)
         c_bar = Thunk(lambda: Tangent[tuple](c_cotangent(g), NoTangent()))
-        return NoTangent(), c_bar, project_b(g[..., 0] if vec else g), *_nots(args)
+        return NoTangent(), c_bar, project_b(g[..., 0] if vec else g), *nots(args)
 
     return y, cho_solve_pullback
 
 
-# ------------------------------------------------------------------------ lu_factor, lu_solve, lu
+# ------------------------------------------------------------------------------------ lu
+
 
 _LU_SQUARE = "LU derivative of a rectangular matrix is not written (square matrices only)"
 
@@ -401,8 +290,8 @@ def _unpack(lu: np.ndarray) -> tuple:
 
 def _lu_tangent(low: np.ndarray, up: np.ndarray, pa_dot: np.ndarray) -> tuple:
     """(dL, dU) of P^T A = L U given d(P^T A)."""
-    x = _tri_solve(low, pa_dot, lower=True, unit=True)
-    x = _H(_tri_solve(up, _H(x), lower=False, trans=2))  # x U^-1
+    x = tri_solve(low, pa_dot, lower=True, unit=True)
+    x = H(tri_solve(up, H(x), lower=False, trans=2))  # x U^-1
     return low @ np.tril(x, -1), np.triu(x) @ up
 
 
@@ -410,11 +299,11 @@ def _lu_cotangent(low: np.ndarray, up: np.ndarray, l_bar: Any, u_bar: Any) -> np
     """Cotangent of P^T A from those of L and U."""
     x_bar = np.zeros(low.shape, dtype=np.result_type(low, up))
     if l_bar is not None:
-        x_bar = x_bar + np.tril(_H(low) @ l_bar, -1)
+        x_bar = x_bar + np.tril(H(low) @ l_bar, -1)
     if u_bar is not None:
-        x_bar = x_bar + np.triu(u_bar @ _H(up))
-    m = _tri_solve(up, _H(x_bar), lower=False)  # U^-1 X_bar^H = (X_bar U^-H)^H
-    return _tri_solve(low, _H(m), lower=True, trans=2, unit=True)  # L^-H X_bar U^-H
+        x_bar = x_bar + np.triu(u_bar @ H(up))
+    m = tri_solve(up, H(x_bar), lower=False)  # U^-1 X_bar^H = (X_bar U^-H)^H
+    return tri_solve(low, H(m), lower=True, trans=2, unit=True)  # L^-H X_bar U^-H
 
 
 def _square(a: Any) -> bool:
@@ -423,7 +312,7 @@ def _square(a: Any) -> bool:
 
 @frule.register(sla.lu_factor)
 def lu_factor_frule(dargs, a, *args, **kwargs):
-    a_dot = _value(dargs[1])
+    a_dot = nonzero(dargs[1])
     y = sla.lu_factor(a, *args, **kwargs)
     if a_dot is None:
         return y, ZeroTangent()
@@ -442,37 +331,37 @@ def lu_factor_rrule(a, *args, **kwargs):
     project_a = ProjectTo(a)
 
     def lu_factor_pullback(y_bar):
-        lu_bar = _item(y_bar, 0)
+        lu_bar = item(y_bar, 0)
         if lu_bar is None:
-            return NoTangent(), ZeroTangent(), *_nots(args)
+            return NoTangent(), ZeroTangent(), *nots(args)
         if not _square(a):
-            return NoTangent(), not_implemented(_LU_SQUARE), *_nots(args)
+            return NoTangent(), not_implemented(_LU_SQUARE), *nots(args)
         low, up = _unpack(lu)
         pa_bar = _lu_cotangent(low, up, np.tril(lu_bar, -1), np.triu(lu_bar))
         a_bar = np.empty_like(pa_bar)
         a_bar[_perm(piv)] = pa_bar
-        return NoTangent(), project_a(a_bar), *_nots(args)
+        return NoTangent(), project_a(a_bar), *nots(args)
 
     return y, lu_factor_pullback
 
 
 def _lu_solve_trans(args: tuple, kwargs: dict) -> int:
-    return _trans_code(_options(args, kwargs, ("trans", 0))["trans"])
+    return _trans_code(options(args, kwargs, ("trans", 0))["trans"])
 
 
 @frule.register(sla.lu_solve)
 def lu_solve_frule(dargs, lu_and_piv, b, *args, **kwargs):
     y = sla.lu_solve(lu_and_piv, b, *args, **kwargs)
-    lu_dot = _item(dargs[1], 0)
-    b_dot = _value(dargs[2])
+    lu_dot = item(dargs[1], 0)
+    b_dot = nonzero(dargs[2])
     if lu_dot is None and b_dot is None:
         return y, ZeroTangent()
     lu, piv = lu_and_piv
     trans = _lu_solve_trans(args, kwargs)
-    ym, vec = _col(y)
+    ym, vec = col(y)
     rhs = 0
     if b_dot is not None:
-        rhs = _col(b_dot)[0]
+        rhs = col(b_dot)[0]
     if lu_dot is not None:
         low, up = _unpack(lu)
         pa_dot = np.tril(lu_dot, -1) @ up + low @ np.triu(lu_dot)
@@ -489,33 +378,31 @@ def lu_solve_rrule(lu_and_piv, b, *args, **kwargs):
     lu, piv = lu_and_piv
     trans = _lu_solve_trans(args, kwargs)
     project_lu, project_b = ProjectTo(lu), ProjectTo(b)
-    ym, vec = _col(y)
+    ym, vec = col(y)
 
     def lu_cotangent(g: np.ndarray) -> Any:
-        a_bar = _op(-_outer(g, ym), trans)
+        a_bar = _op(-outer_h(g, ym), trans)
         pa_bar = a_bar[_perm(piv)]
         low, up = _unpack(lu)
-        lu_bar = np.tril(pa_bar @ _H(up), -1) + np.triu(_H(low) @ pa_bar)
+        lu_bar = np.tril(pa_bar @ H(up), -1) + np.triu(H(low) @ pa_bar)
         return Tangent[tuple](project_lu(lu_bar), NoTangent())
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
     def lu_solve_pullback(y_bar):
-        y_bar = _value(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), *_nots(args)
-        yb = _col(y_bar)[0]
+        yb = col(y_bar)[0]
         # g = op(A)^-H y_bar with the same factors
         if trans == 1:
             g = np.conj(sla.lu_solve((lu, piv), np.conj(yb), trans=0, check_finite=False))
         else:
             g = sla.lu_solve((lu, piv), yb, trans=2 - trans, check_finite=False)
         return (NoTangent(), Thunk(lambda: lu_cotangent(g)),
-                project_b(g[..., 0] if vec else g), *_nots(args))
+                project_b(g[..., 0] if vec else g), *nots(args))
 
     return y, lu_solve_pullback
 
 
 def _lu_opts(args: tuple, kwargs: dict) -> tuple:
-    o = _options(args, kwargs, ("permute_l", False), ("overwrite_a", False),
+    o = options(args, kwargs, ("permute_l", False), ("overwrite_a", False),
                  ("check_finite", True), ("p_indices", False))
     return bool(o["permute_l"]), bool(o["p_indices"])
 
@@ -529,7 +416,7 @@ def _lu_parts(a: np.ndarray, y: tuple, permute_l: bool) -> tuple:
 
 @frule.register(sla.lu)
 def lu_frule(dargs, a, *args, **kwargs):
-    a_dot = _value(dargs[1])
+    a_dot = nonzero(dargs[1])
     y = sla.lu(a, *args, **kwargs)
     if a_dot is None:
         return y, ZeroTangent()
@@ -537,7 +424,7 @@ def lu_frule(dargs, a, *args, **kwargs):
         return y, not_implemented(_LU_SQUARE)
     permute_l, p_indices = _lu_opts(args, kwargs)
     p, low, up = _lu_parts(a, y, permute_l)
-    l_dot, u_dot = _lu_tangent(low, up, _T(p) @ a_dot)
+    l_dot, u_dot = _lu_tangent(low, up, T(p) @ a_dot)
     if permute_l:
         return y, Tangent[tuple](ProjectTo(y[0])(p @ l_dot), ProjectTo(y[1])(u_dot))
     p_dot = NoTangent() if p_indices else ZeroTangent()
@@ -552,267 +439,28 @@ def lu_rrule(a, *args, **kwargs):
 
     def lu_pullback(y_bar):
         if permute_l:
-            pl_bar, u_bar = _item(y_bar, 0), _item(y_bar, 1)
+            pl_bar, u_bar = item(y_bar, 0), item(y_bar, 1)
             l_bar = None
         else:
-            l_bar, u_bar = _item(y_bar, 1), _item(y_bar, 2)
+            l_bar, u_bar = item(y_bar, 1), item(y_bar, 2)
             pl_bar = None
         if l_bar is None and u_bar is None and pl_bar is None:
-            return NoTangent(), ZeroTangent(), *_nots(args)
+            return NoTangent(), ZeroTangent(), *nots(args)
         if not _square(a):
-            return NoTangent(), not_implemented(_LU_SQUARE), *_nots(args)
+            return NoTangent(), not_implemented(_LU_SQUARE), *nots(args)
         p, low, up = _lu_parts(a, y, permute_l)
         if pl_bar is not None:
-            l_bar = _T(p) @ pl_bar
-        return NoTangent(), project_a(p @ _lu_cotangent(low, up, l_bar, u_bar)), *_nots(args)
+            l_bar = T(p) @ pl_bar
+        return NoTangent(), project_a(p @ _lu_cotangent(low, up, l_bar, u_bar)), *nots(args)
 
     return y, lu_pullback
 
 
-# ------------------------------------------------------------------------ expm, sqrtm, logm
-
-
-def _finite_or_nan(fn: Any, *arrays: np.ndarray) -> np.ndarray:
-    """``fn(*arrays)``, or all NaN where an input is not finite: the primal propagates
-    NaN, while SciPy's Frechet and Sylvester solvers refuse it."""
-    if all(np.all(np.isfinite(a)) for a in arrays):
-        return fn(*arrays)
-    shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))
-    return np.full(shape, np.nan, dtype=np.result_type(*arrays, np.float64))
-
-
-def _expm_frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
-    e = np.broadcast_to(e, a.shape)
-    if type(a) is not np.ndarray or type(e) is not np.ndarray:
-        # an AD's traced values (a second derivative): expm of the block matrix
-        # [[A, E], [0, A]], whose upper-right block is the Frechet derivative, uses
-        # only expm, which has this very rule (differentiable to any order)
-        return _each(_expm_frechet_block, a, e)
-    return _finite_or_nan(lambda a, e: _each(
-        lambda x, d: sla.expm_frechet(x, d, compute_expm=False, check_finite=False),
-        a, e), a, e)
-
-
-def _expm_frechet_block(x: np.ndarray, d: np.ndarray) -> np.ndarray:
-    n = x.shape[-1]
-    zero = np.zeros((n, n), dtype=np.result_type(x, d))
-    return sla.expm(np.block([[x, d], [zero, x]]))[:n, n:]
-
-
-@frule.register(sla.expm)
-def expm_frule(dargs, a):
-    a_dot = _value(dargs[1])
-    y = sla.expm(a)
-    if a_dot is None:
-        return y, ZeroTangent()
-    return y, ProjectTo(y)(_expm_frechet(np.asarray(a), np.asarray(a_dot)))
-
-
-@rrule.register(sla.expm)
-def expm_rrule(a):
-    y = sla.expm(a)
-    project_a = ProjectTo(a)
-
-    def expm_pullback(y_bar):
-        y_bar = _value(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent()
-        # adjoint of the Frechet derivative at A is the Frechet derivative at A^H
-        return NoTangent(), project_a(_expm_frechet(_H(np.asarray(a)), np.asarray(y_bar)))
-
-    return y, expm_pullback
-
-
-def _sylvester(a: np.ndarray, b: np.ndarray, q: np.ndarray) -> np.ndarray:
-    return _finite_or_nan(lambda a, b, q: _each(sla.solve_sylvester, a, b, q), a, b, q)
-
-
-@frule.register(sla.sqrtm)
-def sqrtm_frule(dargs, a, *args, **kwargs):
-    a_dot = _value(dargs[1])
-    y = sla.sqrtm(a, *args, **kwargs)
-    if a_dot is None:
-        return y, ZeroTangent()
-    # X dX + dX X = dA
-    return y, ProjectTo(y)(_sylvester(y, y, np.asarray(a_dot)))
-
-
-@rrule.register(sla.sqrtm)
-def sqrtm_rrule(a, *args, **kwargs):
-    y = sla.sqrtm(a, *args, **kwargs)
-    project_a = ProjectTo(a)
-
-    def sqrtm_pullback(y_bar):
-        y_bar = _value(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), *_nots(args)
-        y_h = _H(y)
-        return NoTangent(), project_a(_sylvester(y_h, y_h, np.asarray(y_bar))), *_nots(args)
-
-    return y, sqrtm_pullback
-
-
-def _block_frechet(f: Any, a: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """Frechet derivative of the analytic matrix function ``f`` at ``a`` along ``e``, from
-    ``f([[A, E], [0, A]]) = [[f(A), Df(A)[E]], [0, f(A)]]``."""
-
-    def one(x: np.ndarray, d: np.ndarray) -> np.ndarray:
-        n = x.shape[-1]
-        # scale the direction to the size of x (the derivative is linear in it)
-        scale = float(np.linalg.norm(d))
-        if scale == 0.0:
-            return np.zeros_like(d, dtype=np.result_type(x, d, np.float64))
-        t = max(float(np.linalg.norm(x)), 1e-300) / scale
-        dtype = np.result_type(x, d, np.float64)
-        # np.block, not writes into a zero matrix: run on an AD's traced values (a
-        # second derivative) this code stays differentiable
-        zero = np.zeros((n, n), dtype=dtype)
-        block = np.block([[x, d * t], [zero, x]]).astype(dtype)
-        return f(block)[:n, n:] / t
-
-    return _each(one, a, np.broadcast_to(e, a.shape))
-
-
-def _logm_frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """Frechet derivative of the principal logarithm at ``a`` along ``e``."""
-    return _block_frechet(sla.logm, a, e)
-
-
-@frule.register(sla.logm)
-def logm_frule(dargs, a, *args, **kwargs):
-    a_dot = _value(dargs[1])
-    y = sla.logm(a, *args, **kwargs)
-    if a_dot is None:
-        return y, ZeroTangent()
-    return y, ProjectTo(y)(_logm_frechet(np.asarray(a), np.asarray(a_dot)))
-
-
-@rrule.register(sla.logm)
-def logm_rrule(a, *args, **kwargs):
-    y = sla.logm(a, *args, **kwargs)
-    project_a = ProjectTo(a)
-
-    def logm_pullback(y_bar):
-        y_bar = _value(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), *_nots(args)
-        return NoTangent(), project_a(_logm_frechet(_H(np.asarray(a)), np.asarray(y_bar))), \
-            *_nots(args)
-
-    return y, logm_pullback
-
-
-# ------------------------------------------------------------------------ Sylvester, Lyapunov
-
-
-class _SylvesterSolver:
-    """Bartels-Stewart as SciPy does it, keeping the Schur forms.
-
-    Solves ``A X + X B = Q`` (``adjoint=False``) and ``A^H G + G B^H = R``
-    (``adjoint=True``) with ``A = U T_A U^H`` and ``B^H = V T_B V^H`` computed
-    once, so the pullback costs triangular Sylvester solves and products only.
-    """
-
-    def __init__(self, a: np.ndarray, b: np.ndarray) -> None:
-        self.a, self.b = a, b
-        # An AD's traced values (a second derivative): no Schur forms (LAPACK needs
-        # plain arrays); solve with solve_sylvester itself, which has a rule.
-        self.plain = type(a) is np.ndarray and type(b) is np.ndarray
-        if self.plain:
-            self.ta, self.u = sla.schur(a, output="real")
-            self.tb, self.v = sla.schur(_H(np.asarray(b)), output="real")
-
-    def solve(self, q: np.ndarray, adjoint: bool = False) -> np.ndarray:
-        if not self.plain or type(q) is not np.ndarray:
-            if adjoint:
-                return sla.solve_sylvester(_H(self.a), _H(self.b), q)
-            return sla.solve_sylvester(self.a, self.b, q)
-        f = _H(self.u) @ np.asarray(q) @ self.v
-        (trsyl,) = sla.get_lapack_funcs(("trsyl",), (self.ta, self.tb, f))
-        if adjoint:
-            # T_A^H Z + Z T_B = U^H R V, then G = U Z V^H
-            y, scale, info = trsyl(self.ta, self.tb, f, trana="C")
-        else:
-            # T_A Y + Y T_B^H = U^H Q V, then X = U Y V^H
-            y, scale, info = trsyl(self.ta, self.tb, f, tranb="C")
-        if info < 0:  # pragma: no cover - argument errors only
-            raise np.linalg.LinAlgError(f"?TRSYL: illegal value in argument {-info}")
-        if info == 1:
-            warnings.warn("solve_sylvester/solve_continuous_lyapunov: A and -B (or -A^H) "
-                          "have (nearly) common eigenvalues; LAPACK perturbed them",
-                          RuntimeWarning, stacklevel=3)
-        return self.u @ (y / scale) @ _H(self.v)
-
-
-@frule.register(sla.solve_sylvester)
-def solve_sylvester_frule(dargs, a, b, q):
-    a_dot, b_dot, q_dot = (_value(d) for d in dargs[1:])
-    solver = _SylvesterSolver(a, b)
-    y = solver.solve(q)
-    if a_dot is None and b_dot is None and q_dot is None:
-        return y, ZeroTangent()
-    rhs = np.zeros(y.shape, dtype=y.dtype) if q_dot is None else np.asarray(q_dot)
-    if a_dot is not None:
-        rhs = rhs - a_dot @ y
-    if b_dot is not None:
-        rhs = rhs - y @ b_dot
-    return y, ProjectTo(y)(solver.solve(rhs))
-
-
-@rrule.register(sla.solve_sylvester)
-def solve_sylvester_rrule(a, b, q):
-    solver = _SylvesterSolver(a, b)
-    y = solver.solve(q)
-    project_a, project_b, project_q = ProjectTo(a), ProjectTo(b), ProjectTo(q)
-
-    def solve_sylvester_pullback(y_bar):
-        y_bar = _value(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), ZeroTangent()
-        # the adjoint of X -> AX + XB is G -> A^H G + G B^H (same Schur forms)
-        g = solver.solve(y_bar, adjoint=True)
-        return (NoTangent(), Thunk(lambda: project_a(-(g @ _H(y)))),
-                Thunk(lambda: project_b(-(_H(y) @ g))), project_q(g))
-
-    return y, solve_sylvester_pullback
-
-
-@frule.register(sla.solve_continuous_lyapunov)
-def solve_continuous_lyapunov_frule(dargs, a, q):
-    a_dot, q_dot = _value(dargs[1]), _value(dargs[2])
-    solver = _SylvesterSolver(a, _H(np.asarray(a)))
-    y = solver.solve(q)
-    if a_dot is None and q_dot is None:
-        return y, ZeroTangent()
-    rhs = np.zeros(y.shape, dtype=y.dtype) if q_dot is None else np.asarray(q_dot)
-    if a_dot is not None:
-        rhs = rhs - a_dot @ y - y @ _H(a_dot)
-    return y, ProjectTo(y)(solver.solve(rhs))
-
-
-@rrule.register(sla.solve_continuous_lyapunov)
-def solve_continuous_lyapunov_rrule(a, q):
-    solver = _SylvesterSolver(a, _H(np.asarray(a)))
-    y = solver.solve(q)
-    project_a, project_q = ProjectTo(a), ProjectTo(q)
-
-    def solve_continuous_lyapunov_pullback(y_bar):
-        y_bar = _value(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent()
-        # adjoint of X -> AX + XA^H is G -> A^H G + G A (same Schur form)
-        g = solver.solve(y_bar, adjoint=True)
-        return (NoTangent(), Thunk(lambda: project_a(-(g @ _H(y) + _H(g) @ y))),
-                project_q(g))
-
-    return y, solve_continuous_lyapunov_pullback
-
-
-# ------------------------------------------------------------------------ eigh
+# ---------------------------------------------------------------------------------- eigh
 
 
 def _eigh_opts(args: tuple, kwargs: dict) -> dict:
-    o = _options(args, kwargs, ("b", None))
+    o = options(args, kwargs, ("b", None))
     o.setdefault("lower", True)
     o.setdefault("eigvals_only", False)
     o.setdefault("type", 1)
@@ -845,8 +493,8 @@ _EIGH_TYPE = "eigh(type=2 or 3): derivative not written (only type=1, A v = w B 
 @frule.register(sla.eigh)
 def eigh_frule(dargs, a, *args, **kwargs):
     y = sla.eigh(a, *args, **kwargs)
-    a_dot = _value(dargs[1])
-    b_dot = _value(dargs[2]) if len(dargs) > 2 else None
+    a_dot = nonzero(dargs[1])
+    b_dot = nonzero(dargs[2]) if len(dargs) > 2 else None
     if a_dot is None and b_dot is None:
         return y, ZeroTangent()
     o = _eigh_opts(args, kwargs)
@@ -854,17 +502,17 @@ def eigh_frule(dargs, a, *args, **kwargs):
         return y, not_implemented(_EIGH_TYPE)
     w, v, idx = _eigh_full(a, o, y)
     uplo_kind = ("her", bool(o["lower"]))
-    m_a = 0 if a_dot is None else _H(v) @ _structured(np.asarray(a_dot), *uplo_kind) @ v
-    m_b = 0 if b_dot is None else _H(v) @ _structured(np.asarray(b_dot), *uplo_kind) @ v
+    m_a = 0 if a_dot is None else H(v) @ structured(np.asarray(a_dot), *uplo_kind) @ v
+    m_b = 0 if b_dot is None else H(v) @ structured(np.asarray(b_dot), *uplo_kind) @ v
     m_a, m_b = np.asarray(m_a), np.asarray(m_b)
-    w_dot = (np.real(_diag(m_a)) if m_a.ndim else 0) - (
-        w * np.real(_diag(m_b)) if m_b.ndim else 0)
+    w_dot = (np.real(diag(m_a)) if m_a.ndim else 0) - (
+        w * np.real(diag(m_b)) if m_b.ndim else 0)
     w_dot = ProjectTo(w[idx])(np.broadcast_to(w_dot, w.shape)[idx])
     if o["eigvals_only"]:
         return y, w_dot
-    c = _inv_gaps(w) * (m_a - (m_b * w[None, :] if m_b.ndim else 0))
+    c = eigh_gaps(w) * (m_a - (m_b * w[None, :] if m_b.ndim else 0))
     if m_b.ndim:
-        c = c - 0.5 * _diag_embed(np.real(_diag(m_b)).astype(c.dtype))
+        c = c - 0.5 * diag_embed(np.real(diag(m_b)).astype(c.dtype))
     v_dot = (v @ c)[:, idx]
     return y, Tangent[tuple](w_dot, ProjectTo(y[1])(v_dot))
 
@@ -880,10 +528,10 @@ def eigh_rrule(a, *args, **kwargs):
 
     def eigh_pullback(y_bar):
         if o["eigvals_only"]:
-            w_bar, v_bar = _value(y_bar), None
+            w_bar, v_bar = nonzero(y_bar), None
         else:
-            w_bar, v_bar = _item(y_bar, 0), _item(y_bar, 1)
-        rest = _nots(args[1:]) if b_positional else _nots(args)
+            w_bar, v_bar = item(y_bar, 0), item(y_bar, 1)
+        rest = nots(args[1:]) if b_positional else nots(args)
         b_out = (ZeroTangent(),) if b_positional else ()
         if w_bar is None and v_bar is None:
             return NoTangent(), ZeroTangent(), *b_out, *rest
@@ -899,18 +547,18 @@ def eigh_rrule(a, *args, **kwargs):
         if v_bar is not None:
             vb = np.zeros(v.shape, dtype=np.result_type(v, v_bar))
             vb[:, idx] = v_bar
-            g = _H(v) @ vb
-        fg = _inv_gaps(w) * g
+            g = H(v) @ vb
+        fg = eigh_gaps(w) * g
         lower = bool(o["lower"])
 
         def a_cotangent() -> Any:
-            m_a = _diag_embed(wb.astype(v.dtype)) + fg
-            return project_a(_structured_bar(v @ m_a @ _H(v), "her", lower))
+            m_a = diag_embed(wb.astype(v.dtype)) + fg
+            return project_a(structured_bar(v @ m_a @ H(v), "her", lower))
 
         def b_cotangent() -> Any:
-            m_b = -_diag_embed((wb * w).astype(v.dtype)) - fg * w[None, :]
-            m_b = m_b - 0.5 * _diag_embed(np.real(_diag(g)).astype(v.dtype))
-            return project_b(_structured_bar(v @ m_b @ _H(v), "her", lower))
+            m_b = -diag_embed((wb * w).astype(v.dtype)) - fg * w[None, :]
+            m_b = m_b - 0.5 * diag_embed(np.real(diag(g)).astype(v.dtype))
+            return project_b(structured_bar(v @ m_b @ H(v), "her", lower))
 
         if b_positional:
             return NoTangent(), Thunk(a_cotangent), Thunk(b_cotangent), *rest
@@ -919,7 +567,7 @@ def eigh_rrule(a, *args, **kwargs):
     return y, eigh_pullback
 
 
-# ------------------------------------------------------------------------ det, inv, solve
+# ----------------------------------------------------------------------- det, inv, solve
 
 
 @frule.register(sla.det)
@@ -936,13 +584,13 @@ def det_rrule(a, *args, **kwargs):
     _, pullback = rrule(np.linalg.det, a)
 
     def det_pullback(y_bar):
-        return NoTangent(), pullback(y_bar)[1], *_nots(args)
+        return NoTangent(), pullback(y_bar)[1], *nots(args)
 
     return y, det_pullback
 
 
 def _kind(kwargs: dict) -> tuple:
-    kind = _KINDS.get(kwargs.get("assume_a"))
+    kind = KINDS.get(kwargs.get("assume_a"))
     return kind, bool(kwargs.get("lower", False))
 
 
@@ -953,13 +601,13 @@ def _not_structured(kwargs: dict) -> Any:
 @frule.register(sla.inv)
 def inv_frule(dargs, a, *args, **kwargs):
     y = sla.inv(a, *args, **kwargs)
-    a_dot = _value(dargs[1])
+    a_dot = nonzero(dargs[1])
     if a_dot is None:
         return y, ZeroTangent()
     kind, lower = _kind(kwargs)
     if kind in (None, "diag"):
         return y, _not_structured(kwargs)
-    return y, ProjectTo(y)(-(y @ _structured(np.asarray(a_dot), kind, lower) @ y))
+    return y, ProjectTo(y)(-(y @ structured(np.asarray(a_dot), kind, lower) @ y))
 
 
 @rrule.register(sla.inv)
@@ -968,23 +616,21 @@ def inv_rrule(a, *args, **kwargs):
     kind, lower = _kind(kwargs)
     project_a = ProjectTo(a)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
     def inv_pullback(y_bar):
-        y_bar = _value(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), *_nots(args)
         if kind in (None, "diag"):
-            return NoTangent(), _not_structured(kwargs), *_nots(args)
-        s = -(_H(y) @ y_bar @ _H(y))
-        return NoTangent(), project_a(_structured_bar(s, kind, lower)), *_nots(args)
+            return NoTangent(), _not_structured(kwargs), *nots(args)
+        s = -(H(y) @ y_bar @ H(y))
+        return NoTangent(), project_a(structured_bar(s, kind, lower)), *nots(args)
 
     return y, inv_pullback
 
 
 def _solve_opts(args: tuple, kwargs: dict) -> tuple:
-    o = _options(args, kwargs, ("lower", False), ("overwrite_a", False),
+    o = options(args, kwargs, ("lower", False), ("overwrite_a", False),
                  ("overwrite_b", False), ("check_finite", True), ("assume_a", None),
                  ("transposed", False))
-    return _KINDS.get(o["assume_a"]), bool(o["lower"]), bool(o["transposed"]), o
+    return KINDS.get(o["assume_a"]), bool(o["lower"]), bool(o["transposed"]), o
 
 
 class _Solver:
@@ -992,33 +638,33 @@ class _Solver:
     a single matrix is LU-factored once and the factors are reused."""
 
     def __init__(self, a: np.ndarray, kind: str, lower: bool, transposed: bool) -> None:
-        m = _structured(np.asarray(a), kind, lower)
-        self.m = _T(m) if transposed else m
+        m = structured(np.asarray(a), kind, lower)
+        self.m = T(m) if transposed else m
         self.factors = sla.lu_factor(self.m, check_finite=False) if self.m.ndim == 2 else None
 
     def solve(self, b: np.ndarray, adjoint: bool = False) -> np.ndarray:
         if self.factors is not None:
             return sla.lu_solve(self.factors, b, trans=2 if adjoint else 0, check_finite=False)
-        return np.linalg.solve(_H(self.m) if adjoint else self.m, b)
+        return np.linalg.solve(H(self.m) if adjoint else self.m, b)
 
 
 @frule.register(sla.solve)
 def solve_frule(dargs, a, b, *args, **kwargs):
     y = sla.solve(a, b, *args, **kwargs)
-    a_dot, b_dot = _value(dargs[1]), _value(dargs[2])
+    a_dot, b_dot = nonzero(dargs[1]), nonzero(dargs[2])
     if a_dot is None and b_dot is None:
         return y, ZeroTangent()
     kind, lower, transposed, _ = _solve_opts(args, kwargs)
     if kind is None:
         return y, _not_structured(kwargs)
     solver = _Solver(a, kind, lower, transposed)
-    ym, vec = _col(y)
+    ym, vec = col(y)
     rhs = 0
     if b_dot is not None:
-        rhs = _col(b_dot)[0]
+        rhs = col(b_dot)[0]
     if a_dot is not None:
-        m_dot = _structured(np.asarray(a_dot), kind, lower)
-        rhs = rhs - (_T(m_dot) if transposed else m_dot) @ ym
+        m_dot = structured(np.asarray(a_dot), kind, lower)
+        rhs = rhs - (T(m_dot) if transposed else m_dot) @ ym
     y_dot = solver.solve(np.asarray(rhs))
     return y, ProjectTo(y)(y_dot[..., 0] if vec else y_dot)
 
@@ -1029,26 +675,24 @@ def solve_rrule(a, b, *args, **kwargs):
     kind, lower, transposed, o = _solve_opts(args, kwargs)
     solver = _Solver(a, kind, lower, transposed) if kind is not None else None
     project_a, project_b = ProjectTo(a), ProjectTo(b)
-    ym, vec = _col(y)
+    ym, vec = col(y)
 
     def a_cotangent(g: np.ndarray) -> Any:
-        m_bar = -_outer(g, ym)
-        return project_a(_structured_bar(_T(m_bar) if transposed else m_bar, kind, lower))
+        m_bar = -outer_h(g, ym)
+        return project_a(structured_bar(T(m_bar) if transposed else m_bar, kind, lower))
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
     def solve_pullback(y_bar):
-        y_bar = _value(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), *_nots(args)
         if solver is None:
-            return (NoTangent(), _not_structured(o), _not_structured(o), *_nots(args))
-        g = solver.solve(_col(y_bar)[0], adjoint=True)
+            return (NoTangent(), _not_structured(o), _not_structured(o), *nots(args))
+        g = solver.solve(col(y_bar)[0], adjoint=True)
         return (NoTangent(), Thunk(lambda: a_cotangent(g)),
-                project_b(g[..., 0] if vec else g), *_nots(args))
+                project_b(g[..., 0] if vec else g), *nots(args))
 
     return y, solve_pullback
 
 
-# ------------------------------------------------------------------------ block_diag
+# ---------------------------------------------------------------------------- block_diag
 
 
 def _block_shapes(arrs: tuple) -> list:
@@ -1062,7 +706,7 @@ def _block_shapes(arrs: tuple) -> list:
 @frule.register(sla.block_diag)
 def block_diag_frule(dargs, *arrs):
     y = sla.block_diag(*arrs)
-    dots = [_value(d) for d in dargs[1:]]
+    dots = [nonzero(d) for d in dargs[1:]]
     if all(d is None for d in dots):
         return y, ZeroTangent()
     parts = [np.zeros(np.shape(x), dtype=y.dtype) if d is None else np.asarray(d)
@@ -1076,10 +720,8 @@ def block_diag_rrule(*arrs):
     projects = [ProjectTo(x) for x in arrs]
     shapes = _block_shapes(arrs)
 
+    @zero_guard(lambda: ((NoTangent(), *(ZeroTangent() for _ in arrs))))
     def block_diag_pullback(y_bar):
-        y_bar = _value(y_bar)
-        if y_bar is None:
-            return (NoTangent(), *(ZeroTangent() for _ in arrs))
         bars = []
         r = c = 0
         for x, (m, n), project in zip(arrs, shapes, projects):

@@ -25,7 +25,11 @@ import numpy as np
 import scipy.linalg as sla
 
 from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, rrule
-from chainrules.rules.scipy.linalg import _col, _nots, _value
+from chainrules.rules._kit import nonzero, zero_guard
+from chainrules.rules._linalg_kernel import (
+    col,
+    nots,
+)
 
 
 def _band_rows(l: int, u: int, n: int):
@@ -70,8 +74,8 @@ def _solve_banded_parts(l_and_u: Any, ab: Any, b: Any, args: tuple, kwargs: dict
 
 def _solve_banded_tangent(l: int, u: int, ab: np.ndarray, x: np.ndarray, ab_dot: Any,
                           b_dot: Any) -> np.ndarray:
-    xm, vec = _col(x)
-    rhs = 0 if b_dot is None else _col(b_dot)[0]
+    xm, vec = col(x)
+    rhs = 0 if b_dot is None else col(b_dot)[0]
     if ab_dot is not None:
         rhs = rhs - _band_matmul(l, u, np.asarray(ab_dot), xm)
     x_dot = sla.solve_banded((l, u), ab, np.asarray(rhs, dtype=np.result_type(ab, xm)))
@@ -80,8 +84,8 @@ def _solve_banded_tangent(l: int, u: int, ab: np.ndarray, x: np.ndarray, ab_dot:
 
 def _solve_banded_cotangent(l: int, u: int, ab: np.ndarray, x: np.ndarray,
                             x_bar: Any) -> tuple:
-    xm, vec = _col(x)
-    g = sla.solve_banded((u, l), _band_adjoint(l, u, ab), _col(x_bar)[0])
+    xm, vec = col(x)
+    g = sla.solve_banded((u, l), _band_adjoint(l, u, ab), col(x_bar)[0])
     ab_bar = -_band_outer(l, u, g, xm, ab)
     return ab_bar, (g[:, 0] if vec else g)
 
@@ -89,7 +93,7 @@ def _solve_banded_cotangent(l: int, u: int, ab: np.ndarray, x: np.ndarray,
 @frule.register(sla.solve_banded)
 def solve_banded_frule(dargs, l_and_u, ab, b, *args, **kwargs):
     y, l, u, ab_arr = _solve_banded_parts(l_and_u, ab, b, args, kwargs)
-    ab_dot, b_dot = _value(dargs[2]), _value(dargs[3])
+    ab_dot, b_dot = nonzero(dargs[2]), nonzero(dargs[3])
     if ab_dot is None and b_dot is None:
         return y, ZeroTangent()
     return y, ProjectTo(y)(_solve_banded_tangent(l, u, ab_arr, y, ab_dot, b_dot))
@@ -100,13 +104,11 @@ def solve_banded_rrule(l_and_u, ab, b, *args, **kwargs):
     y, l, u, ab_arr = _solve_banded_parts(l_and_u, ab, b, args, kwargs)
     project_ab, project_b = ProjectTo(ab), ProjectTo(b)
 
+    @zero_guard(lambda: (NoTangent(), NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
     def solve_banded_pullback(y_bar):
-        y_bar = _value(y_bar)
-        if y_bar is None:
-            return NoTangent(), NoTangent(), ZeroTangent(), ZeroTangent(), *_nots(args)
         ab_bar, b_bar = _solve_banded_cotangent(l, u, ab_arr, y, np.asarray(y_bar))
         return (NoTangent(), NoTangent(), project_ab(ab_bar), project_b(b_bar),
-                *_nots(args))
+                *nots(args))
 
     return y, solve_banded_pullback
 
@@ -142,7 +144,7 @@ def _her_full_adjoint(w: int, full_bar: np.ndarray, lower: bool) -> np.ndarray:
 @frule.register(sla.solveh_banded)
 def solveh_banded_frule(dargs, ab, b, *args, **kwargs):
     y = sla.solveh_banded(ab, b, *args, **kwargs)
-    ab_dot, b_dot = _value(dargs[1]), _value(dargs[2])
+    ab_dot, b_dot = nonzero(dargs[1]), nonzero(dargs[2])
     if ab_dot is None and b_dot is None:
         return y, ZeroTangent()
     lower = _lower(args, kwargs)
@@ -158,12 +160,10 @@ def solveh_banded_rrule(ab, b, *args, **kwargs):
     w, full = _her_full(np.asarray(ab), lower)
     project_ab, project_b = ProjectTo(ab), ProjectTo(b)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
     def solveh_banded_pullback(y_bar):
-        y_bar = _value(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), *_nots(args)
         full_bar, b_bar = _solve_banded_cotangent(w, w, full, y, np.asarray(y_bar))
         return (NoTangent(), project_ab(_her_full_adjoint(w, full_bar, lower)),
-                project_b(b_bar), *_nots(args))
+                project_b(b_bar), *nots(args))
 
     return y, solveh_banded_pullback

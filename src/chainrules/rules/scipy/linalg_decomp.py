@@ -2,7 +2,7 @@
 ``eig``, ``eigvals``, ``eigvalsh``, ``pinv``, ``norm``, and for ``expm_frechet``.
 
 Each computes its primal with SciPy and its derivatives with the helpers of the NumPy
-rules (``chainrules.rules.numpy.linalg``), so the two stay one implementation with the
+rules (``rules/_linalg_derivatives.py``), so the two stay one implementation with the
 same conventions and gauges (SciPy's ``eig`` returns LAPACK's eigenvectors, like NumPy's:
 unit norm, largest component real). ``eigvalsh`` is ``eigh(eigvals_only=True)`` in SciPy
 and uses its rule. Not covered (``not_implemented``, with the reason): ``svd`` with
@@ -40,22 +40,28 @@ from chainrules.core import (
     not_implemented,
     rrule,
 )
-from chainrules.rules.numpy.linalg import (
-    _diag,
-    _eig_cotangent,
-    _eig_matching,
-    _eig_tangent,
-    _norm_rules,
-    _pinv_cotangent,
-    _pinv_tangent,
-    _qr_cotangent,
-    _qr_defined,
-    _qr_tangent,
-    _svd_cotangent,
-    _svd_reason,
-    _svd_tangent,
+from chainrules.rules._kit import nonzero, zero_guard
+from chainrules.rules._linalg_derivatives import (
+    eig_cotangent,
+    eig_matching,
+    eig_tangent,
+    norm_rules,
+    pinv_cotangent,
+    pinv_tangent,
+    qr_cotangent,
+    qr_defined,
+    qr_tangent,
+    svd_cotangent,
+    svd_reason,
+    svd_tangent,
 )
-from chainrules.rules.scipy.linalg import _H, _item, _nots, _options, _value
+from chainrules.rules._linalg_kernel import (
+    H,
+    diag,
+    item,
+    nots,
+    options,
+)
 
 # ------------------------------------------------------------------------ svd, svdvals
 
@@ -69,43 +75,43 @@ def _thin_svd(a: Any) -> tuple:
 
 @frule.register(sla.svd)
 def svd_frule(dargs, a, *args, **kwargs):
-    opts = _options(args, kwargs, *_SVD)
+    opts = options(args, kwargs, *_SVD)
     y = sla.svd(a, *args, **kwargs)
-    a_dot = _value(dargs[1])
+    a_dot = nonzero(dargs[1])
     if a_dot is None:
         return y, ZeroTangent()
     a, a_dot = np.asarray(a), np.asarray(a_dot)
     if not opts["compute_uv"]:
         u, _, vh = _thin_svd(a)
-        return y, ProjectTo(y)(_diag(_H(u) @ a_dot @ _H(vh)).real)
-    reason = _svd_reason(a, opts)
+        return y, ProjectTo(y)(diag(H(u) @ a_dot @ H(vh)).real)
+    reason = svd_reason(a, opts)
     if reason:
         return y, not_implemented(reason)
     u, s, vh = y
-    u_dot, s_dot, vh_dot = _svd_tangent(u, s, vh, a_dot)
+    u_dot, s_dot, vh_dot = svd_tangent(u, s, vh, a_dot)
     return y, Tangent[tuple](ProjectTo(u)(u_dot), ProjectTo(s)(s_dot), ProjectTo(vh)(vh_dot))
 
 
 @rrule.register(sla.svd)
 def svd_rrule(a, *args, **kwargs):
-    opts = _options(args, kwargs, *_SVD)
+    opts = options(args, kwargs, *_SVD)
     y = sla.svd(a, *args, **kwargs)
     project_a = ProjectTo(a)
-    reason = _svd_reason(np.asarray(a), opts)
+    reason = svd_reason(np.asarray(a), opts)
     u, s, vh = y if opts["compute_uv"] and not reason else _thin_svd(a)
 
     def svd_pullback(y_bar):
         if opts["compute_uv"]:
-            u_bar, s_bar, vh_bar = (_item(y_bar, i) for i in range(3))
+            u_bar, s_bar, vh_bar = (item(y_bar, i) for i in range(3))
         else:
-            u_bar, s_bar, vh_bar = None, _value(y_bar), None
+            u_bar, s_bar, vh_bar = None, nonzero(y_bar), None
         if u_bar is None and s_bar is None and vh_bar is None:
-            return NoTangent(), ZeroTangent(), *_nots(args)
+            return NoTangent(), ZeroTangent(), *nots(args)
         if reason and (u_bar is not None or vh_bar is not None):
-            return NoTangent(), not_implemented(reason), *_nots(args)
-        a_bar = _svd_cotangent(u, s, vh, None if u_bar is None else np.asarray(u_bar), s_bar,
+            return NoTangent(), not_implemented(reason), *nots(args)
+        a_bar = svd_cotangent(u, s, vh, None if u_bar is None else np.asarray(u_bar), s_bar,
                                None if vh_bar is None else np.asarray(vh_bar))
-        return NoTangent(), project_a(a_bar), *_nots(args)
+        return NoTangent(), project_a(a_bar), *nots(args)
 
     return y, svd_pullback
 
@@ -113,11 +119,11 @@ def svd_rrule(a, *args, **kwargs):
 @frule.register(sla.svdvals)
 def svdvals_frule(dargs, a, *args, **kwargs):
     y = sla.svdvals(a, *args, **kwargs)
-    a_dot = _value(dargs[1])
+    a_dot = nonzero(dargs[1])
     if a_dot is None:
         return y, ZeroTangent()
     u, _, vh = _thin_svd(a)
-    return y, ProjectTo(y)(_diag(_H(u) @ np.asarray(a_dot) @ _H(vh)).real)
+    return y, ProjectTo(y)(diag(H(u) @ np.asarray(a_dot) @ H(vh)).real)
 
 
 @rrule.register(sla.svdvals)
@@ -126,12 +132,10 @@ def svdvals_rrule(a, *args, **kwargs):
     u, s, vh = _thin_svd(a)
     project_a = ProjectTo(a)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
     def svdvals_pullback(y_bar):
-        y_bar = _value(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), *_nots(args)
-        return NoTangent(), project_a(_svd_cotangent(u, s, vh, None, y_bar, None)), \
-            *_nots(args)
+        return NoTangent(), project_a(svd_cotangent(u, s, vh, None, y_bar, None)), \
+            *nots(args)
 
     return y, svdvals_pullback
 
@@ -145,11 +149,11 @@ _QR_MODES = {"full": "complete", "economic": "reduced", "r": "r", "raw": "raw"}
 
 def _qr_parts(a: Any, args: tuple, kwargs: dict) -> tuple:
     """(y, Q, R, column permutation or None, reason or None) of SciPy's ``qr`` call."""
-    opts = _options(args, kwargs, *_QR)
+    opts = options(args, kwargs, *_QR)
     y = sla.qr(a, *args, **kwargs)
     a = np.asarray(a)
     # mode="r" returns the m x n R of mode="full"; its extra rows are zero whatever A is
-    reason = None if opts["mode"] == "r" else _qr_defined(a, _QR_MODES[opts["mode"]])
+    reason = None if opts["mode"] == "r" else qr_defined(a, _QR_MODES[opts["mode"]])
     if reason or opts["mode"] in ("r", "raw"):
         economic = sla.qr(a, mode="economic", pivoting=opts["pivoting"])
     else:
@@ -161,7 +165,7 @@ def _qr_parts(a: Any, args: tuple, kwargs: dict) -> tuple:
 @frule.register(sla.qr)
 def qr_frule(dargs, a, *args, **kwargs):
     y, q, r, perm, reason, opts = _qr_parts(a, args, kwargs)
-    a_dot = _value(dargs[1])
+    a_dot = nonzero(dargs[1])
     if a_dot is None:
         return y, ZeroTangent()
     if reason:
@@ -169,7 +173,7 @@ def qr_frule(dargs, a, *args, **kwargs):
     a, a_dot = np.asarray(a), np.asarray(a_dot)
     if perm is not None:  # A P = Q R at the fixed permutation P
         a, a_dot = a[:, perm], a_dot[:, perm]
-    q_dot, r_dot = _qr_tangent(q, r, a, a_dot)
+    q_dot, r_dot = qr_tangent(q, r, a, a_dot)
     if opts["mode"] == "r":
         r_full = np.zeros(y[0].shape, dtype=r_dot.dtype)
         r_full[:r_dot.shape[0]] = r_dot
@@ -186,23 +190,23 @@ def qr_rrule(a, *args, **kwargs):
 
     def qr_pullback(y_bar):
         if opts["mode"] == "r":
-            q_bar, r_bar = None, _item(y_bar, 0)
+            q_bar, r_bar = None, item(y_bar, 0)
             r_bar = None if r_bar is None else np.asarray(r_bar)[:r.shape[0]]
         else:
-            q_bar, r_bar = _item(y_bar, 0), _item(y_bar, 1)
+            q_bar, r_bar = item(y_bar, 0), item(y_bar, 1)
         if q_bar is None and r_bar is None:
-            return NoTangent(), ZeroTangent(), *_nots(args)
+            return NoTangent(), ZeroTangent(), *nots(args)
         if reason:
-            return NoTangent(), not_implemented(reason), *_nots(args)
+            return NoTangent(), not_implemented(reason), *nots(args)
         a_arr = np.asarray(a)
         a_p = a_arr if perm is None else a_arr[:, perm]
-        g = _qr_cotangent(q, r, a_p, None if q_bar is None else np.asarray(q_bar),
+        g = qr_cotangent(q, r, a_p, None if q_bar is None else np.asarray(q_bar),
                           None if r_bar is None else np.asarray(r_bar))
         if perm is not None:
             a_bar = np.empty_like(g)
             a_bar[:, perm] = g
             g = a_bar
-        return NoTangent(), project_a(g), *_nots(args)
+        return NoTangent(), project_a(g), *nots(args)
 
     return y, qr_pullback
 
@@ -224,34 +228,34 @@ def _eig_reason(opts: dict) -> str | None:
 
 @frule.register(sla.eig)
 def eig_frule(dargs, a, *args, **kwargs):
-    opts = _options(args, kwargs, *_EIG)
+    opts = options(args, kwargs, *_EIG)
     y = sla.eig(a, *args, **kwargs)
-    a_dot = _value(dargs[1])
-    if a_dot is None and (opts["b"] is None or _value(dargs[2]) is None):
+    a_dot = nonzero(dargs[1])
+    if a_dot is None and (opts["b"] is None or nonzero(dargs[2]) is None):
         return y, ZeroTangent()
     reason = _eig_reason(opts)
     if reason:
         return y, not_implemented(reason)
     w, v = y
-    w_dot, v_dot = _eig_tangent(w, v, np.asarray(a_dot))
+    w_dot, v_dot = eig_tangent(w, v, np.asarray(a_dot))
     return y, Tangent[tuple](ProjectTo(w)(w_dot), ProjectTo(v)(v_dot))
 
 
 @rrule.register(sla.eig)
 def eig_rrule(a, *args, **kwargs):
-    opts = _options(args, kwargs, *_EIG)
+    opts = options(args, kwargs, *_EIG)
     y = sla.eig(a, *args, **kwargs)
     reason = _eig_reason(opts)
     project_a = ProjectTo(a)
 
     def eig_pullback(y_bar):
-        w_bar, v_bar = _item(y_bar, 0), _item(y_bar, 1)
+        w_bar, v_bar = item(y_bar, 0), item(y_bar, 1)
         if w_bar is None and v_bar is None:
-            return NoTangent(), ZeroTangent(), *_nots(args)
+            return NoTangent(), ZeroTangent(), *nots(args)
         if reason:
-            return NoTangent(), not_implemented(reason), *_nots(args)
+            return NoTangent(), not_implemented(reason), *nots(args)
         w, v = y
-        return NoTangent(), project_a(_eig_cotangent(w, v, w_bar, v_bar)), *_nots(args)
+        return NoTangent(), project_a(eig_cotangent(w, v, w_bar, v_bar)), *nots(args)
 
     return y, eig_pullback
 
@@ -266,35 +270,33 @@ def _eigvals_reason(opts: dict) -> str | None:
 
 @frule.register(sla.eigvals)
 def eigvals_frule(dargs, a, *args, **kwargs):
-    opts = _options(args, kwargs, *_EIGVALS)
+    opts = options(args, kwargs, *_EIGVALS)
     y = sla.eigvals(a, *args, **kwargs)
-    a_dot = _value(dargs[1])
-    if a_dot is None and (opts["b"] is None or _value(dargs[2]) is None):
+    a_dot = nonzero(dargs[1])
+    if a_dot is None and (opts["b"] is None or nonzero(dargs[2]) is None):
         return y, ZeroTangent()
     reason = _eigvals_reason(opts)
     if reason:
         return y, not_implemented(reason)
-    _, v = _eig_matching(np.asarray(a), y)
-    return y, ProjectTo(y)(_diag(np.linalg.solve(v, np.asarray(a_dot) @ v)))
+    _, v = eig_matching(np.asarray(a), y)
+    return y, ProjectTo(y)(diag(np.linalg.solve(v, np.asarray(a_dot) @ v)))
 
 
 @rrule.register(sla.eigvals)
 def eigvals_rrule(a, *args, **kwargs):
-    opts = _options(args, kwargs, *_EIGVALS)
+    opts = options(args, kwargs, *_EIGVALS)
     y = sla.eigvals(a, *args, **kwargs)
     reason = _eigvals_reason(opts)
-    w, v = (None, None) if reason else _eig_matching(np.asarray(a), y)
+    w, v = (None, None) if reason else eig_matching(np.asarray(a), y)
     if not reason:  # NumPy's eig is real for real eigenvalues; SciPy's eigvals never is
         w, v = w.astype(y.dtype), v.astype(np.result_type(v, y))
     project_a = ProjectTo(a)
 
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
     def eigvals_pullback(y_bar):
-        y_bar = _value(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent(), *_nots(args)
         if reason:
-            return NoTangent(), not_implemented(reason), *_nots(args)
-        return NoTangent(), project_a(_eig_cotangent(w, v, y_bar, None)), *_nots(args)
+            return NoTangent(), not_implemented(reason), *nots(args)
+        return NoTangent(), project_a(eig_cotangent(w, v, y_bar, None)), *nots(args)
 
     return y, eigvals_pullback
 
@@ -322,11 +324,11 @@ def _pinv_rank(kwargs: dict) -> bool:
 @frule.register(sla.pinv)
 def pinv_frule(dargs, a, **kwargs):
     out = sla.pinv(a, **kwargs)
-    a_dot = _value(dargs[1])
+    a_dot = nonzero(dargs[1])
     if a_dot is None:
         return out, ZeroTangent()
     y = out[0] if _pinv_rank(kwargs) else out
-    y_dot = ProjectTo(y)(_pinv_tangent(np.asarray(a), y, np.asarray(a_dot)))
+    y_dot = ProjectTo(y)(pinv_tangent(np.asarray(a), y, np.asarray(a_dot)))
     return out, Tangent[tuple](y_dot, NoTangent()) if _pinv_rank(kwargs) else y_dot
 
 
@@ -337,15 +339,15 @@ def pinv_rrule(a, **kwargs):
     project_a = ProjectTo(a)
 
     def pinv_pullback(y_bar):
-        y_bar = _item(y_bar, 0) if _pinv_rank(kwargs) else _value(y_bar)
+        y_bar = item(y_bar, 0) if _pinv_rank(kwargs) else nonzero(y_bar)
         if y_bar is None:
             return NoTangent(), ZeroTangent()
-        return NoTangent(), project_a(_pinv_cotangent(np.asarray(a), y, np.asarray(y_bar)))
+        return NoTangent(), project_a(pinv_cotangent(np.asarray(a), y, np.asarray(y_bar)))
 
     return out, pinv_pullback
 
 
-_norm_rules(sla.norm, (("ord", None), ("axis", None), ("keepdims", False),
+norm_rules(sla.norm, (("ord", None), ("axis", None), ("keepdims", False),
                        ("check_finite", True)))
 
 
@@ -361,7 +363,7 @@ def _block(a: np.ndarray, e: np.ndarray, diagonal: bool = True) -> np.ndarray:
 @frule.register(sla.expm_frechet)
 def expm_frechet_frule(dargs, a, e, *args, **kwargs):
     y = sla.expm_frechet(a, e, *args, **kwargs)
-    a_dot, e_dot = _value(dargs[1]), _value(dargs[2])
+    a_dot, e_dot = nonzero(dargs[1]), nonzero(dargs[2])
     if a_dot is None and e_dot is None:
         return y, ZeroTangent()
     a, e = np.asarray(a), np.asarray(e)
@@ -371,7 +373,7 @@ def expm_frechet_frule(dargs, a, e, *args, **kwargs):
     e_dot = np.zeros(e.shape, dtype) if e_dot is None else np.asarray(e_dot)
     big = sla.expm_frechet(_block(a, e), _block(a_dot, e_dot), compute_expm=False)
     expm_dot, frechet_dot = big[:n, :n], big[:n, n:]
-    compute_expm = _options(args, kwargs, ("method", None), ("compute_expm", True),
+    compute_expm = options(args, kwargs, ("method", None), ("compute_expm", True),
                             ("check_finite", True))["compute_expm"]
     if not compute_expm:
         return y, ProjectTo(y)(frechet_dot)
@@ -381,26 +383,26 @@ def expm_frechet_frule(dargs, a, e, *args, **kwargs):
 @rrule.register(sla.expm_frechet)
 def expm_frechet_rrule(a, e, *args, **kwargs):
     y = sla.expm_frechet(a, e, *args, **kwargs)
-    compute_expm = _options(args, kwargs, ("method", None), ("compute_expm", True),
+    compute_expm = options(args, kwargs, ("method", None), ("compute_expm", True),
                             ("check_finite", True))["compute_expm"]
     project_a, project_e = ProjectTo(a), ProjectTo(e)
 
     def expm_frechet_pullback(y_bar):
         if compute_expm:
-            expm_bar, frechet_bar = _item(y_bar, 0), _item(y_bar, 1)
+            expm_bar, frechet_bar = item(y_bar, 0), item(y_bar, 1)
         else:
-            expm_bar, frechet_bar = None, _value(y_bar)
+            expm_bar, frechet_bar = None, nonzero(y_bar)
         if expm_bar is None and frechet_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), *_nots(args)
+            return NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)
         a_arr, e_arr = np.asarray(a), np.asarray(e)
         n = a_arr.shape[-1]
         dtype = np.result_type(a_arr, e_arr, 1.0)
         top_left = np.zeros((n, n), dtype) if expm_bar is None else np.asarray(expm_bar)
         top_right = np.zeros((n, n), dtype) if frechet_bar is None else np.asarray(frechet_bar)
         # adjoint of the Frechet derivative of expm at X is the one at X^H
-        g = sla.expm_frechet(_H(_block(a_arr, e_arr)), _block(top_left, top_right, diagonal=False),
+        g = sla.expm_frechet(H(_block(a_arr, e_arr)), _block(top_left, top_right, diagonal=False),
                              compute_expm=False)
         a_bar = g[:n, :n] + g[n:, n:]
-        return NoTangent(), project_a(a_bar), project_e(g[:n, n:]), *_nots(args)
+        return NoTangent(), project_a(a_bar), project_e(g[:n, n:]), *nots(args)
 
     return y, expm_frechet_pullback

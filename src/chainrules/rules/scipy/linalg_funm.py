@@ -40,7 +40,11 @@ from chainrules.core import (
     rrule_via_ad,
     unthunk,
 )
-from chainrules.rules.scipy.linalg import _H, _nots, _value
+from chainrules.rules._kit import is_zero, nonzero
+from chainrules.rules._linalg_kernel import (
+    H,
+    nots,
+)
 
 _CLOSURE = ("funm: derivatives with respect to values captured by func are not "
             "implemented; pass them through A or use a plain function")
@@ -60,16 +64,12 @@ def _eig(a: Any) -> tuple:
     return w.astype(np.complex128), v.astype(np.complex128)
 
 
-def _is_zero(t: Any) -> bool:
-    return isinstance(unthunk(t), (ZeroTangent, NoTangent))
-
-
 @frule.register(sla.funm, config=HasForwardsMode)
 def funm_frule(config, dargs, a, func, *args, **kwargs):
     out = sla.funm(a, func, *args, **kwargs)
     y = out[0] if isinstance(out, tuple) else out
-    a_dot, func_dot = _value(dargs[1]), dargs[2]
-    if not _is_zero(func_dot):
+    a_dot, func_dot = nonzero(dargs[1]), dargs[2]
+    if not is_zero(unthunk(func_dot)):
         return out, not_implemented(_CLOSURE)
     if a_dot is None:
         return out, ZeroTangent()
@@ -94,17 +94,17 @@ def funm_rrule(config, a, func, *args, **kwargs):
         y_bar = unthunk(y_bar)
         if isinstance(out, tuple) and not isinstance(y_bar, (ZeroTangent, NoTangent)):
             y_bar = unthunk(y_bar[0])
-        y_bar = _value(y_bar)
+        y_bar = nonzero(y_bar)
         if y_bar is None:
-            return NoTangent(), ZeroTangent(), NoTangent(), *_nots(args)
+            return NoTangent(), ZeroTangent(), NoTangent(), *nots(args)
         func_bar, w_bar = func_pullback(np.ones_like(w))
-        if not _is_zero(func_bar):
+        if not is_zero(unthunk(func_bar)):
             return NoTangent(), not_implemented(_CLOSURE), not_implemented(_CLOSURE), \
-                *_nots(args)
+                *nots(args)
         dfw = np.conj(np.asarray(unthunk(w_bar)))  # w_bar = conj(f'(w)) for y_bar = 1
         f = _divided_differences(w, np.asarray(fw), dfw)
-        v_inv_h = _H(np.linalg.inv(v))
-        a_bar = v_inv_h @ (np.conj(f) * (_H(v) @ np.asarray(y_bar) @ v_inv_h)) @ _H(v)
-        return NoTangent(), project_a(a_bar), NoTangent(), *_nots(args)
+        v_inv_h = H(np.linalg.inv(v))
+        a_bar = v_inv_h @ (np.conj(f) * (H(v) @ np.asarray(y_bar) @ v_inv_h)) @ H(v)
+        return NoTangent(), project_a(a_bar), NoTangent(), *nots(args)
 
     return out, funm_pullback

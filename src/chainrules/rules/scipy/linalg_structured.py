@@ -25,7 +25,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, rrule
-from chainrules.rules.scipy.linalg import _value
+from chainrules.rules._kit import define_rules, nonzero, zero_guard
 
 
 def _source_map(f: Any, arrays: list, conj_second: bool) -> tuple:
@@ -49,7 +49,7 @@ def _gather_rules(f: Any) -> None:
 
     def gather_frule(dargs: tuple, *arrays: Any) -> Any:
         y = f(*arrays)
-        dots = [_value(d) for d in dargs[1:]]
+        dots = [nonzero(d) for d in dargs[1:]]
         if all(d is None for d in dots):
             return y, ZeroTangent()
         dots = [np.zeros(np.shape(x), dtype=y.dtype) if d is None else np.asarray(d)
@@ -61,10 +61,8 @@ def _gather_rules(f: Any) -> None:
         projectors = [ProjectTo(x) for x in arrays]
         conj_second = _conj_row(f, list(arrays))
 
+        @zero_guard(lambda: (NoTangent(), *(ZeroTangent() for _ in arrays)))
         def gather_pullback(y_bar: Any) -> tuple:
-            y_bar = _value(y_bar)
-            if y_bar is None:
-                return NoTangent(), *(ZeroTangent() for _ in arrays)
             source, offsets, sizes = _source_map(f, list(arrays), conj_second)
             y_bar = np.broadcast_to(np.asarray(y_bar), source.shape)
             acc = np.zeros(offsets[-1], dtype=np.result_type(y_bar, *arrays))
@@ -78,10 +76,7 @@ def _gather_rules(f: Any) -> None:
         gather_pullback.__qualname__ = f"{name}_pullback"
         return y, gather_pullback
 
-    gather_frule.__qualname__ = f"{name}_frule"
-    gather_rrule.__qualname__ = f"{name}_rrule"
-    frule.register(f)(gather_frule)
-    rrule.register(f)(gather_rrule)
+    define_rules(f, frule_fn=gather_frule, rrule_fn=gather_rrule)
 
 
 for _f in (sla.toeplitz, sla.circulant, sla.hankel):
@@ -91,7 +86,7 @@ for _f in (sla.toeplitz, sla.circulant, sla.hankel):
 @frule.register(sla.companion)
 def companion_frule(dargs, a):
     y = sla.companion(a)
-    a_dot = _value(dargs[1])
+    a_dot = nonzero(dargs[1])
     if a_dot is None:
         return y, ZeroTangent()
     a, a_dot = np.asarray(a), np.asarray(a_dot)
@@ -106,10 +101,8 @@ def companion_rrule(a):
     y = sla.companion(a)
     project_a = ProjectTo(a)
 
+    @zero_guard((NoTangent(), ZeroTangent()))
     def companion_pullback(y_bar):
-        y_bar = _value(y_bar)
-        if y_bar is None:
-            return NoTangent(), ZeroTangent()
         a_arr = np.asarray(a)
         g = np.asarray(y_bar)[..., 0, :]  # only the first row depends on a
         a0 = np.conj(a_arr[..., :1])

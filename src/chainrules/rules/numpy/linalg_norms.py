@@ -1,0 +1,93 @@
+"""Rules for the norms of ``numpy.linalg``: ``norm``, ``vector_norm``, ``matrix_norm``
+and ``cond``. ``ord`` 0 has derivative zero; at ties (``inf`` norms, matrix 1/inf norms)
+the subgradient is averaged over the tied entries.
+
+>>> import numpy as np
+>>> from chainrules import rrule
+>>> y, norm_pullback = rrule(np.linalg.norm, np.array([3.0, 4.0]))
+>>> norm_pullback(1.0)[1]  # x / |x|
+array([0.6, 0.8])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from chainrules.core import (
+    NoTangent,
+    ProjectTo,
+    ZeroTangent,
+    frule,
+    rrule,
+)
+from chainrules.rules._kit import nonzero, zero_guard
+from chainrules.rules._linalg_derivatives import (
+    matrix_norm_grad,
+    norm_rules,
+)
+from chainrules.rules._linalg_kernel import (
+    H,
+    as_float,
+    nots,
+    options,
+    rdot,
+)
+
+# --------------------------------------------------------------------------------- norms
+
+
+norm_rules(np.linalg.norm, (("ord", None), ("axis", None), ("keepdims", False)))
+
+
+norm_rules(np.linalg.vector_norm, (("axis", None), ("keepdims", False), ("ord", 2)))
+
+
+norm_rules(np.linalg.matrix_norm, (("keepdims", False), ("ord", "fro")))
+
+
+# ---------------------------------------------------------------------------------- cond
+
+
+def _cond_grad(x: np.ndarray, p: Any) -> np.ndarray:
+    """d cond(x, p) / dx for a stack of square (or, for p in None/2/-2, any) matrices."""
+    if p in (None, 2, -2):
+        u, s, vh = np.linalg.svd(x, full_matrices=False)
+        hi, lo = s[..., :1], s[..., -1:]
+        g_hi = u[..., :, :1] @ vh[..., :1, :]
+        g_lo = u[..., :, -1:] @ vh[..., -1:, :]
+        if p == -2:
+            hi, lo, g_hi, g_lo = lo, hi, g_lo, g_hi
+        # cond = hi / lo
+        return (g_hi / lo[..., None] - g_lo * (hi / lo**2)[..., None])
+    xi = np.linalg.inv(x)
+    n1 = np.linalg.norm(x, p, axis=(-2, -1))[..., None, None]
+    n2 = np.linalg.norm(xi, p, axis=(-2, -1))[..., None, None]
+    g1 = matrix_norm_grad(x, p, (x.ndim - 2, x.ndim - 1))
+    g2 = matrix_norm_grad(xi, p, (x.ndim - 2, x.ndim - 1))
+    return n2 * g1 - n1 * (H(xi) @ g2 @ H(xi))
+
+
+@frule.register(np.linalg.cond)
+def cond_frule(dargs, x, *args, **kwargs):
+    x_dot = nonzero(dargs[1])
+    y = np.linalg.cond(x, *args, **kwargs)
+    if x_dot is None:
+        return y, ZeroTangent()
+    g = _cond_grad(as_float(x), options(args, kwargs, ("p", None))["p"])
+    return y, ProjectTo(y)(rdot(g, x_dot, axis=(-2, -1)))
+
+
+@rrule.register(np.linalg.cond)
+def cond_rrule(x, *args, **kwargs):
+    y = np.linalg.cond(x, *args, **kwargs)
+    project_x = ProjectTo(x)
+
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
+    def cond_pullback(y_bar):
+        g = _cond_grad(as_float(x), options(args, kwargs, ("p", None))["p"])
+        return NoTangent(), project_x(np.real(np.asarray(y_bar))[..., None, None] * g), \
+            *nots(args)
+
+    return y, cond_pullback

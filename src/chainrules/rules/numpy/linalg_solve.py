@@ -1,0 +1,632 @@
+"""Rules for the solves, inverses and determinants of ``numpy.linalg``: ``inv``, ``solve``,
+``det``, ``slogdet``, ``pinv``, ``lstsq``, ``matrix_power``, ``multi_dot``, ``tensorsolve``
+and ``tensorinv`` (conventions: ``chainrules.rules.numpy.linalg``).
+
+``solve``, ``det``, ``slogdet`` factor the matrix once (LU via SciPy for a single matrix
+when SciPy is installed) and reuse the factors in the pullback.
+
+>>> import numpy as np
+>>> from chainrules import rrule
+>>> y, inv_pullback = rrule(np.linalg.inv, np.array([[2.0, 0.0], [0.0, 4.0]]))
+>>> inv_pullback(np.eye(2))[1]  # -A^-H A^-H
+array([[-0.25  , -0.    ],
+       [-0.    , -0.0625]])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from chainrules.core import (
+    NoTangent,
+    ProjectTo,
+    Tangent,
+    Thunk,
+    ZeroTangent,
+    frule,
+    not_implemented,
+    rrule,
+    unthunk,
+)
+from chainrules.rules._kit import is_zero, nonzero, zero_guard
+from chainrules.rules._linalg_derivatives import (
+    pinv_cotangent,
+    pinv_tangent,
+)
+from chainrules.rules._linalg_kernel import (
+    H,
+    as_float,
+    diag,
+    eye_like,
+    field,
+    her_cotangent,
+    her_input,
+    mtrace,
+    nots,
+    options,
+    outer_h,
+    rdot,
+    scipy_linalg,
+)
+
+_SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
+
+
+class _LU:
+    """Factorization of a square matrix (stack), solving with ``A`` and ``A^H``.
+
+    A single matrix is LU-factored once with LAPACK (via SciPy, when installed)
+    and the factors are reused: each later solve costs O(n^2) per right-hand
+    side. A stack falls back to ``np.linalg.solve`` per call. ``strict``:
+    raise ``LinAlgError`` for an exactly singular matrix (as ``np.linalg.solve``).
+    """
+
+    def __init__(self, a: np.ndarray, strict: bool = True) -> None:
+        self.a = a
+        self.factors = None
+        self.singular = False
+        sla = scipy_linalg()
+        # Factor plain arrays only: the methods' fallbacks (np.linalg.solve, det, inv)
+        # have rules themselves, so a rule run again on an AD's traced values (for a
+        # second derivative) stays differentiable.
+        if type(a) is np.ndarray and a.ndim == 2 and sla is not None and a.shape[0] > 0:
+            # LAPACK directly: SciPy's lu_factor/lu_solve wrappers cost more than an
+            # O(n^2) solve for n ~ 100
+            getrf, self.getrs, self.getri = sla.lapack.get_lapack_funcs(
+                ("getrf", "getrs", "getri"), (a,))
+            lu, piv, info = getrf(a)
+            self.singular = info > 0
+            if self.singular and strict:
+                raise np.linalg.LinAlgError("Singular matrix")
+            self.factors = (lu, piv)
+
+    def slogdet(self) -> Any:
+        if self.factors is None:
+            return np.linalg.slogdet(self.a)
+        lu, piv = self.factors
+        d = np.diagonal(lu)
+        swaps = np.count_nonzero(piv != np.arange(piv.shape[0]))
+        ad = np.abs(d)
+        if self.singular:
+            sign, logabsdet = d.dtype.type(0), ad.dtype.type(-np.inf)
+        else:
+            sign = np.prod(d / ad) * (-1 if swaps % 2 else 1)
+            logabsdet = np.sum(np.log(ad))
+        return _SlogdetResult(sign, logabsdet)
+
+    def solve(self, b: np.ndarray, adjoint: bool = False) -> np.ndarray:
+        """``A^-1 b`` (``A^-H b``) for ``b`` of shape ``(..., n, k)``."""
+        if self.factors is None or type(b) is not np.ndarray:
+            # (a right-hand side that is an AD's traced value, in a second derivative:
+            # np.linalg.solve has a rule, LAPACK's getrs would need a plain array)
+            return np.linalg.solve(H(self.a) if adjoint else self.a, b)
+        lu = self.factors[0]
+        n = self.a.shape[-1]
+        batch = b.shape[:-2]
+        k = b.shape[-1]
+        flat = b if not batch else np.moveaxis(b, -2, 0).reshape(n, -1)
+        if np.iscomplexobj(flat) and not np.iscomplexobj(lu):
+            # real factors: solve for the real and imaginary parts
+            x = self._getrs(flat.real, adjoint) + 1j * self._getrs(flat.imag, adjoint)
+        else:
+            x = self._getrs(flat, adjoint)
+        return self._unflat(x, batch, k)
+
+    def _getrs(self, b: np.ndarray, adjoint: bool) -> np.ndarray:
+        lu, piv = self.factors
+        x, info = self.getrs(lu, piv, np.asarray(b, dtype=lu.dtype), trans=2 if adjoint else 0)
+        if info != 0:  # pragma: no cover - argument errors only
+            raise np.linalg.LinAlgError(f"getrs failed (info={info})")
+        return x
+
+    def _unflat(self, x: np.ndarray, batch: tuple, k: int) -> np.ndarray:
+        if not batch:
+            return x
+        n = self.a.shape[-1]
+        return np.moveaxis(x.reshape((n, *batch, k)), 0, -2)
+
+    def det(self) -> Any:
+        if self.factors is None:
+            return np.linalg.det(self.a)
+        lu, piv = self.factors
+        swaps = np.count_nonzero(piv != np.arange(piv.shape[0]))
+        d = np.prod(np.diagonal(lu))
+        return -d if swaps % 2 else d
+
+    def inv_h(self) -> np.ndarray:
+        """``A^-H`` (from the stored factors with LAPACK ``getri`` when there are some)."""
+        if self.factors is None:
+            return H(np.linalg.inv(self.a))
+        lu, piv = self.factors
+        inv, info = self.getri(lu, piv)
+        if info != 0:
+            raise np.linalg.LinAlgError("Singular matrix")
+        return H(inv)
+
+
+# ----------------------------------------------------------------------------------- inv
+
+
+@frule.register(np.linalg.inv)
+def inv_frule(dargs, a):
+    a_dot = nonzero(dargs[1])
+    y = np.linalg.inv(a)
+    if a_dot is None:
+        return y, ZeroTangent()
+    return y, ProjectTo(y)(-(y @ a_dot @ y))
+
+
+@rrule.register(np.linalg.inv)
+def inv_rrule(a):
+    y = np.linalg.inv(a)
+    project_a = ProjectTo(a)
+
+    @zero_guard((NoTangent(), ZeroTangent()))
+    def inv_pullback(y_bar):
+        y_h = H(y)
+        return NoTangent(), project_a(-(y_h @ y_bar @ y_h))
+
+    return y, inv_pullback
+
+
+# --------------------------------------------------------------------------------- solve
+
+
+def _solve_parts(a: np.ndarray, b: np.ndarray) -> tuple:
+    """(factor, b as a matrix stack, whether b is a vector)."""
+    vec = np.ndim(b) == 1
+    bm = b[:, None] if vec else b
+    dtype = np.result_type(as_float(a), as_float(b))  # NumPy solves in the common type
+    return _LU(as_float(a).astype(dtype, copy=False)), bm, vec
+
+
+@frule.register(np.linalg.solve)
+def solve_frule(dargs, a, b):
+    a_dot, b_dot = nonzero(dargs[1]), nonzero(dargs[2])
+    lu, bm, vec = _solve_parts(a, b)
+    ym = lu.solve(as_float(bm))
+    y = ym[..., 0] if vec else ym
+    project_y = ProjectTo(y)
+    if a_dot is None and b_dot is None:
+        return y, ZeroTangent()
+    rhs = 0
+    if b_dot is not None:
+        rhs = b_dot[:, None] if vec else b_dot
+    if a_dot is not None:
+        rhs = rhs - a_dot @ ym
+    y_dot = lu.solve(np.asarray(rhs))
+    return y, project_y(y_dot[..., 0] if vec else y_dot)
+
+
+@rrule.register(np.linalg.solve)
+def solve_rrule(a, b):
+    lu, bm, vec = _solve_parts(a, b)
+    ym = lu.solve(as_float(bm))
+    y = ym[..., 0] if vec else ym
+    project_a, project_b = ProjectTo(a), ProjectTo(b)
+
+    @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
+    def solve_pullback(y_bar):
+        g = lu.solve(y_bar[..., None] if vec else y_bar, adjoint=True)
+        b_bar = project_b(g[..., 0] if vec else g)
+        a_bar = Thunk(lambda: project_a(-outer_h(g, ym)))
+        return NoTangent(), a_bar, b_bar
+
+    return y, solve_pullback
+
+
+# -------------------------------------------------------------------------- det, slogdet
+
+
+_SINGULAR = ("gradient of det/slogdet at an exactly singular matrix (the adjugate) is not "
+             "written")
+
+
+@frule.register(np.linalg.det)
+def det_frule(dargs, a):
+    a_dot = nonzero(dargs[1])
+    lu = _LU(as_float(a), strict=False)
+    y = lu.det()
+    if a_dot is None:
+        return y, ZeroTangent()
+    if lu.singular:
+        return y, not_implemented(_SINGULAR)
+    return y, ProjectTo(y)(y * mtrace(lu.solve(a_dot)))
+
+
+@rrule.register(np.linalg.det)
+def det_rrule(a):
+    lu = _LU(as_float(a), strict=False)
+    y = lu.det()
+    project_a = ProjectTo(a)
+
+    @zero_guard((NoTangent(), ZeroTangent()))
+    def det_pullback(y_bar):
+        if lu.singular:
+            return NoTangent(), not_implemented(_SINGULAR)
+        # d det = det * tr(A^-1 dA): adjoint conj(det) * y_bar * A^-H (from the LU factors)
+        c = np.asarray(y_bar * np.conj(y))[..., None, None]
+        return NoTangent(), project_a(c * lu.inv_h())
+
+    return y, det_pullback
+
+
+def _slogdet_tangent(y: Any, t: Any) -> Any:
+    """Tangent of ``slogdet`` given ``t = tr(A^-1 dA)``."""
+    t = np.asarray(t)
+    sign_dot: Any
+    if np.iscomplexobj(y.sign):
+        sign_dot = ProjectTo(y.sign)(y.sign * 1j * t.imag)
+    else:
+        sign_dot = ZeroTangent()
+    logabsdet_dot = ProjectTo(y.logabsdet)(t.real)
+    return Tangent[type(y)](sign=sign_dot, logabsdet=logabsdet_dot)
+
+
+@frule.register(np.linalg.slogdet)
+def slogdet_frule(dargs, a):
+    a_dot = nonzero(dargs[1])
+    lu = _LU(as_float(a), strict=False)
+    y = lu.slogdet()
+    if a_dot is None:
+        return y, ZeroTangent()
+    if lu.singular:
+        return y, not_implemented(_SINGULAR)
+    return y, _slogdet_tangent(y, mtrace(lu.solve(a_dot)))
+
+
+@rrule.register(np.linalg.slogdet)
+def slogdet_rrule(a):
+    lu = _LU(as_float(a), strict=False)
+    y = lu.slogdet()
+    project_a = ProjectTo(a)
+    complex_sign = np.iscomplexobj(y.sign)
+
+    def slogdet_pullback(y_bar):
+        sign_bar = field(y_bar, "sign", 0)
+        logabsdet_bar = field(y_bar, "logabsdet", 1)
+        if logabsdet_bar is None and (sign_bar is None or not complex_sign):
+            return NoTangent(), ZeroTangent()
+        if lu.singular:
+            return NoTangent(), not_implemented(_SINGULAR)
+        # the loss is Re(g * tr(A^-1 dA)) with g below; its gradient is conj(g) A^-H
+        g = np.zeros(np.shape(y.logabsdet), dtype=np.result_type(lu.a.dtype, np.complex64))
+        if logabsdet_bar is not None:
+            g = g + np.real(logabsdet_bar)
+        if complex_sign and sign_bar is not None:
+            g = g + 1j * np.imag(np.conj(sign_bar) * y.sign)
+        return NoTangent(), project_a(np.conj(g)[..., None, None] * lu.inv_h())
+
+    return y, slogdet_pullback
+
+
+# ---------------------------------------------------------------------------------- pinv
+
+
+@frule.register(np.linalg.pinv)
+def pinv_frule(dargs, a, *args, **kwargs):
+    a_dot = nonzero(dargs[1])
+    y = np.linalg.pinv(a, *args, **kwargs)
+    if a_dot is None:
+        return y, ZeroTangent()
+    herm = options(args, kwargs, ("rcond", None), ("hermitian", False))["hermitian"]
+    a_eff = her_input(a, "L") if herm else a
+    a_dot = her_input(a_dot, "L") if herm else a_dot
+    return y, ProjectTo(y)(pinv_tangent(a_eff, y, a_dot))
+
+
+@rrule.register(np.linalg.pinv)
+def pinv_rrule(a, *args, **kwargs):
+    y = np.linalg.pinv(a, *args, **kwargs)
+    herm = options(args, kwargs, ("rcond", None), ("hermitian", False))["hermitian"]
+    project_a = ProjectTo(a)
+
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
+    def pinv_pullback(y_bar):
+        if herm:
+            s = pinv_cotangent(her_input(a, "L"), y, y_bar)
+            return NoTangent(), project_a(her_cotangent(s, "L")), *nots(args)
+        return NoTangent(), project_a(pinv_cotangent(a, y, y_bar)), *nots(args)
+
+    return y, pinv_pullback
+
+
+# --------------------------------------------------------------------------------- lstsq
+
+
+def _lstsq_parts(a: np.ndarray, b: np.ndarray, args: tuple, kwargs: dict) -> tuple:
+    y = np.linalg.lstsq(a, b, *args, **kwargs)
+    x, residuals, rank, s = y
+    p = np.linalg.pinv(a)
+    return y, x, residuals, rank, s, p
+
+
+@frule.register(np.linalg.lstsq)
+def lstsq_frule(dargs, a, b, *args, **kwargs):
+    a_dot, b_dot = nonzero(dargs[1]), nonzero(dargs[2])
+    y, x, residuals, _rank, s, p = _lstsq_parts(a, b, args, kwargs)
+    if a_dot is None and b_dot is None:
+        return y, ZeroTangent()
+    vec = np.ndim(b) == 1
+    xm = x[:, None] if vec else x
+    bm = b[:, None] if vec else b
+    r = bm - a @ xm
+    rhs = 0
+    if b_dot is not None:
+        rhs = b_dot[:, None] if vec else b_dot
+    if a_dot is not None:
+        rhs = rhs - a_dot @ xm
+    x_dot = p @ rhs
+    res_dot: Any = ZeroTangent()
+    s_dot: Any = ZeroTangent()
+    if a_dot is not None:
+        # d x = A+ (db - dA x) + A+ A+^H dA^H r + (I - A+ A) dA^H A+^H x
+        n = a.shape[-1]
+        x_dot = x_dot + p @ (H(p) @ (H(a_dot) @ r))
+        x_dot = x_dot + (np.eye(n, dtype=p.dtype) - p @ a) @ (H(a_dot) @ (H(p) @ xm))
+        u, _, vh = np.linalg.svd(a, full_matrices=False)
+        s_dot = ProjectTo(s)(diag(H(u) @ a_dot @ H(vh)).real)
+    if residuals.size:
+        # residuals = |b - A x|^2 per column; A^H r = 0 removes the dx term
+        res_dot = ProjectTo(residuals)(2 * rdot(r, np.asarray(rhs), axis=0))
+    x_dot = ProjectTo(x)(x_dot[:, 0] if vec else x_dot)
+    return y, Tangent[tuple](x_dot, res_dot, NoTangent(), s_dot)
+
+
+@rrule.register(np.linalg.lstsq)
+def lstsq_rrule(a, b, *args, **kwargs):
+    y, x, residuals, _rank, _s, p = _lstsq_parts(a, b, args, kwargs)
+    project_a, project_b = ProjectTo(a), ProjectTo(b)
+    vec = np.ndim(b) == 1
+    xm = x[:, None] if vec else x
+    bm = b[:, None] if vec else b
+
+    def lstsq_pullback(y_bar):
+        x_bar = field(y_bar, "x", 0)
+        res_bar = field(y_bar, "residuals", 1)
+        s_bar = field(y_bar, "s", 3)
+        if x_bar is None and res_bar is None and s_bar is None:
+            return NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)
+        r = bm - a @ xm
+        # cotangent of the right-hand side rhs = db - dA x (x part, then residuals part)
+        g = 0
+        xm_bar = None
+        if x_bar is not None:
+            xm_bar = x_bar[:, None] if vec else x_bar
+            g = H(p) @ xm_bar
+        if res_bar is not None and residuals.size:
+            g = g + 2 * np.real(res_bar) * r
+        g = np.asarray(g)
+
+        def a_cotangent():
+            a_bar = np.zeros(np.shape(a), dtype=np.result_type(a, xm, np.float32))
+            if g.ndim:
+                a_bar = a_bar - g @ H(xm)
+            if xm_bar is not None:
+                n = a.shape[-1]
+                # adjoints of A+ A+^H dA^H r and (I - A+ A) dA^H A+^H x
+                a_bar = a_bar + r @ H(xm_bar) @ (p @ H(p))
+                proj_cols = np.eye(n, dtype=p.dtype) - p @ a
+                a_bar = a_bar + (H(p) @ xm) @ H(xm_bar) @ proj_cols
+            if s_bar is not None:
+                u, _, vh = np.linalg.svd(a, full_matrices=False)
+                a_bar = a_bar + (u * np.real(s_bar)[None, :]) @ vh
+            return project_a(a_bar)
+
+        if g.ndim:
+            b_bar: Any = project_b(g[:, 0] if vec else g)
+        else:
+            b_bar = ZeroTangent()
+        return NoTangent(), Thunk(a_cotangent), b_bar, *nots(args)
+
+    return y, lstsq_pullback
+
+
+# -------------------------------------------------------------------------- matrix_power
+
+
+def _powers(a: np.ndarray, n: int) -> tuple:
+    """(base, [base^0 .. base^|n|]) with base = A or inv(A) for negative n."""
+    base = np.linalg.inv(a) if n < 0 else a
+    out = [eye_like(base)]
+    for _ in range(abs(n)):
+        out.append(out[-1] @ base)
+    return base, out
+
+
+def _power_tangent(base: np.ndarray, pw: list, base_dot: np.ndarray) -> np.ndarray:
+    k = len(pw) - 1
+    return sum((pw[i] @ base_dot @ pw[k - 1 - i] for i in range(k)), np.zeros_like(pw[0]))
+
+
+@frule.register(np.linalg.matrix_power)
+def matrix_power_frule(dargs, a, n):
+    a_dot = nonzero(dargs[1])
+    y = np.linalg.matrix_power(a, n)
+    if a_dot is None or n == 0:
+        return y, ZeroTangent()
+    base, pw = _powers(as_float(a), n)
+    base_dot = -(base @ a_dot @ base) if n < 0 else a_dot
+    return y, ProjectTo(y)(_power_tangent(base, pw, base_dot))
+
+
+@rrule.register(np.linalg.matrix_power)
+def matrix_power_rrule(a, n):
+    y = np.linalg.matrix_power(a, n)
+    project_a = ProjectTo(a)
+
+    def matrix_power_pullback(y_bar):
+        y_bar = nonzero(y_bar)
+        if y_bar is None or n == 0:
+            return NoTangent(), ZeroTangent(), NoTangent()
+        base, pw = _powers(as_float(a), n)
+        k = abs(n)
+        base_bar = sum((H(pw[i]) @ y_bar @ H(pw[k - 1 - i]) for i in range(k)),
+                       np.zeros_like(pw[0]))
+        if n < 0:
+            base_bar = -(H(base) @ base_bar @ H(base))
+        return NoTangent(), project_a(base_bar), NoTangent()
+
+    return y, matrix_power_pullback
+
+
+# ----------------------------------------------------------------------------- multi_dot
+
+
+def _as_chain(arrays: list) -> tuple:
+    """Matrices of the chain (1-D ends promoted) and whether each end was a vector."""
+    mats = [np.asarray(m) for m in arrays]
+    first_vec, last_vec = mats[0].ndim == 1, mats[-1].ndim == 1
+    if first_vec:
+        mats[0] = mats[0][None, :]
+    if last_vec:
+        mats[-1] = mats[-1][:, None]
+    return mats, first_vec, last_vec
+
+
+def _chain(mats: list) -> np.ndarray:
+    return mats[0] if len(mats) == 1 else np.linalg.multi_dot(mats)
+
+
+@frule.register(np.linalg.multi_dot)
+def multi_dot_frule(dargs, arrays, *args, **kwargs):
+    y = np.linalg.multi_dot(arrays, *args, **kwargs)
+    dots = unthunk(dargs[1])
+    if is_zero(dots):
+        return y, ZeroTangent()
+    mats, first_vec, last_vec = _as_chain(list(arrays))
+    total: Any = 0
+    for i in range(len(mats)):
+        d = nonzero(dots[i])
+        if d is None:
+            continue
+        d = np.asarray(d)
+        if i == 0 and first_vec:
+            d = d[None, :]
+        if i == len(mats) - 1 and last_vec:
+            d = d[:, None]
+        total = total + _chain([*mats[:i], d, *mats[i + 1:]])
+    if isinstance(total, int):
+        return y, ZeroTangent()
+    if first_vec:
+        total = total[0]
+    if last_vec:
+        total = total[..., 0]
+    return y, ProjectTo(y)(total)
+
+
+@rrule.register(np.linalg.multi_dot)
+def multi_dot_rrule(arrays, *args, **kwargs):
+    y = np.linalg.multi_dot(arrays, *args, **kwargs)
+    project_arrays = ProjectTo(list(arrays))
+    mats, first_vec, last_vec = _as_chain(list(arrays))
+
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
+    def multi_dot_pullback(y_bar):
+        y_bar = np.asarray(y_bar)
+        if first_vec:
+            y_bar = y_bar[None, ...]
+        if last_vec:
+            y_bar = y_bar[..., None]
+        k = len(mats)
+        bars = []
+        for i in range(k):
+            left = y_bar if i == 0 else H(_chain(mats[:i])) @ y_bar
+            bar = left if i == k - 1 else left @ H(_chain(mats[i + 1:]))
+            if i == 0 and first_vec:
+                bar = bar[0]
+            if i == k - 1 and last_vec:
+                bar = bar[:, 0]
+            bars.append(bar)
+        return NoTangent(), project_arrays(bars), *nots(args)
+
+    return y, multi_dot_pullback
+
+
+# ---------------------------------------------------------------- tensorsolve, tensorinv
+
+
+def _tensorsolve_layout(a: np.ndarray, b: np.ndarray, axes: Any) -> tuple:
+    """(permutation NumPy applies to a, matrix shape, x shape)."""
+    perm = list(range(a.ndim))
+    if axes is not None:
+        for k in axes:
+            perm.remove(k)
+            perm.insert(a.ndim, k)
+    shape = tuple(a.shape[i] for i in perm)
+    x_shape = shape[-(a.ndim - b.ndim):]
+    n = int(np.prod(x_shape))
+    return perm, (int(np.prod(b.shape)), n), x_shape
+
+
+@frule.register(np.linalg.tensorsolve)
+def tensorsolve_frule(dargs, a, b, *args, **kwargs):
+    a_dot, b_dot = nonzero(dargs[1]), nonzero(dargs[2])
+    y = np.linalg.tensorsolve(a, b, *args, **kwargs)
+    if a_dot is None and b_dot is None:
+        return y, ZeroTangent()
+    perm, mshape, _ = _tensorsolve_layout(a, b, options(args, kwargs, ("axes", None))["axes"])
+    am = np.transpose(a, perm).reshape(mshape)
+    rhs = np.zeros(mshape[0], dtype=np.result_type(y, np.float32))
+    if b_dot is not None:
+        rhs = rhs + np.reshape(b_dot, -1)
+    if a_dot is not None:
+        rhs = rhs - np.transpose(a_dot, perm).reshape(mshape) @ y.reshape(-1)
+    return y, ProjectTo(y)(np.linalg.solve(am, rhs).reshape(y.shape))
+
+
+@rrule.register(np.linalg.tensorsolve)
+def tensorsolve_rrule(a, b, *args, **kwargs):
+    y = np.linalg.tensorsolve(a, b, *args, **kwargs)
+    perm, mshape, _ = _tensorsolve_layout(a, b, options(args, kwargs, ("axes", None))["axes"])
+    lu = _LU(as_float(np.transpose(a, perm).reshape(mshape)))
+    project_a, project_b = ProjectTo(a), ProjectTo(b)
+
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
+    def tensorsolve_pullback(y_bar):
+        g = lu.solve(np.reshape(y_bar, (-1, 1)), adjoint=True)[:, 0]
+
+        def a_cotangent() -> Any:
+            am_bar = -np.outer(g, np.conj(y.reshape(-1)))
+            shape = tuple(a.shape[i] for i in perm)
+            return project_a(np.transpose(am_bar.reshape(shape), np.argsort(perm)))
+
+        return (NoTangent(), Thunk(a_cotangent), project_b(g.reshape(np.shape(b))),
+                *nots(args))
+
+    return y, tensorsolve_pullback
+
+
+def _tensorinv_ind(args: tuple, kwargs: dict) -> int:
+    return options(args, kwargs, ("ind", 2))["ind"]
+
+
+@frule.register(np.linalg.tensorinv)
+def tensorinv_frule(dargs, a, *args, **kwargs):
+    a_dot = nonzero(dargs[1])
+    y = np.linalg.tensorinv(a, *args, **kwargs)
+    if a_dot is None:
+        return y, ZeroTangent()
+    ind = _tensorinv_ind(args, kwargs)
+    n = int(np.prod(a.shape[:ind]))
+    ym = y.reshape(-1, n)
+    y_dot = -(ym @ np.reshape(a_dot, (n, -1)) @ ym)
+    return y, ProjectTo(y)(y_dot.reshape(y.shape))
+
+
+@rrule.register(np.linalg.tensorinv)
+def tensorinv_rrule(a, *args, **kwargs):
+    y = np.linalg.tensorinv(a, *args, **kwargs)
+    ind = _tensorinv_ind(args, kwargs)
+    n = int(np.prod(a.shape[:ind]))
+    ym = y.reshape(-1, n)
+    project_a = ProjectTo(a)
+
+    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
+    def tensorinv_pullback(y_bar):
+        a_bar = -(H(ym) @ np.reshape(y_bar, ym.shape) @ H(ym))
+        return NoTangent(), project_a(a_bar.reshape(np.shape(a))), *nots(args)
+
+    return y, tensorinv_pullback
