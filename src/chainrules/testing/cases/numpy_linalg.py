@@ -55,7 +55,18 @@ def herm(rng: np.random.Generator, dtype: Any, n: int, batch: tuple = ()) -> Any
     from 0 (``w = 1.5 k - 1.5 (n // 2) + 0.75`` plus a jitter under 0.2), in a random
     unitary basis: eigenvectors stay far from a degenerate (rotating) pair, and
     ``subset_by_value`` bounds at 0 far from an eigenvalue, at any seed."""
-    w = 1.5 * np.arange(n) - 1.5 * (n // 2) + 0.75
+    return _hermitian_with(rng, dtype, 1.5 * np.arange(n) - 1.5 * (n // 2) + 0.75, batch)
+
+
+def herm_abs(rng: np.random.Generator, dtype: Any, n: int, batch: tuple = ()) -> Any:
+    """Hermitian matrix (stack) for ``svd(hermitian=True)``: eigenvalues ``-3, 1, 2`` (and
+    ``-4.5``, ``6`` for larger ``n``) plus a jitter under 0.2, so the singular values (their
+    magnitudes) stay at least 0.6 apart and the signs are fixed at any seed."""
+    return _hermitian_with(rng, dtype, np.array([-3.0, 1.0, 2.0, -4.5, 6.0])[:n], batch)
+
+
+def _hermitian_with(rng: np.random.Generator, dtype: Any, w: np.ndarray, batch: tuple) -> Any:
+    n = len(w)
     w = w + rng.uniform(-0.2, 0.2, (*batch, n))
     q, _ = np.linalg.qr(arr(rng, dtype, (*batch, n, n)).astype(np.result_type(dtype, 1.0)))
     h = (q * w[..., None, :]) @ np.swapaxes(q, -1, -2).conj()
@@ -435,12 +446,12 @@ CASES: list[Case] = [
          name=_name(np.linalg.svd, "full_matrices, y_bar ignores extra columns")),
     Case(np.linalg.svd, lambda rng, dt: (arr(rng, dt, (4, 3)),), kwargs={"compute_uv": False},
          dtypes=C),
-    Case(np.linalg.svd, lambda rng, dt: (herm(rng, dt, 3) - 1.4 * np.eye(3, dtype=dt),),
+    Case(np.linalg.svd, lambda rng, dt: (herm_abs(rng, dt, 3),),
          kwargs={"hermitian": True}, dtypes=R),
-    Case(np.linalg.svd, lambda rng, dt: (herm(rng, dt, 3, (2,)) - 1.4 * np.eye(3, dtype=dt),),
+    Case(np.linalg.svd, lambda rng, dt: (herm_abs(rng, dt, 3, (2,)),),
          kwargs={"hermitian": True}, dtypes=("complex128",), frule=False,
          output_tangent=_svd_bar, name=_name(np.linalg.svd, "hermitian, phase-blind y_bar")),
-    Case(np.linalg.svd, lambda rng, dt: (herm(rng, dt, 3, (2,)) - 1.4 * np.eye(3, dtype=dt),),
+    Case(np.linalg.svd, lambda rng, dt: (herm_abs(rng, dt, 3, (2,)),),
          kwargs={"hermitian": True, "compute_uv": False}, dtypes=C),
     Case(svd_abs2, lambda rng, dt: (arr(rng, dt, (4, 3)),), dtypes=C,
          name="svd_abs2 (gauge-invariant |U|^2, S, |Vh|^2)"),
