@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from chainrules._check_runner import load_all_rules as _load_all_rules
+from chainrules._check_runner import resolve_jobs
 from chainrules._naming import NAMESPACES, namespace_and_name, qualified_name
 
 _MODES = ("frule", "rrule")
@@ -78,12 +80,6 @@ def _unknown_namespace_error(wanted: str, known: set[str]) -> str:
 
 def _in_namespace(ns: str, wanted: str | None) -> bool:
     return wanted is None or ns == wanted or ns.startswith(wanted + ".")
-
-
-def _load_all_rules() -> None:
-    """The rule set, and the AD's higher-order rules (map, apply_along_axis, ...)."""
-    import chainrules  # registers the rule set
-    import chainrules.ad  # noqa: F401 -- registers the higher-order rules
 
 
 def _registry_rows(wanted: str | None, only: set | None = None) -> dict[str, _Row]:
@@ -162,7 +158,7 @@ class _Progress:
 
 def _check(args: argparse.Namespace) -> int:
     _load_all_rules()
-    from chainrules._check_runner import resolve_jobs, run_all
+    from chainrules._check_runner import run_all
     from chainrules.testing import iter_catalog
 
     catalog = list(iter_catalog())
@@ -189,6 +185,9 @@ def _check(args: argparse.Namespace) -> int:
     modes = [args.mode] if args.mode else list(_MODES)
     runs = [(c, d, m) for c in cases for d in c.dtypes if dtypes is None or d in dtypes
             for m in modes if getattr(c, m)]
+    seeds = args.seeds or [args.seed]
+    run_seeds = [seed for _ in runs for seed in seeds]
+    runs = [run for run in runs for _ in seeds]
 
     only = {"{}.{}".format(*_group(c.f)) for c in cases} if args.function else None
     rows = _registry_rows(args.namespace, only)
@@ -200,8 +199,8 @@ def _check(args: argparse.Namespace) -> int:
         case, dtype, mode = runs[pos]
         progress.step(f"{case.display_name} {dtype} {mode}", result.status == "failed")
 
-    outcomes = run_all(runs, args.seed, resolve_jobs(args.jobs), step)
-    for (case, dtype, mode), result in zip(runs, outcomes):
+    outcomes = run_all(runs, run_seeds, _workers(args.jobs, runs), step)
+    for (case, dtype, mode), run_seed, result in zip(runs, run_seeds, outcomes):
         ns, name = _group(case.f)
         row = rows[ns]
         key = f"{ns}.{name}"
@@ -218,6 +217,7 @@ def _check(args: argparse.Namespace) -> int:
             "case": case.display_name, "function": key, "dtype": dtype, "mode": mode,
             "status": result.status, "message": result.message,
             "primal_calls": result.primal_calls, "seconds": round(result.seconds, 4),
+            **({"seed": run_seed} if args.seeds else {}),
         })
     progress.close()
     second = _check_second_order(cases, rows, args) if args.order >= 2 else []
@@ -251,7 +251,9 @@ def _check(args: argparse.Namespace) -> int:
                     print(f"\n{ns}: rules without a catalog case ({len(untested)}): "
                           f"{', '.join(untested)}")
         for r in failed[: args.max_failures]:
-            print(f"\nFAILED {r['case']} [{r['dtype']}, {r['mode']}]\n{_indent(r['message'])}")
+            seed = f", seed {r['seed']}" if "seed" in r else ""
+            print(f"\nFAILED {r['case']} [{r['dtype']}, {r['mode']}{seed}]\n"
+                  f"{_indent(r['message'])}")
         errors = [r for r in second if r["status"] == "error"]
         if args.verbose:
             for r in errors:
@@ -503,6 +505,32 @@ def _wrap(names: list[str], width: int = 96) -> str:
     return "\n  ".join(lines)
 
 
+#: Below this many runs ``check`` without ``-j`` stays in this process: starting a
+#: worker (importing the rules and the catalog) costs about as much as 1,000 cheap runs.
+AUTO_JOBS_MIN_RUNS = 1000
+
+
+def _workers(jobs: int | None, runs: list) -> int:
+    """Worker processes for ``check``: ``-j N`` as given (0: one per CPU); without
+    ``-j``, one per CPU for a large run of catalog cases, else none (serial)."""
+    if jobs is not None:
+        return resolve_jobs(jobs)
+    from chainrules._check_runner import all_in_catalog
+
+    if len(runs) < AUTO_JOBS_MIN_RUNS or not all_in_catalog(runs):
+        return 1
+    return resolve_jobs(0)
+
+
+def _seed_range(text: str) -> list[int]:
+    match = re.fullmatch(r"(\d+)(?:-(\d+))?", text.strip())
+    if match is None or (match[2] is not None and int(match[2]) < int(match[1])):
+        raise argparse.ArgumentTypeError(
+            f"expected a seed range FIRST-LAST such as 0-99 (or one seed), got {text!r}")
+    first = int(match[1])
+    return list(range(first, int(match[2] or first) + 1))
+
+
 def _jobs(text: str) -> int:
     n = int(text)
     if n < 0:
@@ -524,13 +552,18 @@ def build_parser() -> argparse.ArgumentParser:
                        help="only these dtypes (repeatable)")
     check.add_argument("--mode", choices=_MODES, help="only frules or only rrules")
     check.add_argument("--seed", type=int, default=0, help="seed for inputs and tangents")
+    check.add_argument("--seeds", type=_seed_range, metavar="FIRST-LAST",
+                       help="run every case once per seed of this range, e.g. 0-99 (a sweep "
+                            "for tolerances that fail only at some seeds); failures name "
+                            "their seed, and `check --seed N` repeats one")
     check.add_argument("--order", type=int, choices=(1, 2), default=1,
                        help="2: also check second derivatives (a Hessian-vector product "
                             "by chainrules.ad against differences of the gradient)")
     check.add_argument("--json", action="store_true", help="machine-readable output")
-    check.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
-                       help="run the cases in N worker processes (0: one per CPU); same "
-                            "results as a serial run (default 1)")
+    check.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
+                       help="run the cases in N worker processes (0: one per CPU, 1: "
+                            "serial); same results as a serial run. Default: one per "
+                            f"CPU from {AUTO_JOBS_MIN_RUNS} runs on, serial below")
     check.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     check.add_argument("-v", "--verbose", action="store_true",
                        help="also list registered rules that no catalog case tests")
