@@ -178,13 +178,15 @@ def iter_catalog(namespace: str | None = None) -> Iterator[Case]:
     ``namespace`` filters: a case is kept when its module is
     ``chainrules.testing.cases.<namespace>`` or its display name is
     ``namespace`` or starts with ``namespace + "."`` (``"numpy"`` keeps
-    ``numpy.sin``).
+    ``numpy.sin``). The name of a case module (``"numpy_fft"``) selects that
+    module's table and imports no other (no case module's name is a prefix of a
+    function's).
 
     >>> from chainrules.testing import iter_catalog
     >>> all(c.display_name.startswith("numpy") for c in iter_catalog("numpy"))
     True
     """
-    for module_name, _, case in _catalog_rows():
+    for module_name, _, case in _catalog_rows(namespace):
         name = case.display_name
         if (
             namespace is None
@@ -195,12 +197,16 @@ def iter_catalog(namespace: str | None = None) -> Iterator[Case]:
             yield case
 
 
-def _catalog_rows() -> Iterator[tuple[str, int, Case]]:
+def _catalog_rows(only: str | None = None) -> Iterator[tuple[str, int, Case]]:
     """(module, position in its CASES, case) for every case of the catalog: where a
-    worker process of ``check -j`` finds a case again."""
+    worker process of ``check -j`` finds a case again. ``only`` names a case module to
+    read alone; another name reads them all."""
     import chainrules.testing.cases as cases_pkg
 
-    for info in sorted(pkgutil.iter_modules(cases_pkg.__path__), key=lambda m: m.name):
+    infos = sorted(pkgutil.iter_modules(cases_pkg.__path__), key=lambda m: m.name)
+    if any(info.name == only for info in infos):
+        infos = [info for info in infos if info.name == only]
+    for info in infos:
         if info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{cases_pkg.__name__}.{info.name}")
