@@ -24,7 +24,13 @@ from typing import Any, TextIO
 
 from chainrules._check_runner import load_all_rules as _load_all_rules
 from chainrules._check_runner import resolve_jobs
-from chainrules._naming import NAMESPACES, namespace_and_name, qualified_name
+from chainrules._naming import (
+    NAMESPACES,
+    REPORT_ROWS,
+    namespace_and_name,
+    qualified_name,
+    report_row,
+)
 
 _MODES = ("frule", "rrule")
 
@@ -46,9 +52,10 @@ class _Row:
 
 
 def _group(f: Any) -> tuple[str, str]:
-    """(namespace row, name) for the tables, as users know the function: a catalog
+    """(namespace, name) for the tables, as users know the function: a catalog
     wrapper (a gauge-invariant ``svd``, say) counts for the function it tests (its
-    ``tests`` attribute); chainrules' own helpers share the row ``chainrules``."""
+    ``tests`` attribute); chainrules' own helpers share the namespace ``chainrules``.
+    The table row is ``report_row(namespace)``."""
     target = getattr(f, "tests", None)
     if target is not None and callable(target):
         return _group(target)
@@ -60,6 +67,11 @@ def _group(f: Any) -> tuple[str, str]:
     return ns, name
 
 
+def _key(f: Any) -> str:
+    """The name a function is counted under, e.g. ``numpy.sin``."""
+    return "{}.{}".format(*_group(f))
+
+
 def _known_namespaces(cases: list) -> set[str]:
     from chainrules import frule, rrule
 
@@ -68,7 +80,7 @@ def _known_namespaces(cases: list) -> set[str]:
     for table in (rrule, frule):
         known.update(_group(i.function)[0] for i in table.registered()
                      if i.target == "function")
-    return known
+    return known | {report_row(ns) for ns in known}
 
 
 def _unknown_namespace_error(wanted: str, known: set[str]) -> str:
@@ -79,7 +91,10 @@ def _unknown_namespace_error(wanted: str, known: set[str]) -> str:
 
 
 def _in_namespace(ns: str, wanted: str | None) -> bool:
-    return wanted is None or ns == wanted or ns.startswith(wanted + ".")
+    """Whether ``--namespace wanted`` selects namespace ``ns`` (by its name, a parent's
+    name, or its table row's name)."""
+    return (wanted is None or ns == wanted or ns.startswith(wanted + ".")
+            or report_row(ns) == wanted)
 
 
 def _registry_rows(wanted: str | None, only: set | None = None) -> dict[str, _Row]:
@@ -95,7 +110,7 @@ def _registry_rows(wanted: str | None, only: set | None = None) -> dict[str, _Ro
                 continue
             if only is not None and f"{ns}.{name}" not in only:
                 continue
-            row = rows[ns]
+            row = rows[report_row(ns)]
             key = f"{ns}.{name}"
             if info.kind == "non_differentiable":
                 row.non_differentiable.add(key)
@@ -173,7 +188,7 @@ def _check(args: argparse.Namespace) -> int:
         if not _in_namespace(ns, args.namespace):
             continue
         if args.function and args.function not in (qualified_name(case.f), case.display_name,
-                                                   "{}.{}".format(*_group(case.f))):
+                                                   _key(case.f)):
             continue
         cases.append(case)
     if args.function and not cases:
@@ -189,7 +204,7 @@ def _check(args: argparse.Namespace) -> int:
     run_seeds = [seed for _ in runs for seed in seeds]
     runs = [run for run in runs for _ in seeds]
 
-    only = {"{}.{}".format(*_group(c.f)) for c in cases} if args.function else None
+    only = {_key(c.f) for c in cases} if args.function else None
     rows = _registry_rows(args.namespace, only)
     progress = _Progress(len(runs), sys.stderr, enabled=not args.json and not args.quiet)
     results = []
@@ -201,9 +216,8 @@ def _check(args: argparse.Namespace) -> int:
 
     outcomes = run_all(runs, run_seeds, _workers(args.jobs, runs), step)
     for (case, dtype, mode), run_seed, result in zip(runs, run_seeds, outcomes):
-        ns, name = _group(case.f)
-        row = rows[ns]
-        key = f"{ns}.{name}"
+        key = _key(case.f)
+        row = rows[report_row(_group(case.f)[0])]
         row.tested.add(key)
         row.runs += 1
         row.seconds += result.seconds
@@ -287,9 +301,8 @@ def _check_second_order(cases: list, rows: dict[str, _Row],
     out = []
     for case in cases:
         result = check_second_order(case, seed=args.seed)
-        ns, name = _group(case.f)
-        rows[ns].second[result.status] += 1
-        out.append({"case": case.display_name, "function": f"{ns}.{name}",
+        rows[report_row(_group(case.f)[0])].second[result.status] += 1
+        out.append({"case": case.display_name, "function": _key(case.f),
                     "dtype": "float64", "mode": "hvp", "status": result.status,
                     "message": result.message, "primal_calls": 0,
                     "seconds": round(result.seconds, 4)})
@@ -310,7 +323,9 @@ def _second_cell(counts: dict) -> str:
 
 
 def _ordered(rows: dict[str, _Row]) -> list[tuple[str, _Row]]:
-    order = {ns: i for i, ns in enumerate(NAMESPACES)}
+    order: dict[str, int] = {}
+    for ns in (*NAMESPACES, *REPORT_ROWS):
+        order.setdefault(report_row(ns), len(order))
     return sorted(rows.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
 
 
@@ -457,9 +472,9 @@ def _coverage(args: argparse.Namespace) -> int:
             missing.append(name)
     # what `check` counts for this namespace: every rule grouped under it, which also
     # covers callables that are not attributes of the module (ufunc methods, ...)
-    row = _registry_rows(args.namespace).get(args.namespace, _Row())
+    row = _registry_rows(args.namespace).get(report_row(args.namespace), _Row())
     # by the names check uses (an alias such as numpy.abs counts once, as absolute)
-    listed = {"{}.{}".format(*_group(f)) for f in functions.values() if id(f) in kinds}
+    listed = {_key(f) for f in functions.values() if id(f) in kinds}
     in_check = row.functions | row.non_differentiable
     elsewhere = sorted(in_check - listed)
     if args.json:
