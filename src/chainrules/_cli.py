@@ -2,7 +2,11 @@
 
 ``check`` runs every case of the rule-case catalog (``chainrules.testing.cases``)
 through ``test_frule`` / ``test_rrule`` and prints a table per namespace; it exits
-non-zero when any run fails. ``coverage NAMESPACE`` compares the public functions
+non-zero when any run fails. Large runs use one worker process per CPU unless
+``-j N`` says otherwise (``-j 1``: serial; the results are the same).
+``check --seeds 0-99`` runs every case once per seed, to find tolerances that fail
+only for some inputs (each failure names its seed; ``--seed N`` repeats it).
+``coverage NAMESPACE`` compares the public functions
 of a namespace with the registered rules and lists those without one; a
 distribution object (``scipy.stats.norm``) is listed as its methods (``norm.logpdf``).
 """
