@@ -79,7 +79,7 @@ def _key(f: Any) -> str:
 def _known_namespaces(cases: list) -> set[str]:
     from chainrules import frule, rrule
 
-    known = set(NAMESPACES)
+    known: set[str] = set(NAMESPACES)
     known.update(_group(c.f)[0] for c in cases)
     for table in (rrule, frule):
         known.update(_group(i.function)[0] for i in table.registered()
