@@ -5,6 +5,7 @@ import math
 import re
 import subprocess
 import sys
+from collections import defaultdict
 
 import numpy as np
 import pytest
@@ -239,4 +240,83 @@ def test_check_worker_refuses_a_changed_catalog():
     with pytest.raises(RuntimeError, match=r"row 0 of chainrules.testing.cases.stdlib_math"
                                            r".CASES in a worker is not 'no_such_case'"):
         _run_chunk([(0, "chainrules.testing.cases.stdlib_math", 0, "no_such_case",
-                     "float64", "rrule")], 0)
+                     "float64", "rrule", 0)])
+
+
+def test_check_without_jobs_uses_every_cpu_for_large_catalog_runs(monkeypatch):
+    from chainrules._check_runner import resolve_jobs
+    from chainrules._cli import AUTO_JOBS_MIN_RUNS, _workers
+
+    catalog = list(testing.iter_catalog("stdlib_math"))
+    many = [(catalog[k % len(catalog)], "float64", "rrule") for k in range(AUTO_JOBS_MIN_RUNS)]
+    assert _workers(None, many) == resolve_jobs(0)
+    assert _workers(None, many[:-1]) == 1  # starting workers costs more than it saves
+    assert _workers(1, many) == 1 and _workers(3, many[:2]) == 3
+    # cases a worker cannot find again (not rows of a case module) run here
+    stray = Case(broken_sin, lambda rng, dt: (arr(rng, dt, (3,)),), dtypes=("float64",))
+    assert _workers(None, [(stray, "float64", "rrule")] * AUTO_JOBS_MIN_RUNS) == 1
+    monkeypatch.setattr("chainrules._check_runner.os.sched_getaffinity", lambda pid: {0},
+                        raising=False)
+    assert resolve_jobs(0) == 1
+
+
+def test_check_seeds_runs_every_case_once_per_seed(capsys):
+    assert main(["check", "--function", "math.sin", "--dtype", "float64", "--seeds", "3-5",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    seeds = defaultdict(list)
+    for r in out["results"]:
+        seeds[r["case"], r["mode"]].append(r["seed"])
+    assert len(seeds) >= 2 and all(sorted(s) == [3, 4, 5] for s in seeds.values())
+    assert out["namespaces"]["math"]["runs"] == 3 * len(seeds)
+
+
+def test_check_seeds_names_the_seed_of_a_failure(monkeypatch, capsys):
+    with scoped_rules():
+
+        @rrule.register(broken_sin)
+        def broken_sin_rrule(x):
+            def broken_sin_pullback(y_bar):
+                return NoTangent(), -y_bar * np.cos(x)  # wrong sign
+
+            return np.sin(x), broken_sin_pullback
+
+        case = Case(broken_sin, lambda rng, dt: (arr(rng, dt, (3,)),), frule=False,
+                    dtypes=("float64",))
+        monkeypatch.setattr(testing, "iter_catalog", lambda namespace=None: iter([case]))
+        assert main(["check", "-q", "--seeds", "7-8"]) == 1
+    out = capsys.readouterr().out
+    assert "[float64, rrule, seed 7]" in out and "[float64, rrule, seed 8]" in out
+
+
+@pytest.mark.parametrize("text", ["5-2", "a-b", "1-", "-3"])
+def test_check_seeds_bad_range_error(text, capsys):
+    with pytest.raises(SystemExit):
+        main(["check", "--seeds", text])
+    assert (f"argument --seeds: expected a seed range FIRST-LAST such as 0-99 (or one seed), "
+            f"got {text!r}") in capsys.readouterr().err
+
+
+def test_check_rows_are_named_for_users(capsys):
+    from chainrules._naming import report_row
+
+    assert report_row("functools") == report_row("itertools") == "functools + itertools"
+    assert report_row("chainrules") == "chainrules (own functions)"
+    assert report_row("numpy.linalg") == "numpy.linalg"
+    assert main(["check", "--namespace", "functools", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    # the row holds what was asked for: functools.reduce, not itertools.accumulate
+    assert list(out["namespaces"]) == ["functools + itertools"]
+    assert out["namespaces"]["functools + itertools"]["untested"] == ["functools.reduce"]
+    assert main(["check", "--namespace", "functools + itertools", "-q"]) == 0
+    table = capsys.readouterr().out
+    assert re.search(r"^functools \+ itertools +2 ", table, re.M)
+    assert main(["check", "--namespace", "chainrules", "-q"]) == 0
+    assert re.search(r"^chainrules \(own functions\) +\d+ ", capsys.readouterr().out, re.M)
+
+
+def test_check_unknown_namespace_exits_non_zero_with_a_hint(capsys):
+    assert main(["check", "--namespace", "functool"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown namespace 'functool': no rule or catalog case is in it. Did you mean " \
+           "'functools'" in err

@@ -25,6 +25,12 @@ from typing import Any
 _worker_limits: Any = None
 
 
+def load_all_rules() -> None:
+    """The rule set, and the AD's higher-order rules (map, apply_along_axis, ...)."""
+    import chainrules  # registers the rule set
+    import chainrules.ad  # noqa: F401 -- registers the higher-order rules
+
+
 def catalog_origins() -> dict[int, tuple[str, int]]:
     """``id(case) -> (case module, row)`` for the catalog's cases."""
     from chainrules.testing._cases import _catalog_rows
@@ -54,40 +60,48 @@ def resolve_jobs(jobs: int) -> int:
         return os.cpu_count() or 1
 
 
-def run_all(runs: Sequence[tuple[Any, str, str]], seed: int, jobs: int,
+def all_in_catalog(runs: Sequence[tuple]) -> bool:
+    """Whether a worker process can find every run's case (a row of a case module)."""
+    origins = catalog_origins()
+    return all(id(run[0]) in origins for run in runs)
+
+
+def run_all(runs: Sequence[tuple], seed: int | Sequence[int], jobs: int,
             on_result: Callable[[int, Any], None]) -> list:
     """The `CaseResult` of every run ``(case, dtype, mode)``, in the order of ``runs``.
 
+    ``seed`` is the seed of every run, or one seed per run (``check --seeds``).
     ``on_result(position, result)`` is called as each run finishes (in completion
     order when ``jobs > 1``), for the progress bar.
     """
     from chainrules.testing import run_case
 
+    seeds = [seed] * len(runs) if isinstance(seed, int) else list(seed)
     results: list = [None] * len(runs)
     if jobs <= 1 or len(runs) <= 1:
         with one_blas_thread():
             for pos, (case, dtype, mode) in enumerate(runs):
-                results[pos] = run_case(case, dtype, mode, seed=seed)
+                results[pos] = run_case(case, dtype, mode, seed=seeds[pos])
                 on_result(pos, results[pos])
         return results
     import multiprocessing
 
     origins = catalog_origins()
     sent = []
-    for case, dtype, mode in runs:
+    for (case, dtype, mode), run_seed in zip(runs, seeds):
         origin = origins.get(id(case))
         if origin is None:
             raise RuntimeError(
                 f"check -j: case {case.display_name!r} is not a row of a module in "
                 "chainrules.testing.cases, so a worker process cannot find it; "
                 "run it with -j 1.")
-        sent.append((*origin, case.display_name, dtype, mode))
+        sent.append((*origin, case.display_name, dtype, mode, run_seed))
     chunks = _chunks(len(runs), jobs)
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)),
                                mp_context=multiprocessing.get_context("spawn"),
                                initializer=_init_worker)
     try:
-        pending = {pool.submit(_run_chunk, [(pos, *sent[pos]) for pos in chunk], seed)
+        pending = {pool.submit(_run_chunk, [(pos, *sent[pos]) for pos in chunk])
                    for chunk in chunks}
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -112,10 +126,9 @@ def _chunks(n: int, jobs: int) -> list[range]:
 
 def _init_worker() -> None:
     global _worker_limits
-    from chainrules._cli import _load_all_rules
     from chainrules.testing._cases import _catalog_rows
 
-    _load_all_rules()
+    load_all_rules()
     # The whole catalog, as in the parent: a name can depend on what is imported
     # (numpy.sinc is named scipy.special.sinc once SciPy re-exports it), and the BLAS
     # limit below reaches only the libraries loaded by then (SciPy has its own BLAS).
@@ -129,11 +142,11 @@ def _init_worker() -> None:
         _worker_limits = threadpool_limits(limits=1)  # for the worker's whole life
 
 
-def _run_chunk(chunk: list[tuple[int, str, int, str, str, str]], seed: int) -> list:
+def _run_chunk(chunk: list[tuple[int, str, int, str, str, str, int]]) -> list:
     from chainrules.testing import run_case
 
     out = []
-    for pos, module, k, name, dtype, mode in chunk:
+    for pos, module, k, name, dtype, mode, seed in chunk:
         table = getattr(importlib.import_module(module), "CASES", [])
         case = table[k] if k < len(table) else None
         if case is None or case.display_name != name:

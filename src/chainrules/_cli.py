@@ -2,7 +2,11 @@
 
 ``check`` runs every case of the rule-case catalog (``chainrules.testing.cases``)
 through ``test_frule`` / ``test_rrule`` and prints a table per namespace; it exits
-non-zero when any run fails. ``coverage NAMESPACE`` compares the public functions
+non-zero when any run fails. Large runs use one worker process per CPU unless
+``-j N`` says otherwise (``-j 1``: serial; the results are the same).
+``check --seeds 0-99`` runs every case once per seed, to find tolerances that fail
+only for some inputs (each failure names its seed; ``--seed N`` repeats it).
+``coverage NAMESPACE`` compares the public functions
 of a namespace with the registered rules and lists those without one; a
 distribution object (``scipy.stats.norm``) is listed as its methods (``norm.logpdf``).
 """
@@ -22,7 +26,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from chainrules._naming import NAMESPACES, namespace_and_name, qualified_name
+from chainrules._check_runner import load_all_rules as _load_all_rules
+from chainrules._check_runner import resolve_jobs
+from chainrules._naming import (
+    NAMESPACES,
+    REPORT_ROWS,
+    namespace_and_name,
+    qualified_name,
+    report_row,
+)
 
 _MODES = ("frule", "rrule")
 
@@ -44,9 +56,10 @@ class _Row:
 
 
 def _group(f: Any) -> tuple[str, str]:
-    """(namespace row, name) for the tables, as users know the function: a catalog
+    """(namespace, name) for the tables, as users know the function: a catalog
     wrapper (a gauge-invariant ``svd``, say) counts for the function it tests (its
-    ``tests`` attribute); chainrules' own helpers share the row ``chainrules``."""
+    ``tests`` attribute); chainrules' own helpers share the namespace ``chainrules``.
+    The table row is ``report_row(namespace)``."""
     target = getattr(f, "tests", None)
     if target is not None and callable(target):
         return _group(target)
@@ -58,15 +71,20 @@ def _group(f: Any) -> tuple[str, str]:
     return ns, name
 
 
+def _key(f: Any) -> str:
+    """The name a function is counted under, e.g. ``numpy.sin``."""
+    return "{}.{}".format(*_group(f))
+
+
 def _known_namespaces(cases: list) -> set[str]:
     from chainrules import frule, rrule
 
-    known = set(NAMESPACES)
+    known: set[str] = set(NAMESPACES)
     known.update(_group(c.f)[0] for c in cases)
     for table in (rrule, frule):
         known.update(_group(i.function)[0] for i in table.registered()
                      if i.target == "function")
-    return known
+    return known | {report_row(ns) for ns in known}
 
 
 def _unknown_namespace_error(wanted: str, known: set[str]) -> str:
@@ -77,13 +95,10 @@ def _unknown_namespace_error(wanted: str, known: set[str]) -> str:
 
 
 def _in_namespace(ns: str, wanted: str | None) -> bool:
-    return wanted is None or ns == wanted or ns.startswith(wanted + ".")
-
-
-def _load_all_rules() -> None:
-    """The rule set, and the AD's higher-order rules (map, apply_along_axis, ...)."""
-    import chainrules  # registers the rule set
-    import chainrules.ad  # noqa: F401 -- registers the higher-order rules
+    """Whether ``--namespace wanted`` selects namespace ``ns`` (by its name, a parent's
+    name, or its table row's name)."""
+    return (wanted is None or ns == wanted or ns.startswith(wanted + ".")
+            or report_row(ns) == wanted)
 
 
 def _registry_rows(wanted: str | None, only: set | None = None) -> dict[str, _Row]:
@@ -99,7 +114,7 @@ def _registry_rows(wanted: str | None, only: set | None = None) -> dict[str, _Ro
                 continue
             if only is not None and f"{ns}.{name}" not in only:
                 continue
-            row = rows[ns]
+            row = rows[report_row(ns)]
             key = f"{ns}.{name}"
             if info.kind == "non_differentiable":
                 row.non_differentiable.add(key)
@@ -162,7 +177,7 @@ class _Progress:
 
 def _check(args: argparse.Namespace) -> int:
     _load_all_rules()
-    from chainrules._check_runner import resolve_jobs, run_all
+    from chainrules._check_runner import run_all
     from chainrules.testing import iter_catalog
 
     catalog = list(iter_catalog())
@@ -177,7 +192,7 @@ def _check(args: argparse.Namespace) -> int:
         if not _in_namespace(ns, args.namespace):
             continue
         if args.function and args.function not in (qualified_name(case.f), case.display_name,
-                                                   "{}.{}".format(*_group(case.f))):
+                                                   _key(case.f)):
             continue
         cases.append(case)
     if args.function and not cases:
@@ -189,8 +204,11 @@ def _check(args: argparse.Namespace) -> int:
     modes = [args.mode] if args.mode else list(_MODES)
     runs = [(c, d, m) for c in cases for d in c.dtypes if dtypes is None or d in dtypes
             for m in modes if getattr(c, m)]
+    seeds = args.seeds or [args.seed]
+    run_seeds = [seed for _ in runs for seed in seeds]
+    runs = [run for run in runs for _ in seeds]
 
-    only = {"{}.{}".format(*_group(c.f)) for c in cases} if args.function else None
+    only = {_key(c.f) for c in cases} if args.function else None
     rows = _registry_rows(args.namespace, only)
     progress = _Progress(len(runs), sys.stderr, enabled=not args.json and not args.quiet)
     results = []
@@ -200,11 +218,10 @@ def _check(args: argparse.Namespace) -> int:
         case, dtype, mode = runs[pos]
         progress.step(f"{case.display_name} {dtype} {mode}", result.status == "failed")
 
-    outcomes = run_all(runs, args.seed, resolve_jobs(args.jobs), step)
-    for (case, dtype, mode), result in zip(runs, outcomes):
-        ns, name = _group(case.f)
-        row = rows[ns]
-        key = f"{ns}.{name}"
+    outcomes = run_all(runs, run_seeds, _workers(args.jobs, runs), step)
+    for (case, dtype, mode), run_seed, result in zip(runs, run_seeds, outcomes):
+        key = _key(case.f)
+        row = rows[report_row(_group(case.f)[0])]
         row.tested.add(key)
         row.runs += 1
         row.seconds += result.seconds
@@ -218,6 +235,7 @@ def _check(args: argparse.Namespace) -> int:
             "case": case.display_name, "function": key, "dtype": dtype, "mode": mode,
             "status": result.status, "message": result.message,
             "primal_calls": result.primal_calls, "seconds": round(result.seconds, 4),
+            **({"seed": run_seed} if args.seeds else {}),
         })
     progress.close()
     second = _check_second_order(cases, rows, args) if args.order >= 2 else []
@@ -251,7 +269,9 @@ def _check(args: argparse.Namespace) -> int:
                     print(f"\n{ns}: rules without a catalog case ({len(untested)}): "
                           f"{', '.join(untested)}")
         for r in failed[: args.max_failures]:
-            print(f"\nFAILED {r['case']} [{r['dtype']}, {r['mode']}]\n{_indent(r['message'])}")
+            seed = f", seed {r['seed']}" if "seed" in r else ""
+            print(f"\nFAILED {r['case']} [{r['dtype']}, {r['mode']}{seed}]\n"
+                  f"{_indent(r['message'])}")
         errors = [r for r in second if r["status"] == "error"]
         if args.verbose:
             for r in errors:
@@ -285,9 +305,8 @@ def _check_second_order(cases: list, rows: dict[str, _Row],
     out = []
     for case in cases:
         result = check_second_order(case, seed=args.seed)
-        ns, name = _group(case.f)
-        rows[ns].second[result.status] += 1
-        out.append({"case": case.display_name, "function": f"{ns}.{name}",
+        rows[report_row(_group(case.f)[0])].second[result.status] += 1
+        out.append({"case": case.display_name, "function": _key(case.f),
                     "dtype": "float64", "mode": "hvp", "status": result.status,
                     "message": result.message, "primal_calls": 0,
                     "seconds": round(result.seconds, 4)})
@@ -308,7 +327,9 @@ def _second_cell(counts: dict) -> str:
 
 
 def _ordered(rows: dict[str, _Row]) -> list[tuple[str, _Row]]:
-    order = {ns: i for i, ns in enumerate(NAMESPACES)}
+    order: dict[str, int] = {}
+    for ns in (*NAMESPACES, *REPORT_ROWS):
+        order.setdefault(report_row(ns), len(order))
     return sorted(rows.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
 
 
@@ -455,9 +476,9 @@ def _coverage(args: argparse.Namespace) -> int:
             missing.append(name)
     # what `check` counts for this namespace: every rule grouped under it, which also
     # covers callables that are not attributes of the module (ufunc methods, ...)
-    row = _registry_rows(args.namespace).get(args.namespace, _Row())
+    row = _registry_rows(args.namespace).get(report_row(args.namespace), _Row())
     # by the names check uses (an alias such as numpy.abs counts once, as absolute)
-    listed = {"{}.{}".format(*_group(f)) for f in functions.values() if id(f) in kinds}
+    listed = {_key(f) for f in functions.values() if id(f) in kinds}
     in_check = row.functions | row.non_differentiable
     elsewhere = sorted(in_check - listed)
     if args.json:
@@ -503,6 +524,32 @@ def _wrap(names: list[str], width: int = 96) -> str:
     return "\n  ".join(lines)
 
 
+#: Below this many runs ``check`` without ``-j`` stays in this process: starting a
+#: worker (importing the rules and the catalog) costs about as much as 1,000 cheap runs.
+AUTO_JOBS_MIN_RUNS = 1000
+
+
+def _workers(jobs: int | None, runs: list) -> int:
+    """Worker processes for ``check``: ``-j N`` as given (0: one per CPU); without
+    ``-j``, one per CPU for a large run of catalog cases, else none (serial)."""
+    if jobs is not None:
+        return resolve_jobs(jobs)
+    from chainrules._check_runner import all_in_catalog
+
+    if len(runs) < AUTO_JOBS_MIN_RUNS or not all_in_catalog(runs):
+        return 1
+    return resolve_jobs(0)
+
+
+def _seed_range(text: str) -> list[int]:
+    match = re.fullmatch(r"(\d+)(?:-(\d+))?", text.strip())
+    if match is None or (match[2] is not None and int(match[2]) < int(match[1])):
+        raise argparse.ArgumentTypeError(
+            f"expected a seed range FIRST-LAST such as 0-99 (or one seed), got {text!r}")
+    first = int(match[1])
+    return list(range(first, int(match[2] or first) + 1))
+
+
 def _jobs(text: str) -> int:
     n = int(text)
     if n < 0:
@@ -524,13 +571,18 @@ def build_parser() -> argparse.ArgumentParser:
                        help="only these dtypes (repeatable)")
     check.add_argument("--mode", choices=_MODES, help="only frules or only rrules")
     check.add_argument("--seed", type=int, default=0, help="seed for inputs and tangents")
+    check.add_argument("--seeds", type=_seed_range, metavar="FIRST-LAST",
+                       help="run every case once per seed of this range, e.g. 0-99 (a sweep "
+                            "for tolerances that fail only at some seeds); failures name "
+                            "their seed, and `check --seed N` repeats one")
     check.add_argument("--order", type=int, choices=(1, 2), default=1,
                        help="2: also check second derivatives (a Hessian-vector product "
                             "by chainrules.ad against differences of the gradient)")
     check.add_argument("--json", action="store_true", help="machine-readable output")
-    check.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
-                       help="run the cases in N worker processes (0: one per CPU); same "
-                            "results as a serial run (default 1)")
+    check.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
+                       help="run the cases in N worker processes (0: one per CPU, 1: "
+                            "serial); same results as a serial run. Default: one per "
+                            f"CPU from {AUTO_JOBS_MIN_RUNS} runs on, serial below")
     check.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     check.add_argument("-v", "--verbose", action="store_true",
                        help="also list registered rules that no catalog case tests")

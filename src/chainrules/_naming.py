@@ -35,6 +35,29 @@ NAMESPACES = (
     "jax.numpy.fft",
 )
 
+#: Table rows of ``python -m chainrules check`` named for their readers where a
+#: namespace's own name says little: the standard library's higher-order functions
+#: (one each, called back into by the AD) share a row; chainrules' own functions and
+#: the catalog's test-only wrappers say what they are. Other namespaces are their row.
+#: Reports list these rows after those of NAMESPACES.
+REPORT_ROWS = {
+    "functools": "functools + itertools",
+    "itertools": "functools + itertools",
+    "chainrules": "chainrules (own functions)",
+    "chainrules.testing": "chainrules.testing (test-only wrappers)",
+}
+
+
+def report_row(namespace: str) -> str:
+    """The table row of a namespace in ``check``'s report.
+
+    >>> from chainrules._naming import report_row
+    >>> report_row("numpy"), report_row("functools")
+    ('numpy', 'functools + itertools')
+    """
+    return REPORT_ROWS.get(namespace, namespace)
+
+
 _index: dict[int, tuple[str, str]] = {}
 _indexed: set[str] = set()
 

@@ -159,7 +159,10 @@ def R(id: str, f: Callable, of: Callable, *args: Callable, **opts: Any) -> Row:
     return Row(id, f, of, args, **opts)
 
 
-def params(rows: list, pytest: Any, modes: str = "vj") -> list:
+def params(rows: list, pytest: Any, modes: str = "vj", family: str = "") -> list:
+    """``pytest.param(row, dtype, mode)`` per row, dtype and mode; ids start with
+    ``family/`` when given (the table a row comes from)."""
+    prefix = f"{family}/" if family else ""
     out = []
     for row in rows:
         for dt in row.dtypes:
@@ -168,7 +171,7 @@ def params(rows: list, pytest: Any, modes: str = "vj") -> list:
                     continue
                 reason = row.xfail.get((dt, mode)) or row.xfail.get(dt) or row.xfail.get(mode)
                 marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-                out.append(pytest.param(row, dt, mode, id=f"{row.id}-{dt}-{mode}", marks=marks))
+                out.append(pytest.param(row, dt, mode, id=f"{prefix}{row.id}-{dt}-{mode}", marks=marks))
     return out
 
 

@@ -12,7 +12,6 @@ import cmath
 import math
 import operator
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -22,16 +21,19 @@ jax = pytest.importorskip("jax")
 # each oracle test and back off afterwards (a global switch set at import would leak
 # into every later JAX test of the session).
 import jax.numpy as jnp  # noqa: E402
+import jax.scipy.fft as jsf  # noqa: E402
 import jax.scipy.linalg as jsl  # noqa: E402
+import jax.scipy.signal as jsig  # noqa: E402
 import jax.scipy.special as jss  # noqa: E402
+import scipy.fft as sf  # noqa: E402
 import scipy.linalg as sla  # noqa: E402
+import scipy.signal as ss  # noqa: E402
 import scipy.special as sc  # noqa: E402
 
 from chainrules import NoTangent, frule, rrule  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(__file__))
-import _harness  # noqa: E402
-from _harness import (  # noqa: E402
+from . import _harness  # noqa: E402
+from ._harness import (  # noqa: E402
     HERM,
     REAL,
     SEQ,
@@ -781,13 +783,67 @@ MIXED = [
  R("matmul_scalarish", np.matmul, jnp.matmul, N(1, 3), N(3, 1), dtypes=("c16",)),
 ]
 
-ROWS = MIXED + EXTRA + UFUNCS + SCALARS + REDUCTIONS + CONTRACTIONS + SHAPE + LINALG + FFT + SPECIAL
+# jax.scipy.signal and jax.scipy.fft differentiate their own implementations; ours
+# come from the rules
+_FC = ("f8", "c16")
+
+SCIPY_SIGNAL = [
+    R("convolve_full", ss.convolve, jsig.convolve, N(7), N(3), dtypes=_FC),
+    R("convolve_same_even", ss.convolve, jsig.convolve, N(6), N(4), kw=dict(mode="same"),
+      dtypes=_FC),
+    R("convolve_valid_2d", ss.convolve, jsig.convolve, N(5, 4), N(2, 3),
+      kw=dict(mode="valid"), dtypes=_FC),
+    R("correlate_full", ss.correlate, jsig.correlate, N(6), N(3), dtypes=_FC),
+    R("correlate_same_2d", ss.correlate, jsig.correlate, N(4, 5), N(3, 2),
+      kw=dict(mode="same"), dtypes=_FC),
+    R("correlate_valid", ss.correlate, jsig.correlate, N(8), N(3), kw=dict(mode="valid"),
+      dtypes=_FC),
+    R("fftconvolve_same", ss.fftconvolve, jsig.fftconvolve, N(9), N(4), kw=dict(mode="same"),
+      dtypes=_FC),
+    R("fftconvolve_axes", ss.fftconvolve, jsig.fftconvolve, N(3, 7), N(3, 3),
+      kw=dict(axes=1)),
+    R("convolve2d_full", ss.convolve2d, jsig.convolve2d, N(4, 5), N(2, 3), dtypes=_FC),
+    R("convolve2d_same", ss.convolve2d, jsig.convolve2d, N(4, 5), N(3, 2),
+      kw=dict(mode="same"), dtypes=_FC),
+    R("correlate2d_valid", ss.correlate2d, jsig.correlate2d, N(5, 4), N(2, 3),
+      kw=dict(mode="valid"), dtypes=_FC),
+    R("correlate2d_full", ss.correlate2d, jsig.correlate2d, N(3, 4), N(2, 2), dtypes=_FC),
+    R("detrend_linear", ss.detrend, jsig.detrend, N(3, 8)),
+    R("detrend_constant_axis0", ss.detrend, jsig.detrend, N(6, 3),
+      kw=dict(axis=0, type="constant")),
+    # the window named explicitly: SciPy's default name ("hann_periodic") is newer than JAX's
+    R("stft", ss.stft, jsig.stft, N(2, 30), kw=dict(nperseg=8, window="hann")),
+    R("stft_even", ss.stft, jsig.stft, N(30), kw=dict(nperseg=7, noverlap=3,
+                                                      boundary="even", window="hann")),
+    R("istft", ss.istft, jsig.istft, N(5, 9), kw=dict(window="hann"), dtypes=_FC),
+    R("istft_overlap", ss.istft, jsig.istft, N(4, 8), kw=dict(nperseg=6, noverlap=2,
+                                                              window="hann"), dtypes=_FC),
+    R("welch", ss.welch, jsig.welch, N(2, 30), kw=dict(nperseg=8, window="hann")),
+    R("welch_linear_nfft", ss.welch, jsig.welch, N(30), kw=dict(nperseg=8, nfft=10,
+                                                               detrend="linear",
+                                                               window="hann")),
+]
+
+# jax.scipy.fft has the type-2 transforms only
+SCIPY_FFT = [
+    R(f"{name}_{norm}", getattr(sf, name), getattr(jsf, name), N(*shape), kw=dict(norm=norm))
+    for name, shape in (("dct", (7,)), ("idct", (6,)), ("dctn", (3, 4)), ("idctn", (4, 3)))
+    for norm in (None, "ortho")
+] + [
+    R("dct_n_axis0", sf.dct, jsf.dct, N(5, 3), kw=dict(n=7, axis=0)),
+    R("dctn_s", sf.dctn, jsf.dctn, N(3, 4), kw=dict(s=(5, 2), norm="ortho")),
+]
+
+
 FAMILIES = dict(ufuncs=UFUNCS, scalars=SCALARS, reductions=REDUCTIONS,
                 contractions=CONTRACTIONS, shape=SHAPE, linalg=LINALG, fft=FFT,
-                special=SPECIAL, extra=EXTRA, mixed=MIXED)
+                special=SPECIAL, extra=EXTRA, mixed=MIXED, scipy_signal=SCIPY_SIGNAL,
+                scipy_fft=SCIPY_FFT)
+ROWS = [row for rows in FAMILIES.values() for row in rows]
 
 if os.environ.get("CHAINRULES_ORACLE_FAMILIES"):  # e.g. "linalg,fft" to run a subset
-    ROWS = [r for f in os.environ["CHAINRULES_ORACLE_FAMILIES"].split(",") for r in FAMILIES[f]]
+    FAMILIES = {f: FAMILIES[f] for f in os.environ["CHAINRULES_ORACLE_FAMILIES"].split(",")}
+    ROWS = [row for rows in FAMILIES.values() for row in rows]
 
 # ---------------------------------------------------------------- known bugs / conventions
 _WHERE = "not supported: where= raises WhereArgumentError (coverage gap, see report)"

@@ -1,26 +1,36 @@
-"""Oracle check against JAX: NumPy ufuncs and operators (plus the complex convention itself).
+"""Oracle check against JAX: every table of ``_jax_table.py`` (ufuncs, scalars,
+reductions, contractions, shape, linalg, fft, special, harder variants, mixed
+arguments, scipy.signal and scipy.fft), one test id per row, dtype and mode:
+``<table>/<row>-<dtype>-<mode>``, e.g. ``-k "linalg/"`` runs one table
+(``CHAINRULES_ORACLE_FAMILIES=linalg,fft`` collects only those).
 
-Rows, checker and complex convention: ``_jax_table.py`` / ``_harness.py``.
-Rows marked ``xfail(strict=True)`` are confirmed bugs or coverage gaps of our
-rules (see the oracle report); they turn red once fixed.
+Checker and complex convention: ``_harness.py``. Rows marked
+``xfail(strict=True)`` are confirmed bugs or coverage gaps of our rules (see the
+oracle report); they turn red once fixed.
 """
 
 from __future__ import annotations
-
-import os
-import sys
 
 import numpy as np
 import pytest
 
 pytest.importorskip("jax")
-sys.path.insert(0, os.path.dirname(__file__))
-import _jax_table as jt
+pytest.importorskip("scipy")
+from . import _jax_table as jt
+
+PARAMS = [p for family, rows in jt.FAMILIES.items()
+          for p in jt.params(rows, pytest, family=family)]
 
 
-@pytest.mark.parametrize(("row", "dt", "mode"), jt.params(jt.UFUNCS, pytest))
+@pytest.mark.parametrize(("row", "dt", "mode"), PARAMS)
 def test_against_jax(row, dt, mode):
     jt.check(row, dt, mode)
+
+
+def test_every_table_is_collected():
+    tables = {p.id.partition("/")[0] for p in PARAMS}
+    assert tables == set(jt.FAMILIES)
+    assert len(PARAMS) == len({p.id for p in PARAMS})  # ids unique across tables
 
 
 def test_complex_convention_abs2():

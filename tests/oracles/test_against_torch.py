@@ -8,15 +8,13 @@ for a cotangent ``y_bar`` without conjugation (checked in
 
 from __future__ import annotations
 
-import os
-import sys
-
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
-sys.path.insert(0, os.path.dirname(__file__))
-from _harness import (  # noqa: E402
+from chainrules import rrule  # noqa: E402
+
+from ._harness import (  # noqa: E402
     HERM,
     SPD,
     WC,
@@ -35,8 +33,6 @@ from _harness import (  # noqa: E402
     params,
     tols,
 )
-
-from chainrules import rrule  # noqa: E402
 
 FC = ("f8", "c16")
 

@@ -7,16 +7,13 @@ import pytest
 
 from chainrules import NoTangent, OutArgumentError, ZeroTangent, frule, rrule, unthunk
 from chainrules.rules.numpy.methods import MissingDelegateRuleError
-from chainrules.testing import case_id
 from chainrules.testing.cases.numpy_methods import CASES
-from chainrules.testing.pytest_plugin import check_case
-
-PARAMS = [(c, d, m) for c in CASES for d in c.dtypes for m in ("frule", "rrule") if getattr(c, m)]
+from chainrules.testing.pytest_plugin import catalog_params, check_case
 
 
-@pytest.mark.parametrize(("case", "dtype", "mode"), PARAMS, ids=[case_id(*p) for p in PARAMS])
+@pytest.mark.parametrize(("case", "dtype", "mode"), catalog_params("numpy_methods"))
 def test_rule(case, dtype, mode):
-    check_case(case, dtype, mode, seed=0)
+    check_case(case, dtype, mode)
 
 
 M = np.ndarray

@@ -8,16 +8,13 @@ import pytest
 sf = pytest.importorskip("scipy.fft")
 
 from chainrules import NoTangent, frule, rrule  # noqa: E402
-from chainrules.testing import case_id  # noqa: E402
 from chainrules.testing.cases.scipy_fft import CASES  # noqa: E402
-from chainrules.testing.pytest_plugin import check_case  # noqa: E402
-
-PARAMS = [(c, d, m) for c in CASES for d in c.dtypes for m in ("frule", "rrule") if getattr(c, m)]
+from chainrules.testing.pytest_plugin import catalog_params, check_case  # noqa: E402
 
 
-@pytest.mark.parametrize(("case", "dtype", "mode"), PARAMS, ids=[case_id(*p) for p in PARAMS])
+@pytest.mark.parametrize(("case", "dtype", "mode"), catalog_params("scipy_fft"))
 def test_rule(case, dtype, mode):
-    check_case(case, dtype, mode, seed=0)
+    check_case(case, dtype, mode)
 
 
 def test_case_names_are_unique():

@@ -8,16 +8,14 @@ pytest.importorskip("scipy")
 import scipy.linalg as sla
 
 from chainrules import NoTangent, Thunk, ZeroTangent, frule, rrule, unthunk
-from chainrules.testing import case_id, test_frule, test_rrule
-from chainrules.testing.cases.scipy_linalg import CASES, INV_ASSUME_A
-from chainrules.testing.pytest_plugin import check_case
-
-PARAMS = [(c, d, m) for c in CASES for d in c.dtypes for m in ("frule", "rrule") if getattr(c, m)]
+from chainrules.testing import test_frule, test_rrule
+from chainrules.testing.cases.scipy_linalg import INV_ASSUME_A
+from chainrules.testing.pytest_plugin import catalog_params, check_case
 
 
-@pytest.mark.parametrize(("case", "dtype", "mode"), PARAMS, ids=[case_id(*p) for p in PARAMS])
+@pytest.mark.parametrize(("case", "dtype", "mode"), catalog_params("scipy_linalg"))
 def test_rule(case, dtype, mode):
-    check_case(case, dtype, mode, seed=0)
+    check_case(case, dtype, mode)
 
 
 SCOPE = ["solve_triangular", "cho_factor", "cho_solve", "lu_factor", "lu_solve", "lu", "expm",

@@ -4,16 +4,12 @@ import pytest
 sc = pytest.importorskip("scipy.special")
 
 from chainrules import NoTangent, NotImplementedTangent, OutArgumentError, frule, rrule  # noqa: E402
-from chainrules.testing import case_id  # noqa: E402
-from chainrules.testing.cases.scipy_special import CASES  # noqa: E402
-from chainrules.testing.pytest_plugin import check_case  # noqa: E402
-
-PARAMS = [(c, d, m) for c in CASES for d in c.dtypes for m in ("frule", "rrule") if getattr(c, m)]
+from chainrules.testing.pytest_plugin import catalog_params, check_case  # noqa: E402
 
 
-@pytest.mark.parametrize(("case", "dtype", "mode"), PARAMS, ids=[case_id(*p) for p in PARAMS])
+@pytest.mark.parametrize(("case", "dtype", "mode"), catalog_params("scipy_special"))
 def test_rule(case, dtype, mode):
-    check_case(case, dtype, mode, seed=0)
+    check_case(case, dtype, mode)
 
 
 COVERED = [

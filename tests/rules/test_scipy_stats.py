@@ -23,16 +23,14 @@ from chainrules import (  # noqa: E402
     unthunk,
 )
 from chainrules.ad import ADConfig, NoRuleError, grad  # noqa: E402
-from chainrules.testing import case_id, test_rrule, with_tangent  # noqa: E402
+from chainrules.testing import test_rrule, with_tangent  # noqa: E402
 from chainrules.testing.cases.scipy_stats import CASES  # noqa: E402
-from chainrules.testing.pytest_plugin import check_case  # noqa: E402
-
-PARAMS = [(c, d, m) for c in CASES for d in c.dtypes for m in ("frule", "rrule") if getattr(c, m)]
+from chainrules.testing.pytest_plugin import catalog_params, check_case  # noqa: E402
 
 
-@pytest.mark.parametrize(("case", "dtype", "mode"), PARAMS, ids=[case_id(*p) for p in PARAMS])
+@pytest.mark.parametrize(("case", "dtype", "mode"), catalog_params("scipy_stats"))
 def test_rule(case, dtype, mode):
-    check_case(case, dtype, mode, seed=0)
+    check_case(case, dtype, mode)
 
 
 SRC = os.path.dirname(os.path.dirname(chainrules.__file__))

@@ -10,16 +10,14 @@ import pytest
 import chainrules
 from chainrules import NoTangent, Tangent, Thunk, ZeroTangent, frule, rrule
 from chainrules.rules.stdlib.math import digamma
-from chainrules.testing import case_id, test_frule, test_rrule, with_tangent
+from chainrules.testing import test_frule, test_rrule, with_tangent
 from chainrules.testing.cases.stdlib_math import CASES
-from chainrules.testing.pytest_plugin import check_case
-
-PARAMS = [(c, d, m) for c in CASES for d in c.dtypes for m in ("frule", "rrule") if getattr(c, m)]
+from chainrules.testing.pytest_plugin import catalog_params, check_case
 
 
-@pytest.mark.parametrize(("case", "dtype", "mode"), PARAMS, ids=[case_id(*p) for p in PARAMS])
+@pytest.mark.parametrize(("case", "dtype", "mode"), catalog_params("stdlib_math"))
 def test_rule(case, dtype, mode):
-    check_case(case, dtype, mode, seed=0)
+    check_case(case, dtype, mode)
 
 
 def test_case_names_are_unique():

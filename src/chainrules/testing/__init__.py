@@ -16,13 +16,11 @@
 from chainrules.testing._approx import default_tolerances, test_approx
 from chainrules.testing._cases import (
     Case,
-    CaseResult,
     arr,
     case_id,
     integers,
     iter_catalog,
     positive,
-    run_case,
     scalar,
     spd,
     unit_interval,
@@ -42,6 +40,7 @@ from chainrules.testing._fd import (
 from chainrules.testing._outcome import ExpectedFailure
 from chainrules.testing._pairs import PrimalAndTangent, no_tangent, with_tangent
 from chainrules.testing._rand import default_seed, make_rng, rand_tangent
+from chainrules.testing._runner import CaseResult, run_case
 from chainrules.testing._testers import RuleTestReport, test_frule, test_rrule, test_scalar
 
 __all__ = [

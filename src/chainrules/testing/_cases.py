@@ -2,14 +2,13 @@
 
 Case tables live in ``chainrules/testing/cases/<area>.py``; each module defines
 ``CASES: list[Case]``. ``tests/rules/`` and ``python -m chainrules check`` run
-every row with `run_case`.
+every row with `run_case` (in ``_runner``).
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,17 +16,14 @@ from typing import Any
 import numpy as np
 
 from chainrules.testing._errors import TesterUsageError
-from chainrules.testing._pairs import PrimalAndTangent
 
 __all__ = [
     "Case",
-    "CaseResult",
     "arr",
     "case_id",
     "integers",
     "iter_catalog",
     "positive",
-    "run_case",
     "scalar",
     "spd",
     "unit_interval",
@@ -138,31 +134,6 @@ class Case:
         return base
 
 
-@dataclass(frozen=True)
-class CaseResult:
-    """Outcome of `run_case`.
-
-    ``status`` is one of ``"passed"``, ``"failed"``, ``"xfail"``,
-    ``"skipped"``; ``message`` explains failures, expected failures and skips;
-    ``primal_calls`` counts the calls of ``f`` the tester made (finite
-    differences included); ``seconds`` is the wall time.
-
-    >>> from chainrules.testing import CaseResult
-    >>> CaseResult("passed", "", 12, 0.01).ok
-    True
-    """
-
-    status: str
-    message: str
-    primal_calls: int
-    seconds: float
-
-    @property
-    def ok(self) -> bool:
-        """True unless the case failed (``"xfail"`` and ``"skipped"`` are ok)."""
-        return self.status != "failed"
-
-
 def _function_name(f: Any) -> str:
     from chainrules._naming import qualified_name
 
@@ -201,95 +172,21 @@ def unsupported(feature: str, probe: Callable[[], Any]) -> str | None:
     return None
 
 
-def run_case(case: Case, dtype: str, mode: str, seed: int = 0) -> CaseResult:
-    """Run ``test_frule`` (``mode="frule"``) or ``test_rrule`` on one case and dtype.
-
-    Never raises for a wrong rule: the outcome is in the returned `CaseResult`.
-    A dtype the case does not list, or a mode it disables, is ``"skipped"``.
-
-    >>> import numpy as np
-    >>> from chainrules.testing import Case, arr, run_case
-    >>> c = Case(np.cos, lambda rng, dt: (arr(rng, dt, (3,)),))
-    >>> run_case(c, "complex128", "rrule").status
-    'skipped'
-    """
-    if mode not in _MODES:
-        raise TesterUsageError(
-            f"run_case: argument 3 (mode) must be 'frule' or 'rrule', got {mode!r}."
-        )
-    if dtype not in _DTYPES:
-        raise TesterUsageError(
-            f"run_case: argument 2 (dtype) must be one of {_DTYPES}, got {dtype!r}."
-        )
-    if dtype not in case.dtypes:
-        return CaseResult("skipped", f"{case.display_name}: dtype {dtype} not listed", 0, 0.0)
-    if not getattr(case, mode):
-        return CaseResult("skipped", f"{case.display_name}: {mode} disabled for this case", 0, 0.0)
-    if case.skip is not None:
-        return CaseResult("skipped", f"{case.display_name}: {case.skip}", 0, 0.0)
-
-    from chainrules.testing._outcome import ExpectedFailure, is_xfail_exception
-    from chainrules.testing._testers import test_frule, test_rrule
-
-    rng = np.random.default_rng(seed)
-    np_dtype = np.dtype(dtype)
-    start = time.perf_counter()
-    calls = 0
-    try:
-        args = tuple(case.args(rng, np_dtype))
-        options: dict[str, Any] = {
-            "rtol": case.rtol,
-            "atol": case.atol,
-            "fkwargs": dict(case.kwargs),
-            "seed": seed,
-        }
-        if case.output_tangent is not None:
-            primals = [a.x if isinstance(a, PrimalAndTangent) else a for a in args]
-            y = case.f(*primals, **case.kwargs)
-            options["output_tangent"] = case.output_tangent(rng, np_dtype, y)
-        tester = test_frule if mode == "frule" else test_rrule
-        report = tester(case.f, *args, **options)
-        calls = report.primal_calls
-        status, message = "passed", ""
-    except AssertionError as e:
-        status, message = "failed", str(e)
-    except ExpectedFailure as e:
-        status, message = "xfail", str(e)
-    except Exception as e:
-        if is_xfail_exception(e):
-            status, message = "xfail", str(e)
-        else:
-            status, message = "failed", f"{type(e).__name__}: {e}"
-    except BaseException as e:  # pytest's xfail outcome is a BaseException
-        if not is_xfail_exception(e):
-            raise
-        status, message = "xfail", str(e)
-    seconds = time.perf_counter() - start
-    if case.xfail is not None:
-        if status == "failed":
-            status, message = "xfail", f"known limitation: {case.xfail}\n{message}"
-        elif status == "passed":
-            status = "failed"
-            message = (
-                f"{case_id(case, dtype, mode)} passed but is marked xfail "
-                f"({case.xfail!r}); remove the xfail marker."
-            )
-    return CaseResult(status, message, calls, seconds)
-
-
 def iter_catalog(namespace: str | None = None) -> Iterator[Case]:
     """Yield every `Case` of every module in ``chainrules.testing.cases``.
 
     ``namespace`` filters: a case is kept when its module is
     ``chainrules.testing.cases.<namespace>`` or its display name is
     ``namespace`` or starts with ``namespace + "."`` (``"numpy"`` keeps
-    ``numpy.sin``).
+    ``numpy.sin``). The name of a case module (``"numpy_fft"``) selects that
+    module's table and imports no other (no case module's name is a prefix of a
+    function's).
 
     >>> from chainrules.testing import iter_catalog
     >>> all(c.display_name.startswith("numpy") for c in iter_catalog("numpy"))
     True
     """
-    for module_name, _, case in _catalog_rows():
+    for module_name, _, case in _catalog_rows(namespace):
         name = case.display_name
         if (
             namespace is None
@@ -300,12 +197,16 @@ def iter_catalog(namespace: str | None = None) -> Iterator[Case]:
             yield case
 
 
-def _catalog_rows() -> Iterator[tuple[str, int, Case]]:
+def _catalog_rows(only: str | None = None) -> Iterator[tuple[str, int, Case]]:
     """(module, position in its CASES, case) for every case of the catalog: where a
-    worker process of ``check -j`` finds a case again."""
+    worker process of ``check -j`` finds a case again. ``only`` names a case module to
+    read alone; another name reads them all."""
     import chainrules.testing.cases as cases_pkg
 
-    for info in sorted(pkgutil.iter_modules(cases_pkg.__path__), key=lambda m: m.name):
+    infos = sorted(pkgutil.iter_modules(cases_pkg.__path__), key=lambda m: m.name)
+    if any(info.name == only for info in infos):
+        infos = [info for info in infos if info.name == only]
+    for info in infos:
         if info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{cases_pkg.__name__}.{info.name}")

@@ -81,8 +81,8 @@ def check_case(case: Any, dtype: str, mode: str, seed: int | None = None) -> Any
     Failed: ...no_rule: no rrule found for ...no_rule(ndarray); ...
     """
     __tracebackhide__ = True
-    from chainrules.testing._cases import run_case
     from chainrules.testing._rand import default_seed
+    from chainrules.testing._runner import run_case
 
     result = run_case(case, dtype, mode, default_seed() if seed is None else seed)
     if result.status == "failed":
