@@ -178,9 +178,11 @@ def _elementwise_cases() -> list[Case]:
 
 
 def _spread(rng: np.random.Generator, dtype: np.dtype, shape: Any) -> Any:
-    """Distinct values at least 4/n apart: no near-ties for ``max`` and ``min``."""
+    """Distinct values at least 4/n apart: no near-ties for ``max`` and ``min``; shifted
+    by a quarter step, so no two magnitudes tie either (``vector_norm(ord=inf)``)."""
     n = int(np.prod(shape))
-    return rng.permutation(np.linspace(-2, 2, n)).reshape(shape).astype(dtype)
+    values = np.linspace(-2, 2, n) + (1 / max(n - 1, 1))
+    return rng.permutation(values).reshape(shape).astype(dtype)
 
 
 def _x34(rng: np.random.Generator, dt: np.dtype) -> tuple:
@@ -342,8 +344,68 @@ def _linalg_cases() -> list[Case]:
     ]
 
 
+def _strict_eig_sorted(a: Any) -> tuple:
+    """``array_api_strict.linalg.eig(a)`` with its eigenpairs in a continuous order and
+    sign (see ``numpy_linalg.eig_sorted``): LAPACK's order and the eigenvectors' signs
+    jump within a finite difference's reach at some seeds, however far apart the
+    eigenvalues are. Its rules are ``eig``'s, permuted and signed."""
+    from chainrules.testing.cases.numpy_linalg import canonical_eig, sorted_eig
+
+    w, v = _fn("linalg.eig")(a)
+    canon = canonical_eig(np.asarray(w), np.asarray(v))
+    return tuple(_to_xs(p) for p in sorted_eig(np.asarray(w), np.asarray(v), *canon))
+
+
+def _register_strict_eig_sorted() -> None:
+    from chainrules import NoTangent, Tangent, frule, rrule, unthunk
+    from chainrules.testing.cases.numpy_linalg import canonical_eig, sorted_eig, unsorted_eig
+
+    eig = _fn("linalg.eig")
+
+    def plain(t: Any) -> Any:
+        t = unthunk(t)
+        return t if isinstance(t, (Tangent, NoTangent)) or not hasattr(t, "shape") else (
+            np.asarray(t))
+
+    def strict_eig_sorted_frule(dargs: tuple, a: Any) -> Any:
+        y, y_dot = frule((NoTangent(), dargs[1]), eig, a)
+        canon = canonical_eig(np.asarray(y[0]), np.asarray(y[1]))
+        out = tuple(_to_xs(p) for p in sorted_eig(np.asarray(y[0]), np.asarray(y[1]), *canon))
+        if not isinstance(y_dot, Tangent):
+            return out, y_dot
+        dots = sorted_eig(plain(y_dot[0]), plain(y_dot[1]), *canon)
+        return out, Tangent[tuple](*(_to_xs(d) for d in dots))
+
+    def strict_eig_sorted_rrule(a: Any) -> Any:
+        y, pullback = rrule(eig, a)
+        order, sign = canonical_eig(np.asarray(y[0]), np.asarray(y[1]))
+        out = tuple(_to_xs(p) for p in sorted_eig(np.asarray(y[0]), np.asarray(y[1]),
+                                                   order, sign))
+
+        def strict_eig_sorted_pullback(y_bar: Any) -> Any:
+            y_bar = unthunk(y_bar)
+            if not isinstance(y_bar, (Tangent, tuple)):
+                return pullback(y_bar)
+            items = tuple(y_bar) if isinstance(y_bar, tuple) else y_bar.backing
+            bars = (_to_xs(unsorted_eig(plain(items[0]), order)),
+                    _to_xs(unsorted_eig(plain(items[1]), order, sign)))
+            fields = getattr(type(y), "_fields", None)
+            if fields:
+                return pullback(Tangent[type(y)](**dict(zip(fields, bars))))
+            return pullback(Tangent[type(y)](*bars))
+
+        return out, strict_eig_sorted_pullback
+
+    frule.register(_strict_eig_sorted)(strict_eig_sorted_frule)
+    rrule.register(_strict_eig_sorted)(strict_eig_sorted_rrule)
+
+
+_strict_eig_sorted.tests = _fn("linalg.eig")  # type: ignore[attr-defined]
+_register_strict_eig_sorted()
+
+
 def _decomposition_cases() -> list[Case]:
-    from chainrules.testing.cases.numpy_linalg import herm, pd, wc
+    from chainrules.testing.cases.numpy_linalg import herm, pd, separated, wc
 
     return [
         _case("linalg.inv", lambda rng, dt: (wc(rng, dt, 3),), ALL),
@@ -362,9 +424,13 @@ def _decomposition_cases() -> list[Case]:
         _case("linalg.eigh", lambda rng, dt: (herm(rng, dt, 3),), REAL),
         _case("linalg.eigh", lambda rng, dt: (herm(rng, dt, 3, (2,)),), ("float64",), "stack"),
         _case("linalg.eigvalsh", lambda rng, dt: (herm(rng, dt, 3),), ALL),
-        _case("linalg.eig", lambda rng, dt: (arr(rng, dt, (3, 3)),), ALL),
-        _case("linalg.eig", lambda rng, dt: (arr(rng, dt, (2, 3, 3)),), ALL, "stack"),
-        _case("linalg.eigvals", lambda rng, dt: (arr(rng, dt, (3, 3)),), ALL),
+        # eigenvalues far apart and eigenvectors far from their gauge's ties
+        # (`separated`): LAPACK's order and phase then hold under the perturbations
+        Case(_strict_eig_sorted, lambda rng, dt: (_to_xs(separated(rng, dt, 3)),),
+             dtypes=ALL, name="array_api_strict.linalg.eig (sorted, signed)"),
+        Case(_strict_eig_sorted, lambda rng, dt: (_to_xs(separated(rng, dt, 3, (2,))),),
+             dtypes=ALL, name="array_api_strict.linalg.eig (sorted, signed) stack"),
+        _case("linalg.eigvals", lambda rng, dt: (separated(rng, dt, 3),), ALL),
         _case("linalg.svd", lambda rng, dt: (arr(rng, dt, (3, 3)),), REAL, "square"),
         _case("linalg.svd", lambda rng, dt: (arr(rng, dt, (4, 3)),), REAL,
               kwargs={"full_matrices": False}),
