@@ -102,8 +102,10 @@ def _sampler_rules(f: Any, name: str, rearranging: bool) -> None:
 
     sampler_rrule.__qualname__ = f"{name.replace('.', '_')}_rrule"
     sampler_frule.__qualname__ = f"{name.replace('.', '_')}_frule"
-    rrule.register(f)(sampler_rrule)
-    frule.register(f)(sampler_frule)
+    # listed as non-differentiable in reports: a sample has no derivative (these rules
+    # only say why, where `non_differentiable` would answer NoTangent silently)
+    rrule.add_rule(f, sampler_rrule, (...,), kind="non_differentiable")
+    frule.add_rule(f, sampler_frule, (...,), kind="non_differentiable")
 
 
 def _register(cls: type) -> None:
