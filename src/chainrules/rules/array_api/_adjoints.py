@@ -134,7 +134,9 @@ def repeat_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
 
 
 def fit_axis(xp: Any, v: Any, axis: int, length: int) -> Any:
-    """``v`` cropped or zero-padded to ``length`` along ``axis``."""
+    """``v`` cropped or zero-padded to ``length`` along ``axis`` (negative counts from
+    the end)."""
+    axis = axis % v.ndim
     have = v.shape[axis]
     if have > length:
         return v[(slice(None),) * axis + (slice(0, length), Ellipsis)]
