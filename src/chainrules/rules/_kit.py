@@ -304,7 +304,8 @@ def conj(p: Any) -> Any:
     if is_foreign_array(p):
         xp = array_namespace(p)
         return xp.conj(p) if xp.isdtype(p.dtype, "complex floating") else p
-    return p
+    conjugate = getattr(p, "conjugate", None)  # a traced number of an AD
+    return conjugate() if callable(conjugate) else p
 
 
 # ------------------------------------------------------------------------- registration

@@ -50,19 +50,17 @@ from chainrules.core import (
     rrule,
     unthunk,
 )
+from chainrules.rules._kit import is_zero
 
 _NUM = int | float | complex | np.number | np.ndarray
 _SEQ = tuple | list
 
 
-def _is_zero(t: Any) -> bool:
-    return isinstance(t, (ZeroTangent, NoTangent))
-
 
 def _items(t: Any, n: int) -> list:
     """The item tangents of a sequence tangent (ZeroTangent() where absent)."""
     t = unthunk(t)
-    if _is_zero(t):
+    if is_zero(t):
         return [ZeroTangent()] * n
     if isinstance(t, Tangent):
         return list(t.backing)
@@ -88,7 +86,7 @@ def _concat_sum_rrule(x: Any, args: tuple, start: Any, y: Any) -> Any:
 
     def sum_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return (NoTangent(), ZeroTangent(), *(ZeroTangent() for _ in args))
         items = _items(y_bar, len(y))
         x_bar = Tangent[type(x)](*(p(Tangent[type(item)](*items[a:b]))
@@ -115,7 +113,7 @@ def sum_rrule(x: _SEQ | np.ndarray, *args, **kwargs) -> Any:
 
     def sum_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return (NoTangent(), ZeroTangent(), *(ZeroTangent() for _ in args))
         if isinstance(x, np.ndarray):
             row_bar = project_row(y_bar)
@@ -133,26 +131,26 @@ def sum_frule(dargs: tuple, x: _SEQ | np.ndarray, *args, **kwargs) -> Any:
     x_dot = unthunk(dargs[1])
     start = _sum_start(args, kwargs)
     if isinstance(start, (tuple, list)):  # concatenation
-        if _is_zero(x_dot) and all(_is_zero(unthunk(d)) for d in dargs[2:]):
+        if is_zero(x_dot) and all(is_zero(unthunk(d)) for d in dargs[2:]):
             return y, ZeroTangent()
         start_items = _items(dargs[2], len(start)) if args else [ZeroTangent()] * len(start)
         item_dots = _items(x_dot, len(x))
         parts = [t for item, d in zip(x, item_dots) for t in _items(d, len(item))]
         return y, Tangent[type(y)](*start_items, *parts)
     y_dot: Any = ZeroTangent()
-    if not _is_zero(x_dot):
+    if not is_zero(x_dot):
         if isinstance(x, np.ndarray):
             y_dot = np.sum(x_dot, axis=0)
         else:
             for t in _items(x_dot, len(x)):
                 t = unthunk(t)
-                if not _is_zero(t):
+                if not is_zero(t):
                     y_dot = y_dot + t
     for s_dot in dargs[2:]:
         s_dot = unthunk(s_dot)
-        if not _is_zero(s_dot):
+        if not is_zero(s_dot):
             y_dot = y_dot + s_dot
-    if isinstance(y, np.ndarray) and not _is_zero(y_dot) and np.shape(y_dot) != y.shape:
+    if isinstance(y, np.ndarray) and not is_zero(y_dot) and np.shape(y_dot) != y.shape:
         y_dot = np.broadcast_to(y_dot, y.shape).astype(y.dtype)
     return y, y_dot
 
@@ -183,7 +181,7 @@ def _extreme_rules(f: Any) -> None:
                 y_bar = unthunk(y_bar)
                 if i is None:  # empty: y is `default`, a keyword argument
                     return NoTangent(), NoTangent()
-                if _is_zero(y_bar):
+                if is_zero(y_bar):
                     return NoTangent(), ZeroTangent()
                 if isinstance(x, np.ndarray):
                     x_bar = np.zeros_like(x)
@@ -199,7 +197,7 @@ def _extreme_rules(f: Any) -> None:
             def extreme_pullback(y_bar: Any) -> tuple:
                 y_bar = unthunk(y_bar)
                 bars: list = [ZeroTangent()] * len(args)
-                if not _is_zero(y_bar):
+                if not is_zero(y_bar):
                     bars[i] = project_item(y_bar)
                 return (NoTangent(), *bars)
 
@@ -213,7 +211,7 @@ def _extreme_rules(f: Any) -> None:
             if not len(x):
                 return y, NoTangent()
             x_dot = unthunk(dargs[1])
-            if _is_zero(x_dot):
+            if is_zero(x_dot):
                 return y, ZeroTangent()
             i = _arg_extreme(f, x, key)
             return y, (x_dot[i] if isinstance(x_dot, np.ndarray) else _items(x_dot, len(x))[i])
@@ -242,7 +240,7 @@ def float_rrule(x: _NUM) -> Any:
 
     def float_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return NoTangent(), ZeroTangent()
         return NoTangent(), project_x(y_bar)
 
@@ -253,7 +251,7 @@ def float_rrule(x: _NUM) -> Any:
 def float_frule(dargs: tuple, x: _NUM) -> Any:
     y = builtins.float(x)
     x_dot = unthunk(dargs[1])
-    if _is_zero(x_dot):
+    if is_zero(x_dot):
         return y, ZeroTangent()
     return y, builtins.float(np.real(x_dot))
 
@@ -266,7 +264,7 @@ def complex_rrule(x: _NUM, *imag) -> Any:
 
     def complex_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return (NoTangent(), ZeroTangent(), *(ZeroTangent() for _ in imag))
         # y = x + i * imag: holomorphic in both, so imag_bar = conj(i) * y_bar
         return (NoTangent(), project_x(y_bar), *(p(-1j * y_bar) for p in project_imag))
@@ -279,11 +277,11 @@ def complex_frule(dargs: tuple, x: _NUM, *imag) -> Any:
     y = builtins.complex(x, *imag)
     y_dot: Any = ZeroTangent()
     x_dot = unthunk(dargs[1])
-    if not _is_zero(x_dot):
+    if not is_zero(x_dot):
         y_dot = builtins.complex(np.asarray(x_dot).reshape(()).item())
     for b_dot in dargs[2:]:
         b_dot = unthunk(b_dot)
-        if not _is_zero(b_dot):
+        if not is_zero(b_dot):
             y_dot = y_dot + 1j * builtins.complex(np.asarray(b_dot).reshape(()).item())
     return y, y_dot
 
@@ -305,8 +303,8 @@ def divmod_rrule(x: _NUM, m: _NUM) -> Any:
 
     def divmod_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        r_bar = ZeroTangent() if _is_zero(y_bar) else unthunk(_items(y_bar, 2)[1])
-        if _is_zero(r_bar):
+        r_bar = ZeroTangent() if is_zero(y_bar) else unthunk(_items(y_bar, 2)[1])
+        if is_zero(r_bar):
             return NoTangent(), ZeroTangent(), ZeroTangent()
         return NoTangent(), project_x(r_bar), project_m(-q * r_bar)
 
@@ -319,13 +317,13 @@ def divmod_frule(dargs: tuple, x: _NUM, m: _NUM) -> Any:
     q, r = y
     x_dot, m_dot = unthunk(dargs[1]), unthunk(dargs[2])
     r_dot: Any = ZeroTangent()
-    if not _is_zero(x_dot):
+    if not is_zero(x_dot):
         r_dot = x_dot
-    if not _is_zero(m_dot):
+    if not is_zero(m_dot):
         r_dot = r_dot + (-q * m_dot)
-    if isinstance(r, np.ndarray) and not _is_zero(r_dot):
+    if isinstance(r, np.ndarray) and not is_zero(r_dot):
         r_dot = np.broadcast_to(r_dot, r.shape).astype(r.dtype)
-    elif isinstance(r, builtins.float) and not _is_zero(r_dot):
+    elif isinstance(r, builtins.float) and not is_zero(r_dot):
         r_dot = builtins.float(r_dot)
     return y, Tangent[tuple](ZeroTangent(), r_dot)
 
@@ -346,7 +344,7 @@ def sorted_rrule(x: _SEQ, *, key=None, reverse=False) -> Any:
 
     def sorted_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return NoTangent(), ZeroTangent()
         items: list = [ZeroTangent()] * len(values)
         for pos, t in zip(order, _items(y_bar, len(values))):
@@ -366,7 +364,7 @@ def sorted_frule(dargs: tuple, x: _SEQ, *, key=None, reverse=False) -> Any:
                                 reverse=reverse)
     y = [values[i] for i in order]
     x_dot = unthunk(dargs[1])
-    if _is_zero(x_dot):
+    if is_zero(x_dot):
         return y, ZeroTangent()
     items = _items(x_dot, len(values))
     return y, Tangent[list](*(items[i] for i in order))

@@ -38,12 +38,10 @@ from chainrules.core import (
     scalar_rule,
     unthunk,
 )
+from chainrules.rules._kit import is_zero
 
 _LN10 = cmath.log(10.0).real
 
-
-def _is_zero(t: Any) -> bool:
-    return isinstance(t, (ZeroTangent, NoTangent))
 
 
 scalar_rule(cmath.sin, lambda z: cmath.cos(z))
@@ -72,7 +70,7 @@ def log_rrule(z, *base) -> Any:
 
     def log_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return (NoTangent(), ZeroTangent(), *(ZeroTangent() for _ in base))
         if not base:
             return NoTangent(), project_z(y_bar / complex(z).conjugate())
@@ -91,11 +89,11 @@ def log_frule(dargs: tuple, z, *base) -> Any:
     log_b = cmath.log(base[0]) if base else 1.0
     y_dot: Any = ZeroTangent()
     z_dot = unthunk(dargs[1])
-    if not _is_zero(z_dot):
+    if not is_zero(z_dot):
         y_dot = complex(z_dot) / (complex(z) * log_b)
     if base:
         b_dot = unthunk(dargs[2])
-        if not _is_zero(b_dot):
+        if not is_zero(b_dot):
             y_dot = y_dot + (-y * complex(b_dot) / (complex(base[0]) * log_b))
     return y, y_dot
 
@@ -124,7 +122,7 @@ def phase_rrule(z) -> Any:
 
     def phase_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return NoTangent(), ZeroTangent()
         return NoTangent(), project_z(y_bar.real * _phase_gradient(complex(z)))
 
@@ -135,7 +133,7 @@ def phase_rrule(z) -> Any:
 def phase_frule(dargs: tuple, z) -> Any:
     y = cmath.phase(z)
     z_dot = unthunk(dargs[1])
-    if _is_zero(z_dot):
+    if is_zero(z_dot):
         return y, ZeroTangent()
     return y, _real_pushforward(_phase_gradient(complex(z)), z_dot)
 
@@ -147,13 +145,13 @@ def polar_rrule(z) -> Any:
 
     def polar_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return NoTangent(), ZeroTangent()
         r_bar, phi_bar = (unthunk(t) for t in y_bar)
         z_bar: Any = ZeroTangent()
-        if not _is_zero(r_bar):
+        if not is_zero(r_bar):
             z_bar = r_bar.real * _abs_gradient(complex(z))
-        if not _is_zero(phi_bar):
+        if not is_zero(phi_bar):
             z_bar = z_bar + phi_bar.real * _phase_gradient(complex(z))
         return NoTangent(), project_z(z_bar)
 
@@ -164,7 +162,7 @@ def polar_rrule(z) -> Any:
 def polar_frule(dargs: tuple, z) -> Any:
     y = cmath.polar(z)
     z_dot = unthunk(dargs[1])
-    if _is_zero(z_dot):
+    if is_zero(z_dot):
         return y, ZeroTangent()
     c = complex(z)
     return y, Tangent[tuple](_real_pushforward(_abs_gradient(c), z_dot),

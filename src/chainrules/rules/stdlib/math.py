@@ -42,8 +42,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from chainrules.core import (
     NoTangent,
     ProjectTo,
@@ -55,6 +53,7 @@ from chainrules.core import (
     scalar_rule,
     unthunk,
 )
+from chainrules.rules._kit import conj, is_zero
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -74,13 +73,6 @@ def _sign(x: Any) -> float:
         return -1.0
     return 0.0 if x == 0 else math.nan
 
-
-def _is_zero(t: Any) -> bool:
-    return isinstance(t, (ZeroTangent, NoTangent))
-
-
-def _conj(v: Any) -> Any:
-    return np.conj(v) if isinstance(v, np.ndarray) else v.conjugate()
 
 
 def digamma(x: float) -> float:
@@ -195,7 +187,7 @@ def log_rrule(x, *base) -> Any:
 
     def log_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return (NoTangent(), ZeroTangent(), *(ZeroTangent() for _ in base))
         if not base:
             return NoTangent(), project_x(y_bar / x)
@@ -213,11 +205,11 @@ def log_frule(dargs: tuple, x, *base) -> Any:
     x_dot = unthunk(dargs[1])
     y_dot: Any = ZeroTangent()
     log_b = math.log(base[0]) if base else 1.0
-    if not _is_zero(x_dot):
+    if not is_zero(x_dot):
         y_dot = x_dot / (x * log_b)
     if base:
         b_dot = unthunk(dargs[2])
-        if not _is_zero(b_dot):
+        if not is_zero(b_dot):
             y_dot = y_dot + (-y * b_dot / (base[0] * log_b))
     return y, y_dot
 
@@ -229,7 +221,7 @@ def hypot_rrule(*coords) -> Any:
 
     def hypot_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return (NoTangent(), *(ZeroTangent() for _ in coords))
         s = y_bar / y if y else 0.0  # at the origin: 0
         return (NoTangent(), *(p(c * s) for p, c in zip(projectors, coords)))
@@ -243,7 +235,7 @@ def hypot_frule(dargs: tuple, *coords) -> Any:
     y_dot: Any = ZeroTangent()
     for c, c_dot in zip(coords, dargs[1:]):
         c_dot = unthunk(c_dot)
-        if not _is_zero(c_dot) and y:
+        if not is_zero(c_dot) and y:
             y_dot = y_dot + c * c_dot / y
     return y, y_dot
 
@@ -251,10 +243,10 @@ def hypot_frule(dargs: tuple, *coords) -> Any:
 def _coords(t: Any, n: int) -> list:
     """The item tangents of a sequence tangent, 0.0 where absent."""
     t = unthunk(t)
-    if _is_zero(t):
+    if is_zero(t):
         return [0.0] * n
     items = list(t.backing) if isinstance(t, Tangent) else list(t)
-    return [0.0 if _is_zero(unthunk(i)) else unthunk(i) for i in items]
+    return [0.0 if is_zero(unthunk(i)) else unthunk(i) for i in items]
 
 
 @rrule.register(math.dist)
@@ -265,7 +257,7 @@ def dist_rrule(p, q) -> Any:
 
     def dist_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return NoTangent(), ZeroTangent(), ZeroTangent()
         s = y_bar / y if y else 0.0  # at p == q: 0
         p_bar = [(a - b) * s for a, b in zip(p, q)]
@@ -278,7 +270,7 @@ def dist_rrule(p, q) -> Any:
 def dist_frule(dargs: tuple, p, q) -> Any:
     y = math.dist(p, q)
     p_dot, q_dot = unthunk(dargs[1]), unthunk(dargs[2])
-    if (_is_zero(p_dot) and _is_zero(q_dot)) or not y:
+    if (is_zero(p_dot) and is_zero(q_dot)) or not y:
         return y, ZeroTangent()
     n = len(p)
     y_dot = sum((a - b) * (da - db) for a, b, da, db in zip(
@@ -307,10 +299,10 @@ def prod_rrule(x: tuple | list, *, start=1) -> Any:
         y_bar = unthunk(y_bar)
         if not x:
             return NoTangent(), NoTangent()
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return NoTangent(), ZeroTangent()
         partials = _partial_products(list(x), start)
-        return NoTangent(), project_x([_conj(g) * y_bar for g in partials])
+        return NoTangent(), project_x([conj(g) * y_bar for g in partials])
 
     return y, prod_pullback
 
@@ -319,7 +311,7 @@ def prod_rrule(x: tuple | list, *, start=1) -> Any:
 def prod_frule(dargs: tuple, x: tuple | list, *, start=1) -> Any:
     y = math.prod(x, start=start)
     x_dot = unthunk(dargs[1])
-    if _is_zero(x_dot):
+    if is_zero(x_dot):
         return y, ZeroTangent()
     partials = _partial_products(list(x), start)
     y_dot: Any = ZeroTangent()
@@ -336,7 +328,7 @@ def fsum_rrule(x: tuple | list) -> Any:
 
     def fsum_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return NoTangent(), ZeroTangent()
         return NoTangent(), project_x([y_bar] * n)
 
@@ -347,7 +339,7 @@ def fsum_rrule(x: tuple | list) -> Any:
 def fsum_frule(dargs: tuple, x: tuple | list) -> Any:
     y = math.fsum(x)
     x_dot = unthunk(dargs[1])
-    if _is_zero(x_dot):
+    if is_zero(x_dot):
         return y, ZeroTangent()
     return y, math.fsum(float(t) for t in _coords(x_dot, len(x)))
 
@@ -362,10 +354,10 @@ if hasattr(math, "sumprod"):  # 3.12+
 
         def sumprod_pullback(y_bar: Any) -> tuple:
             y_bar = unthunk(y_bar)
-            if _is_zero(y_bar):
+            if is_zero(y_bar):
                 return NoTangent(), ZeroTangent(), ZeroTangent()
-            return (NoTangent(), project_p([_conj(b) * y_bar for b in q]),
-                    project_q([_conj(a) * y_bar for a in p]))
+            return (NoTangent(), project_p([conj(b) * y_bar for b in q]),
+                    project_q([conj(a) * y_bar for a in p]))
 
         return y, sumprod_pullback
 
@@ -374,7 +366,7 @@ if hasattr(math, "sumprod"):  # 3.12+
         y = math.sumprod(p, q)
         n = len(p)
         p_dot, q_dot = unthunk(dargs[1]), unthunk(dargs[2])
-        if _is_zero(p_dot) and _is_zero(q_dot):
+        if is_zero(p_dot) and is_zero(q_dot):
             return y, ZeroTangent()
         y_dot = sum(da * b + a * db for a, b, da, db in zip(
             p, q, _coords(p_dot, n), _coords(q_dot, n)))
@@ -388,7 +380,7 @@ def ldexp_rrule(x, i: int) -> Any:
 
     def ldexp_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return NoTangent(), ZeroTangent(), NoTangent()
         return NoTangent(), project_x(math.ldexp(y_bar, i)), NoTangent()
 
@@ -399,7 +391,7 @@ def ldexp_rrule(x, i: int) -> Any:
 def ldexp_frule(dargs: tuple, x, i: int) -> Any:
     y = math.ldexp(x, i)
     x_dot = unthunk(dargs[1])
-    if _is_zero(x_dot):
+    if is_zero(x_dot):
         return y, ZeroTangent()
     return y, math.ldexp(x_dot, i)
 
@@ -412,8 +404,8 @@ def frexp_rrule(x) -> Any:
 
     def frexp_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        m_bar = ZeroTangent() if _is_zero(y_bar) else unthunk(y_bar[0])
-        if _is_zero(m_bar):
+        m_bar = ZeroTangent() if is_zero(y_bar) else unthunk(y_bar[0])
+        if is_zero(m_bar):
             return NoTangent(), ZeroTangent()
         return NoTangent(), project_x(math.ldexp(m_bar, -e))
 
@@ -424,7 +416,7 @@ def frexp_rrule(x) -> Any:
 def frexp_frule(dargs: tuple, x) -> Any:
     y = math.frexp(x)
     x_dot = unthunk(dargs[1])
-    if _is_zero(x_dot):
+    if is_zero(x_dot):
         return y, ZeroTangent()
     return y, Tangent[tuple](math.ldexp(x_dot, -y[1]), NoTangent())
 

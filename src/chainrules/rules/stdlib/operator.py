@@ -61,14 +61,12 @@ from chainrules.core import (
     scalar_rule,
     unthunk,
 )
+from chainrules.rules._kit import is_zero
 
 _NUM = numbers.Number | np.ndarray
 _PY_NUMBERS = (int, float, complex, bool)
 _SEQ = tuple | list
 
-
-def _is_zero(t: Any) -> bool:
-    return isinstance(t, (ZeroTangent, NoTangent))
 
 
 # ------------------------------------------------------------------- arithmetic
@@ -163,7 +161,7 @@ def abs_rrule(x: _NUM) -> Any:
 
     def abs_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return NoTangent(), ZeroTangent()
         return NoTangent(), project_x(_abs_slope(x, y) * np.real(y_bar))
 
@@ -173,7 +171,7 @@ def abs_rrule(x: _NUM) -> Any:
 def abs_frule(dargs: tuple, x: _NUM) -> Any:
     y = abs(x)
     x_dot = unthunk(dargs[1])
-    if _is_zero(x_dot):
+    if is_zero(x_dot):
         return y, ZeroTangent()
     s = _abs_slope(x, y)
     if np.iscomplexobj(s) or isinstance(s, complex):
@@ -234,7 +232,7 @@ def matmul_rrule(a: np.ndarray, b: np.ndarray) -> Any:
 
     def matmul_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return NoTangent(), ZeroTangent(), ZeroTangent()
         return (NoTangent(),
                 Thunk(lambda: project_a(_matmul_a_bar(y_bar, a, b))),
@@ -248,9 +246,9 @@ def matmul_frule(dargs: tuple, a: np.ndarray, b: np.ndarray) -> Any:
     y = a @ b
     a_dot, b_dot = unthunk(dargs[1]), unthunk(dargs[2])
     y_dot: Any = ZeroTangent()
-    if not _is_zero(a_dot):
+    if not is_zero(a_dot):
         y_dot = np.asarray(a_dot) @ b
-    if not _is_zero(b_dot):
+    if not is_zero(b_dot):
         term = a @ np.asarray(b_dot)
         y_dot = term if isinstance(y_dot, ZeroTangent) else y_dot + term
     if isinstance(y_dot, ZeroTangent):
@@ -264,7 +262,7 @@ def matmul_frule(dargs: tuple, a: np.ndarray, b: np.ndarray) -> Any:
 def _items(t: Any, n: int) -> list:
     """The item tangents of a sequence tangent (ZeroTangent() where absent)."""
     t = unthunk(t)
-    if _is_zero(t):
+    if is_zero(t):
         return [ZeroTangent()] * n
     if isinstance(t, Tangent):
         b = t.backing
@@ -291,7 +289,7 @@ def getitem_rrule(x: _SEQ, key: Any) -> Any:
 
     def getitem_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return NoTangent(), ZeroTangent(), NoTangent()
         items: list = [ZeroTangent()] * n
         if isinstance(key, slice):
@@ -308,7 +306,7 @@ def getitem_rrule(x: _SEQ, key: Any) -> Any:
 def getitem_frule(dargs: tuple, x: _SEQ, key: Any) -> Any:
     y = x[key]
     x_dot = unthunk(dargs[1])
-    if _is_zero(x_dot):
+    if is_zero(x_dot):
         return y, ZeroTangent()
     items = _items(x_dot, len(x))
     if isinstance(key, slice):
@@ -323,7 +321,7 @@ def getitem_dict_rrule(x: dict, key: Any) -> Any:
 
     def getitem_dict_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return NoTangent(), ZeroTangent(), NoTangent()
         return NoTangent(), Tangent[type(x)]({key: project_y(y_bar)}), NoTangent()
 
@@ -334,7 +332,7 @@ def getitem_dict_rrule(x: dict, key: Any) -> Any:
 def getitem_dict_frule(dargs: tuple, x: dict, key: Any) -> Any:
     y = x[key]
     x_dot = unthunk(dargs[1])
-    if _is_zero(x_dot):
+    if is_zero(x_dot):
         return y, ZeroTangent()
     if isinstance(x_dot, Tangent):
         return y, x_dot[key]
@@ -349,7 +347,7 @@ def concat_rrule(a: _SEQ, b: _SEQ) -> Any:
 
     def concat_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             return NoTangent(), ZeroTangent(), ZeroTangent()
         items = _items(y_bar, len(y))
         return (NoTangent(), project_a(_sequence_tangent(a, items[:n])),
@@ -361,7 +359,7 @@ def concat_rrule(a: _SEQ, b: _SEQ) -> Any:
 def concat_frule(dargs: tuple, a: _SEQ, b: _SEQ) -> Any:
     y = a + b
     a_dot, b_dot = unthunk(dargs[1]), unthunk(dargs[2])
-    if _is_zero(a_dot) and _is_zero(b_dot):
+    if is_zero(a_dot) and is_zero(b_dot):
         return y, ZeroTangent()
     return y, Tangent[type(y)](*_items(a_dot, len(a)), *_items(b_dot, len(b)))
 
@@ -384,7 +382,7 @@ def _repeat_rrule(x: Any, k: int, x_first: bool) -> Any:
 
     def repeat_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if _is_zero(y_bar):
+        if is_zero(y_bar):
             x_bar: Any = ZeroTangent()
         else:
             items = _items(y_bar, len(y))
@@ -400,7 +398,7 @@ def _repeat_rrule(x: Any, k: int, x_first: bool) -> Any:
 def _repeat_frule(x_dot: Any, x: Any, k: int) -> Any:
     y = x * k
     x_dot = unthunk(x_dot)
-    if _is_zero(x_dot):
+    if is_zero(x_dot):
         return y, ZeroTangent()
     return y, Tangent[type(y)](*(_items(x_dot, len(x)) * k))
 
