@@ -113,39 +113,50 @@ else:
              name="scipy.optimize.newton(secant)"),
         Case(so.root_scalar, lambda rng, dt: (no_tangent(cubic), params(rng, dt, 2.0, 0.5)),
              kwargs={"bracket": (0.0, 3.0), "xtol": 1e-14}, dtypes=R),
-        # Brent's minimizer stops at xtol * |x|: the solution is good to ~1e-12, its finite
-        # differences to ~1e-8, and the rule's Hessian (finite differences of finite
-        # differences of the user's function) to ~1e-6
+        # Brent's minimizer stops at xtol * |x|, but a minimum is located only to
+        # ~sqrt(eps) ~ 1.5e-8 where f is flat: finite differences of the solution (steps
+        # ~1e-4) carry ~1e-4 of relative noise, as the seed sweeps show (1e-4 failed at 2
+        # seeds in 10), hence rtol=5e-4
         Case(so.minimize_scalar, lambda rng, dt: (no_tangent(scalar_bowl), None, None,
                                                   params(rng, dt, 1.0, 0.3)),
-             kwargs={"options": {"xtol": 1e-12}}, rtol=1e-4, atol=1e-6),
+             kwargs={"options": {"xtol": 1e-12}}, rtol=5e-4, atol=1e-6),
         # the bounded method stops at ~1e-9: the bounds (inactive) get no tangent, finite
         # differences w.r.t. them would see that noise only
         Case(so.minimize_scalar, lambda rng, dt: (no_tangent(scalar_bowl), None,
                                                   no_tangent((-3.0, 3.0)),
                                                   params(rng, dt, 1.0, 0.3)),
-             kwargs={"method": "bounded", "options": {"xatol": 1e-12}}, rtol=1e-4, atol=1e-6,
+             kwargs={"method": "bounded", "options": {"xatol": 1e-12}}, rtol=5e-4, atol=1e-6,
              dtypes=("float64",), name="scipy.optimize.minimize_scalar(method='bounded')"),
         # Newton-CG on a function quadratic in x (nonlinear in the parameters) converges
         # to rounding; its result holds the minimizer, the minimum and the gradient there
         # (zero, whatever the parameters), all three checked
-        Case(so.minimize, lambda rng, dt: (no_tangent(quadratic), np.zeros(2),
+        Case(so.minimize, lambda rng, dt: (no_tangent(quadratic), no_tangent(np.zeros(2)),
                                            vector_params(rng, dt), "Newton-CG",
                                            no_tangent(quadratic_gradient),
                                            no_tangent(quadratic_hessian)),
-             kwargs={"options": {"xtol": 1e-14}}, rtol=1e-5, atol=1e-7, dtypes=("float64",)),
+             # (the gradient field is zero up to the solve's stopping noise, ~1e-8, which
+             # finite differences divide by their step: atol=1e-4)
+             kwargs={"options": {"xtol": 1e-14}}, rtol=1e-5, atol=1e-4, dtypes=("float64",)),
         # a function not quadratic in x; BFGS's result holds an inverse Hessian too, which
         # the rule does not differentiate: only the reverse rule is checked, with
         # cotangents on x and fun
-        Case(so.minimize, lambda rng, dt: (no_tangent(bowl), np.zeros(2), vector_params(rng, dt),
-                                           "BFGS", no_tangent(bowl_gradient)),
-             kwargs={"options": {"gtol": 1e-10}}, rtol=1e-5, atol=1e-6, dtypes=("float64",),
+        # (the start x0 is not a parameter: finite differences w.r.t. it see only noise;
+        # gtol=1e-8: tighter, BFGS's line search stops with "precision loss" at some
+        # seeds; the solution then carries ~1e-8 of error, ~1e-4 relative in its finite
+        # differences, hence rtol=5e-4)
+        Case(so.minimize, lambda rng, dt: (no_tangent(bowl), no_tangent(np.zeros(2)),
+                                           vector_params(rng, dt), "BFGS",
+                                           no_tangent(bowl_gradient)),
+             kwargs={"options": {"gtol": 1e-8}}, rtol=5e-4, atol=1e-6, dtypes=("float64",),
              frule=False, output_tangent=fields("x", "fun"),
              name="scipy.optimize.minimize(method='BFGS')"),
-        Case(so.root, lambda rng, dt: (no_tangent(system), np.ones(2),
+        # the start x0 is not a parameter (the root does not depend on it): finite
+        # differences w.r.t. it would see only the solver's stopping noise
+        Case(so.root, lambda rng, dt: (no_tangent(system), no_tangent(np.ones(2)),
                                        (np.asarray([2.0, 1.0]) + rng.uniform(-0.1, 0.1, 2),)),
-             kwargs={"method": "krylov", "tol": 1e-13}, rtol=1e-6, atol=1e-8,
-             dtypes=("float64",)),
+             kwargs={"method": "df-sane", "options": {"fatol": 1e-15, "ftol": 0}},
+             rtol=1e-6, atol=1e-8, dtypes=("float64",),
+             name="scipy.optimize.root(method='df-sane')"),
         # hybr's result holds its factorization (fjac, r, qtf), not differentiated
         Case(so.root, lambda rng, dt: (no_tangent(system), np.ones(2),
                                        (np.asarray([2.0, 1.0]) + rng.uniform(-0.1, 0.1, 2),)),
