@@ -141,13 +141,13 @@ else:
         # the rule does not differentiate: only the reverse rule is checked, with
         # cotangents on x and fun
         # (the start x0 is not a parameter: finite differences w.r.t. it see only noise;
-        # gtol=1e-8: tighter, BFGS's line search stops with "precision loss" at some
-        # seeds; the solution then carries ~1e-8 of error, ~1e-4 relative in its finite
-        # differences, hence rtol=5e-4)
+        # gtol=1e-7: tighter, BFGS's line search stops with "precision loss" at some
+        # seeds (1e-8 at seed 52); the solution then carries ~1e-7 of error, ~1e-3 relative in its
+        # finite differences, hence rtol=1e-3)
         Case(so.minimize, lambda rng, dt: (no_tangent(bowl), no_tangent(np.zeros(2)),
                                            vector_params(rng, dt), "BFGS",
                                            no_tangent(bowl_gradient)),
-             kwargs={"options": {"gtol": 1e-8}}, rtol=5e-4, atol=1e-6, dtypes=("float64",),
+             kwargs={"options": {"gtol": 1e-7}}, rtol=1e-3, atol=1e-5, dtypes=("float64",),
              frule=False, output_tangent=fields("x", "fun"),
              name="scipy.optimize.minimize(method='BFGS')"),
         # the start x0 is not a parameter (the root does not depend on it): finite
