@@ -32,7 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import NoTangent, Tangent, frule, not_implemented, rrule
+from chainrules.core import (
+    NoTangent,
+    NotImplementedTangent,
+    Tangent,
+    frule,
+    not_implemented,
+    rrule,
+)
 from chainrules.rules._kit import (
     array_projector,
     dense_tangent,
@@ -167,7 +174,7 @@ def histogram_frule(dargs: tuple, *args: Any, **kwargs: Any) -> Any:
         if t is not None and is_differentiable(x):
             dots[name] = t
     e_dot = _edges_tangent(h, p, dots)
-    if type(e_dot).__name__ == "NotImplementedTangent":
+    if isinstance(e_dot, NotImplementedTangent):
         return y, Tangent[tuple](e_dot, e_dot)
     w_dot = dots.get("weights")
     n_dot = None if w_dot is None else h._bin_sums(dense_tangent(w_dot, p["weights"]).reshape(-1))
@@ -214,7 +221,7 @@ def histogram_rrule(*args: Any, **kwargs: Any) -> Any:
             b = bars.get(name)
             if name == "range" and b is not None:
                 out.append(b)
-            elif b is None or type(b).__name__ == "NotImplementedTangent":
+            elif b is None or isinstance(b, NotImplementedTangent):
                 out.append(zero_for(x) if b is None else b)
             else:
                 out.append(array_projector(x)(b))
