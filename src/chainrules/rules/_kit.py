@@ -27,19 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from chainrules import core
 from chainrules._naming import qualified_name
-from chainrules.core import (
-    NoTangent,
-    OutArgumentError,
-    ProjectTo,
-    Tangent,
-    ZeroTangent,
-    array_namespace,
-    frule,
-    is_foreign_array,
-    rrule,
-    unthunk,
-)
+from chainrules.core import NoTangent, ProjectTo, Tangent, ZeroTangent, is_foreign_array, unthunk
 
 __all__ = [
     "ZEROS",
@@ -118,7 +108,7 @@ def is_differentiable(x: Any) -> bool:
         return any(is_differentiable(i) for i in x)
     if is_foreign_array(x):
         # never a silent zero for another library's array
-        return array_namespace(x).isdtype(x.dtype, ("real floating", "complex floating"))
+        return core.array_namespace(x).isdtype(x.dtype, ("real floating", "complex floating"))
     return False
 
 
@@ -273,7 +263,7 @@ def fit_output(y_dot: Any, y: Any) -> Any:
             y_dot = y_dot.astype(y.dtype)
         return y_dot[()]
     if is_foreign_array(y):
-        xp = array_namespace(y)
+        xp = core.array_namespace(y)
         if not is_foreign_array(y_dot):
             y_dot = xp.asarray(y_dot)
         if tuple(y_dot.shape) != tuple(y.shape):
@@ -302,7 +292,7 @@ def conj(p: Any) -> Any:
     if isinstance(p, (complex, np.complexfloating)):
         return p.conjugate()
     if is_foreign_array(p):
-        xp = array_namespace(p)
+        xp = core.array_namespace(p)
         return xp.conj(p) if xp.isdtype(p.dtype, "complex floating") else p
     conjugate = getattr(p, "conjugate", None)  # a traced number of an AD
     return conjugate() if callable(conjugate) else p
@@ -325,9 +315,9 @@ def refuse_out(f: Any, kwargs: dict, args: tuple = (), at: int | None = None, *,
     """
     if kwargs.get("out") is not None or (at is not None and len(args) > at
                                          and args[at] is not None):
-        raise OutArgumentError(f)
+        raise core.OutArgumentError(f)
     if where and kwargs.get("where", True) is not True:
-        raise OutArgumentError(f, "where")
+        raise core.OutArgumentError(f, "where")
 
 
 def define_rules(f: Any, *types: Any, frule_fn: Callable[..., Any] | None = None,
@@ -348,7 +338,7 @@ def define_rules(f: Any, *types: Any, frule_fn: Callable[..., Any] | None = None
         (9.0, 6.0)
     """
     label = name or getattr(f, "__name__", None) or type(f).__name__
-    for fn, suffix, table in ((frule_fn, "frule", frule), (rrule_fn, "rrule", rrule)):
+    for fn, suffix, table in ((frule_fn, "frule", core.frule), (rrule_fn, "rrule", core.rrule)):
         if fn is None:
             continue
         fn.__name__ = fn.__qualname__ = f"{label}_{suffix}"

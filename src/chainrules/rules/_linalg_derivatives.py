@@ -19,26 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    ZeroTangent,
-)
-from chainrules.rules._kit import define_rules, nonzero, zero_guard
-from chainrules.rules._linalg_kernel import (
-    H,
-    as_float,
-    diag,
-    diag_embed,
-    her_cotangent,
-    her_input,
-    inv_gaps,
-    max_abs,
-    nots,
-    options,
-    rdot,
-    tri_solve,
-)
+from chainrules.core import NoTangent, ProjectTo, ZeroTangent
+from chainrules.rules import _kit as kit
+from chainrules.rules import _linalg_kernel as kernel
 
 # ---------------------------------------------------------------------------------- pinv
 
@@ -48,15 +31,15 @@ def pinv_tangent(a: np.ndarray, y: np.ndarray, a_dot: np.ndarray) -> np.ndarray:
     m, n = a.shape[-2:]
     proj_rows = np.eye(m, dtype=y.dtype) - a @ y  # I - A A+
     proj_cols = np.eye(n, dtype=y.dtype) - y @ a  # I - A+ A
-    a_dot_h = H(a_dot)
-    return (-(y @ a_dot @ y) + (y @ H(y)) @ a_dot_h @ proj_rows
-            + proj_cols @ a_dot_h @ (H(y) @ y))
+    a_dot_h = kernel.H(a_dot)
+    return (-(y @ a_dot @ y) + (y @ kernel.H(y)) @ a_dot_h @ proj_rows
+            + proj_cols @ a_dot_h @ (kernel.H(y) @ y))
 
 
 def pinv_cotangent(a: np.ndarray, y: np.ndarray, y_bar: np.ndarray) -> np.ndarray:
     m, n = a.shape[-2:]
-    y_h = H(y)
-    y_bar_h = H(y_bar)
+    y_h = kernel.H(y)
+    y_bar_h = kernel.H(y_bar)
     proj_rows = np.eye(m, dtype=y.dtype) - a @ y
     proj_cols = np.eye(n, dtype=y.dtype) - y @ a
     return (-(y_h @ y_bar @ y_h) + proj_rows @ y_bar_h @ (y @ y_h)
@@ -68,12 +51,12 @@ def pinv_cotangent(a: np.ndarray, y: np.ndarray, y_bar: np.ndarray) -> np.ndarra
 
 def qr_square_tangent(q: np.ndarray, r: np.ndarray, a_dot: np.ndarray) -> tuple:
     """(dQ, dR) of A = QR, m >= n, R with a real diagonal (LAPACK's gauge)."""
-    x = tri_solve(r, a_dot, lower=False, side="right")  # dA R^-1
-    c = H(q) @ x
+    x = kernel.tri_solve(r, a_dot, lower=False, side="right")  # dA R^-1
+    c = kernel.H(q) @ x
     low = np.tril(c, -1)
-    omega = low - H(low)
+    omega = low - kernel.H(low)
     if omega.dtype.kind == "c":
-        omega = omega + diag_embed(1j * diag(c).imag)
+        omega = omega + kernel.diag_embed(1j * kernel.diag(c).imag)
     r_dot = (c - omega) @ r
     q_dot = q @ (omega - c) + x
     return q_dot, r_dot
@@ -83,16 +66,20 @@ def qr_square_cotangent(q: np.ndarray, r: np.ndarray, q_bar: Any, r_bar: Any) ->
     """Adjoint of `qr_square_tangent`."""
     m = 0
     if r_bar is not None:
-        m = r_bar @ H(r)
+        m = r_bar @ kernel.H(r)
     if q_bar is not None:
-        m = m - H(q) @ q_bar
+        m = m - kernel.H(q) @ q_bar
     m = np.asarray(m)
     # M - Omega^*(M): upper triangle of M with a real diagonal, mirrored below
-    k = np.triu(m, 1) + H(np.triu(m, 1)) + diag_embed(diag(m).real.astype(m.dtype))
+    k = (
+        np.triu(m, 1)
+        + kernel.H(np.triu(m, 1))
+        + kernel.diag_embed(kernel.diag(m).real.astype(m.dtype))
+    )
     x_bar = q @ k
     if q_bar is not None:
         x_bar = x_bar + q_bar
-    return tri_solve(r, x_bar, lower=False, trans=2, side="right")  # X_bar R^-H
+    return kernel.tri_solve(r, x_bar, lower=False, trans=2, side="right")  # X_bar R^-H
 
 
 def qr_tangent(q: np.ndarray, r: np.ndarray, a: np.ndarray, a_dot: np.ndarray) -> tuple:
@@ -100,7 +87,7 @@ def qr_tangent(q: np.ndarray, r: np.ndarray, a: np.ndarray, a_dot: np.ndarray) -
     if m >= n:
         return qr_square_tangent(q, r, a_dot)
     q_dot, r1_dot = qr_square_tangent(q, r[..., :, :m], a_dot[..., :, :m])
-    r2_dot = H(q_dot) @ a[..., :, m:] + H(q) @ a_dot[..., :, m:]
+    r2_dot = kernel.H(q_dot) @ a[..., :, m:] + kernel.H(q) @ a_dot[..., :, m:]
     return q_dot, np.concatenate([r1_dot, r2_dot], axis=-1)
 
 
@@ -115,7 +102,7 @@ def qr_cotangent(q: np.ndarray, r: np.ndarray, a: np.ndarray, q_bar: Any,
     if r_bar is not None:
         r2_bar = r_bar[..., :, m:]
         y_bar = q @ r2_bar
-        extra = y @ H(r2_bar)
+        extra = y @ kernel.H(r2_bar)
         q_bar = extra if q_bar is None else q_bar + extra
     x_bar = qr_square_cotangent(q, r[..., :, :m], q_bar, r1_bar)
     return np.concatenate([x_bar, y_bar], axis=-1)
@@ -136,55 +123,55 @@ def qr_defined(a: np.ndarray, mode: str) -> str | None:
 
 def svd_gaps(s: np.ndarray) -> np.ndarray:
     s2 = s * s
-    return inv_gaps(s2[..., None, :] - s2[..., :, None], max_abs(s2), s.dtype)
+    return kernel.inv_gaps(s2[..., None, :] - s2[..., :, None], kernel.max_abs(s2), s.dtype)
 
 
 def svd_tangent(u: np.ndarray, s: np.ndarray, vh: np.ndarray, a_dot: np.ndarray) -> tuple:
     """(dU, ds, dVh) of the thin SVD; complex phases split evenly between U and V."""
-    v = H(vh)
-    p = H(u) @ a_dot @ v
-    s_dot = diag(p).real
+    v = kernel.H(vh)
+    p = kernel.H(u) @ a_dot @ v
+    s_dot = kernel.diag(p).real
     f = svd_gaps(s)
     sm = s[..., None, :]  # right-multiplication by S
     sc = s[..., :, None]  # left-multiplication by S
-    ph = H(p)
+    ph = kernel.H(p)
     omega_u = f * (p * sm + sc * ph)
     omega_v = f * (sc * p + ph * sm)
     if p.dtype.kind == "c":
-        half = diag_embed(1j * diag(p).imag / (2 * s))
+        half = kernel.diag_embed(1j * kernel.diag(p).imag / (2 * s))
         omega_u = omega_u + half
         omega_v = omega_v - half
     inv_s = 1 / s[..., None, :]
     u_dot = u @ omega_u + (a_dot @ v - u @ p) * inv_s
-    v_dot = v @ omega_v + (H(a_dot) @ u - v @ ph) * inv_s
-    return u_dot, s_dot, H(v_dot)
+    v_dot = v @ omega_v + (kernel.H(a_dot) @ u - v @ ph) * inv_s
+    return u_dot, s_dot, kernel.H(v_dot)
 
 
 def svd_cotangent(u: np.ndarray, s: np.ndarray, vh: np.ndarray, u_bar: Any, s_bar: Any,
                    vh_bar: Any) -> np.ndarray:
-    v = H(vh)
+    v = kernel.H(vh)
     sm = s[..., None, :]
     sc = s[..., :, None]
     core = np.zeros(u.shape[:-2] + (s.shape[-1],) * 2, dtype=u.dtype)
     if s_bar is not None:
-        core = core + diag_embed(np.real(s_bar).astype(s.dtype))
+        core = core + kernel.diag_embed(np.real(s_bar).astype(s.dtype))
     out = 0
     if u_bar is not None or vh_bar is not None:
         f = svd_gaps(s)
         inv_s = 1 / sm
         if u_bar is not None:
-            g = H(u) @ u_bar
-            core = core + (f * (g - H(g))) * sm
+            g = kernel.H(u) @ u_bar
+            core = core + (f * (g - kernel.H(g))) * sm
             if g.dtype.kind == "c":
-                core = core + diag_embed(1j * diag(g).imag / (2 * s))
+                core = core + kernel.diag_embed(1j * kernel.diag(g).imag / (2 * s))
             out = out + ((u_bar - u @ g) * inv_s) @ vh
         if vh_bar is not None:
-            v_bar = H(vh_bar)
-            k = H(v) @ v_bar
-            core = core + sc * (f * (k - H(k)))
+            v_bar = kernel.H(vh_bar)
+            k = kernel.H(v) @ v_bar
+            core = core + sc * (f * (k - kernel.H(k)))
             if k.dtype.kind == "c":
-                core = core - diag_embed(1j * diag(k).imag / (2 * s))
-            out = out + u @ H((v_bar - v @ k) * inv_s)
+                core = core - kernel.diag_embed(1j * kernel.diag(k).imag / (2 * s))
+            out = out + u @ kernel.H((v_bar - v @ k) * inv_s)
     return u @ core @ vh + out
 
 
@@ -201,30 +188,30 @@ def svd_reason(a: np.ndarray, opts: dict) -> str | None:
 
 
 def eigh_gaps(w: np.ndarray) -> np.ndarray:
-    return inv_gaps(w[..., None, :] - w[..., :, None], max_abs(w), w.dtype)
+    return kernel.inv_gaps(w[..., None, :] - w[..., :, None], kernel.max_abs(w), w.dtype)
 
 
 def eigh_tangent(w: np.ndarray, v: np.ndarray, a_dot: np.ndarray, uplo: str) -> tuple:
     """(dw, dV) of ``eigh`` (gauge ``diag(V^H dV) = 0``)."""
-    m = H(v) @ her_input(a_dot, uplo) @ v
-    return diag(m).real, v @ (eigh_gaps(w) * m)
+    m = kernel.H(v) @ kernel.her_input(a_dot, uplo) @ v
+    return kernel.diag(m).real, v @ (eigh_gaps(w) * m)
 
 
 def eigh_cotangent(w: np.ndarray, v: np.ndarray, w_bar: Any, v_bar: Any,
                     uplo: str) -> np.ndarray:
     core = np.zeros(v.shape, dtype=v.dtype)
     if w_bar is not None:
-        core = core + diag_embed(np.real(w_bar).astype(w.dtype))
+        core = core + kernel.diag_embed(np.real(w_bar).astype(w.dtype))
     if v_bar is not None:
-        core = core + eigh_gaps(w) * (H(v) @ v_bar)
-    return her_cotangent(v @ core @ H(v), uplo)
+        core = core + eigh_gaps(w) * (kernel.H(v) @ v_bar)
+    return kernel.her_cotangent(v @ core @ kernel.H(v), uplo)
 
 
 # ----------------------------------------------------------------------------------- eig
 
 
 def eig_gaps(w: np.ndarray) -> np.ndarray:
-    return inv_gaps(w[..., None, :] - w[..., :, None], max_abs(w), w.real.dtype)
+    return kernel.inv_gaps(w[..., None, :] - w[..., :, None], kernel.max_abs(w), w.real.dtype)
 
 
 def largest(v: np.ndarray) -> tuple:
@@ -235,10 +222,10 @@ def largest(v: np.ndarray) -> tuple:
 
 def eig_tangent(w: np.ndarray, v: np.ndarray, a_dot: np.ndarray) -> tuple:
     m = np.linalg.solve(v, a_dot @ v)  # V^-1 dA V
-    w_dot = diag(m)
+    w_dot = kernel.diag(m)
     x = v @ (eig_gaps(w) * m)
     # unit 2-norm and NumPy's "largest component real" gauge
-    re = -rdot(v, x, axis=-2)
+    re = -kernel.rdot(v, x, axis=-2)
     dv = x + v * re[..., None, :]
     if np.iscomplexobj(dv):
         k, vk = largest(v)
@@ -250,9 +237,9 @@ def eig_tangent(w: np.ndarray, v: np.ndarray, a_dot: np.ndarray) -> tuple:
 def eig_cotangent(w: np.ndarray, v: np.ndarray, w_bar: Any, v_bar: Any) -> np.ndarray:
     core = np.zeros(v.shape, dtype=np.result_type(v, w))
     if w_bar is not None:
-        core = core + diag_embed(np.asarray(w_bar, dtype=core.dtype))
+        core = core + kernel.diag_embed(np.asarray(w_bar, dtype=core.dtype))
     if v_bar is not None:
-        rho = rdot(v, v_bar, axis=-2)
+        rho = kernel.rdot(v, v_bar, axis=-2)
         x_bar = v_bar - v * rho[..., None, :]
         if np.iscomplexobj(x_bar) or np.iscomplexobj(v):
             x_bar = x_bar.astype(np.result_type(x_bar, np.complex64))
@@ -262,8 +249,8 @@ def eig_cotangent(w: np.ndarray, v: np.ndarray, w_bar: Any, v_bar: Any) -> np.nd
             # row k of each column replaced by col, with where (differentiable again)
             rows = np.arange(x_bar.shape[-2])[:, None] == k
             x_bar = np.where(rows, col, x_bar)
-        core = core + np.conj(eig_gaps(w)) * (H(v) @ x_bar)
-    return np.linalg.solve(H(v), core @ H(v))
+        core = core + np.conj(eig_gaps(w)) * (kernel.H(v) @ x_bar)
+    return np.linalg.solve(kernel.H(v), core @ kernel.H(v))
 
 
 def eig_matching(a: np.ndarray, y: np.ndarray) -> tuple:
@@ -369,7 +356,7 @@ def norm_rules(f: Any, names: tuple) -> None:
     """Register frule and rrule of a norm function ``f(x, *names)``."""
 
     def read(x: np.ndarray, args: tuple, kwargs: dict) -> tuple:
-        o = options(args, kwargs, *names)
+        o = kernel.options(args, kwargs, *names)
         if f is np.linalg.vector_norm:
             axis = o["axis"] if o["axis"] is not None else tuple(range(np.ndim(x)))
             return o["ord"], (axis,) if np.isscalar(axis) else axis, o["keepdims"]
@@ -380,31 +367,31 @@ def norm_rules(f: Any, names: tuple) -> None:
     vector = f is np.linalg.vector_norm
 
     def norm_frule(dargs, x, *args, **kwargs):
-        x_dot = nonzero(dargs[1])
+        x_dot = kit.nonzero(dargs[1])
         y = f(x, *args, **kwargs)
         if x_dot is None:
             return y, ZeroTangent()
         ord, axis, keepdims = read(x, args, kwargs)
-        g, axes = norm_grad(as_float(x), y, ord, axis, keepdims, vector)
+        g, axes = norm_grad(kernel.as_float(x), y, ord, axis, keepdims, vector)
         if g is None:
             return y, ZeroTangent()
-        return y, ProjectTo(y)(rdot(g, x_dot, axis=axes, keepdims=keepdims))
+        return y, ProjectTo(y)(kernel.rdot(g, x_dot, axis=axes, keepdims=keepdims))
 
     def norm_rrule(x, *args, **kwargs):
         y = f(x, *args, **kwargs)
         project_x = ProjectTo(x)
 
-        @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
+        @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), *kernel.nots(args)))
         def norm_pullback(y_bar):
             ord, axis, keepdims = read(x, args, kwargs)
-            g, axes = norm_grad(as_float(x), y, ord, axis, keepdims, vector)
+            g, axes = norm_grad(kernel.as_float(x), y, ord, axis, keepdims, vector)
             if g is None:
-                return NoTangent(), ZeroTangent(), *nots(args)
+                return NoTangent(), ZeroTangent(), *kernel.nots(args)
             y_bar = np.real(np.asarray(y_bar))
             if not keepdims:
                 y_bar = np.expand_dims(y_bar, axes)
-            return NoTangent(), project_x(y_bar * g), *nots(args)
+            return NoTangent(), project_x(y_bar * g), *kernel.nots(args)
 
         return y, norm_pullback
 
-    define_rules(f, frule_fn=norm_frule, rrule_fn=norm_rrule)
+    kit.define_rules(f, frule_fn=norm_frule, rrule_fn=norm_rrule)

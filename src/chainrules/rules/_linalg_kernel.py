@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import NoTangent, Tangent, unthunk
-from chainrules.rules._kit import is_zero, nonzero
+from chainrules.rules import _kit as kit
 
 # ----------------------------------------------------------------------------- structure
 
@@ -47,11 +47,11 @@ def T(x: np.ndarray) -> np.ndarray:
 def field(t: Any, name: str, index: int) -> Any:
     """Field ``name`` (item ``index``) of a structured (co)tangent; None when zero."""
     t = unthunk(t)
-    if is_zero(t):
+    if kit.is_zero(t):
         return None
     if isinstance(t, Tangent) and hasattr(t.primal_type, "_fields"):
-        return nonzero(getattr(t, name))
-    return nonzero(t[index])
+        return kit.nonzero(getattr(t, name))
+    return kit.nonzero(t[index])
 
 
 def nots(args: tuple) -> tuple:
@@ -110,7 +110,7 @@ def outer_h(g: np.ndarray, y: np.ndarray) -> np.ndarray:
 def item(t: Any, index: int) -> Any:
     """Item ``index`` of a tuple (co)tangent; None when zero."""
     t = unthunk(t)
-    return None if is_zero(t) else nonzero(t[index])
+    return None if kit.is_zero(t) else kit.nonzero(t[index])
 
 
 def col(b: np.ndarray) -> tuple:

@@ -7,15 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import (
-    NoTangent,
-    NotImplementedTangent,
-    ProjectTo,
-    Tangent,
-    ZeroTangent,
-    array_namespace,
-)
-from chainrules.rules._kit import define_rules, nonzero, zero_guard
+from chainrules import core
+from chainrules.core import NoTangent, NotImplementedTangent, ProjectTo, Tangent, ZeroTangent
+from chainrules.rules import _kit as kit
 
 _NUMBERS = (bool, int, float, complex)
 
@@ -85,7 +79,7 @@ def linear_unary(f: Any, name: str, pushforward: Callable[..., Any],
         y = f(x)
         project_x = ProjectTo(x)
 
-        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
+        @kit.zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
         def unary_pullback(y_bar: Any) -> tuple:
             if isinstance(y_bar, NotImplementedTangent):
                 return NoTangent(), y_bar
@@ -99,15 +93,15 @@ def linear_unary(f: Any, name: str, pushforward: Callable[..., Any],
         xp = _namespace(x)
         if not is_inexact(xp, x):
             return y, NoTangent()
-        x_dot = nonzero(dargs[1])
+        x_dot = kit.nonzero(dargs[1])
         if x_dot is None:
             return y, ZeroTangent()
         if isinstance(x_dot, NotImplementedTangent):
             return y, x_dot
         return y, pushforward(xp, x, y, x_dot)
 
-    define_rules(f, object, frule_fn=unary_frule, rrule_fn=unary_rrule, name=name)
+    kit.define_rules(f, object, frule_fn=unary_frule, rrule_fn=unary_rrule, name=name)
 
 
 def _namespace(*values: Any) -> Any:
-    return array_namespace(*(v for v in values if not isinstance(v, Tangent)))
+    return core.array_namespace(*(v for v in values if not isinstance(v, Tangent)))

@@ -20,16 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Tangent,
-    ZeroTangent,
-    array_namespace,
-    not_implemented,
-    unthunk,
-)
-from chainrules.rules._kit import define_rules, is_zero, nonzero, zero_guard
+from chainrules import core
+from chainrules.core import NoTangent, Tangent, ZeroTangent, array_namespace, not_implemented
+from chainrules.rules import _kit as kit
 from chainrules.rules.array_api._common import conj, is_complex, mH
 
 __all__ = ["register"]
@@ -79,14 +72,14 @@ def _max_abs(xp: Any, v: Any) -> Any:
 
 def _field(t: Any, name: str, index: int) -> Any:
     """Field ``name`` (item ``index``) of a structured cotangent; None when zero."""
-    t = unthunk(t)
-    if is_zero(t):
+    t = core.unthunk(t)
+    if kit.is_zero(t):
         return None
     if isinstance(t, Tangent):
         backing = t.backing
         value = backing.get(name, ZeroTangent()) if isinstance(backing, dict) else backing[index]
-        return nonzero(value)
-    return nonzero(t[index])
+        return kit.nonzero(value)
+    return kit.nonzero(t[index])
 
 
 def _result_tangent(y: Any, **fields: Any) -> Tangent:
@@ -116,9 +109,9 @@ def _unary_rules(f: Any, name: str, pushforward: Callable[..., Any],
 
     def matrix_rrule(a: Any, **kw: Any) -> Any:
         y = f(a, **kw)
-        project_a = ProjectTo(a)
+        project_a = core.ProjectTo(a)
 
-        @zero_guard(lambda: (NoTangent(), project_a(ZeroTangent())))
+        @kit.zero_guard(lambda: (NoTangent(), project_a(ZeroTangent())))
         def matrix_pullback(y_bar: Any) -> tuple:
             xp = array_namespace(a)
             a_bar = pullback(xp, a, y, y_bar, kw)
@@ -130,12 +123,12 @@ def _unary_rules(f: Any, name: str, pushforward: Callable[..., Any],
 
     def matrix_frule(dargs: tuple, a: Any, **kw: Any) -> Any:
         y = f(a, **kw)
-        a_dot = nonzero(dargs[1])
+        a_dot = kit.nonzero(dargs[1])
         if a_dot is None:
             return y, ZeroTangent()
         return y, pushforward(array_namespace(a), a, y, a_dot, kw)
 
-    define_rules(f, object, frule_fn=matrix_frule, rrule_fn=matrix_rrule, name=name)
+    kit.define_rules(f, object, frule_fn=matrix_frule, rrule_fn=matrix_rrule, name=name)
 
 
 # ------------------------------------------------------------------ inv, det, slogdet
@@ -215,7 +208,7 @@ def _cholesky_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
 def _cholesky_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     upper = kw.get("upper", False)
     low = _lower(xp, y, upper)
-    low_bar = nonzero(y_bar)
+    low_bar = kit.nonzero(y_bar)
     low_bar = mH(xp, low_bar) if upper else low_bar
     # S = L^-H Phi(L^H L_bar) L^-1, then onto the triangle that was read
     s = _phi(xp, xp.matmul(mH(xp, low), low_bar))
@@ -245,13 +238,13 @@ def _eigh_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
 
 
 def _eigh_cotangent(xp: Any, w: Any, v: Any, w_bar: Any, v_bar: Any) -> Any:
-    core = xp.zeros_like(v)
+    middle = xp.zeros_like(v)
     if w_bar is not None:
         w_bar = xp.real(w_bar) if is_complex(xp, w_bar) else w_bar
-        core = core + _diag_embed(xp, xp.astype(w_bar, v.dtype))
+        middle = middle + _diag_embed(xp, xp.astype(w_bar, v.dtype))
     if v_bar is not None:
-        core = core + xp.astype(_eigh_f(xp, w), v.dtype) * xp.matmul(mH(xp, v), v_bar)
-    return _her_cotangent(xp, xp.matmul(xp.matmul(v, core), mH(xp, v)))
+        middle = middle + xp.astype(_eigh_f(xp, w), v.dtype) * xp.matmul(mH(xp, v), v_bar)
+    return _her_cotangent(xp, xp.matmul(xp.matmul(v, middle), mH(xp, v)))
 
 
 def _eigh_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
@@ -268,7 +261,7 @@ def _eigvalsh_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
 
 def _eigvalsh_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     _, v = xp.linalg.eigh(a)
-    return _eigh_cotangent(xp, y, v, nonzero(y_bar), None)
+    return _eigh_cotangent(xp, y, v, kit.nonzero(y_bar), None)
 
 
 # -------------------------------------------------------------------------- eig, eigvals
@@ -308,9 +301,9 @@ def _eig_tangent(xp: Any, w: Any, v: Any, a_dot: Any) -> tuple:
 
 def _eig_cotangent(xp: Any, w: Any, v: Any, w_bar: Any, v_bar: Any) -> Any:
     dtype = xp.result_type(v, w)
-    core = xp.zeros(tuple(v.shape), dtype=dtype)
+    middle = xp.zeros(tuple(v.shape), dtype=dtype)
     if w_bar is not None:
-        core = core + _diag_embed(xp, xp.astype(w_bar, dtype))
+        middle = middle + _diag_embed(xp, xp.astype(w_bar, dtype))
     if v_bar is not None:
         v_bar = xp.astype(v_bar, dtype)
         x_bar = v_bar - v * xp.astype(_rows(_rdot_columns(xp, v, v_bar)), dtype)
@@ -323,8 +316,8 @@ def _eig_cotangent(xp: Any, w: Any, v: Any, w_bar: Any, v_bar: Any) -> Any:
             rows = xp.reshape(xp.arange(v.shape[-2]), (v.shape[-2], 1))
             x_bar = xp.where(rows == k, col, x_bar)
         f = xp.astype(_eig_f(xp, w), dtype)
-        core = core + conj(xp, f) * xp.matmul(mH(xp, v), x_bar)
-    return xp.linalg.solve(mH(xp, v), xp.matmul(core, mH(xp, v)))
+        middle = middle + conj(xp, f) * xp.matmul(mH(xp, v), x_bar)
+    return xp.linalg.solve(mH(xp, v), xp.matmul(middle, mH(xp, v)))
 
 
 def _eig_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
@@ -354,7 +347,7 @@ def _eigvals_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
 
 def _eigvals_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     w, v = _eig_matching(xp, a, y)
-    return _eig_cotangent(xp, w, v, nonzero(y_bar), None)
+    return _eig_cotangent(xp, w, v, kit.nonzero(y_bar), None)
 
 
 # -------------------------------------------------------------------------------- svd
@@ -390,28 +383,28 @@ def _svd_cotangent(xp: Any, u: Any, s: Any, vh: Any, u_bar: Any, s_bar: Any,
                    vh_bar: Any) -> Any:
     v = mH(xp, vh)
     sm, sc = _rows(s), _cols(s)
-    core = xp.zeros((*u.shape[:-2], s.shape[-1], s.shape[-1]), dtype=u.dtype)
+    middle = xp.zeros((*u.shape[:-2], s.shape[-1], s.shape[-1]), dtype=u.dtype)
     if s_bar is not None:
         s_bar = xp.real(s_bar) if is_complex(xp, s_bar) else s_bar
-        core = core + _diag_embed(xp, xp.astype(s_bar, u.dtype))
+        middle = middle + _diag_embed(xp, xp.astype(s_bar, u.dtype))
     out: Any = 0
     if u_bar is not None or vh_bar is not None:
         f = xp.astype(_svd_f(xp, s), u.dtype)
         inv_s = 1 / sm
         if u_bar is not None:
             g = xp.matmul(mH(xp, u), u_bar)
-            core = core + (f * (g - mH(xp, g))) * sm
+            middle = middle + (f * (g - mH(xp, g))) * sm
             if is_complex(xp, g):
-                core = core + _imag_diag(xp, _diag(xp, g) / xp.astype(2 * s, g.dtype), g.dtype)
+                middle = middle + _imag_diag(xp, _diag(xp, g) / xp.astype(2 * s, g.dtype), g.dtype)
             out = out + xp.matmul((u_bar - xp.matmul(u, g)) * inv_s, vh)
         if vh_bar is not None:
             v_bar = mH(xp, vh_bar)
             k = xp.matmul(mH(xp, v), v_bar)
-            core = core + sc * (f * (k - mH(xp, k)))
+            middle = middle + sc * (f * (k - mH(xp, k)))
             if is_complex(xp, k):
-                core = core - _imag_diag(xp, _diag(xp, k) / xp.astype(2 * s, k.dtype), k.dtype)
+                middle = middle - _imag_diag(xp, _diag(xp, k) / xp.astype(2 * s, k.dtype), k.dtype)
             out = out + xp.matmul(u, mH(xp, (v_bar - xp.matmul(v, k)) * inv_s))
-    return xp.matmul(xp.matmul(u, core), vh) + out
+    return xp.matmul(xp.matmul(u, middle), vh) + out
 
 
 _SVD_FULL = ("svd(full_matrices=True) of a non-square matrix: the extra singular vectors "
@@ -444,7 +437,7 @@ def _svdvals_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
 
 def _svdvals_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     u, _, vh = xp.linalg.svd(a, full_matrices=False)
-    y_bar = nonzero(y_bar)
+    y_bar = kit.nonzero(y_bar)
     y_bar = xp.real(y_bar) if is_complex(xp, y_bar) else y_bar
     return xp.matmul(u * xp.astype(_rows(y_bar), u.dtype), vh)
 
@@ -527,7 +520,7 @@ def _pinv_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
 
 def _pinv_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     rows, cols = _pinv_projectors(xp, a, y)
-    y_bar = nonzero(y_bar)
+    y_bar = kit.nonzero(y_bar)
     y_h, y_bar_h = mH(xp, y), mH(xp, y_bar)
     mm = xp.matmul
     return (-mm(mm(y_h, y_bar), y_h) + mm(mm(rows, y_bar_h), mm(y, y_h))
@@ -536,7 +529,7 @@ def _pinv_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
 
 def _dense_pullback(pullback: Callable[..., Any]) -> Callable[..., Any]:
     def with_dense_y_bar(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
-        return pullback(xp, a, y, nonzero(y_bar), kw)
+        return pullback(xp, a, y, kit.nonzero(y_bar), kw)
 
     return with_dense_y_bar
 
@@ -553,9 +546,9 @@ def _solve_rules(f: Any) -> None:
 
     def solve_rrule(x1: Any, x2: Any) -> Any:
         y = f(x1, x2)
-        project_x1, project_x2 = ProjectTo(x1), ProjectTo(x2)
+        project_x1, project_x2 = core.ProjectTo(x1), core.ProjectTo(x2)
 
-        @zero_guard(lambda: (NoTangent(), project_x1(ZeroTangent()), project_x2(ZeroTangent())))
+        @kit.zero_guard(lambda: (NoTangent(), project_x1(ZeroTangent()), project_x2(ZeroTangent())))
         def solve_pullback(y_bar: Any) -> tuple:
             xp = array_namespace(x1, x2)
             b_bar = f(mH(xp, x1), columns(xp, y_bar, x2))
@@ -567,7 +560,7 @@ def _solve_rules(f: Any) -> None:
 
     def solve_frule(dargs: tuple, x1: Any, x2: Any) -> Any:
         y = f(x1, x2)
-        a_dot, b_dot = nonzero(dargs[1]), nonzero(dargs[2])
+        a_dot, b_dot = kit.nonzero(dargs[1]), kit.nonzero(dargs[2])
         if a_dot is None and b_dot is None:
             return y, ZeroTangent()
         xp = array_namespace(x1, x2)
@@ -577,7 +570,7 @@ def _solve_rules(f: Any) -> None:
         y_dot = f(x1, rhs)
         return y, y_dot[..., 0] if x2.ndim == 1 else y_dot
 
-    define_rules(f, object, object, frule_fn=solve_frule, rrule_fn=solve_rrule)
+    kit.define_rules(f, object, object, frule_fn=solve_frule, rrule_fn=solve_rrule)
 
 
 _UNARY = {

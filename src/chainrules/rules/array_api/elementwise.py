@@ -21,16 +21,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Thunk,
-    ZeroTangent,
-    non_differentiable,
-    scalar_rule,
-    unthunk,
-)
-from chainrules.rules._kit import define_rules, zero_guard
+from chainrules import core
+from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, non_differentiable, unthunk
+from chainrules.rules import _kit as kit
 from chainrules.rules.array_api._common import as_arrays, is_complex, linear_unary
 
 __all__ = ["NON_DIFFERENTIABLE", "PARTIALS", "register"]
@@ -394,7 +387,7 @@ def _register_clip(xp: Any, clip: Any) -> None:
         values = (x, lo, hi)[: 1 + len(args)]
         projectors = [ProjectTo(v) for v in values]
 
-        @zero_guard(lambda: (NoTangent(), *(p(ZeroTangent()) for p in projectors)))
+        @kit.zero_guard(lambda: (NoTangent(), *(p(ZeroTangent()) for p in projectors)))
         def clip_pullback(y_bar: Any) -> tuple:
             def clip_cotangent(i: int) -> Any:
                 w = _clip_weights(xp, x, lo, hi)[i]
@@ -423,7 +416,7 @@ def _register_clip(xp: Any, clip: Any) -> None:
             y_dot = xp.broadcast_to(y_dot, tuple(y.shape))
         return y, y_dot
 
-    define_rules(clip, object, ..., frule_fn=clip_frule, rrule_fn=clip_rrule)
+    kit.define_rules(clip, object, ..., frule_fn=clip_frule, rrule_fn=clip_rrule)
 
 
 #: comparisons, logical and bitwise functions, tests of values
@@ -442,7 +435,7 @@ def register(xp: Any, fresh: Callable[[Any], bool]) -> list[str]:
     for name, partials in PARTIALS.items():
         f = getattr(xp, name, None)
         if f is not None and fresh(f):
-            scalar_rule(f, partials)
+            core.scalar_rule(f, partials)
             done.append(name)
     for name, (pushforward, pullback) in _LINEAR_UNARY.items():
         f = getattr(xp, name, None)

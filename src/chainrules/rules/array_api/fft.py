@@ -15,15 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    ZeroTangent,
-    array_namespace,
-    non_differentiable,
-)
-from chainrules.rules._kit import define_rules, nonzero, zero_guard
-from chainrules.rules.array_api._adjoints import DUAL_NORM, along, fit_axes, fit_axis
+from chainrules.core import NoTangent, ProjectTo, ZeroTangent, array_namespace, non_differentiable
+from chainrules.rules import _kit as kit
+from chainrules.rules.array_api import _adjoints as adjoints
 from chainrules.rules.array_api._common import is_complex
 from chainrules.rules.array_api.manipulation import linear_rules
 
@@ -56,7 +50,7 @@ def _adjoint(fft: Any, name: str, nd: bool) -> Callable[..., Any]:
     """The adjoint of transform ``name`` of namespace module ``fft``, as a function of
     ``(xp, g, x, y, kw)``."""
     def options(x: Any, y: Any, kw: dict, axes: list) -> dict:
-        norm = DUAL_NORM[kw.get("norm", "backward")]
+        norm = adjoints.DUAL_NORM[kw.get("norm", "backward")]
         if nd:
             return {"axes": axes, "norm": norm, "s": [y.shape[a] for a in axes]}
         return {"axis": axes[0], "norm": norm, "n": y.shape[axes[0]]}
@@ -69,7 +63,7 @@ def _adjoint(fft: Any, name: str, nd: bool) -> Callable[..., Any]:
         axes = _axes(x, kw, nd)
         back = inverse("ifft" if name.startswith("fft") else "fft")
         opts = options(x, y, kw, axes)
-        return fit_axes(xp, back(g, **opts), axes, tuple(x.shape))
+        return adjoints.fit_axes(xp, back(g, **opts), axes, tuple(x.shape))
 
     def real_to_half_adjoint(xp: Any, g: Any, x: Any, y: Any, kw: dict,
                              conjugate: bool) -> Any:
@@ -77,7 +71,7 @@ def _adjoint(fft: Any, name: str, nd: bool) -> Callable[..., Any]:
         axes = _axes(x, kw, nd)
         n = (kw.get("s") or [None] * len(axes))[-1] if nd else kw.get("n")
         n = x.shape[axes[-1]] if n is None else n
-        full = fit_axis(xp, xp.conj(g) if conjugate else g, axes[-1], n)
+        full = adjoints.fit_axis(xp, xp.conj(g) if conjugate else g, axes[-1], n)
         opts = options(x, y, kw, axes)
         if nd:
             opts["s"] = [*opts["s"][:-1], n]
@@ -86,7 +80,7 @@ def _adjoint(fft: Any, name: str, nd: bool) -> Callable[..., Any]:
         if conjugate:  # ihfft = conj(rfft with the dual norm): the adjoint keeps norm
             opts["norm"] = kw.get("norm", "backward")
         back = inverse("ifft")
-        return fit_axes(xp, _real(xp, back(full, **opts)), axes, tuple(x.shape))
+        return adjoints.fit_axes(xp, _real(xp, back(full, **opts)), axes, tuple(x.shape))
 
     def half_to_real_adjoint(xp: Any, g: Any, x: Any, y: Any, kw: dict,
                              conjugate: bool) -> Any:
@@ -98,9 +92,9 @@ def _adjoint(fft: Any, name: str, nd: bool) -> Callable[..., Any]:
             opts["norm"] = kw.get("norm", "backward")
         spectrum = inverse("rfft")(g, **opts)
         w = _hermitian_weights(xp, n, spectrum.shape[axes[-1]], _real(xp, spectrum).dtype)
-        out = spectrum * along(xp, w, axes[-1], spectrum.ndim)
+        out = spectrum * adjoints.along(xp, w, axes[-1], spectrum.ndim)
         out = xp.conj(out) if conjugate else out
-        return fit_axes(xp, out, axes, tuple(x.shape))
+        return adjoints.fit_axes(xp, out, axes, tuple(x.shape))
 
     if name in ("fft", "ifft", "fftn", "ifftn"):
         return complex_adjoint
@@ -118,7 +112,7 @@ def _transform_rules(f: Any, name: str, adjoint: Callable[..., Any]) -> None:
         y = f(x, **kw)
         project_x = ProjectTo(x)
 
-        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
+        @kit.zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
         def transform_pullback(y_bar: Any) -> tuple:
             xp = array_namespace(x)
             return NoTangent(), project_x(adjoint(xp, y_bar, x, y, kw))
@@ -127,10 +121,10 @@ def _transform_rules(f: Any, name: str, adjoint: Callable[..., Any]) -> None:
 
     def transform_frule(dargs: tuple, x: Any, **kw: Any) -> Any:
         y = f(x, **kw)
-        x_dot = nonzero(dargs[1])
+        x_dot = kit.nonzero(dargs[1])
         return y, ZeroTangent() if x_dot is None else f(x_dot, **kw)
 
-    define_rules(f, object, frule_fn=transform_frule, rrule_fn=transform_rrule, name=name)
+    kit.define_rules(f, object, frule_fn=transform_frule, rrule_fn=transform_rrule, name=name)
 
 
 def _shift_adjoint(inverse: Any) -> Callable[..., Any]:

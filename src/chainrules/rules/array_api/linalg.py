@@ -13,26 +13,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Thunk,
-    ZeroTangent,
-    array_namespace,
-    non_differentiable,
-    not_implemented,
-)
-from chainrules.rules._kit import define_rules, nonzero, zero_guard
-from chainrules.rules.array_api._adjoints import matrix_transpose_adjoint, sum_to
+from chainrules import core
+from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, array_namespace
+from chainrules.rules import _kit as kit
+from chainrules.rules.array_api import _adjoints as adjoints
 from chainrules.rules.array_api._common import conj, is_complex, mH
 from chainrules.rules.array_api.manipulation import linear_rules
 
 __all__ = ["register"]
 
 
-def bilinear_rules(f: Any, name: str, adjoints: Callable[..., tuple], nargs: int = 2) -> None:
+def bilinear_rules(f: Any, name: str, adjoint_fn: Callable[..., tuple], nargs: int = 2) -> None:
     """Rules for ``f(x1, x2, **kw)``, bilinear in ``(x1, x2)``: the pushforward is
-    ``f(x1_dot, x2) + f(x1, x2_dot)``; ``adjoints(xp, g, x1, x2, i, **kw)`` gives the
+    ``f(x1_dot, x2) + f(x1, x2_dot)``; ``adjoint_fn(xp, g, x1, x2, i, **kw)`` gives the
     cotangent of argument ``i`` before projection (each in a Thunk)."""
 
     def bilinear_rrule(x1: Any, x2: Any, *rest: Any, **kw: Any) -> Any:
@@ -40,13 +33,13 @@ def bilinear_rules(f: Any, name: str, adjoints: Callable[..., tuple], nargs: int
         projectors = (ProjectTo(x1), ProjectTo(x2))
         extra = (NoTangent(),) * len(rest)
 
-        @zero_guard(lambda: (NoTangent(), *(p(ZeroTangent()) for p in projectors), *extra))
+        @kit.zero_guard(lambda: (NoTangent(), *(p(ZeroTangent()) for p in projectors), *extra))
         def bilinear_pullback(y_bar: Any) -> tuple:
             xp = array_namespace(x1, x2)
 
             def cotangent(i: int) -> Callable[[], Any]:
                 def bilinear_cotangent() -> Any:
-                    return projectors[i](adjoints(xp, y_bar, x1, x2, i, *rest, **kw))
+                    return projectors[i](adjoint_fn(xp, y_bar, x1, x2, i, *rest, **kw))
 
                 return bilinear_cotangent
 
@@ -56,7 +49,7 @@ def bilinear_rules(f: Any, name: str, adjoints: Callable[..., tuple], nargs: int
 
     def bilinear_frule(dargs: tuple, x1: Any, x2: Any, *rest: Any, **kw: Any) -> Any:
         y = f(x1, x2, *rest, **kw)
-        x1_dot, x2_dot = nonzero(dargs[1]), nonzero(dargs[2])
+        x1_dot, x2_dot = kit.nonzero(dargs[1]), kit.nonzero(dargs[2])
         y_dot: Any = ZeroTangent()
         if x1_dot is not None:
             y_dot = f(x1_dot, x2, *rest, **kw)
@@ -65,7 +58,7 @@ def bilinear_rules(f: Any, name: str, adjoints: Callable[..., tuple], nargs: int
             y_dot = term if isinstance(y_dot, ZeroTangent) else y_dot + term
         return y, y_dot
 
-    define_rules(f, object, object, ..., frule_fn=bilinear_frule, rrule_fn=bilinear_rrule,
+    kit.define_rules(f, object, object, ..., frule_fn=bilinear_frule, rrule_fn=bilinear_rrule,
                  name=name)
 
 
@@ -81,9 +74,9 @@ def _matmul_adjoints(xp: Any, g: Any, x1: Any, x2: Any, i: int) -> Any:
     if x2.ndim == 1:
         g = xp.expand_dims(g, axis=g.ndim)
     if i == 0:
-        bar = sum_to(xp, xp.matmul(g, mH(xp, b)), tuple(a.shape))
+        bar = adjoints.sum_to(xp, xp.matmul(g, mH(xp, b)), tuple(a.shape))
         return xp.reshape(bar, tuple(x1.shape))
-    bar = sum_to(xp, xp.matmul(mH(xp, a), g), tuple(b.shape))
+    bar = adjoints.sum_to(xp, xp.matmul(mH(xp, a), g), tuple(b.shape))
     return xp.reshape(bar, tuple(x2.shape))
 
 
@@ -196,7 +189,7 @@ def _norm_rules(f: Any, name: str, frobenius_only: bool) -> None:
         """A NotImplementedTangent for the norms these rules do not cover."""
         p = kw.get("ord", "fro" if frobenius_only else 2)
         if (frobenius_only and p != "fro") or (not frobenius_only and p == 0):
-            return not_implemented(f"{name}(ord={p!r})")
+            return core.not_implemented(f"{name}(ord={p!r})")
         return None
 
     def norm_rrule(x: Any, **kw: Any) -> Any:
@@ -209,7 +202,7 @@ def _norm_rules(f: Any, name: str, frobenius_only: bool) -> None:
 
             return y, norm_not_implemented_pullback
 
-        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
+        @kit.zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
         def norm_pullback(y_bar: Any) -> tuple:
             xp = array_namespace(x)
             axes, _, keepdims = norm_parts(x, kw)
@@ -223,7 +216,7 @@ def _norm_rules(f: Any, name: str, frobenius_only: bool) -> None:
 
     def norm_frule(dargs: tuple, x: Any, **kw: Any) -> Any:
         y = f(x, **kw)
-        x_dot = nonzero(dargs[1])
+        x_dot = kit.nonzero(dargs[1])
         unknown = missing(kw)
         if unknown is not None:
             return y, unknown
@@ -235,7 +228,7 @@ def _norm_rules(f: Any, name: str, frobenius_only: bool) -> None:
         prod = xp.real(conj(xp, d) * x_dot) if is_complex(xp, d, x_dot) else d * x_dot
         return y, xp.sum(prod, axis=axes, keepdims=keepdims)
 
-    define_rules(f, object, frule_fn=norm_frule, rrule_fn=norm_rrule, name=name)
+    kit.define_rules(f, object, frule_fn=norm_frule, rrule_fn=norm_rrule, name=name)
 
 
 def _matrix_power_rules(f: Any) -> None:
@@ -255,7 +248,7 @@ def _matrix_power_rules(f: Any) -> None:
         y = f(x, n)
         project_x = ProjectTo(x)
 
-        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), NoTangent()))
+        @kit.zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), NoTangent()))
         def matrix_power_pullback(y_bar: Any) -> tuple:
             if n == 0:
                 return NoTangent(), project_x(ZeroTangent()), NoTangent()
@@ -272,7 +265,7 @@ def _matrix_power_rules(f: Any) -> None:
 
     def matrix_power_frule(dargs: tuple, x: Any, n: int) -> Any:
         y = f(x, n)
-        x_dot = nonzero(dargs[1])
+        x_dot = kit.nonzero(dargs[1])
         if x_dot is None or n == 0:
             return y, ZeroTangent()
         xp = array_namespace(x)
@@ -281,7 +274,7 @@ def _matrix_power_rules(f: Any) -> None:
         ps = powers(xp, b, m)
         return y, sum(xp.matmul(xp.matmul(ps[k], b_dot), ps[m - 1 - k]) for k in range(m))
 
-    define_rules(f, object, object, frule_fn=matrix_power_frule, rrule_fn=matrix_power_rrule)
+    kit.define_rules(f, object, object, frule_fn=matrix_power_frule, rrule_fn=matrix_power_rrule)
 
 
 _BILINEAR = {
@@ -297,21 +290,21 @@ def register(xp: Any, fresh: Callable[[Any], bool]) -> list[str]:
     linalg = getattr(xp, "linalg", None)
     spaces = [("", xp)] + ([("linalg.", linalg)] if linalg is not None else [])
     for prefix, space in spaces:
-        for name, adjoints in _BILINEAR.items():
+        for name, adjoint_fn in _BILINEAR.items():
             f = getattr(space, name, None)
             if f is not None and fresh(f):
-                bilinear_rules(f, name, adjoints)
+                bilinear_rules(f, name, adjoint_fn)
                 done.append(prefix + name)
         f = getattr(space, "matrix_transpose", None)
         if prefix and f is not None and fresh(f):
-            linear_rules(f, "matrix_transpose", matrix_transpose_adjoint)
+            linear_rules(f, "matrix_transpose", adjoints.matrix_transpose_adjoint)
             done.append(prefix + "matrix_transpose")
     if linalg is None:
         return done
-    for name, adjoints in (("outer", _outer_adjoints), ("cross", _cross_adjoints)):
+    for name, adjoint_fn in (("outer", _outer_adjoints), ("cross", _cross_adjoints)):
         f = getattr(linalg, name, None)
         if f is not None and fresh(f):
-            bilinear_rules(f, name, adjoints)
+            bilinear_rules(f, name, adjoint_fn)
             done.append("linalg." + name)
     for name, adjoint in (("trace", _trace_adjoint), ("diagonal", _diagonal_adjoint)):
         f = getattr(linalg, name, None)
@@ -329,6 +322,6 @@ def register(xp: Any, fresh: Callable[[Any], bool]) -> list[str]:
         done.append("linalg.matrix_power")
     f = getattr(linalg, "matrix_rank", None)
     if f is not None and fresh(f):
-        non_differentiable(f)
+        core.non_differentiable(f)
         done.append("linalg.matrix_rank")
     return done

@@ -13,24 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Tangent,
-    ZeroTangent,
-    array_namespace,
-    unthunk,
-)
-from chainrules.rules._kit import define_rules, is_zero, nonzero, zero_guard
-from chainrules.rules.array_api._adjoints import (
-    flip_adjoint,
-    matrix_transpose_adjoint,
-    moveaxis_adjoint,
-    permute_dims_adjoint,
-    repeat_adjoint,
-    roll_adjoint,
-    tile_adjoint,
-)
+from chainrules.core import NoTangent, ProjectTo, Tangent, ZeroTangent, array_namespace, unthunk
+from chainrules.rules import _kit as kit
+from chainrules.rules.array_api import _adjoints as adjoints
 
 __all__ = ["register"]
 
@@ -46,7 +31,7 @@ def linear_rules(f: Any, name: str, adjoint: Callable[..., Any], nargs: int = 1)
 
         extra = (NoTangent(),) * len(rest)
 
-        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), *extra))
+        @kit.zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), *extra))
         def linear_pullback(y_bar: Any) -> tuple:
             xp = array_namespace(x, y_bar)
             return NoTangent(), project_x(adjoint(xp, y_bar, x, *rest, **kw)), *extra
@@ -55,12 +40,12 @@ def linear_rules(f: Any, name: str, adjoint: Callable[..., Any], nargs: int = 1)
 
     def linear_frule(dargs: tuple, x: Any, *rest: Any, **kw: Any) -> Any:
         y = f(x, *rest, **kw)
-        x_dot = nonzero(dargs[1])
+        x_dot = kit.nonzero(dargs[1])
         if x_dot is None:
             return y, ZeroTangent()
         return y, f(x_dot, *rest, **kw)
 
-    define_rules(f, object, ..., frule_fn=linear_frule, rrule_fn=linear_rrule, name=name)
+    kit.define_rules(f, object, ..., frule_fn=linear_frule, rrule_fn=linear_rrule, name=name)
 
 
 def _reshape_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
@@ -88,17 +73,17 @@ _LINEAR = {
     "reshape": _reshape_adjoint,
     "expand_dims": _reshape_adjoint,
     "squeeze": _reshape_adjoint,
-    "permute_dims": permute_dims_adjoint,
-    "flip": flip_adjoint,
-    "roll": roll_adjoint,
-    "moveaxis": moveaxis_adjoint,
+    "permute_dims": adjoints.permute_dims_adjoint,
+    "flip": adjoints.flip_adjoint,
+    "roll": adjoints.roll_adjoint,
+    "moveaxis": adjoints.moveaxis_adjoint,
     "broadcast_to": _broadcast_to_adjoint,
     "astype": _astype_adjoint,
     "asarray": _astype_adjoint,
     "from_dlpack": _astype_adjoint,
-    "tile": tile_adjoint,
-    "repeat": repeat_adjoint,
-    "matrix_transpose": matrix_transpose_adjoint,
+    "tile": adjoints.tile_adjoint,
+    "repeat": adjoints.repeat_adjoint,
+    "matrix_transpose": adjoints.matrix_transpose_adjoint,
 }
 
 
@@ -108,7 +93,7 @@ _LINEAR = {
 def _items_cotangent(y_bar: Any, n: int) -> list:
     """A multi-output cotangent (tuple, list or Tangent) as a list of ``n`` entries."""
     y_bar = unthunk(y_bar)
-    if is_zero(y_bar):
+    if kit.is_zero(y_bar):
         return [ZeroTangent()] * n
     if isinstance(y_bar, Tangent):
         y_bar = y_bar.backing
@@ -126,7 +111,7 @@ def _sequence_rules(f: Any, name: str, split: Callable[..., list]) -> None:
 
         extra = (NoTangent(),) * len(rest)
 
-        @zero_guard(lambda: (NoTangent(), project(ZeroTangent()), *extra))
+        @kit.zero_guard(lambda: (NoTangent(), project(ZeroTangent()), *extra))
         def sequence_pullback(y_bar: Any) -> tuple:
             xp = array_namespace(y_bar)
             parts = split(xp, y_bar, arrays, axis)
@@ -137,14 +122,14 @@ def _sequence_rules(f: Any, name: str, split: Callable[..., list]) -> None:
     def sequence_frule(dargs: tuple, arrays: Any, *rest: Any, **kw: Any) -> Any:
         y = f(arrays, *rest, **kw)
         items = _items_cotangent(dargs[1], len(arrays))
-        if all(is_zero(t) for t in items):
+        if all(kit.is_zero(t) for t in items):
             return y, ZeroTangent()
         xp = array_namespace(*arrays)
-        dense_items = [xp.zeros_like(a) if is_zero(t) else t
+        dense_items = [xp.zeros_like(a) if kit.is_zero(t) else t
                        for t, a in zip(items, arrays)]
         return y, f(dense_items, *rest, **kw)
 
-    define_rules(f, object, ..., frule_fn=sequence_frule, rrule_fn=sequence_rrule, name=name)
+    kit.define_rules(f, object, ..., frule_fn=sequence_frule, rrule_fn=sequence_rrule, name=name)
 
 
 def _concat_split(xp: Any, g: Any, arrays: Any, axis: Any) -> list:
@@ -179,10 +164,10 @@ def _unstack_rules(f: Any) -> None:
         def unstack_pullback(y_bar: Any) -> tuple:
             items = _items_cotangent(y_bar, len(y))
             extra = (NoTangent(),) * len(rest)
-            if all(is_zero(t) for t in items):
+            if all(kit.is_zero(t) for t in items):
                 return NoTangent(), project_x(ZeroTangent()), *extra
             xp = array_namespace(x)
-            dense_items = [xp.zeros_like(v) if is_zero(t) else t
+            dense_items = [xp.zeros_like(v) if kit.is_zero(t) else t
                            for t, v in zip(items, y)]
             return NoTangent(), project_x(xp.stack(dense_items, axis=axis)), *extra
 
@@ -190,12 +175,12 @@ def _unstack_rules(f: Any) -> None:
 
     def unstack_frule(dargs: tuple, x: Any, *rest: Any, **kw: Any) -> Any:
         y = f(x, *rest, **kw)
-        x_dot = nonzero(dargs[1])
+        x_dot = kit.nonzero(dargs[1])
         if x_dot is None:
             return y, ZeroTangent()
         return y, Tangent[tuple](*f(x_dot, *rest, **kw))
 
-    define_rules(f, object, ..., frule_fn=unstack_frule, rrule_fn=unstack_rrule)
+    kit.define_rules(f, object, ..., frule_fn=unstack_frule, rrule_fn=unstack_rrule)
 
 
 def _broadcast_arrays_rules(f: Any) -> None:
@@ -214,11 +199,11 @@ def _broadcast_arrays_rules(f: Any) -> None:
         xp = array_namespace(*arrays)
         y_dots = []
         for t, out in zip(dargs[1:], y):
-            t = nonzero(t)
+            t = kit.nonzero(t)
             y_dots.append(ZeroTangent() if t is None else xp.broadcast_to(t, tuple(out.shape)))
         return y, Tangent[type(y)](*y_dots) if type(y) in (tuple, list) else tuple(y_dots)
 
-    define_rules(f, ..., frule_fn=broadcast_arrays_frule, rrule_fn=broadcast_arrays_rrule)
+    kit.define_rules(f, ..., frule_fn=broadcast_arrays_frule, rrule_fn=broadcast_arrays_rrule)
 
 
 def _meshgrid_rules(f: Any) -> None:
@@ -236,7 +221,7 @@ def _meshgrid_rules(f: Any) -> None:
             items = _items_cotangent(y_bar, n)
             bars = []
             for i, (t, project) in enumerate(zip(items, projectors)):
-                if is_zero(t):
+                if kit.is_zero(t):
                     bars.append(project(ZeroTangent()))
                     continue
                 xp = array_namespace(t)
@@ -250,11 +235,11 @@ def _meshgrid_rules(f: Any) -> None:
     def meshgrid_frule(dargs: tuple, *arrays: Any, indexing: str = "xy") -> Any:
         y = f(*arrays, indexing=indexing)
         xp = array_namespace(*arrays)
-        tangents = [xp.zeros_like(a) if nonzero(t) is None else nonzero(t)
+        tangents = [xp.zeros_like(a) if kit.nonzero(t) is None else kit.nonzero(t)
                     for t, a in zip(dargs[1:], arrays)]
         return y, Tangent[type(y)](*f(*tangents, indexing=indexing))
 
-    define_rules(f, ..., frule_fn=meshgrid_frule, rrule_fn=meshgrid_rrule)
+    kit.define_rules(f, ..., frule_fn=meshgrid_frule, rrule_fn=meshgrid_rrule)
 
 
 def register(xp: Any, fresh: Callable[[Any], bool]) -> list[str]:

@@ -14,15 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Thunk,
-    ZeroTangent,
-    array_namespace,
-    non_differentiable,
-)
-from chainrules.rules._kit import define_rules, nonzero, zero_guard
+from chainrules import core
+from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, array_namespace
+from chainrules.rules import _kit as kit
 
 __all__ = ["register"]
 
@@ -33,7 +27,7 @@ def _where_rules(f: Any) -> None:
         project_x1 = ProjectTo(x1)
         project_x2 = ProjectTo(x2)
 
-        @zero_guard(lambda: (NoTangent(), NoTangent(), project_x1(ZeroTangent()),
+        @kit.zero_guard(lambda: (NoTangent(), NoTangent(), project_x1(ZeroTangent()),
                              project_x2(ZeroTangent())))
         def where_pullback(y_bar: Any) -> tuple:
             xp = array_namespace(y_bar)
@@ -51,7 +45,7 @@ def _where_rules(f: Any) -> None:
 
     def where_frule(dargs: tuple, condition: Any, x1: Any, x2: Any) -> Any:
         y = f(condition, x1, x2)
-        x1_dot, x2_dot = nonzero(dargs[2]), nonzero(dargs[3])
+        x1_dot, x2_dot = kit.nonzero(dargs[2]), kit.nonzero(dargs[3])
         if x1_dot is None and x2_dot is None:
             return y, ZeroTangent()
         xp = array_namespace(y)
@@ -60,7 +54,7 @@ def _where_rules(f: Any) -> None:
                          zero if x2_dot is None else x2_dot)
         return y, xp.broadcast_to(y_dot, tuple(y.shape))
 
-    define_rules(f, object, object, object, frule_fn=where_frule, rrule_fn=where_rrule)
+    kit.define_rules(f, object, object, object, frule_fn=where_frule, rrule_fn=where_rrule)
 
 
 def _one_hot(xp: Any, indices: Any, n: int, dtype: Any) -> Any:
@@ -83,7 +77,7 @@ def _take_rules(f: Any) -> None:
         y = f(x, indices, axis=axis)
         project_x = ProjectTo(x)
 
-        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), NoTangent()))
+        @kit.zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), NoTangent()))
         def take_pullback(y_bar: Any) -> tuple:
             xp = array_namespace(x)
             if axis is None:
@@ -97,10 +91,10 @@ def _take_rules(f: Any) -> None:
 
     def take_frule(dargs: tuple, x: Any, indices: Any, *, axis: Any = None) -> Any:
         y = f(x, indices, axis=axis)
-        x_dot = nonzero(dargs[1])
+        x_dot = kit.nonzero(dargs[1])
         return y, ZeroTangent() if x_dot is None else f(x_dot, indices, axis=axis)
 
-    define_rules(f, object, object, frule_fn=take_frule, rrule_fn=take_rrule)
+    kit.define_rules(f, object, object, frule_fn=take_frule, rrule_fn=take_rrule)
 
 
 def _take_along_axis_rules(f: Any) -> None:
@@ -111,7 +105,7 @@ def _take_along_axis_rules(f: Any) -> None:
 
         extra = (NoTangent(),) * len(rest)
 
-        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), NoTangent(), *extra))
+        @kit.zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), NoTangent(), *extra))
         def take_along_axis_pullback(y_bar: Any) -> tuple:
             xp = array_namespace(x)
             ax = axis % x.ndim
@@ -127,10 +121,10 @@ def _take_along_axis_rules(f: Any) -> None:
     def take_along_axis_frule(dargs: tuple, x: Any, indices: Any, *rest: Any,
                               **kw: Any) -> Any:
         y = f(x, indices, *rest, **kw)
-        x_dot = nonzero(dargs[1])
+        x_dot = kit.nonzero(dargs[1])
         return y, ZeroTangent() if x_dot is None else f(x_dot, indices, *rest, **kw)
 
-    define_rules(f, object, object, ..., frule_fn=take_along_axis_frule,
+    kit.define_rules(f, object, object, ..., frule_fn=take_along_axis_frule,
                  rrule_fn=take_along_axis_rrule)
 
 
@@ -143,7 +137,7 @@ def _sort_rules(f: Any, argsort: Any, take_along_axis: Any) -> None:
 
         extra = (NoTangent(),) * len(rest)
 
-        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), *extra))
+        @kit.zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), *extra))
         def sort_pullback(y_bar: Any) -> tuple:
             perm = argsort(x, axis=axis, descending=descending, stable=True)
             inverse = argsort(perm, axis=axis, stable=True)
@@ -153,14 +147,14 @@ def _sort_rules(f: Any, argsort: Any, take_along_axis: Any) -> None:
 
     def sort_frule(dargs: tuple, x: Any, *rest: Any, **kw: Any) -> Any:
         y = f(x, *rest, **kw)
-        x_dot = nonzero(dargs[1])
+        x_dot = kit.nonzero(dargs[1])
         if x_dot is None:
             return y, ZeroTangent()
         axis = rest[0] if rest else kw.get("axis", -1)
         perm = argsort(x, axis=axis, descending=kw.get("descending", False), stable=True)
         return y, take_along_axis(x_dot, perm, axis=axis)
 
-    define_rules(f, object, ..., frule_fn=sort_frule, rrule_fn=sort_rrule)
+    kit.define_rules(f, object, ..., frule_fn=sort_frule, rrule_fn=sort_rrule)
 
 
 def _diff_rules(f: Any) -> None:
@@ -172,7 +166,7 @@ def _diff_rules(f: Any) -> None:
         y = f(x, **{k: v for k, v in kw.items() if v is not None})
         project_x = ProjectTo(x)
 
-        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
+        @kit.zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
         def diff_pullback(y_bar: Any) -> tuple:
             xp = array_namespace(x)
             ax = axis % x.ndim
@@ -193,7 +187,7 @@ def _diff_rules(f: Any) -> None:
                    append: Any = None) -> Any:
         kw = {"axis": axis, "n": n, "prepend": prepend, "append": append}
         y = f(x, **{k: v for k, v in kw.items() if v is not None})
-        x_dot = nonzero(dargs[1])
+        x_dot = kit.nonzero(dargs[1])
         if x_dot is None:
             return y, ZeroTangent()
         xp = array_namespace(x)
@@ -201,7 +195,7 @@ def _diff_rules(f: Any) -> None:
                  if v is not None and hasattr(v, "shape")}
         return y, f(x_dot, axis=axis, n=n, **zeros)
 
-    define_rules(f, object, frule_fn=diff_frule, rrule_fn=diff_rrule)
+    kit.define_rules(f, object, frule_fn=diff_frule, rrule_fn=diff_rrule)
 
 
 def _extent(v: Any, axis: int) -> int:
@@ -232,6 +226,6 @@ def register(xp: Any, fresh: Callable[[Any], bool]) -> list[str]:
     for name in NON_DIFFERENTIABLE:
         f = getattr(xp, name, None)
         if f is not None and fresh(f):
-            non_differentiable(f)
+            core.non_differentiable(f)
             done.append(name)
     return done

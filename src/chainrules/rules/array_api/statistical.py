@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chainrules.core import NoTangent, ProjectTo, ZeroTangent
-from chainrules.rules._kit import define_rules, nonzero, zero_guard
+from chainrules.rules import _kit as kit
 from chainrules.rules.array_api._common import conj, is_complex
 
 __all__ = ["register"]
@@ -63,7 +63,7 @@ def _reduction(f: Any, name: str, pullback: Callable[..., Any],
         project_x = ProjectTo(x)
         axes = axes_of(axis, x.ndim)
 
-        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
+        @kit.zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
         def reduction_pullback(y_bar: Any) -> tuple:
             xp = _namespace(x)
             g = unreduce(xp, y_bar, x, axes, keepdims)
@@ -76,14 +76,14 @@ def _reduction(f: Any, name: str, pullback: Callable[..., Any],
     def reduction_frule(dargs: tuple, x: Any, *, axis: Any = None, keepdims: bool = False,
                         **kw: Any) -> Any:
         y = f(x, axis=axis, keepdims=keepdims, **kw)
-        x_dot = nonzero(dargs[1])
+        x_dot = kit.nonzero(dargs[1])
         if x_dot is None:
             return y, ZeroTangent()
         xp = _namespace(x)
         y_dot = pushforward(xp, x, y, x_dot, axis, keepdims, kw)
         return y, xp.astype(y_dot, y.dtype) if y_dot.dtype != y.dtype else y_dot
 
-    define_rules(f, object, frule_fn=reduction_frule, rrule_fn=reduction_rrule, name=name)
+    kit.define_rules(f, object, frule_fn=reduction_frule, rrule_fn=reduction_rrule, name=name)
 
 
 # ------------------------------------------------------------------------- reductions
@@ -204,7 +204,7 @@ def _scan_rules(f: Any, name: str, product: bool) -> None:
         project_x = ProjectTo(x)
         ax = _scan_axis(x, axis)
 
-        @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
+        @kit.zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
         def scan_pullback(y_bar: Any) -> tuple:
             xp = _namespace(x)
             if product:
@@ -220,7 +220,7 @@ def _scan_rules(f: Any, name: str, product: bool) -> None:
     def scan_frule(dargs: tuple, x: Any, *, axis: Any = None, dtype: Any = None,
                    include_initial: bool = False) -> Any:
         y = f(x, axis=axis, dtype=dtype, include_initial=include_initial)
-        x_dot = nonzero(dargs[1])
+        x_dot = kit.nonzero(dargs[1])
         if x_dot is None:
             return y, ZeroTangent()
         xp = _namespace(x)
@@ -231,7 +231,7 @@ def _scan_rules(f: Any, name: str, product: bool) -> None:
             y_dot = xp.cumulative_sum(x_dot, axis=axis, include_initial=include_initial)
         return y, xp.astype(y_dot, y.dtype) if y_dot.dtype != y.dtype else y_dot
 
-    define_rules(f, object, frule_fn=scan_frule, rrule_fn=scan_rrule, name=name)
+    kit.define_rules(f, object, frule_fn=scan_frule, rrule_fn=scan_rrule, name=name)
 
 
 _REDUCTIONS = {

@@ -15,15 +15,7 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import NoTangent, Thunk, ZeroTangent
-from chainrules.rules._kit import (
-    array_projector,
-    define_rules,
-    dense_tangent,
-    fit_output,
-    is_differentiable,
-    refuse_out,
-    zero_guard,
-)
+from chainrules.rules import _kit as kit
 
 __all__ = [
     "LETTERS",
@@ -51,7 +43,7 @@ def optimize_option(kwargs: dict) -> Any:
 def refuse_gufunc_axes(f: Any, kwargs: dict, args: tuple = (),
                        out_position: int | None = None) -> None:
     """Refuse ``out=`` and the gufunc keywords ``axes=``, ``axis=``, ``where=``."""
-    refuse_out(f, kwargs, args, out_position)
+    kit.refuse_out(f, kwargs, args, out_position)
     for key in ("axes", "axis"):
         if kwargs.get(key) is not None:
             raise NotImplementedError(
@@ -175,7 +167,7 @@ def contraction_cotangents(c: Contraction, y_bar: Any, originals: list,
     """Thunked cotangents of each original argument (reshaped from its operand)."""
     bars: list = []
     for k, (orig, project) in enumerate(zip(originals, projectors)):
-        if not is_differentiable(orig):
+        if not kit.is_differentiable(orig):
             bars.append(NoTangent())
             continue
         shape = np.shape(orig)
@@ -187,7 +179,7 @@ def contraction_cotangents(c: Contraction, y_bar: Any, originals: list,
     return bars
 
 
-def contraction_rules(f: Any, name: str, plan: Any, refuse: Any = refuse_out,
+def contraction_rules(f: Any, name: str, plan: Any, refuse: Any = kit.refuse_out,
                       out_position: int | None = None) -> tuple:
     """Register rules for ``f(a, b, ...)`` given ``plan(args, kwargs) -> (contraction,
     number of differentiable leading args)``; other positional args get NoTangent().
@@ -199,13 +191,15 @@ def contraction_rules(f: Any, name: str, plan: Any, refuse: Any = refuse_out,
         y = f(*args, **kwargs)
         c, nops = plan(args, kwargs)
         originals = list(args[:nops])
-        projectors = [array_projector(a) if is_differentiable(a) else None for a in originals]
+        projectors = [
+            kit.array_projector(a) if kit.is_differentiable(a) else None for a in originals
+        ]
         rest = (NoTangent(),) * (len(args) - nops)
-        has_tangent = is_differentiable(y)
+        has_tangent = kit.is_differentiable(y)
         zeros = (NoTangent(), *(NoTangent() if p is None else ZeroTangent() for p in projectors),
                  *rest)
 
-        @zero_guard(zeros)
+        @kit.zero_guard(zeros)
         def contraction_pullback(y_bar):
             if not has_tangent:
                 return zeros
@@ -218,14 +212,14 @@ def contraction_rules(f: Any, name: str, plan: Any, refuse: Any = refuse_out,
         refuse(f, kwargs, args, out_position)
         y = f(*args, **kwargs)
         c, nops = plan(args, kwargs)
-        dots = [dense_tangent(d, a, zeros=False) if is_differentiable(a) else None
+        dots = [kit.dense_tangent(d, a, zeros=False) if kit.is_differentiable(a) else None
                 for d, a in zip(dargs[1:1 + nops], args)]
-        if all(d is None for d in dots) or not is_differentiable(y):
+        if all(d is None for d in dots) or not kit.is_differentiable(y):
             return y, ZeroTangent()
         dots = [None if d is None else np.reshape(d, op.shape) for d, op in zip(dots, c.ops)]
-        return y, fit_output(np.reshape(c.pushforward(dots), np.shape(y)), y)
+        return y, kit.fit_output(np.reshape(c.pushforward(dots), np.shape(y)), y)
 
-    define_rules(f, frule_fn=contraction_frule, rrule_fn=contraction_rrule, name=name)
+    kit.define_rules(f, frule_fn=contraction_frule, rrule_fn=contraction_rrule, name=name)
     return contraction_frule, contraction_rrule
 
 
@@ -233,8 +227,8 @@ def bilinear_frule(f: Any, dargs: tuple, a: Any, b: Any, *args: Any, **kwargs: A
     """``(y, y_dot)`` of ``y = f(a, b, *args, **kwargs)`` bilinear in ``(a, b)``:
     ``y_dot = f(a_dot, b) + f(a, b_dot)``, the terms of zero tangents left out."""
     y = f(a, b, *args, **kwargs)
-    a_dot = dense_tangent(dargs[1], a, zeros=False)
-    b_dot = dense_tangent(dargs[2], b, zeros=False)
+    a_dot = kit.dense_tangent(dargs[1], a, zeros=False)
+    b_dot = kit.dense_tangent(dargs[2], b, zeros=False)
     if a_dot is None and b_dot is None:
         return y, ZeroTangent()
     y_dot: Any = 0
@@ -242,7 +236,7 @@ def bilinear_frule(f: Any, dargs: tuple, a: Any, b: Any, *args: Any, **kwargs: A
         y_dot = y_dot + f(a_dot, b, *args, **kwargs)
     if b_dot is not None:
         y_dot = y_dot + f(a, b_dot, *args, **kwargs)
-    return y, fit_output(y_dot, y)
+    return y, kit.fit_output(y_dot, y)
 
 
 def as_arrays(*xs: Any) -> list[np.ndarray]:

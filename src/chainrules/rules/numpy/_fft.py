@@ -37,11 +37,10 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import NoTangent, OutArgumentError, ProjectTo, ZeroTangent
-from chainrules.rules._kit import array_projector, define_rules, dense_tangent, zero_guard
-from chainrules.rules.array_api._adjoints import DUAL_NORM, fit_axes, fit_axis
-from chainrules.rules.array_api._adjoints import along as along_axis
+from chainrules.rules import _kit as kit
+from chainrules.rules.array_api import _adjoints as adjoints
 
-SWAP = DUAL_NORM
+SWAP = adjoints.DUAL_NORM
 
 
 def _norm(norm: Any) -> str:
@@ -51,12 +50,12 @@ def _norm(norm: Any) -> str:
 
 def resize(z: np.ndarray, axis: int, m: int) -> np.ndarray:
     """Truncate or zero-pad ``z`` along ``axis`` (non-negative) to length ``m``."""
-    return fit_axis(np, z, axis, m)
+    return adjoints.fit_axis(np, z, axis, m)
 
 
 def along(v: np.ndarray, axis: int, ndim: int) -> np.ndarray:
     """A 1-D weight vector shaped to broadcast along ``axis`` of an ``ndim`` array."""
-    return along_axis(np, v, axis, ndim)
+    return adjoints.along(np, v, axis, ndim)
 
 
 # ------------------------------------------------------------- 1-D adjoints
@@ -100,12 +99,12 @@ def ihfft_adjoint(y_bar: np.ndarray, m: int, n: int, axis: int, norm: str) -> np
 
 def fftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
                  norm: str) -> np.ndarray:
-    return fit_axes(np, np.fft.ifftn(y_bar, axes=axes, norm=SWAP[norm]), axes, shape)
+    return adjoints.fit_axes(np, np.fft.ifftn(y_bar, axes=axes, norm=SWAP[norm]), axes, shape)
 
 
 def ifftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
                   norm: str) -> np.ndarray:
-    return fit_axes(np, np.fft.fftn(y_bar, axes=axes, norm=SWAP[norm]), axes, shape)
+    return adjoints.fit_axes(np, np.fft.fftn(y_bar, axes=axes, norm=SWAP[norm]), axes, shape)
 
 
 def rfftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
@@ -113,7 +112,7 @@ def rfftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
     last, others = axes[-1], axes[:-1]
     z = np.fft.ifftn(y_bar, axes=others, norm=SWAP[norm]) if others else y_bar
     z = rfft_adjoint(z, shape[last], s[-1], last, norm)
-    return fit_axes(np, z, others, shape)
+    return adjoints.fit_axes(np, z, others, shape)
 
 
 def irfftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
@@ -122,7 +121,7 @@ def irfftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
     z = irfft_adjoint(y_bar, shape[last], s[-1], last, norm)
     if others:
         z = np.fft.fftn(z, axes=others, norm=SWAP[norm])
-    return fit_axes(np, z, others, shape)
+    return adjoints.fit_axes(np, z, others, shape)
 
 
 def hfftn_adjoint(y_bar: np.ndarray, shape: tuple, s: list, axes: list,
@@ -212,10 +211,10 @@ def transform_rules(f: Any, adjoint: Any, cook: Any, check: Any = None) -> None:
         bound = _bind(f, sig, (x, *args), kwargs, check)
         y = _call_on(f, bound, x)
         resolved = cook(f, x, bound.arguments)
-        project_x = array_projector(x)
+        project_x = kit.array_projector(x)
         rest = (NoTangent(),) * len(args)
 
-        @zero_guard((NoTangent(), ZeroTangent(), *rest))
+        @kit.zero_guard((NoTangent(), ZeroTangent(), *rest))
         def fft_pullback(y_bar: Any) -> tuple:
             return (NoTangent(), project_x(adjoint(np.asarray(y_bar), *resolved)), *rest)
 
@@ -224,12 +223,12 @@ def transform_rules(f: Any, adjoint: Any, cook: Any, check: Any = None) -> None:
     def fft_frule(dargs: tuple, x: np.ndarray, *args: Any, **kwargs: Any) -> Any:
         bound = _bind(f, sig, (x, *args), kwargs, check)
         y = _call_on(f, bound, x)
-        x_dot = dense_tangent(dargs[1], x, zeros=False)
+        x_dot = kit.dense_tangent(dargs[1], x, zeros=False)
         if x_dot is None:
             return y, ZeroTangent()
         return y, _call_on(f, bound, x_dot).astype(y.dtype, copy=False)
 
-    define_rules(f, frule_fn=fft_frule, rrule_fn=fft_rrule)
+    kit.define_rules(f, frule_fn=fft_frule, rrule_fn=fft_rrule)
 
 
 def shift_rules(f: Any, inverse: Any) -> None:
@@ -237,10 +236,10 @@ def shift_rules(f: Any, inverse: Any) -> None:
 
     def shift_rrule(x: np.ndarray, *args: Any, **kwargs: Any) -> Any:
         y = f(x, *args, **kwargs)
-        project_x = array_projector(x)
+        project_x = kit.array_projector(x)
         rest = (NoTangent(),) * len(args)
 
-        @zero_guard((NoTangent(), ZeroTangent(), *rest))
+        @kit.zero_guard((NoTangent(), ZeroTangent(), *rest))
         def shift_pullback(y_bar: Any) -> tuple:
             return (NoTangent(), project_x(inverse(np.asarray(y_bar), *args, **kwargs)), *rest)
 
@@ -248,12 +247,12 @@ def shift_rules(f: Any, inverse: Any) -> None:
 
     def shift_frule(dargs: tuple, x: np.ndarray, *args: Any, **kwargs: Any) -> Any:
         y = f(x, *args, **kwargs)
-        x_dot = dense_tangent(dargs[1], x, zeros=False)
+        x_dot = kit.dense_tangent(dargs[1], x, zeros=False)
         if x_dot is None:
             return y, ZeroTangent()
         return y, f(x_dot, *args, **kwargs)
 
-    define_rules(f, frule_fn=shift_frule, rrule_fn=shift_rrule)
+    kit.define_rules(f, frule_fn=shift_frule, rrule_fn=shift_rrule)
 
 
 def freq_rules(f: Any) -> None:
@@ -270,7 +269,7 @@ def freq_rules(f: Any) -> None:
         d = args[0]
         project_d = ProjectTo(d)  # a Python int spacing is differentiable like a float
 
-        @zero_guard((NoTangent(), NoTangent(), ZeroTangent()))
+        @kit.zero_guard((NoTangent(), NoTangent(), ZeroTangent()))
         def freq_pullback(y_bar: Any) -> tuple:
             return NoTangent(), NoTangent(), project_d(-np.vdot(y, np.asarray(y_bar)).real / d)
 
@@ -278,9 +277,9 @@ def freq_rules(f: Any) -> None:
 
     def freq_frule(dargs: tuple, n: int, *args: Any, **kwargs: Any) -> Any:
         y = f(n, *args, **kwargs)
-        d_dot = dense_tangent(dargs[2], args[0], zeros=False) if args else None
+        d_dot = kit.dense_tangent(dargs[2], args[0], zeros=False) if args else None
         if d_dot is None:
             return y, ZeroTangent()
         return y, y * (-d_dot / args[0])
 
-    define_rules(f, frule_fn=freq_frule, rrule_fn=freq_rrule)
+    kit.define_rules(f, frule_fn=freq_frule, rrule_fn=freq_rrule)

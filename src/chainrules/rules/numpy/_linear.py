@@ -17,19 +17,8 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import NoTangent, Tangent, ZeroTangent, unthunk
-from chainrules.rules._kit import (
-    array_projector,
-    define_rules,
-    dense_tangent,
-    fit_output,
-    is_differentiable,
-    is_zero,
-    nonzero,
-    refuse_out,
-    zero_for,
-    zero_guard,
-)
-from chainrules.rules.array_api._adjoints import sum_to
+from chainrules.rules import _kit as kit
+from chainrules.rules.array_api import _adjoints as adjoints
 
 __all__ = [
     "argument",
@@ -56,7 +45,7 @@ def zero_given_output(x: Any, y: Any) -> Any:
     integer or bool output (casting to an integer is not differentiable), else (an
     empty output) a zero."""
     y_kind = np.asarray(y).dtype.kind if isinstance(y, (np.ndarray, np.generic)) else "f"
-    return zero_for(x) if y_kind in "fc" else NoTangent()
+    return kit.zero_for(x) if y_kind in "fc" else NoTangent()
 
 
 def fresh(x_bar: Any, y_bar: Any) -> Any:
@@ -71,7 +60,7 @@ def fresh(x_bar: Any, y_bar: Any) -> Any:
 def item_cotangents(y_bar: Any, n: int) -> list:
     """The items of the cotangent of a tuple or list output."""
     y_bar = unthunk(y_bar)
-    if is_zero(y_bar):
+    if kit.is_zero(y_bar):
         return [ZeroTangent()] * n
     items = y_bar.backing if isinstance(y_bar, Tangent) else y_bar
     return [unthunk(b) for b in items]
@@ -93,7 +82,7 @@ def scatter(y_bar: Any, src: np.ndarray, size: int) -> np.ndarray:
 
 def unbroadcast(dx: Any, shape: tuple) -> np.ndarray:
     """Sum ``dx`` over the dimensions that broadcasting to its shape added to ``shape``."""
-    return sum_to(np, np.asarray(dx), tuple(shape))
+    return adjoints.sum_to(np, np.asarray(dx), tuple(shape))
 
 
 def positions(shape: tuple) -> np.ndarray:
@@ -133,21 +122,21 @@ def linear_rules(f: Any, adjoint: Callable[..., Callable[[Any], Any]],
     """
 
     def linear_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
-        refuse_out(f, kwargs, args, out_at)
+        kit.refuse_out(f, kwargs, args, out_at)
         y = f(x, *args, **kwargs)
-        x_dot = nonzero(dargs[1])
-        if x_dot is None or not is_differentiable(x) or not is_differentiable(y):
-            return y, zero_for(y)
-        x_dot = dense_tangent(x_dot, x)
+        x_dot = kit.nonzero(dargs[1])
+        if x_dot is None or not kit.is_differentiable(x) or not kit.is_differentiable(y):
+            return y, kit.zero_for(y)
+        x_dot = kit.dense_tangent(x_dot, x)
         if pushforward is None:
-            return y, fit_output(f(x_dot, *args, **kwargs), y)
-        return y, fit_output(pushforward(x, x_dot, *args, **kwargs), y)
+            return y, kit.fit_output(f(x_dot, *args, **kwargs), y)
+        return y, kit.fit_output(pushforward(x, x_dot, *args, **kwargs), y)
 
     def linear_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
-        refuse_out(f, kwargs, args, out_at)
+        kit.refuse_out(f, kwargs, args, out_at)
         y = f(x, *args, **kwargs)
         rest = (NoTangent(),) * len(args)
-        if not is_differentiable(x) or not is_differentiable(y):
+        if not kit.is_differentiable(x) or not kit.is_differentiable(y):
             x_zero = zero_given_output(x, y)
 
             def no_tangent_pullback(y_bar: Any) -> tuple:
@@ -155,15 +144,15 @@ def linear_rules(f: Any, adjoint: Callable[..., Callable[[Any], Any]],
 
             return y, no_tangent_pullback
         core = adjoint(x, *args, **kwargs)
-        project_x = array_projector(x)
+        project_x = kit.array_projector(x)
 
-        @zero_guard((NoTangent(), ZeroTangent(), *rest))
+        @kit.zero_guard((NoTangent(), ZeroTangent(), *rest))
         def linear_pullback(y_bar: Any) -> tuple:
             return (NoTangent(), project_x(fresh(core(y_bar), y_bar)), *rest)
 
         return y, linear_pullback
 
-    define_rules(f, frule_fn=linear_frule, rrule_fn=linear_rrule)
+    kit.define_rules(f, frule_fn=linear_frule, rrule_fn=linear_rrule)
     return linear_frule, linear_rrule
 
 
@@ -282,10 +271,10 @@ def astype_rules(f: Any) -> None:
 
     def astype_frule(dargs: tuple, x: Any, dtype: Any, *args: Any, **kwargs: Any) -> Any:
         y = f(x, dtype, *args, **kwargs)
-        x_dot = nonzero(dargs[1])
-        if x_dot is None or not is_differentiable(x) or not is_differentiable(y):
-            return y, zero_for(y)
-        y_dot = dense_tangent(x_dot, x)
+        x_dot = kit.nonzero(dargs[1])
+        if x_dot is None or not kit.is_differentiable(x) or not kit.is_differentiable(y):
+            return y, kit.zero_for(y)
+        y_dot = kit.dense_tangent(x_dot, x)
         if y.dtype.kind == "f":
             y_dot = y_dot.real
         return y, y_dot.astype(y.dtype)
@@ -293,11 +282,11 @@ def astype_rules(f: Any) -> None:
     def astype_rrule(x: Any, dtype: Any, *args: Any, **kwargs: Any) -> Any:
         y = f(x, dtype, *args, **kwargs)
         rest = (NoTangent(),) * len(args)
-        diff = is_differentiable(x) and is_differentiable(y)
-        project_x = array_projector(x)
+        diff = kit.is_differentiable(x) and kit.is_differentiable(y)
+        project_x = kit.array_projector(x)
         zeros = (NoTangent(), zero_given_output(x, y), NoTangent(), *rest)
 
-        @zero_guard(zeros)
+        @kit.zero_guard(zeros)
         def astype_pullback(y_bar: Any) -> tuple:
             if not diff:
                 return zeros
@@ -306,7 +295,7 @@ def astype_rules(f: Any) -> None:
 
         return y, astype_pullback
 
-    define_rules(f, frule_fn=astype_frule, rrule_fn=astype_rrule)
+    kit.define_rules(f, frule_fn=astype_frule, rrule_fn=astype_rrule)
 
 
 def gather_rules(f: Any, drop: tuple = (), out_at: int | None = None) -> None:

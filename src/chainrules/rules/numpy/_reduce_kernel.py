@@ -15,16 +15,7 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import NoTangent, OutArgumentError, ZeroTangent
-from chainrules.rules._kit import (
-    array_projector,
-    conj,
-    define_rules,
-    dense_tangent,
-    fit_output,
-    is_differentiable,
-    qualified_name,
-    zero_guard,
-)
+from chainrules.rules import _kit as kit
 
 __all__ = ["WhereArgumentError", "reduction_rule"]
 
@@ -49,9 +40,10 @@ class WhereArgumentError(OutArgumentError):
     def __init__(self, function: Any) -> None:
         super().__init__(function)
         self.args = (
-            f"the rule for {qualified_name(function)} does not support where= (only where=True): "
+            f"the rule for {kit.qualified_name(function)} does not support where= "
+            f"(only where=True): "
             f"masked-out elements would need their own convention. Select the elements first "
-            f"(e.g. {qualified_name(function)}(x[mask])) or multiply by the mask.",
+            f"(e.g. {kit.qualified_name(function)}(x[mask])) or multiply by the mask.",
         )
 
 
@@ -241,11 +233,11 @@ def reduction_rule(f: Any, weights: Callable[..., Any], *, nan: bool = False,
 
     def reduction_rrule(a: Any, *args: Any, **kwargs: Any) -> Any:
         p, y, x, axes, keepdims = setup(a, args, kwargs)
-        project_a = array_projector(a)
+        project_a = kit.array_projector(a)
         rest = (NoTangent(),) * len(args)
         zeros = (NoTangent(), ZeroTangent(), *rest)
 
-        @zero_guard(zeros)
+        @kit.zero_guard(zeros)
         def reduction_pullback(y_bar: Any) -> tuple:
             g = np.asarray(y_bar)
             if real:  # y is real: only the real part of y_bar acts on it
@@ -254,17 +246,17 @@ def reduction_rule(f: Any, weights: Callable[..., Any], *, nan: bool = False,
             if w is None and not nan:  # a sum: the cotangent spread over the slice
                 return NoTangent(), project_a(_spread(g, x.shape, axes, keepdims)), *rest
             g = _expand(g, x.shape, axes, keepdims)
-            return NoTangent(), project_a(terms(None if w is None else conj(w), x, g)), *rest
+            return NoTangent(), project_a(terms(None if w is None else kit.conj(w), x, g)), *rest
 
         return y, reduction_pullback
 
     def reduction_frule(dargs: tuple, a: Any, *args: Any, **kwargs: Any) -> Any:
         p, y, x, axes, keepdims = setup(a, args, kwargs)
-        a_dot = dense_tangent(dargs[1], a, zeros=False)
-        if a_dot is None or not is_differentiable(y):
+        a_dot = kit.dense_tangent(dargs[1], a, zeros=False)
+        if a_dot is None or not kit.is_differentiable(y):
             return y, ZeroTangent()
         w = weights(x, y, p, axes, keepdims)
         y_dot = np.sum(terms(w, x, a_dot), axis=axes, keepdims=keepdims)
-        return y, fit_output(np.real(y_dot) if real else y_dot, y)
+        return y, kit.fit_output(np.real(y_dot) if real else y_dot, y)
 
-    define_rules(f, frule_fn=reduction_frule, rrule_fn=reduction_rrule)
+    kit.define_rules(f, frule_fn=reduction_frule, rrule_fn=reduction_rrule)

@@ -22,21 +22,13 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import NoTangent, Tangent, ZeroTangent, frule, rrule, unthunk
-from chainrules.rules._kit import (
-    array_projector,
-    dense_tangent,
-    fit_output,
-    is_differentiable,
-    nonzero,
-    zero_for,
-    zero_guard,
-)
+from chainrules.rules import _kit as kit
 
 
 def _items(y_bar: Any, n: int) -> list:
     """The items of a tuple output's cotangent, unthunked; None for zeros."""
     items = y_bar.backing if isinstance(y_bar, Tangent) else y_bar
-    return [nonzero(b) for b in items][:n]
+    return [kit.nonzero(b) for b in items][:n]
 
 
 # ----------------------------------------------------------------------------- meshgrid
@@ -54,12 +46,12 @@ def meshgrid_frule(dargs: tuple, *xi: Any, **kwargs: Any) -> Any:
     y = np.meshgrid(*xi, **kwargs)
     dots = []
     for t, x, yi, shape in zip(dargs[1:], xi, y, _sparse_shapes(xi, kwargs)):
-        t = nonzero(t)
-        if t is None or not is_differentiable(x):
-            dots.append(zero_for(yi))
+        t = kit.nonzero(t)
+        if t is None or not kit.is_differentiable(x):
+            dots.append(kit.zero_for(yi))
         else:
-            d = dense_tangent(t, x).reshape(shape)
-            dots.append(fit_output(np.broadcast_to(d, yi.shape), yi))
+            d = kit.dense_tangent(t, x).reshape(shape)
+            dots.append(kit.fit_output(np.broadcast_to(d, yi.shape), yi))
     return y, Tangent[type(y)](*dots)
 
 
@@ -67,14 +59,14 @@ def meshgrid_frule(dargs: tuple, *xi: Any, **kwargs: Any) -> Any:
 def meshgrid_rrule(*xi: Any, **kwargs: Any) -> Any:
     y = np.meshgrid(*xi, **kwargs)
     shapes = _sparse_shapes(xi, kwargs)
-    projectors = [array_projector(x) for x in xi]
+    projectors = [kit.array_projector(x) for x in xi]
 
-    @zero_guard(lambda: (NoTangent(), *(zero_for(x) for x in xi)))
+    @kit.zero_guard(lambda: (NoTangent(), *(kit.zero_for(x) for x in xi)))
     def meshgrid_pullback(y_bar: Any) -> tuple:
         bars: list = [NoTangent()]
         for b, x, shape, project_x in zip(_items(y_bar, len(xi)), xi, shapes, projectors):
-            if b is None or not is_differentiable(x):
-                bars.append(zero_for(x))
+            if b is None or not kit.is_differentiable(x):
+                bars.append(kit.zero_for(x))
                 continue
             b = np.asarray(b)
             axes = tuple(i for i, n in enumerate(shape) if n == 1 and b.shape[i] != 1)
@@ -110,7 +102,7 @@ def _tangent_leaves(t: Any, arrays: Any) -> list:
             return [None] * len(_leaves(arrays))
         items = t.backing if isinstance(t, Tangent) else t
         return [leaf for ti, a in zip(items, arrays) for leaf in _tangent_leaves(ti, a)]
-    return [nonzero(t)]
+    return [kit.nonzero(t)]
 
 
 def _nest_tangent(arrays: Any, bars: Any) -> Any:
@@ -124,11 +116,11 @@ def block_frule(dargs: tuple, arrays: Any) -> Any:
     y = np.block(arrays)
     leaves = _leaves(arrays)
     dots = _tangent_leaves(dargs[1], arrays)
-    if all(d is None or not is_differentiable(x) for d, x in zip(dots, leaves)):
-        return y, zero_for(y)
-    dense = (np.zeros(np.shape(x)) if d is None or not is_differentiable(x)
-             else dense_tangent(d, x) for d, x in zip(dots, leaves))
-    return y, fit_output(np.block(_rebuild(arrays, dense)), y)
+    if all(d is None or not kit.is_differentiable(x) for d, x in zip(dots, leaves)):
+        return y, kit.zero_for(y)
+    dense = (np.zeros(np.shape(x)) if d is None or not kit.is_differentiable(x)
+             else kit.dense_tangent(d, x) for d, x in zip(dots, leaves))
+    return y, kit.fit_output(np.block(_rebuild(arrays, dense)), y)
 
 
 @rrule.register(np.block, object)
@@ -136,7 +128,7 @@ def block_rrule(arrays: Any) -> Any:
     y = np.block(arrays)
     leaves = _leaves(arrays)
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent()))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent()))
     def block_pullback(y_bar: Any) -> tuple:
         # assemble the layout once more from blocks of element positions
         starts = np.cumsum([0] + [np.size(x) for x in leaves])
@@ -145,7 +137,7 @@ def block_rrule(arrays: Any) -> Any:
         layout = np.block(_rebuild(arrays, positions))
         flat = np.zeros(starts[-1], np.result_type(np.asarray(y_bar), np.float64))
         flat[layout.reshape(-1)] = np.broadcast_to(y_bar, y.shape).reshape(-1)
-        bars = (array_projector(x)(flat[s:s + np.size(x)].reshape(np.shape(x)))
+        bars = (kit.array_projector(x)(flat[s:s + np.size(x)].reshape(np.shape(x)))
                 for s, x in zip(starts, leaves))
         return NoTangent(), _nest_tangent(arrays, bars)
 

@@ -50,27 +50,9 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import NoTangent, OutArgumentError, Thunk, ZeroTangent, frule, rrule
-from chainrules.rules._kit import (
-    array_projector,
-    dense_tangent,
-    fit_output,
-    is_differentiable,
-    refuse_out,
-    zero_guard,
-)
-from chainrules.rules.numpy._einsum import (
-    LETTERS,
-    Contraction,
-    as_arrays,
-    bilinear_frule,
-    contraction_cotangents,
-    contraction_rules,
-    optimize_option,
-    parse_einsum,
-    refuse_gufunc_axes,
-    sublist_to_subscripts,
-)
-from chainrules.rules.numpy._linear import unbroadcast
+from chainrules.rules import _kit as kit
+from chainrules.rules.numpy import _einsum as einsum_kernel
+from chainrules.rules.numpy import _linear as linear
 
 __all__ = [
     "cross_frule",
@@ -108,19 +90,21 @@ def _einsum_operands(operands: tuple) -> tuple:
     """``(subscripts, operands, their positions among the arguments)`` of both forms."""
     if isinstance(operands[0], str):
         return operands[0], list(operands[1:]), list(range(1, len(operands)))
-    return sublist_to_subscripts(operands)
+    return einsum_kernel.sublist_to_subscripts(operands)
 
 
 @rrule.register(np.einsum)
 def einsum_rrule(*operands, **kwargs):
-    refuse_out(np.einsum, kwargs)
+    kit.refuse_out(np.einsum, kwargs)
     y = np.einsum(*operands, **kwargs)
     subs, ops, positions = _einsum_operands(operands)
-    arrays = as_arrays(*ops)
-    terms, out = parse_einsum(subs, [a.shape for a in arrays])
-    c = Contraction(terms, out, arrays, optimize=optimize_option(kwargs))
-    projectors = [array_projector(a) if is_differentiable(a) else None for a in ops]
-    has_tangent = is_differentiable(y)
+    arrays = einsum_kernel.as_arrays(*ops)
+    terms, out = einsum_kernel.parse_einsum(subs, [a.shape for a in arrays])
+    c = einsum_kernel.Contraction(
+        terms, out, arrays, optimize=einsum_kernel.optimize_option(kwargs)
+    )
+    projectors = [kit.array_projector(a) if kit.is_differentiable(a) else None for a in ops]
+    has_tangent = kit.is_differentiable(y)
     n = len(operands)
 
     zero_bars: list = [NoTangent()] * n
@@ -128,13 +112,14 @@ def einsum_rrule(*operands, **kwargs):
         zero_bars[pos] = NoTangent() if p is None else ZeroTangent()
     zeros = (NoTangent(), *zero_bars)
 
-    @zero_guard(zeros)
+    @kit.zero_guard(zeros)
     def einsum_pullback(y_bar):
         if not has_tangent:
             return zeros
         bars: list = [NoTangent()] * n
-        for pos, bar in zip(positions,
-                            contraction_cotangents(c, np.asarray(y_bar), ops, projectors)):
+        for pos, bar in zip(
+            positions, einsum_kernel.contraction_cotangents(c, np.asarray(y_bar), ops, projectors)
+        ):
             bars[pos] = bar
         return (NoTangent(), *bars)
 
@@ -143,18 +128,20 @@ def einsum_rrule(*operands, **kwargs):
 
 @frule.register(np.einsum)
 def einsum_frule(dargs, *operands, **kwargs):
-    refuse_out(np.einsum, kwargs)
+    kit.refuse_out(np.einsum, kwargs)
     y = np.einsum(*operands, **kwargs)
     subs, ops, positions = _einsum_operands(operands)
-    dots = [dense_tangent(dargs[1 + pos], a, zeros=False) if is_differentiable(a) else None
+    dots = [kit.dense_tangent(dargs[1 + pos], a, zeros=False) if kit.is_differentiable(a) else None
             for pos, a in zip(positions, ops)]
-    if all(d is None for d in dots) or not is_differentiable(y):
+    if all(d is None for d in dots) or not kit.is_differentiable(y):
         return y, ZeroTangent()
-    arrays = as_arrays(*ops)
-    terms, out = parse_einsum(subs, [a.shape for a in arrays])
-    c = Contraction(terms, out, arrays, optimize=optimize_option(kwargs))
+    arrays = einsum_kernel.as_arrays(*ops)
+    terms, out = einsum_kernel.parse_einsum(subs, [a.shape for a in arrays])
+    c = einsum_kernel.Contraction(
+        terms, out, arrays, optimize=einsum_kernel.optimize_option(kwargs)
+    )
     dots = [None if d is None else np.reshape(d, a.shape) for d, a in zip(dots, arrays)]
-    return y, fit_output(c.pushforward(dots), y)
+    return y, kit.fit_output(c.pushforward(dots), y)
 
 
 # ----------------------------------------------------------- dot, inner, outer, vdot
@@ -163,55 +150,59 @@ def einsum_frule(dargs, *operands, **kwargs):
 def _dot_terms(na: int, nb: int) -> tuple[str, str, str]:
     """Index letters of np.dot(a, b) for operands of ``na`` and ``nb`` dimensions."""
     if na == 0 or nb == 0:
-        ta, tb = LETTERS[:na], LETTERS[na:na + nb]
+        ta, tb = einsum_kernel.LETTERS[:na], einsum_kernel.LETTERS[na:na + nb]
         return ta, tb, ta + tb
-    ta = LETTERS[:na - 1] + "z"
+    ta = einsum_kernel.LETTERS[:na - 1] + "z"
     if nb == 1:
         return ta, "z", ta[:-1]
-    rest = LETTERS[na - 1:na - 1 + nb - 1]
+    rest = einsum_kernel.LETTERS[na - 1:na - 1 + nb - 1]
     tb = rest[:-1] + "z" + rest[-1]
     return ta, tb, ta[:-1] + rest
 
 
 def _dot_plan(args: tuple, kwargs: dict) -> tuple:
-    a, b = as_arrays(*args[:2])
+    a, b = einsum_kernel.as_arrays(*args[:2])
     ta, tb, out = _dot_terms(a.ndim, b.ndim)
     if 1 <= a.ndim <= 2 and 1 <= b.ndim <= 2:
         return _MatmulContraction([ta, tb], out, [a, b]), 2  # dot is matmul here
-    return Contraction([ta, tb], out, [a, b]), 2
+    return einsum_kernel.Contraction([ta, tb], out, [a, b]), 2
 
 
-dot_frule, dot_rrule = contraction_rules(np.dot, "dot", _dot_plan, out_position=2)
+dot_frule, dot_rrule = einsum_kernel.contraction_rules(np.dot, "dot", _dot_plan, out_position=2)
 
 
 def _inner_plan(args: tuple, kwargs: dict) -> tuple:
-    a, b = as_arrays(*args[:2])
+    a, b = einsum_kernel.as_arrays(*args[:2])
     if a.ndim == 0 or b.ndim == 0:
         ta, tb, out = _dot_terms(a.ndim, b.ndim)
     else:
-        ta = LETTERS[:a.ndim - 1] + "z"
-        tb = LETTERS[a.ndim - 1:a.ndim - 1 + b.ndim - 1] + "z"
+        ta = einsum_kernel.LETTERS[:a.ndim - 1] + "z"
+        tb = einsum_kernel.LETTERS[a.ndim - 1:a.ndim - 1 + b.ndim - 1] + "z"
         out = ta[:-1] + tb[:-1]
-    return Contraction([ta, tb], out, [a, b]), 2
+    return einsum_kernel.Contraction([ta, tb], out, [a, b]), 2
 
 
-inner_frule, inner_rrule = contraction_rules(np.inner, "inner", _inner_plan)
+inner_frule, inner_rrule = einsum_kernel.contraction_rules(np.inner, "inner", _inner_plan)
 
 
 def _outer_plan(args: tuple, kwargs: dict) -> tuple:
-    a, b = as_arrays(*args[:2])
-    return Contraction(["i", "j"], "ij", [a.reshape(-1), b.reshape(-1)]), 2
+    a, b = einsum_kernel.as_arrays(*args[:2])
+    return einsum_kernel.Contraction(["i", "j"], "ij", [a.reshape(-1), b.reshape(-1)]), 2
 
 
-outer_frule, outer_rrule = contraction_rules(np.outer, "outer", _outer_plan, out_position=2)
+outer_frule, outer_rrule = einsum_kernel.contraction_rules(
+    np.outer, "outer", _outer_plan, out_position=2
+)
 
 
 def _vdot_plan(args: tuple, kwargs: dict) -> tuple:
-    a, b = as_arrays(*args[:2])
-    return Contraction(["i", "i"], "", [a.reshape(-1), b.reshape(-1)], conj=(True, False)), 2
+    a, b = einsum_kernel.as_arrays(*args[:2])
+    return einsum_kernel.Contraction(
+        ["i", "i"], "", [a.reshape(-1), b.reshape(-1)], conj=(True, False)
+    ), 2
 
 
-vdot_frule, vdot_rrule = contraction_rules(np.vdot, "vdot", _vdot_plan)
+vdot_frule, vdot_rrule = einsum_kernel.contraction_rules(np.vdot, "vdot", _vdot_plan)
 
 
 # ------------------------------------------------------------------------- tensordot
@@ -222,7 +213,7 @@ _TENSORDOT_SIG = inspect.signature(np.tensordot)
 def _tensordot_plan(args: tuple, kwargs: dict) -> tuple:
     p = _TENSORDOT_SIG.bind(*args, **kwargs)
     p.apply_defaults()
-    a, b = as_arrays(p.arguments["a"], p.arguments["b"])
+    a, b = einsum_kernel.as_arrays(p.arguments["a"], p.arguments["b"])
     axes = p.arguments["axes"]
     if isinstance(axes, (int, np.integer)):
         n = int(axes)
@@ -233,16 +224,16 @@ def _tensordot_plan(args: tuple, kwargs: dict) -> tuple:
         ib = [ib] if isinstance(ib, (int, np.integer)) else list(ib)
     ia = [int(i) % a.ndim for i in ia]
     ib = [int(i) % b.ndim for i in ib]
-    ta = list(LETTERS[:a.ndim])
-    tb = list(LETTERS[a.ndim:a.ndim + b.ndim])
+    ta = list(einsum_kernel.LETTERS[:a.ndim])
+    tb = list(einsum_kernel.LETTERS[a.ndim:a.ndim + b.ndim])
     for i, j in zip(ia, ib):
         tb[j] = ta[i]
     out = [ta[i] for i in range(a.ndim) if i not in ia] + [
         tb[j] for j in range(b.ndim) if j not in ib]
-    return Contraction(["".join(ta), "".join(tb)], "".join(out), [a, b]), 2
+    return einsum_kernel.Contraction(["".join(ta), "".join(tb)], "".join(out), [a, b]), 2
 
 
-tensordot_frule, tensordot_rrule = contraction_rules(np.tensordot, "tensordot",
+tensordot_frule, tensordot_rrule = einsum_kernel.contraction_rules(np.tensordot, "tensordot",
                                                      _tensordot_plan)
 
 
@@ -252,12 +243,12 @@ tensordot_frule, tensordot_rrule = contraction_rules(np.tensordot, "tensordot",
 def _batched(cores: list[str], arrays: list[np.ndarray], out_core: str) -> tuple:
     """Terms for gufunc-style operands: batch letters right-aligned and shared."""
     nb = max(a.ndim - len(c) for a, c in zip(arrays, cores))
-    batch = "".join(c for c in LETTERS if c not in "ijkz")[:nb]
+    batch = "".join(c for c in einsum_kernel.LETTERS if c not in "ijkz")[:nb]
     terms = [batch[nb - (a.ndim - len(c)):] + c for a, c in zip(arrays, cores)]
     return terms, batch + out_core
 
 
-class _MatmulContraction(Contraction):
+class _MatmulContraction(einsum_kernel.Contraction):
     """matmul's derivatives by matmul itself (faster than the einsum engine):
     A_bar = y_bar @ B^H and B_bar = A^H @ y_bar, with 1-d operands promoted to
     matrices and broadcast batch dimensions summed away."""
@@ -269,9 +260,9 @@ class _MatmulContraction(Contraction):
         batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
         g = np.reshape(y_bar, (*batch, a2.shape[-2], b2.shape[-1]))  # 1-d: size-1 dims back
         if k == 0:
-            out = unbroadcast(np.matmul(g, np.conj(np.swapaxes(b2, -1, -2))), a2.shape)
+            out = linear.unbroadcast(np.matmul(g, np.conj(np.swapaxes(b2, -1, -2))), a2.shape)
             return out.reshape(a.shape)
-        out = unbroadcast(np.matmul(np.conj(np.swapaxes(a2, -1, -2)), g), b2.shape)
+        out = linear.unbroadcast(np.matmul(np.conj(np.swapaxes(a2, -1, -2)), g), b2.shape)
         return out.reshape(b.shape)
 
     def pushforward(self, dots: list) -> Any:
@@ -286,7 +277,7 @@ class _MatmulContraction(Contraction):
 
 
 def _matmul_plan(args: tuple, kwargs: dict) -> tuple:
-    a, b = as_arrays(*args[:2])
+    a, b = einsum_kernel.as_arrays(*args[:2])
     ca = "k" if a.ndim == 1 else "ik"
     cb = "k" if b.ndim == 1 else "kj"
     out_core = ("i" if a.ndim > 1 else "") + ("j" if b.ndim > 1 else "")
@@ -296,49 +287,49 @@ def _matmul_plan(args: tuple, kwargs: dict) -> tuple:
     return _MatmulContraction(terms, out, [a, b]), 2
 
 
-matmul_frule, matmul_rrule = contraction_rules(
-    np.matmul, "matmul", _matmul_plan, refuse=refuse_gufunc_axes, out_position=2)
+matmul_frule, matmul_rrule = einsum_kernel.contraction_rules(
+    np.matmul, "matmul", _matmul_plan, refuse=einsum_kernel.refuse_gufunc_axes, out_position=2)
 
 
 def _vecdot_plan(args: tuple, kwargs: dict) -> tuple:
-    a, b = as_arrays(*args[:2])
+    a, b = einsum_kernel.as_arrays(*args[:2])
     terms, out = _batched(["k", "k"], [a, b], "")
-    return Contraction(terms, out, [a, b], conj=(True, False)), 2
+    return einsum_kernel.Contraction(terms, out, [a, b], conj=(True, False)), 2
 
 
 def _matvec_plan(args: tuple, kwargs: dict) -> tuple:
-    a, b = as_arrays(*args[:2])
+    a, b = einsum_kernel.as_arrays(*args[:2])
     terms, out = _batched(["ik", "k"], [a, b], "i")
-    return Contraction(terms, out, [a, b]), 2
+    return einsum_kernel.Contraction(terms, out, [a, b]), 2
 
 
 def _vecmat_plan(args: tuple, kwargs: dict) -> tuple:
-    a, b = as_arrays(*args[:2])
+    a, b = einsum_kernel.as_arrays(*args[:2])
     terms, out = _batched(["k", "kj"], [a, b], "j")
-    return Contraction(terms, out, [a, b], conj=(True, False)), 2
+    return einsum_kernel.Contraction(terms, out, [a, b], conj=(True, False)), 2
 
 
 if hasattr(np, "vecdot"):
-    vecdot_frule, vecdot_rrule = contraction_rules(
-        np.vecdot, "vecdot", _vecdot_plan, refuse=refuse_gufunc_axes, out_position=2)
+    vecdot_frule, vecdot_rrule = einsum_kernel.contraction_rules(
+        np.vecdot, "vecdot", _vecdot_plan, refuse=einsum_kernel.refuse_gufunc_axes, out_position=2)
 if hasattr(np, "matvec"):
-    matvec_frule, matvec_rrule = contraction_rules(
-        np.matvec, "matvec", _matvec_plan, refuse=refuse_gufunc_axes, out_position=2)
-    vecmat_frule, vecmat_rrule = contraction_rules(
-        np.vecmat, "vecmat", _vecmat_plan, refuse=refuse_gufunc_axes, out_position=2)
+    matvec_frule, matvec_rrule = einsum_kernel.contraction_rules(
+        np.matvec, "matvec", _matvec_plan, refuse=einsum_kernel.refuse_gufunc_axes, out_position=2)
+    vecmat_frule, vecmat_rrule = einsum_kernel.contraction_rules(
+        np.vecmat, "vecmat", _vecmat_plan, refuse=einsum_kernel.refuse_gufunc_axes, out_position=2)
 
 
 # ------------------------------------------------------------------------------ kron
 
 
-class _KronContraction(Contraction):
+class _KronContraction(einsum_kernel.Contraction):
     """kron(a, b) as an interleaved outer product, reshaped to the output's shape."""
 
     def __init__(self, a: np.ndarray, b: np.ndarray) -> None:
         nd = max(a.ndim, b.ndim, 1)
         a2 = a.reshape((1,) * (nd - a.ndim) + a.shape)
         b2 = b.reshape((1,) * (nd - b.ndim) + b.shape)
-        ta, tb = LETTERS[:nd], LETTERS[nd:2 * nd]
+        ta, tb = einsum_kernel.LETTERS[:nd], einsum_kernel.LETTERS[nd:2 * nd]
         super().__init__([ta, tb], "".join(p + q for p, q in zip(ta, tb)), [a2, b2])
         self.inter_shape = tuple(s for pair in zip(a2.shape, b2.shape) for s in pair)
 
@@ -347,11 +338,11 @@ class _KronContraction(Contraction):
 
 
 def _kron_plan(args: tuple, kwargs: dict) -> tuple:
-    a, b = as_arrays(*args[:2])
+    a, b = einsum_kernel.as_arrays(*args[:2])
     return _KronContraction(a, b), 2
 
 
-kron_frule, kron_rrule = contraction_rules(np.kron, "kron", _kron_plan)
+kron_frule, kron_rrule = einsum_kernel.contraction_rules(np.kron, "kron", _kron_plan)
 
 
 # ----------------------------------------------------------------------------- trace
@@ -373,10 +364,10 @@ def trace_rrule(a, *args, **kwargs):
     offset, axis1, axis2 = _trace_params(a, args, kwargs)
     y = np.trace(a, *args, **kwargs)
     x = np.asarray(a)
-    project_a = array_projector(a)
+    project_a = kit.array_projector(a)
     nargs = len(args)
 
-    @zero_guard((NoTangent(), ZeroTangent(), *(NoTangent(),) * nargs))
+    @kit.zero_guard((NoTangent(), ZeroTangent(), *(NoTangent(),) * nargs))
     def trace_pullback(y_bar):
         y_bar = np.asarray(y_bar)
         n1, n2 = x.shape[axis1], x.shape[axis2]
@@ -393,10 +384,10 @@ def trace_rrule(a, *args, **kwargs):
 def trace_frule(dargs, a, *args, **kwargs):
     _trace_params(a, args, kwargs)
     y = np.trace(a, *args, **kwargs)
-    a_dot = dense_tangent(dargs[1], a, zeros=False)
-    if a_dot is None or not is_differentiable(y):
+    a_dot = kit.dense_tangent(dargs[1], a, zeros=False)
+    if a_dot is None or not kit.is_differentiable(y):
         return y, ZeroTangent()
-    return y, fit_output(np.trace(a_dot, *args, **kwargs), y)
+    return y, kit.fit_output(np.trace(a_dot, *args, **kwargs), y)
 
 
 # ----------------------------------------------------------------------------- cross
@@ -423,17 +414,17 @@ def _cross_axes(a: Any, b: Any, args: tuple, kwargs: dict) -> tuple:
 def _to_arg_layout(g: np.ndarray, axis: int, like: np.ndarray) -> np.ndarray:
     """Move the vector axis of a broadcast cotangent to ``axis`` of ``like``; sum the rest."""
     pos = (axis % like.ndim) - like.ndim  # counted from the end: extra dims are leading
-    return unbroadcast(np.moveaxis(g, -1, pos), like.shape)
+    return linear.unbroadcast(np.moveaxis(g, -1, pos), like.shape)
 
 
 @rrule.register(np.cross)
 def cross_rrule(a, b, *args, **kwargs):
     x, w, axisa, axisb, axisc = _cross_axes(a, b, args, kwargs)
     y = np.cross(a, b, *args, **kwargs)
-    project_a, project_b = array_projector(a), array_projector(b)
+    project_a, project_b = kit.array_projector(a), kit.array_projector(b)
     nargs = len(args)
 
-    @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent(), *(NoTangent(),) * nargs))
+    @kit.zero_guard((NoTangent(), ZeroTangent(), ZeroTangent(), *(NoTangent(),) * nargs))
     def cross_pullback(y_bar):
         c_bar = np.moveaxis(np.asarray(y_bar), axisc % y.ndim, -1)
         xa, wb = np.moveaxis(x, axisa, -1), np.moveaxis(w, axisb, -1)
@@ -447,6 +438,6 @@ def cross_rrule(a, b, *args, **kwargs):
 @frule.register(np.cross)
 def cross_frule(dargs, a, b, *args, **kwargs):
     _cross_axes(a, b, args, kwargs)
-    return bilinear_frule(np.cross, dargs, a, b, *args, **kwargs)
+    return einsum_kernel.bilinear_frule(np.cross, dargs, a, b, *args, **kwargs)
 
 

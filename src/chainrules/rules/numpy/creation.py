@@ -15,15 +15,9 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import NoTangent, Tangent, ZeroTangent, frule, rrule, unthunk
-from chainrules.rules._kit import (
-    array_projector,
-    define_rules,
-    dense_tangent,
-    fit_output,
-    nonzero_array,
-)
+from chainrules.rules import _kit as kit
 
-from ._reduce_kernel import _bind, _no_tangent_output, _rest_bars, _sum_to
+from . import _reduce_kernel as kernel
 
 # ------------------------------------------------------------------------------ linspace
 
@@ -47,35 +41,35 @@ def _linspace_along(v: np.ndarray, ndim: int, axis: int) -> np.ndarray:
 
 @rrule.register(np.linspace)
 def linspace_rrule(start, stop, *args, **kwargs):
-    p = _bind(_LINSPACE_SIG, (start, stop, *args), kwargs)
+    p = kernel._bind(_LINSPACE_SIG, (start, stop, *args), kwargs)
     y = np.linspace(start, stop, *args, **kwargs)
     retstep = bool(p["retstep"])
     samples = y[0] if retstep else y
     ndim = samples.ndim
     axis = int(p["axis"]) % ndim
     t, inv_div = _linspace_weights(p)
-    project_start, project_stop = array_projector(start), array_projector(stop)
+    project_start, project_stop = kit.array_projector(start), kit.array_projector(stop)
     nargs = len(args)
-    no_tangent = _no_tangent_output(samples)
+    no_tangent = kernel._no_tangent_output(samples)
 
     def linspace_pullback(y_bar):
         y_bar = unthunk(y_bar)
         step_bar = None
         if retstep and not isinstance(y_bar, (ZeroTangent, NoTangent)):
             parts = y_bar.backing if isinstance(y_bar, Tangent) else y_bar
-            y_bar, step_bar = parts[0], nonzero_array(parts[1])
-        y_bar = nonzero_array(y_bar)
+            y_bar, step_bar = parts[0], kit.nonzero_array(parts[1])
+        y_bar = kit.nonzero_array(y_bar)
         if no_tangent or (y_bar is None and step_bar is None):
             return (NoTangent(), project_start(ZeroTangent()), project_stop(ZeroTangent()),
-                    *_rest_bars(args))
+                    *kernel._rest_bars(args))
         tw = _linspace_along(t, ndim, axis)
         start_bar = 0 if y_bar is None else np.sum(y_bar * (1 - tw), axis=axis)
         stop_bar = 0 if y_bar is None else np.sum(y_bar * tw, axis=axis)
         if step_bar is not None:
             start_bar = start_bar - step_bar * inv_div
             stop_bar = stop_bar + step_bar * inv_div
-        return (NoTangent(), project_start(_sum_to(np.asarray(start_bar), np.shape(start))),
-                project_stop(_sum_to(np.asarray(stop_bar), np.shape(stop))),
+        return (NoTangent(), project_start(kernel._sum_to(np.asarray(start_bar), np.shape(start))),
+                project_stop(kernel._sum_to(np.asarray(stop_bar), np.shape(stop))),
                 *(NoTangent(),) * nargs)
 
     return y, linspace_pullback
@@ -83,13 +77,13 @@ def linspace_rrule(start, stop, *args, **kwargs):
 
 @frule.register(np.linspace)
 def linspace_frule(dargs, start, stop, *args, **kwargs):
-    p = _bind(_LINSPACE_SIG, (start, stop, *args), kwargs)
+    p = kernel._bind(_LINSPACE_SIG, (start, stop, *args), kwargs)
     y = np.linspace(start, stop, *args, **kwargs)
     retstep = bool(p["retstep"])
     samples = y[0] if retstep else y
-    start_dot = dense_tangent(dargs[1], start, zeros=False)
-    stop_dot = dense_tangent(dargs[2], stop, zeros=False)
-    if (start_dot is None and stop_dot is None) or _no_tangent_output(samples):
+    start_dot = kit.dense_tangent(dargs[1], start, zeros=False)
+    stop_dot = kit.dense_tangent(dargs[2], stop, zeros=False)
+    if (start_dot is None and stop_dot is None) or kernel._no_tangent_output(samples):
         return y, ZeroTangent()
     start_dot = 0 if start_dot is None else start_dot
     stop_dot = 0 if stop_dot is None else stop_dot
@@ -100,10 +94,12 @@ def linspace_frule(dargs, start, stop, *args, **kwargs):
     bshape = samples.shape[:axis] + samples.shape[axis + 1:]
     s0 = np.expand_dims(np.broadcast_to(start_dot, bshape), axis)
     s1 = np.expand_dims(np.broadcast_to(stop_dot, bshape), axis)
-    y_dot = fit_output(s0 * (1 - tw) + s1 * tw, samples)
+    y_dot = kit.fit_output(s0 * (1 - tw) + s1 * tw, samples)
     if not retstep:
         return y, y_dot
-    return y, Tangent[tuple](y_dot, fit_output((np.asarray(stop_dot) - start_dot) * inv_div, y[1]))
+    return y, Tangent[tuple](
+        y_dot, kit.fit_output((np.asarray(stop_dot) - start_dot) * inv_div, y[1])
+    )
 
 
 # -------------------------------------------------------------------------------- arange
@@ -120,11 +116,11 @@ def arange_rrule(*args, **kwargs):
     # arange(stop) / arange(start, stop) / arange(start, stop, step): y_k = start + k*step;
     # stop (and an int anywhere) only sets the length, a zero derivative almost everywhere.
     roles = ["stop"] if nargs == 1 else ["start", "stop", "step"][:nargs]
-    projectors = [array_projector(v) for v in args]
-    no_tangent = _no_tangent_output(y)
+    projectors = [kit.array_projector(v) for v in args]
+    no_tangent = kernel._no_tangent_output(y)
 
     def arange_pullback(y_bar):
-        y_bar = nonzero_array(y_bar)
+        y_bar = kit.nonzero_array(y_bar)
         bars = []
         for role, v, project in zip(roles, args, projectors):
             if _is_integer(v) or (not np.isscalar(v) and np.asarray(v).dtype.kind in "iub"):
@@ -143,10 +139,10 @@ def arange_rrule(*args, **kwargs):
 @frule.register(np.arange)
 def arange_frule(dargs, *args, **kwargs):
     y = np.arange(*args, **kwargs)
-    if len(args) < 2 or _no_tangent_output(y):
+    if len(args) < 2 or kernel._no_tangent_output(y):
         return y, ZeroTangent()
-    start_dot = dense_tangent(dargs[1], args[0], zeros=False)
-    step_dot = dense_tangent(dargs[3], args[2], zeros=False) if len(args) > 2 else None
+    start_dot = kit.dense_tangent(dargs[1], args[0], zeros=False)
+    step_dot = kit.dense_tangent(dargs[3], args[2], zeros=False) if len(args) > 2 else None
     if start_dot is None and step_dot is None:
         return y, ZeroTangent()
     y_dot = np.zeros(y.shape, dtype=y.dtype)
@@ -154,7 +150,7 @@ def arange_frule(dargs, *args, **kwargs):
         y_dot = y_dot + start_dot
     if step_dot is not None:
         y_dot = y_dot + step_dot * np.arange(y.size)
-    return y, fit_output(y_dot, y)
+    return y, kit.fit_output(y_dot, y)
 
 
 # -------------------------------------------------------------------- logspace, geomspace
@@ -187,7 +183,7 @@ def _spaced_rules(f: Any, name: str, partials: Any, names: list) -> None:
     sig = inspect.signature(f)
 
     def setup(args: tuple, kwargs: dict) -> tuple:
-        p = _bind(sig, args, kwargs)
+        p = kernel._bind(sig, args, kwargs)
         y = f(*args, **kwargs)
         axis = int(p["axis"]) % max(np.ndim(y), 1)
         return p, y, axis
@@ -195,12 +191,12 @@ def _spaced_rules(f: Any, name: str, partials: Any, names: list) -> None:
     def spaced_rrule(*args, **kwargs):
         p, y, axis = setup(args, kwargs)
         positional = names[: len(args)]
-        no_tangent = _no_tangent_output(y)
-        projectors = {k: array_projector(p[k]) for k in positional
+        no_tangent = kernel._no_tangent_output(y)
+        projectors = {k: kit.array_projector(p[k]) for k in positional
                       if k in ("start", "stop", "base")}
 
         def spaced_pullback(y_bar):
-            y_bar = nonzero_array(y_bar)
+            y_bar = kit.nonzero_array(y_bar)
             ds = None if (y_bar is None or no_tangent) else partials(p, y, axis)
             bars = []
             for k in positional:
@@ -210,14 +206,14 @@ def _spaced_rules(f: Any, name: str, partials: Any, names: list) -> None:
                     bars.append(projectors[k](ZeroTangent()))
                 else:
                     g = np.sum(np.conj(ds[k]) * y_bar, axis=axis)
-                    bars.append(projectors[k](_sum_to(g, np.shape(p[k]))))
+                    bars.append(projectors[k](kernel._sum_to(g, np.shape(p[k]))))
             return (NoTangent(), *bars)
 
         return y, spaced_pullback
 
     def spaced_frule(dargs, *args, **kwargs):
         p, y, axis = setup(args, kwargs)
-        if _no_tangent_output(y):
+        if kernel._no_tangent_output(y):
             return y, ZeroTangent()
         bshape = y.shape[:axis] + y.shape[axis + 1:]
         ds = None
@@ -225,7 +221,7 @@ def _spaced_rules(f: Any, name: str, partials: Any, names: list) -> None:
         for k, t in zip(names, dargs[1:]):
             if k not in ("start", "stop", "base"):
                 continue
-            t = dense_tangent(t, p[k], zeros=False)
+            t = kit.dense_tangent(t, p[k], zeros=False)
             if t is None:
                 continue
             ds = partials(p, y, axis) if ds is None else ds
@@ -233,9 +229,9 @@ def _spaced_rules(f: Any, name: str, partials: Any, names: list) -> None:
             y_dot = term if y_dot is None else y_dot + term
         if y_dot is None:
             return y, ZeroTangent()
-        return y, fit_output(y_dot, y)
+        return y, kit.fit_output(y_dot, y)
 
-    define_rules(f, frule_fn=spaced_frule, rrule_fn=spaced_rrule, name=name)
+    kit.define_rules(f, frule_fn=spaced_frule, rrule_fn=spaced_rrule, name=name)
 
 
 _spaced_rules(np.logspace, "logspace", _logspace_partials,
@@ -253,28 +249,28 @@ def _fill_rules(f: Any, name: str) -> None:
 
     def fill_rrule(first, fill_value, *args, **kwargs):
         y = f(first, fill_value, *args, **kwargs)
-        project_fill = array_projector(fill_value)
-        no_tangent = _no_tangent_output(y)
+        project_fill = kit.array_projector(fill_value)
+        no_tangent = kernel._no_tangent_output(y)
         fill_shape = np.shape(fill_value)
 
         def fill_pullback(y_bar):
-            y_bar = nonzero_array(y_bar)
+            y_bar = kit.nonzero_array(y_bar)
             if y_bar is None or no_tangent:
                 fill_bar = project_fill(ZeroTangent())
             else:
-                fill_bar = project_fill(_sum_to(y_bar, fill_shape))
-            return (NoTangent(), NoTangent(), fill_bar, *_rest_bars(args))
+                fill_bar = project_fill(kernel._sum_to(y_bar, fill_shape))
+            return (NoTangent(), NoTangent(), fill_bar, *kernel._rest_bars(args))
 
         return y, fill_pullback
 
     def fill_frule(dargs, first, fill_value, *args, **kwargs):
         y = f(first, fill_value, *args, **kwargs)
-        fill_dot = dense_tangent(dargs[2], fill_value, zeros=False)
-        if fill_dot is None or _no_tangent_output(y):
+        fill_dot = kit.dense_tangent(dargs[2], fill_value, zeros=False)
+        if fill_dot is None or kernel._no_tangent_output(y):
             return y, ZeroTangent()
-        return y, fit_output(np.broadcast_to(fill_dot, y.shape), y)
+        return y, kit.fit_output(np.broadcast_to(fill_dot, y.shape), y)
 
-    define_rules(f, frule_fn=fill_frule, rrule_fn=fill_rrule, name=name)
+    kit.define_rules(f, frule_fn=fill_frule, rrule_fn=fill_rrule, name=name)
 
 
 _fill_rules(np.full, "full")

@@ -32,23 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import (
-    NoTangent,
-    NotImplementedTangent,
-    Tangent,
-    frule,
-    not_implemented,
-    rrule,
-)
-from chainrules.rules._kit import (
-    array_projector,
-    dense_tangent,
-    fit_output,
-    is_differentiable,
-    nonzero,
-    zero_for,
-    zero_guard,
-)
+from chainrules.core import NoTangent, NotImplementedTangent, Tangent, frule, not_implemented, rrule
+from chainrules.rules import _kit as kit
 
 _SIG = inspect.signature(np.histogram)
 _NAMES = ("a", "bins", "range", "density", "weights")
@@ -141,12 +126,12 @@ def _edges_tangent(h: _Histogram, p: dict, dots: dict) -> Any:
     """The edges' tangent, or None for zero."""
     if h.source == "bins":
         d = dots.get("bins")
-        return None if d is None else dense_tangent(d, p["bins"])
+        return None if d is None else kit.dense_tangent(d, p["bins"])
     if h.source == "range":
         d = dots.get("range")
         if d is None:
             return None
-        lo_dot, hi_dot = (nonzero(t) for t in (d.backing if isinstance(d, Tangent) else d))
+        lo_dot, hi_dot = (kit.nonzero(t) for t in (d.backing if isinstance(d, Tangent) else d))
         w_lo, w_hi = h.edge_weights()
         return (0 if lo_dot is None else w_lo * lo_dot) + (0 if hi_dot is None else
                                                           w_hi * hi_dot)
@@ -158,7 +143,7 @@ def _edges_tangent(h: _Histogram, p: dict, dots: dict) -> Any:
     ends = h.extremes()
     if ends is None:
         return None
-    flat = dense_tangent(d, p["a"]).reshape(-1)
+    flat = kit.dense_tangent(d, p["a"]).reshape(-1)
     w_lo, w_hi = h.edge_weights()
     return w_lo * flat[ends[0]] + w_hi * flat[ends[1]]
 
@@ -170,18 +155,20 @@ def histogram_frule(dargs: tuple, *args: Any, **kwargs: Any) -> Any:
     y = (h.hist, h.edges)
     dots = {}
     for name, t, x in zip(_NAMES, dargs[1:], args):
-        t = nonzero(t)
-        if t is not None and is_differentiable(x):
+        t = kit.nonzero(t)
+        if t is not None and kit.is_differentiable(x):
             dots[name] = t
     e_dot = _edges_tangent(h, p, dots)
     if isinstance(e_dot, NotImplementedTangent):
         return y, Tangent[tuple](e_dot, e_dot)
     w_dot = dots.get("weights")
-    n_dot = None if w_dot is None else h._bin_sums(dense_tangent(w_dot, p["weights"]).reshape(-1))
+    n_dot = (
+        None if w_dot is None else h._bin_sums(kit.dense_tangent(w_dot, p["weights"]).reshape(-1))
+    )
     h_dot = h.hist_tangent(n_dot, e_dot)
-    h_out = zero_for(h.hist) if h_dot is None or (
-        not h.density and n_dot is None) else fit_output(h_dot, h.hist)
-    e_out = zero_for(h.edges) if e_dot is None else fit_output(e_dot, h.edges)
+    h_out = kit.zero_for(h.hist) if h_dot is None or (
+        not h.density and n_dot is None) else kit.fit_output(h_dot, h.hist)
+    e_out = kit.zero_for(h.edges) if e_dot is None else kit.fit_output(e_dot, h.edges)
     return y, Tangent[tuple](h_out, e_out)
 
 
@@ -191,10 +178,10 @@ def histogram_rrule(*args: Any, **kwargs: Any) -> Any:
     h = _Histogram(p["a"], p)
     y = (h.hist, h.edges)
 
-    @zero_guard(lambda: (NoTangent(), *(zero_for(x) for x in args)))
+    @kit.zero_guard(lambda: (NoTangent(), *(kit.zero_for(x) for x in args)))
     def histogram_pullback(y_bar: Any) -> tuple:
         items = y_bar.backing if isinstance(y_bar, Tangent) else y_bar
-        h_bar, e_bar = (nonzero(b) for b in items)
+        h_bar, e_bar = (kit.nonzero(b) for b in items)
         n_bar, e_from_h = (None, None) if h_bar is None else h.hist_adjoint(np.asarray(h_bar))
         e_total = e_from_h if e_bar is None else (
             np.asarray(e_bar) + (0 if e_from_h is None else e_from_h))
@@ -222,9 +209,9 @@ def histogram_rrule(*args: Any, **kwargs: Any) -> Any:
             if name == "range" and b is not None:
                 out.append(b)
             elif b is None or isinstance(b, NotImplementedTangent):
-                out.append(zero_for(x) if b is None else b)
+                out.append(kit.zero_for(x) if b is None else b)
             else:
-                out.append(array_projector(x)(b))
+                out.append(kit.array_projector(x)(b))
         return tuple(out)
 
     return y, histogram_pullback

@@ -30,37 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import (
-    InplaceableThunk,
-    NoTangent,
-    Tangent,
-    Thunk,
-    ZeroTangent,
-    frule,
-    non_differentiable,
-    rrule,
-    unthunk,
-)
-from chainrules.rules._kit import (
-    array_projector,
-    define_rules,
-    dense_tangent,
-    fit_output,
-    is_differentiable,
-    is_zero,
-    nonzero,
-    refuse_out,
-    zero_for,
-    zero_guard,
-)
-from chainrules.rules.numpy._linear import (
-    argument,
-    gather_adjoint,
-    gather_rules,
-    linear_rules,
-    unbroadcast,
-    zero_given_output,
-)
+from chainrules import core
+from chainrules.core import NoTangent, Tangent, Thunk, ZeroTangent, frule, rrule, unthunk
+from chainrules.rules import _kit as kit
+from chainrules.rules.numpy import _linear as linear
 
 # ------------------------------------------------------------------------------ x[idx]
 
@@ -78,33 +51,33 @@ def _is_basic_index(idx: Any) -> bool:
 
 def getitem_frule(dargs: tuple, x: np.ndarray, idx: Any) -> Any:
     y = x[idx]
-    x_dot = nonzero(dargs[1])
-    if x_dot is None or not is_differentiable(x) or not is_differentiable(y):
-        return y, zero_for(y)
-    return y, fit_output(dense_tangent(x_dot, x)[idx], y)
+    x_dot = kit.nonzero(dargs[1])
+    if x_dot is None or not kit.is_differentiable(x) or not kit.is_differentiable(y):
+        return y, kit.zero_for(y)
+    return y, kit.fit_output(kit.dense_tangent(x_dot, x)[idx], y)
 
 
 def getitem_rrule(x: np.ndarray, idx: Any) -> Any:
     y = x[idx]
-    if not is_differentiable(x) or not is_differentiable(y):
-        x_zero = zero_given_output(x, y)
+    if not kit.is_differentiable(x) or not kit.is_differentiable(y):
+        x_zero = linear.zero_given_output(x, y)
 
         def getitem_no_tangent_pullback(y_bar: Any) -> tuple:
             return (NoTangent(), x_zero, NoTangent())
 
         return y, getitem_no_tangent_pullback
-    project_x = array_projector(x)
+    project_x = kit.array_projector(x)
     shape, dtype = x.shape, x.dtype
     basic = _is_basic_index(idx)
-    scatter = None if basic else gather_adjoint(x, lambda pos: pos[idx])
+    scatter = None if basic else linear.gather_adjoint(x, lambda pos: pos[idx])
 
-    @zero_guard((NoTangent(), ZeroTangent(), NoTangent()))
+    @kit.zero_guard((NoTangent(), ZeroTangent(), NoTangent()))
     def getitem_pullback(y_bar: Any) -> tuple:
         y_bar = np.asarray(y_bar)
         if type(y_bar) is not np.ndarray:
             # an AD's traced cotangent (a second derivative runs this pullback on traced
             # values): scatter with operations that have rules, never by assignment
-            back = scatter or gather_adjoint(x, lambda pos: pos[idx])
+            back = scatter or linear.gather_adjoint(x, lambda pos: pos[idx])
             return (NoTangent(), project_x(back(y_bar)), NoTangent())
 
         def getitem_add(acc: np.ndarray) -> np.ndarray:
@@ -124,7 +97,7 @@ def getitem_rrule(x: np.ndarray, idx: Any) -> Any:
             x_bar[idx] = y_bar
             return project_x(x_bar)
 
-        return (NoTangent(), InplaceableThunk(getitem_add, getitem_dense), NoTangent())
+        return (NoTangent(), core.InplaceableThunk(getitem_add, getitem_dense), NoTangent())
 
     return y, getitem_pullback
 
@@ -141,8 +114,8 @@ rrule.register(operator.getitem, np.generic, object)(getitem_rrule)
 # ------------------------------------------------------------------------------ take
 
 
-gather_rules(np.take, drop=("out",), out_at=2)  # take(a, indices, axis, out, mode)
-gather_rules(np.take_along_axis)
+linear.gather_rules(np.take, drop=("out",), out_at=2)  # take(a, indices, axis, out, mode)
+linear.gather_rules(np.take_along_axis)
 
 
 def _selection_rules(f: Any) -> None:
@@ -150,24 +123,24 @@ def _selection_rules(f: Any) -> None:
     out_at = 1 if f is np.compress else None  # compress(condition, a, axis, out)
 
     def selection_frule(dargs: tuple, condition: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
-        refuse_out(f, kwargs, args, out_at)
+        kit.refuse_out(f, kwargs, args, out_at)
         y = f(condition, x, *args, **kwargs)
-        x_dot = nonzero(dargs[2])
-        if x_dot is None or not is_differentiable(x) or not is_differentiable(y):
-            return y, zero_for(y)
-        return y, fit_output(f(condition, dense_tangent(x_dot, x), *args, **kwargs), y)
+        x_dot = kit.nonzero(dargs[2])
+        if x_dot is None or not kit.is_differentiable(x) or not kit.is_differentiable(y):
+            return y, kit.zero_for(y)
+        return y, kit.fit_output(f(condition, kit.dense_tangent(x_dot, x), *args, **kwargs), y)
 
     def selection_rrule(condition: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
-        refuse_out(f, kwargs, args, out_at)
+        kit.refuse_out(f, kwargs, args, out_at)
         y = f(condition, x, *args, **kwargs)
         rest = (NoTangent(),) * len(args)
-        project_x = array_projector(x)
-        diff = is_differentiable(x) and is_differentiable(y)
-        scatter = gather_adjoint(x, lambda pos: f(condition, pos, *args, **kwargs))
+        project_x = kit.array_projector(x)
+        diff = kit.is_differentiable(x) and kit.is_differentiable(y)
+        scatter = linear.gather_adjoint(x, lambda pos: f(condition, pos, *args, **kwargs))
 
-        zeros = (NoTangent(), NoTangent(), zero_for(x), *rest)
+        zeros = (NoTangent(), NoTangent(), kit.zero_for(x), *rest)
 
-        @zero_guard(zeros)
+        @kit.zero_guard(zeros)
         def selection_pullback(y_bar: Any) -> tuple:
             if not diff:
                 return zeros
@@ -175,7 +148,7 @@ def _selection_rules(f: Any) -> None:
 
         return y, selection_pullback
 
-    define_rules(f, frule_fn=selection_frule, rrule_fn=selection_rrule)
+    kit.define_rules(f, frule_fn=selection_frule, rrule_fn=selection_rrule)
 
 
 _selection_rules(np.compress)
@@ -189,33 +162,33 @@ _selection_rules(np.extract)
 def where_frule(dargs: tuple, condition: Any, x: Any, y: Any) -> Any:
     out = np.where(condition, x, y)
     x_dot, y_dot = unthunk(dargs[2]), unthunk(dargs[3])
-    if not is_differentiable(out) or (is_zero(x_dot) and is_zero(y_dot)):
-        return out, zero_for(out)
-    out_dot = np.where(condition, dense_tangent(x_dot, x), dense_tangent(y_dot, y))
-    return out, fit_output(np.broadcast_to(out_dot, out.shape).copy(), out)
+    if not kit.is_differentiable(out) or (kit.is_zero(x_dot) and kit.is_zero(y_dot)):
+        return out, kit.zero_for(out)
+    out_dot = np.where(condition, kit.dense_tangent(x_dot, x), kit.dense_tangent(y_dot, y))
+    return out, kit.fit_output(np.broadcast_to(out_dot, out.shape).copy(), out)
 
 
 @rrule.register(np.where)
 def where_rrule(condition: Any, x: Any, y: Any) -> Any:
     out = np.where(condition, x, y)
     mask = np.asarray(condition).astype(bool)
-    project_x, project_y = array_projector(x), array_projector(y)
+    project_x, project_y = kit.array_projector(x), kit.array_projector(y)
     shape_x, shape_y = np.shape(x), np.shape(y)
-    diff_out = is_differentiable(out)
-    diff_x, diff_y = diff_out and is_differentiable(x), diff_out and is_differentiable(y)
+    diff_out = kit.is_differentiable(out)
+    diff_x, diff_y = diff_out and kit.is_differentiable(x), diff_out and kit.is_differentiable(y)
 
-    @zero_guard(lambda: (NoTangent(), NoTangent(), zero_for(x), zero_for(y)))
+    @kit.zero_guard(lambda: (NoTangent(), NoTangent(), kit.zero_for(x), kit.zero_for(y)))
     def where_pullback(out_bar: Any) -> tuple:
         out_bar = np.asarray(out_bar)
-        x_bar = Thunk(lambda: project_x(unbroadcast(np.where(mask, out_bar, 0), shape_x)))
-        y_bar = Thunk(lambda: project_y(unbroadcast(np.where(mask, 0, out_bar), shape_y)))
+        x_bar = Thunk(lambda: project_x(linear.unbroadcast(np.where(mask, out_bar, 0), shape_x)))
+        y_bar = Thunk(lambda: project_y(linear.unbroadcast(np.where(mask, 0, out_bar), shape_y)))
         return (NoTangent(), NoTangent(), x_bar if diff_x else NoTangent(),
                 y_bar if diff_y else NoTangent())
 
     return out, where_pullback
 
 
-non_differentiable(np.where, object)  # where(condition): indices
+core.non_differentiable(np.where, object)  # where(condition): indices
 
 
 # ------------------------------------------------------------------------------ select, choose
@@ -231,25 +204,25 @@ def _choice_cotangents(choices: Any, masks: Callable[[], list], out_bar: np.ndar
     def piece(k: int) -> np.ndarray:
         if not cache:
             cache.append(masks())
-        return unbroadcast(np.where(cache[0][k], out_bar, 0), shapes[k])
+        return linear.unbroadcast(np.where(cache[0][k], out_bar, 0), shapes[k])
 
     if isinstance(choices, np.ndarray):
-        project = array_projector(choices)
+        project = kit.array_projector(choices)
         return Thunk(lambda: project(np.stack([piece(k) for k in range(len(items))])))
-    projectors = [array_projector(c) for c in items]
+    projectors = [kit.array_projector(c) for c in items]
     return Tangent[type(choices)](*(
-        Thunk(lambda k=k: projectors[k](piece(k))) if is_differentiable(c) else NoTangent()
+        Thunk(lambda k=k: projectors[k](piece(k))) if kit.is_differentiable(c) else NoTangent()
         for k, c in enumerate(items)))
 
 
 def _choice_dots(d_choices: Any, choices: Any) -> list:
     d_choices = unthunk(d_choices)
-    if is_zero(d_choices):
-        return [dense_tangent(ZeroTangent(), c) for c in choices]
+    if kit.is_zero(d_choices):
+        return [kit.dense_tangent(ZeroTangent(), c) for c in choices]
     if isinstance(choices, np.ndarray):
         return list(np.asarray(d_choices))
     items = d_choices.backing if isinstance(d_choices, Tangent) else d_choices
-    return [dense_tangent(t, c) for t, c in zip(items, choices)]
+    return [kit.dense_tangent(t, c) for t, c in zip(items, choices)]
 
 
 @frule.register(np.select)
@@ -257,10 +230,14 @@ def select_frule(dargs: tuple, condlist: Any, choicelist: Any, *args: Any,
                  **kwargs: Any) -> Any:
     y = np.select(condlist, choicelist, *args, **kwargs)
     default_dot = unthunk(dargs[3]) if args else ZeroTangent()
-    if not is_differentiable(y) or (is_zero(unthunk(dargs[2])) and is_zero(default_dot)):
-        return y, zero_for(y)
-    default_dense = dense_tangent(default_dot, args[0]) if args else 0
-    return y, fit_output(np.select(condlist, _choice_dots(dargs[2], choicelist), default_dense), y)
+    if not kit.is_differentiable(y) or (
+        kit.is_zero(unthunk(dargs[2])) and kit.is_zero(default_dot)
+    ):
+        return y, kit.zero_for(y)
+    default_dense = kit.dense_tangent(default_dot, args[0]) if args else 0
+    return y, kit.fit_output(
+        np.select(condlist, _choice_dots(dargs[2], choicelist), default_dense), y
+    )
 
 
 @rrule.register(np.select)
@@ -269,7 +246,7 @@ def select_rrule(condlist: Any, choicelist: Any, *args: Any, **kwargs: Any) -> A
     shape = y.shape
     conds = [np.asarray(c, dtype=bool) for c in condlist]
     default = args[0] if args else None
-    project_default = array_projector(default)
+    project_default = kit.array_projector(default)
 
     def select_masks() -> list:
         taken = np.zeros(shape, dtype=bool)
@@ -282,40 +259,40 @@ def select_rrule(condlist: Any, choicelist: Any, *args: Any, **kwargs: Any) -> A
         return out
 
     def select_zeros() -> tuple:
-        zero = (zero_for(default),) if args else ()
-        return (NoTangent(), NoTangent(), zero_for(choicelist), *zero)
+        zero = (kit.zero_for(default),) if args else ()
+        return (NoTangent(), NoTangent(), kit.zero_for(choicelist), *zero)
 
-    @zero_guard(select_zeros)
+    @kit.zero_guard(select_zeros)
     def select_pullback(y_bar: Any) -> tuple:
-        if not is_differentiable(y):
+        if not kit.is_differentiable(y):
             return select_zeros()
         y_bar = np.asarray(y_bar)
         choices_bar = _choice_cotangents(choicelist, select_masks, y_bar)
         if not args:
             return (NoTangent(), NoTangent(), choices_bar)
-        default_bar = Thunk(lambda: project_default(unbroadcast(
+        default_bar = Thunk(lambda: project_default(linear.unbroadcast(
             np.where(select_masks()[-1], y_bar, 0), np.shape(default))))
         return (NoTangent(), NoTangent(), choices_bar,
-                default_bar if is_differentiable(default) else NoTangent())
+                default_bar if kit.is_differentiable(default) else NoTangent())
 
     return y, select_pullback
 
 
 @frule.register(np.choose)
 def choose_frule(dargs: tuple, a: Any, choices: Any, *args: Any, **kwargs: Any) -> Any:
-    refuse_out(np.choose, kwargs, args, 0)  # choose(a, choices, out, mode)
+    kit.refuse_out(np.choose, kwargs, args, 0)  # choose(a, choices, out, mode)
     y = np.choose(a, choices, *args, **kwargs)
-    if not is_differentiable(y) or is_zero(unthunk(dargs[2])):
-        return y, zero_for(y)
-    return y, fit_output(np.choose(a, _choice_dots(dargs[2], choices), *args, **kwargs), y)
+    if not kit.is_differentiable(y) or kit.is_zero(unthunk(dargs[2])):
+        return y, kit.zero_for(y)
+    return y, kit.fit_output(np.choose(a, _choice_dots(dargs[2], choices), *args, **kwargs), y)
 
 
 @rrule.register(np.choose)
 def choose_rrule(a: Any, choices: Any, *args: Any, **kwargs: Any) -> Any:
-    refuse_out(np.choose, kwargs, args, 0)  # choose(a, choices, out, mode)
+    kit.refuse_out(np.choose, kwargs, args, 0)  # choose(a, choices, out, mode)
     y = np.choose(a, choices, *args, **kwargs)
     rest = (NoTangent(),) * len(args)
-    mode = argument(args, kwargs, 1, "mode", "raise")
+    mode = linear.argument(args, kwargs, 1, "mode", "raise")
     n = len(choices)
     shape = y.shape
 
@@ -323,11 +300,11 @@ def choose_rrule(a: Any, choices: Any, *args: Any, **kwargs: Any) -> Any:
         chosen = np.broadcast_to(np.choose(a, list(range(n)), mode=mode), shape)
         return [chosen == k for k in range(n)]
 
-    zeros = (NoTangent(), NoTangent(), zero_for(choices), *rest)
+    zeros = (NoTangent(), NoTangent(), kit.zero_for(choices), *rest)
 
-    @zero_guard(zeros)
+    @kit.zero_guard(zeros)
     def choose_pullback(y_bar: Any) -> tuple:
-        if not is_differentiable(y):
+        if not kit.is_differentiable(y):
             return zeros
         return (NoTangent(), NoTangent(),
                 _choice_cotangents(choices, choose_masks, np.asarray(y_bar)), *rest)
@@ -340,7 +317,7 @@ def choose_rrule(a: Any, choices: Any, *args: Any, **kwargs: Any) -> Any:
 
 def _sort_gather(x: Any, args: tuple, kwargs: dict) -> Callable[[np.ndarray], np.ndarray]:
     """``pos -> pos`` sorted like ``x`` (by a stable argsort of ``x``)."""
-    axis = argument(args, kwargs, 0, "axis", -1)
+    axis = linear.argument(args, kwargs, 0, "axis", -1)
     xa = np.asarray(x)
     if axis is None:
         perm = np.argsort(xa.ravel(), kind="stable")
@@ -358,12 +335,12 @@ def _sort_gather(x: Any, args: tuple, kwargs: dict) -> Callable[[np.ndarray], np
 
 
 def _sort_adjoint(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
-    return gather_adjoint(x, _sort_gather(x, args, kwargs))
+    return linear.gather_adjoint(x, _sort_gather(x, args, kwargs))
 
 
 def _sort_pushforward(x: Any, x_dot: np.ndarray, *args: Any, **kwargs: Any) -> Any:
     return _sort_gather(x, args, kwargs)(x_dot)
 
 
-linear_rules(np.sort, _sort_adjoint, _sort_pushforward)
+linear.linear_rules(np.sort, _sort_adjoint, _sort_pushforward)
 

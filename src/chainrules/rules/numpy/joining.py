@@ -24,25 +24,8 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import NoTangent, Tangent, Thunk, ZeroTangent, frule, rrule, unthunk
-from chainrules.rules._kit import (
-    array_projector,
-    define_rules,
-    dense_tangent,
-    fit_output,
-    is_differentiable,
-    is_zero,
-    nonzero,
-    refuse_out,
-    zero_for,
-    zero_guard,
-)
-from chainrules.rules.numpy._linear import (
-    argument,
-    gather_adjoint,
-    item_cotangents,
-    positions,
-    scatter,
-)
+from chainrules.rules import _kit as kit
+from chainrules.rules.numpy import _linear as linear
 
 # ------------------------------------------------------------------------------ joining
 
@@ -50,16 +33,16 @@ from chainrules.rules.numpy._linear import (
 def _seq_dense(dxs: Any, xs: Any) -> list:
     """Per-item dense tangents of a sequence argument (zeros where missing)."""
     dxs = unthunk(dxs)
-    if is_zero(dxs):
-        return [dense_tangent(ZeroTangent(), x) for x in xs]
+    if kit.is_zero(dxs):
+        return [kit.dense_tangent(ZeroTangent(), x) for x in xs]
     items = dxs.backing if isinstance(dxs, Tangent) else dxs
-    return [dense_tangent(t, x) for t, x in zip(items, xs)]
+    return [kit.dense_tangent(t, x) for t, x in zip(items, xs)]
 
 
 def _seq_pullback_result(xs: Any, pieces: Callable[[], list]) -> Any:
     """The cotangent of a sequence argument: a ``Tangent`` of one thunk per item."""
     T = type(xs)
-    projectors = [array_projector(x) for x in xs]
+    projectors = [kit.array_projector(x) for x in xs]
     cache: list = []
 
     def piece(i: int) -> Any:
@@ -67,7 +50,7 @@ def _seq_pullback_result(xs: Any, pieces: Callable[[], list]) -> Any:
             cache.append(pieces())
         return projectors[i](cache[0][i])
 
-    items = [Thunk(lambda i=i: piece(i)) if is_differentiable(x) else NoTangent()
+    items = [Thunk(lambda i=i: piece(i)) if kit.is_differentiable(x) else NoTangent()
              for i, x in enumerate(xs)]
     return Tangent[T](*items)
 
@@ -77,7 +60,7 @@ def _direct_pieces(f: Any, shapes: list, args: tuple,
     """Cut ``y_bar`` of ``concatenate``/``stack`` into the items' cotangents by slicing
     (copies: an item's cotangent must not be a view of ``y_bar``); None for the other
     joining functions, which scatter element positions instead."""
-    axis = argument(args, kwargs, 0, "axis", 0)
+    axis = linear.argument(args, kwargs, 0, "axis", 0)
     if f is np.concatenate and axis is not None:
         def concatenate_pieces(y_bar: np.ndarray) -> list:
             ax = axis % y_bar.ndim
@@ -103,29 +86,33 @@ def _joining_rules(f: Any) -> None:
     out_at = 1 if f in (np.concatenate, np.stack) else None  # f(arrays, axis, out)
 
     def joining_frule(dargs: tuple, xs: Any, *args: Any, **kwargs: Any) -> Any:
-        refuse_out(f, kwargs, args, out_at)
+        kit.refuse_out(f, kwargs, args, out_at)
         y = f(xs, *args, **kwargs)
-        if not is_differentiable(xs) or not is_differentiable(y) or is_zero(unthunk(dargs[1])):
-            return y, zero_for(y)
+        if (
+            not kit.is_differentiable(xs)
+            or not kit.is_differentiable(y)
+            or kit.is_zero(unthunk(dargs[1]))
+        ):
+            return y, kit.zero_for(y)
         if type(xs) in (list, tuple):
-            return y, fit_output(f(_seq_dense(dargs[1], xs), *args, **kwargs), y)
-        return y, fit_output(f(dense_tangent(dargs[1], xs), *args, **kwargs), y)
+            return y, kit.fit_output(f(_seq_dense(dargs[1], xs), *args, **kwargs), y)
+        return y, kit.fit_output(f(kit.dense_tangent(dargs[1], xs), *args, **kwargs), y)
 
     def joining_rrule(xs: Any, *args: Any, **kwargs: Any) -> Any:
-        refuse_out(f, kwargs, args, out_at)
+        kit.refuse_out(f, kwargs, args, out_at)
         y = f(xs, *args, **kwargs)
         rest = (NoTangent(),) * len(args)
-        if not is_differentiable(xs) or not is_differentiable(y):
+        if not kit.is_differentiable(xs) or not kit.is_differentiable(y):
             def no_tangent_pullback(y_bar: Any) -> tuple:
                 return (NoTangent(), NoTangent(), *rest)
 
             return y, no_tangent_pullback
         index_kwargs = {k: v for k, v in kwargs.items() if k not in ("dtype", "casting")}
         if type(xs) not in (list, tuple):  # an array: joined along its first axis
-            core = gather_adjoint(xs, lambda pos: f(pos, *args, **index_kwargs))
-            project_x = array_projector(xs)
+            core = linear.gather_adjoint(xs, lambda pos: f(pos, *args, **index_kwargs))
+            project_x = kit.array_projector(xs)
 
-            @zero_guard((NoTangent(), ZeroTangent(), *rest))
+            @kit.zero_guard((NoTangent(), ZeroTangent(), *rest))
             def joining_array_pullback(y_bar: Any) -> tuple:
                 return (NoTangent(), project_x(core(y_bar)), *rest)
 
@@ -135,7 +122,7 @@ def _joining_rules(f: Any) -> None:
         offsets = np.cumsum([0, *sizes])
         direct = _direct_pieces(f, shapes, args, kwargs)
 
-        @zero_guard((NoTangent(), ZeroTangent(), *rest))
+        @kit.zero_guard((NoTangent(), ZeroTangent(), *rest))
         def joining_pullback(y_bar: Any) -> tuple:
             def pieces() -> list:
                 if direct is not None:
@@ -143,14 +130,14 @@ def _joining_rules(f: Any) -> None:
                 items = [np.arange(o + 1, o + n + 1, dtype=np.intp).reshape(s)
                          for o, n, s in zip(offsets, sizes, shapes)]
                 src = np.asarray(f(type(xs)(items), *args, **index_kwargs)) - 1
-                flat = scatter(y_bar, src, int(offsets[-1]))
+                flat = linear.scatter(y_bar, src, int(offsets[-1]))
                 return [flat[o:o + n].reshape(s) for o, n, s in zip(offsets, sizes, shapes)]
 
             return (NoTangent(), _seq_pullback_result(xs, pieces), *rest)
 
         return y, joining_pullback
 
-    define_rules(f, frule_fn=joining_frule, rrule_fn=joining_rrule)
+    kit.define_rules(f, frule_fn=joining_frule, rrule_fn=joining_rrule)
 
 
 for _f in (np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack):
@@ -160,10 +147,12 @@ for _f in (np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_
 @frule.register(np.append)
 def append_frule(dargs: tuple, arr: Any, values: Any, axis: Any = None) -> Any:
     y = np.append(arr, values, axis)
-    if not is_differentiable(y) or (is_zero(unthunk(dargs[1])) and is_zero(unthunk(dargs[2]))):
-        return y, zero_for(y)
-    y_dot = np.append(dense_tangent(dargs[1], arr), dense_tangent(dargs[2], values), axis)
-    return y, fit_output(y_dot, y)
+    if not kit.is_differentiable(y) or (
+        kit.is_zero(unthunk(dargs[1])) and kit.is_zero(unthunk(dargs[2]))
+    ):
+        return y, kit.zero_for(y)
+    y_dot = np.append(kit.dense_tangent(dargs[1], arr), kit.dense_tangent(dargs[2], values), axis)
+    return y, kit.fit_output(y_dot, y)
 
 
 @rrule.register(np.append)
@@ -172,24 +161,24 @@ def append_rrule(arr: Any, values: Any, axis: Any = None) -> Any:
     given_axis = (NoTangent(),) if axis is not None else ()
     shapes = (np.shape(arr), np.shape(values))
     n_arr = math.prod(shapes[0])
-    project_arr, project_values = array_projector(arr), array_projector(values)
+    project_arr, project_values = kit.array_projector(arr), kit.array_projector(values)
 
-    @zero_guard(lambda: (NoTangent(), zero_for(arr), zero_for(values), *given_axis))
+    @kit.zero_guard(lambda: (NoTangent(), kit.zero_for(arr), kit.zero_for(values), *given_axis))
     def append_pullback(y_bar: Any) -> tuple:
         cache: list = []
 
         def flat() -> np.ndarray:
             if not cache:
-                pos = positions((n_arr + math.prod(shapes[1]),))
+                pos = linear.positions((n_arr + math.prod(shapes[1]),))
                 src = np.append(pos[:n_arr].reshape(shapes[0]), pos[n_arr:].reshape(shapes[1]),
                                 axis) - 1
-                cache.append(scatter(y_bar, src, pos.size))
+                cache.append(linear.scatter(y_bar, src, pos.size))
             return cache[0]
 
         arr_bar = Thunk(lambda: project_arr(flat()[:n_arr].reshape(shapes[0])))
         values_bar = Thunk(lambda: project_values(flat()[n_arr:].reshape(shapes[1])))
-        return (NoTangent(), arr_bar if is_differentiable(arr) else NoTangent(),
-                values_bar if is_differentiable(values) else NoTangent(), *given_axis)
+        return (NoTangent(), arr_bar if kit.is_differentiable(arr) else NoTangent(),
+                values_bar if kit.is_differentiable(values) else NoTangent(), *given_axis)
 
     return y, append_pullback
 
@@ -202,11 +191,11 @@ def insert_frule(dargs: tuple, arr: Any, obj: Any, values: Any, *args: Any,
                  **kwargs: Any) -> Any:
     y = np.insert(arr, obj, values, *args, **kwargs)
     arr_dot, values_dot = unthunk(dargs[1]), unthunk(dargs[3])
-    if not is_differentiable(y) or (is_zero(arr_dot) and is_zero(values_dot)):
-        return y, zero_for(y)
-    y_dot = np.insert(dense_tangent(arr_dot, arr).astype(y.dtype), obj,
-                      dense_tangent(values_dot, values), *args, **kwargs)
-    return y, fit_output(y_dot, y)
+    if not kit.is_differentiable(y) or (kit.is_zero(arr_dot) and kit.is_zero(values_dot)):
+        return y, kit.zero_for(y)
+    y_dot = np.insert(kit.dense_tangent(arr_dot, arr).astype(y.dtype), obj,
+                      kit.dense_tangent(values_dot, values), *args, **kwargs)
+    return y, kit.fit_output(y_dot, y)
 
 
 @rrule.register(np.insert)
@@ -216,11 +205,11 @@ def insert_rrule(arr: Any, obj: Any, values: Any, *args: Any, **kwargs: Any) -> 
     shapes = (np.shape(arr), np.shape(values))
     n_arr = math.prod(shapes[0])
     n_all = n_arr + math.prod(shapes[1])
-    project_arr, project_values = array_projector(arr), array_projector(values)
-    diff = is_differentiable(y)
-    zeros = (NoTangent(), zero_for(arr), NoTangent(), zero_for(values), *rest)
+    project_arr, project_values = kit.array_projector(arr), kit.array_projector(values)
+    diff = kit.is_differentiable(y)
+    zeros = (NoTangent(), kit.zero_for(arr), NoTangent(), kit.zero_for(values), *rest)
 
-    @zero_guard(zeros)
+    @kit.zero_guard(zeros)
     def insert_pullback(y_bar: Any) -> tuple:
         if not diff:
             return zeros
@@ -228,16 +217,16 @@ def insert_rrule(arr: Any, obj: Any, values: Any, *args: Any, **kwargs: Any) -> 
 
         def flat() -> np.ndarray:
             if not cache:
-                pos = positions((n_all,))
+                pos = linear.positions((n_all,))
                 src = np.insert(pos[:n_arr].reshape(shapes[0]), obj,
                                 pos[n_arr:].reshape(shapes[1]), *args, **kwargs) - 1
-                cache.append(scatter(y_bar, src, n_all))
+                cache.append(linear.scatter(y_bar, src, n_all))
             return cache[0]
 
         arr_bar = Thunk(lambda: project_arr(flat()[:n_arr].reshape(shapes[0])))
         values_bar = Thunk(lambda: project_values(flat()[n_arr:].reshape(shapes[1])))
-        return (NoTangent(), arr_bar if is_differentiable(arr) else NoTangent(), NoTangent(),
-                values_bar if is_differentiable(values) else NoTangent(), *rest)
+        return (NoTangent(), arr_bar if kit.is_differentiable(arr) else NoTangent(), NoTangent(),
+                values_bar if kit.is_differentiable(values) else NoTangent(), *rest)
 
     return y, insert_pullback
 
@@ -261,11 +250,11 @@ def _splitting_rules(f: Any) -> None:
 
     def splitting_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
         y = f(x, *args, **kwargs)
-        x_dot = nonzero(dargs[1])
-        if x_dot is None or not is_differentiable(x):
-            return y, Tangent[type(y)](*(zero_for(yi) for yi in y))
-        return y, Tangent[type(y)](*(fit_output(d, yi) for d, yi in zip(
-            f(dense_tangent(x_dot, x), *args, **kwargs), y)))
+        x_dot = kit.nonzero(dargs[1])
+        if x_dot is None or not kit.is_differentiable(x):
+            return y, Tangent[type(y)](*(kit.zero_for(yi) for yi in y))
+        return y, Tangent[type(y)](*(kit.fit_output(d, yi) for d, yi in zip(
+            f(kit.dense_tangent(x_dot, x), *args, **kwargs), y)))
 
     def splitting_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
         y = f(x, *args, **kwargs)
@@ -275,21 +264,21 @@ def _splitting_rules(f: Any) -> None:
         if unstack:
             axis = kwargs.get("axis", 0)
         else:
-            axis = _split_axis(f, x, argument(args, kwargs, 1, "axis", 0))
-        project_x = array_projector(x)
+            axis = _split_axis(f, x, linear.argument(args, kwargs, 1, "axis", 0))
+        project_x = kit.array_projector(x)
 
         def splitting_pullback(y_bar: Any) -> tuple:
-            bars = item_cotangents(y_bar, len(shapes))
-            if all(is_zero(b) for b in bars) or not is_differentiable(x):
-                return (NoTangent(), zero_for(x), *rest)
-            pieces = [np.zeros(s, dt) if is_zero(b) else np.asarray(b)
+            bars = linear.item_cotangents(y_bar, len(shapes))
+            if all(kit.is_zero(b) for b in bars) or not kit.is_differentiable(x):
+                return (NoTangent(), kit.zero_for(x), *rest)
+            pieces = [np.zeros(s, dt) if kit.is_zero(b) else np.asarray(b)
                       for b, s, dt in zip(bars, shapes, dtypes)]
             joined = np.stack(pieces, axis) if unstack else np.concatenate(pieces, axis)
             return (NoTangent(), project_x(joined), *rest)
 
         return y, splitting_pullback
 
-    define_rules(f, frule_fn=splitting_frule, rrule_fn=splitting_rrule)
+    kit.define_rules(f, frule_fn=splitting_frule, rrule_fn=splitting_rrule)
 
 
 for _f in (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.unstack):

@@ -80,7 +80,7 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import frule, non_differentiable, rrule, unthunk
-from chainrules.rules._kit import array_projector, define_rules, is_zero
+from chainrules.rules import _kit as kit
 
 __all__: list[str] = []
 
@@ -100,7 +100,7 @@ def _alias(f: Any, g: Any, keywords: Callable[..., dict] | None = None) -> None:
     def alias_rrule(*args: Any, **kwargs: Any) -> Any:
         return rrule(g, *args, **translate(kwargs))
 
-    define_rules(f, frule_fn=alias_frule, rrule_fn=alias_rrule, name=f.__name__)
+    kit.define_rules(f, frule_fn=alias_frule, rrule_fn=alias_rrule, name=f.__name__)
 
 
 def _trace_axes(offset: int = 0, dtype: Any = None) -> dict:
@@ -145,7 +145,7 @@ def outer_rrule(x1: Any, x2: Any) -> Any:
     return rrule(np.outer, x1, x2)
 
 
-define_rules(np.linalg.outer, frule_fn=outer_frule, rrule_fn=outer_rrule, name="outer")
+kit.define_rules(np.linalg.outer, frule_fn=outer_frule, rrule_fn=outer_rrule, name="outer")
 
 
 def _last(x: Any, axis: int) -> Any:
@@ -154,7 +154,7 @@ def _last(x: Any, axis: int) -> Any:
 
 def vecdot_frule(dargs: tuple, x1: Any, x2: Any, *, axis: int = -1) -> Any:
     # np.vecdot's rule reads the vectors from the last axis: move them there
-    dots = tuple(d if is_zero(unthunk(d)) else _last(unthunk(d), axis) for d in dargs[1:])
+    dots = tuple(d if kit.is_zero(unthunk(d)) else _last(unthunk(d), axis) for d in dargs[1:])
     return frule((dargs[0], *dots), np.vecdot, _last(x1, axis), _last(x2, axis))
 
 
@@ -162,15 +162,15 @@ def vecdot_rrule(x1: Any, x2: Any, *, axis: int = -1) -> Any:
     y, pullback = rrule(np.vecdot, _last(x1, axis), _last(x2, axis))
     if axis == -1:
         return y, pullback
-    project_x1, project_x2 = array_projector(x1), array_projector(x2)
+    project_x1, project_x2 = kit.array_projector(x1), kit.array_projector(x2)
 
     def vecdot_pullback(y_bar: Any) -> tuple:
         f_bar, x1_bar, x2_bar = (unthunk(t) for t in pullback(y_bar))
         return (f_bar,
-                x1_bar if is_zero(x1_bar) else project_x1(np.moveaxis(x1_bar, -1, axis)),
-                x2_bar if is_zero(x2_bar) else project_x2(np.moveaxis(x2_bar, -1, axis)))
+                x1_bar if kit.is_zero(x1_bar) else project_x1(np.moveaxis(x1_bar, -1, axis)),
+                x2_bar if kit.is_zero(x2_bar) else project_x2(np.moveaxis(x2_bar, -1, axis)))
 
     return y, vecdot_pullback
 
 
-define_rules(np.linalg.vecdot, frule_fn=vecdot_frule, rrule_fn=vecdot_rrule, name="vecdot")
+kit.define_rules(np.linalg.vecdot, frule_fn=vecdot_frule, rrule_fn=vecdot_rrule, name="vecdot")

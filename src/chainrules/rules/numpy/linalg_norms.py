@@ -15,36 +15,21 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    ZeroTangent,
-    frule,
-    rrule,
-)
-from chainrules.rules._kit import nonzero, zero_guard
-from chainrules.rules._linalg_derivatives import (
-    matrix_norm_grad,
-    norm_rules,
-)
-from chainrules.rules._linalg_kernel import (
-    H,
-    as_float,
-    nots,
-    options,
-    rdot,
-)
+from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, rrule
+from chainrules.rules import _kit as kit
+from chainrules.rules import _linalg_derivatives as deriv
+from chainrules.rules import _linalg_kernel as kernel
 
 # --------------------------------------------------------------------------------- norms
 
 
-norm_rules(np.linalg.norm, (("ord", None), ("axis", None), ("keepdims", False)))
+deriv.norm_rules(np.linalg.norm, (("ord", None), ("axis", None), ("keepdims", False)))
 
 
-norm_rules(np.linalg.vector_norm, (("axis", None), ("keepdims", False), ("ord", 2)))
+deriv.norm_rules(np.linalg.vector_norm, (("axis", None), ("keepdims", False), ("ord", 2)))
 
 
-norm_rules(np.linalg.matrix_norm, (("keepdims", False), ("ord", "fro")))
+deriv.norm_rules(np.linalg.matrix_norm, (("keepdims", False), ("ord", "fro")))
 
 
 # ---------------------------------------------------------------------------------- cond
@@ -64,19 +49,19 @@ def _cond_grad(x: np.ndarray, p: Any) -> np.ndarray:
     xi = np.linalg.inv(x)
     n1 = np.linalg.norm(x, p, axis=(-2, -1))[..., None, None]
     n2 = np.linalg.norm(xi, p, axis=(-2, -1))[..., None, None]
-    g1 = matrix_norm_grad(x, p, (x.ndim - 2, x.ndim - 1))
-    g2 = matrix_norm_grad(xi, p, (x.ndim - 2, x.ndim - 1))
-    return n2 * g1 - n1 * (H(xi) @ g2 @ H(xi))
+    g1 = deriv.matrix_norm_grad(x, p, (x.ndim - 2, x.ndim - 1))
+    g2 = deriv.matrix_norm_grad(xi, p, (x.ndim - 2, x.ndim - 1))
+    return n2 * g1 - n1 * (kernel.H(xi) @ g2 @ kernel.H(xi))
 
 
 @frule.register(np.linalg.cond)
 def cond_frule(dargs, x, *args, **kwargs):
-    x_dot = nonzero(dargs[1])
+    x_dot = kit.nonzero(dargs[1])
     y = np.linalg.cond(x, *args, **kwargs)
     if x_dot is None:
         return y, ZeroTangent()
-    g = _cond_grad(as_float(x), options(args, kwargs, ("p", None))["p"])
-    return y, ProjectTo(y)(rdot(g, x_dot, axis=(-2, -1)))
+    g = _cond_grad(kernel.as_float(x), kernel.options(args, kwargs, ("p", None))["p"])
+    return y, ProjectTo(y)(kernel.rdot(g, x_dot, axis=(-2, -1)))
 
 
 @rrule.register(np.linalg.cond)
@@ -84,10 +69,10 @@ def cond_rrule(x, *args, **kwargs):
     y = np.linalg.cond(x, *args, **kwargs)
     project_x = ProjectTo(x)
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), *kernel.nots(args)))
     def cond_pullback(y_bar):
-        g = _cond_grad(as_float(x), options(args, kwargs, ("p", None))["p"])
+        g = _cond_grad(kernel.as_float(x), kernel.options(args, kwargs, ("p", None))["p"])
         return NoTangent(), project_x(np.real(np.asarray(y_bar))[..., None, None] * g), \
-            *nots(args)
+            *kernel.nots(args)
 
     return y, cond_pullback

@@ -19,37 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Tangent,
-    Thunk,
-    ZeroTangent,
-    frule,
-    not_implemented,
-    rrule,
-    unthunk,
-)
-from chainrules.rules._kit import is_zero, nonzero, zero_guard
-from chainrules.rules._linalg_derivatives import (
-    pinv_cotangent,
-    pinv_tangent,
-)
-from chainrules.rules._linalg_kernel import (
-    H,
-    as_float,
-    diag,
-    eye_like,
-    field,
-    her_cotangent,
-    her_input,
-    mtrace,
-    nots,
-    options,
-    outer_h,
-    rdot,
-    scipy_linalg,
-)
+from chainrules import core
+from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, frule, not_implemented, rrule
+from chainrules.rules import _kit as kit
+from chainrules.rules import _linalg_derivatives as deriv
+from chainrules.rules import _linalg_kernel as kernel
 
 _SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
 
@@ -67,7 +41,7 @@ class _LU:
         self.a = a
         self.factors = None
         self.singular = False
-        sla = scipy_linalg()
+        sla = kernel.scipy_linalg()
         # Factor plain arrays only: the methods' fallbacks (np.linalg.solve, det, inv)
         # have rules themselves, so a rule run again on an AD's traced values (for a
         # second derivative) stays differentiable.
@@ -101,7 +75,7 @@ class _LU:
         if self.factors is None or type(b) is not np.ndarray:
             # (a right-hand side that is an AD's traced value, in a second derivative:
             # np.linalg.solve has a rule, LAPACK's getrs would need a plain array)
-            return np.linalg.solve(H(self.a) if adjoint else self.a, b)
+            return np.linalg.solve(kernel.H(self.a) if adjoint else self.a, b)
         lu = self.factors[0]
         n = self.a.shape[-1]
         batch = b.shape[:-2]
@@ -138,12 +112,12 @@ class _LU:
     def inv_h(self) -> np.ndarray:
         """``A^-H`` (from the stored factors with LAPACK ``getri`` when there are some)."""
         if self.factors is None:
-            return H(np.linalg.inv(self.a))
+            return kernel.H(np.linalg.inv(self.a))
         lu, piv = self.factors
         inv, info = self.getri(lu, piv)
         if info != 0:
             raise np.linalg.LinAlgError("Singular matrix")
-        return H(inv)
+        return kernel.H(inv)
 
 
 # ----------------------------------------------------------------------------------- inv
@@ -151,7 +125,7 @@ class _LU:
 
 @frule.register(np.linalg.inv)
 def inv_frule(dargs, a):
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     y = np.linalg.inv(a)
     if a_dot is None:
         return y, ZeroTangent()
@@ -163,9 +137,9 @@ def inv_rrule(a):
     y = np.linalg.inv(a)
     project_a = ProjectTo(a)
 
-    @zero_guard((NoTangent(), ZeroTangent()))
+    @kit.zero_guard((NoTangent(), ZeroTangent()))
     def inv_pullback(y_bar):
-        y_h = H(y)
+        y_h = kernel.H(y)
         return NoTangent(), project_a(-(y_h @ y_bar @ y_h))
 
     return y, inv_pullback
@@ -178,15 +152,17 @@ def _solve_parts(a: np.ndarray, b: np.ndarray) -> tuple:
     """(factor, b as a matrix stack, whether b is a vector)."""
     vec = np.ndim(b) == 1
     bm = b[:, None] if vec else b
-    dtype = np.result_type(as_float(a), as_float(b))  # NumPy solves in the common type
-    return _LU(as_float(a).astype(dtype, copy=False)), bm, vec
+    dtype = np.result_type(
+        kernel.as_float(a), kernel.as_float(b)
+    )  # NumPy solves in the common type
+    return _LU(kernel.as_float(a).astype(dtype, copy=False)), bm, vec
 
 
 @frule.register(np.linalg.solve)
 def solve_frule(dargs, a, b):
-    a_dot, b_dot = nonzero(dargs[1]), nonzero(dargs[2])
+    a_dot, b_dot = kit.nonzero(dargs[1]), kit.nonzero(dargs[2])
     lu, bm, vec = _solve_parts(a, b)
-    ym = lu.solve(as_float(bm))
+    ym = lu.solve(kernel.as_float(bm))
     y = ym[..., 0] if vec else ym
     project_y = ProjectTo(y)
     if a_dot is None and b_dot is None:
@@ -203,15 +179,15 @@ def solve_frule(dargs, a, b):
 @rrule.register(np.linalg.solve)
 def solve_rrule(a, b):
     lu, bm, vec = _solve_parts(a, b)
-    ym = lu.solve(as_float(bm))
+    ym = lu.solve(kernel.as_float(bm))
     y = ym[..., 0] if vec else ym
     project_a, project_b = ProjectTo(a), ProjectTo(b)
 
-    @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
+    @kit.zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
     def solve_pullback(y_bar):
         g = lu.solve(y_bar[..., None] if vec else y_bar, adjoint=True)
         b_bar = project_b(g[..., 0] if vec else g)
-        a_bar = Thunk(lambda: project_a(-outer_h(g, ym)))
+        a_bar = Thunk(lambda: project_a(-kernel.outer_h(g, ym)))
         return NoTangent(), a_bar, b_bar
 
     return y, solve_pullback
@@ -226,23 +202,23 @@ _SINGULAR = ("gradient of det/slogdet at an exactly singular matrix (the adjugat
 
 @frule.register(np.linalg.det)
 def det_frule(dargs, a):
-    a_dot = nonzero(dargs[1])
-    lu = _LU(as_float(a), strict=False)
+    a_dot = kit.nonzero(dargs[1])
+    lu = _LU(kernel.as_float(a), strict=False)
     y = lu.det()
     if a_dot is None:
         return y, ZeroTangent()
     if lu.singular:
         return y, not_implemented(_SINGULAR)
-    return y, ProjectTo(y)(y * mtrace(lu.solve(a_dot)))
+    return y, ProjectTo(y)(y * kernel.mtrace(lu.solve(a_dot)))
 
 
 @rrule.register(np.linalg.det)
 def det_rrule(a):
-    lu = _LU(as_float(a), strict=False)
+    lu = _LU(kernel.as_float(a), strict=False)
     y = lu.det()
     project_a = ProjectTo(a)
 
-    @zero_guard((NoTangent(), ZeroTangent()))
+    @kit.zero_guard((NoTangent(), ZeroTangent()))
     def det_pullback(y_bar):
         if lu.singular:
             return NoTangent(), not_implemented(_SINGULAR)
@@ -262,31 +238,31 @@ def _slogdet_tangent(y: Any, t: Any) -> Any:
     else:
         sign_dot = ZeroTangent()
     logabsdet_dot = ProjectTo(y.logabsdet)(t.real)
-    return Tangent[type(y)](sign=sign_dot, logabsdet=logabsdet_dot)
+    return core.Tangent[type(y)](sign=sign_dot, logabsdet=logabsdet_dot)
 
 
 @frule.register(np.linalg.slogdet)
 def slogdet_frule(dargs, a):
-    a_dot = nonzero(dargs[1])
-    lu = _LU(as_float(a), strict=False)
+    a_dot = kit.nonzero(dargs[1])
+    lu = _LU(kernel.as_float(a), strict=False)
     y = lu.slogdet()
     if a_dot is None:
         return y, ZeroTangent()
     if lu.singular:
         return y, not_implemented(_SINGULAR)
-    return y, _slogdet_tangent(y, mtrace(lu.solve(a_dot)))
+    return y, _slogdet_tangent(y, kernel.mtrace(lu.solve(a_dot)))
 
 
 @rrule.register(np.linalg.slogdet)
 def slogdet_rrule(a):
-    lu = _LU(as_float(a), strict=False)
+    lu = _LU(kernel.as_float(a), strict=False)
     y = lu.slogdet()
     project_a = ProjectTo(a)
     complex_sign = np.iscomplexobj(y.sign)
 
     def slogdet_pullback(y_bar):
-        sign_bar = field(y_bar, "sign", 0)
-        logabsdet_bar = field(y_bar, "logabsdet", 1)
+        sign_bar = kernel.field(y_bar, "sign", 0)
+        logabsdet_bar = kernel.field(y_bar, "logabsdet", 1)
         if logabsdet_bar is None and (sign_bar is None or not complex_sign):
             return NoTangent(), ZeroTangent()
         if lu.singular:
@@ -307,28 +283,28 @@ def slogdet_rrule(a):
 
 @frule.register(np.linalg.pinv)
 def pinv_frule(dargs, a, *args, **kwargs):
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     y = np.linalg.pinv(a, *args, **kwargs)
     if a_dot is None:
         return y, ZeroTangent()
-    herm = options(args, kwargs, ("rcond", None), ("hermitian", False))["hermitian"]
-    a_eff = her_input(a, "L") if herm else a
-    a_dot = her_input(a_dot, "L") if herm else a_dot
-    return y, ProjectTo(y)(pinv_tangent(a_eff, y, a_dot))
+    herm = kernel.options(args, kwargs, ("rcond", None), ("hermitian", False))["hermitian"]
+    a_eff = kernel.her_input(a, "L") if herm else a
+    a_dot = kernel.her_input(a_dot, "L") if herm else a_dot
+    return y, ProjectTo(y)(deriv.pinv_tangent(a_eff, y, a_dot))
 
 
 @rrule.register(np.linalg.pinv)
 def pinv_rrule(a, *args, **kwargs):
     y = np.linalg.pinv(a, *args, **kwargs)
-    herm = options(args, kwargs, ("rcond", None), ("hermitian", False))["hermitian"]
+    herm = kernel.options(args, kwargs, ("rcond", None), ("hermitian", False))["hermitian"]
     project_a = ProjectTo(a)
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), *kernel.nots(args)))
     def pinv_pullback(y_bar):
         if herm:
-            s = pinv_cotangent(her_input(a, "L"), y, y_bar)
-            return NoTangent(), project_a(her_cotangent(s, "L")), *nots(args)
-        return NoTangent(), project_a(pinv_cotangent(a, y, y_bar)), *nots(args)
+            s = deriv.pinv_cotangent(kernel.her_input(a, "L"), y, y_bar)
+            return NoTangent(), project_a(kernel.her_cotangent(s, "L")), *kernel.nots(args)
+        return NoTangent(), project_a(deriv.pinv_cotangent(a, y, y_bar)), *kernel.nots(args)
 
     return y, pinv_pullback
 
@@ -345,7 +321,7 @@ def _lstsq_parts(a: np.ndarray, b: np.ndarray, args: tuple, kwargs: dict) -> tup
 
 @frule.register(np.linalg.lstsq)
 def lstsq_frule(dargs, a, b, *args, **kwargs):
-    a_dot, b_dot = nonzero(dargs[1]), nonzero(dargs[2])
+    a_dot, b_dot = kit.nonzero(dargs[1]), kit.nonzero(dargs[2])
     y, x, residuals, _rank, s, p = _lstsq_parts(a, b, args, kwargs)
     if a_dot is None and b_dot is None:
         return y, ZeroTangent()
@@ -364,15 +340,15 @@ def lstsq_frule(dargs, a, b, *args, **kwargs):
     if a_dot is not None:
         # d x = A+ (db - dA x) + A+ A+^H dA^H r + (I - A+ A) dA^H A+^H x
         n = a.shape[-1]
-        x_dot = x_dot + p @ (H(p) @ (H(a_dot) @ r))
-        x_dot = x_dot + (np.eye(n, dtype=p.dtype) - p @ a) @ (H(a_dot) @ (H(p) @ xm))
+        x_dot = x_dot + p @ (kernel.H(p) @ (kernel.H(a_dot) @ r))
+        x_dot = x_dot + (np.eye(n, dtype=p.dtype) - p @ a) @ (kernel.H(a_dot) @ (kernel.H(p) @ xm))
         u, _, vh = np.linalg.svd(a, full_matrices=False)
-        s_dot = ProjectTo(s)(diag(H(u) @ a_dot @ H(vh)).real)
+        s_dot = ProjectTo(s)(kernel.diag(kernel.H(u) @ a_dot @ kernel.H(vh)).real)
     if residuals.size:
         # residuals = |b - A x|^2 per column; A^H r = 0 removes the dx term
-        res_dot = ProjectTo(residuals)(2 * rdot(r, np.asarray(rhs), axis=0))
+        res_dot = ProjectTo(residuals)(2 * kernel.rdot(r, np.asarray(rhs), axis=0))
     x_dot = ProjectTo(x)(x_dot[:, 0] if vec else x_dot)
-    return y, Tangent[tuple](x_dot, res_dot, NoTangent(), s_dot)
+    return y, core.Tangent[tuple](x_dot, res_dot, NoTangent(), s_dot)
 
 
 @rrule.register(np.linalg.lstsq)
@@ -384,18 +360,18 @@ def lstsq_rrule(a, b, *args, **kwargs):
     bm = b[:, None] if vec else b
 
     def lstsq_pullback(y_bar):
-        x_bar = field(y_bar, "x", 0)
-        res_bar = field(y_bar, "residuals", 1)
-        s_bar = field(y_bar, "s", 3)
+        x_bar = kernel.field(y_bar, "x", 0)
+        res_bar = kernel.field(y_bar, "residuals", 1)
+        s_bar = kernel.field(y_bar, "s", 3)
         if x_bar is None and res_bar is None and s_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)
+            return NoTangent(), ZeroTangent(), ZeroTangent(), *kernel.nots(args)
         r = bm - a @ xm
         # cotangent of the right-hand side rhs = db - dA x (x part, then residuals part)
         g = 0
         xm_bar = None
         if x_bar is not None:
             xm_bar = x_bar[:, None] if vec else x_bar
-            g = H(p) @ xm_bar
+            g = kernel.H(p) @ xm_bar
         if res_bar is not None and residuals.size:
             g = g + 2 * np.real(res_bar) * r
         g = np.asarray(g)
@@ -403,13 +379,13 @@ def lstsq_rrule(a, b, *args, **kwargs):
         def a_cotangent():
             a_bar = np.zeros(np.shape(a), dtype=np.result_type(a, xm, np.float32))
             if g.ndim:
-                a_bar = a_bar - g @ H(xm)
+                a_bar = a_bar - g @ kernel.H(xm)
             if xm_bar is not None:
                 n = a.shape[-1]
                 # adjoints of A+ A+^H dA^H r and (I - A+ A) dA^H A+^H x
-                a_bar = a_bar + r @ H(xm_bar) @ (p @ H(p))
+                a_bar = a_bar + r @ kernel.H(xm_bar) @ (p @ kernel.H(p))
                 proj_cols = np.eye(n, dtype=p.dtype) - p @ a
-                a_bar = a_bar + (H(p) @ xm) @ H(xm_bar) @ proj_cols
+                a_bar = a_bar + (kernel.H(p) @ xm) @ kernel.H(xm_bar) @ proj_cols
             if s_bar is not None:
                 u, _, vh = np.linalg.svd(a, full_matrices=False)
                 a_bar = a_bar + (u * np.real(s_bar)[None, :]) @ vh
@@ -419,7 +395,7 @@ def lstsq_rrule(a, b, *args, **kwargs):
             b_bar: Any = project_b(g[:, 0] if vec else g)
         else:
             b_bar = ZeroTangent()
-        return NoTangent(), Thunk(a_cotangent), b_bar, *nots(args)
+        return NoTangent(), Thunk(a_cotangent), b_bar, *kernel.nots(args)
 
     return y, lstsq_pullback
 
@@ -430,7 +406,7 @@ def lstsq_rrule(a, b, *args, **kwargs):
 def _powers(a: np.ndarray, n: int) -> tuple:
     """(base, [base^0 .. base^|n|]) with base = A or inv(A) for negative n."""
     base = np.linalg.inv(a) if n < 0 else a
-    out = [eye_like(base)]
+    out = [kernel.eye_like(base)]
     for _ in range(abs(n)):
         out.append(out[-1] @ base)
     return base, out
@@ -443,11 +419,11 @@ def _power_tangent(base: np.ndarray, pw: list, base_dot: np.ndarray) -> np.ndarr
 
 @frule.register(np.linalg.matrix_power)
 def matrix_power_frule(dargs, a, n):
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     y = np.linalg.matrix_power(a, n)
     if a_dot is None or n == 0:
         return y, ZeroTangent()
-    base, pw = _powers(as_float(a), n)
+    base, pw = _powers(kernel.as_float(a), n)
     base_dot = -(base @ a_dot @ base) if n < 0 else a_dot
     return y, ProjectTo(y)(_power_tangent(base, pw, base_dot))
 
@@ -458,15 +434,15 @@ def matrix_power_rrule(a, n):
     project_a = ProjectTo(a)
 
     def matrix_power_pullback(y_bar):
-        y_bar = nonzero(y_bar)
+        y_bar = kit.nonzero(y_bar)
         if y_bar is None or n == 0:
             return NoTangent(), ZeroTangent(), NoTangent()
-        base, pw = _powers(as_float(a), n)
+        base, pw = _powers(kernel.as_float(a), n)
         k = abs(n)
-        base_bar = sum((H(pw[i]) @ y_bar @ H(pw[k - 1 - i]) for i in range(k)),
+        base_bar = sum((kernel.H(pw[i]) @ y_bar @ kernel.H(pw[k - 1 - i]) for i in range(k)),
                        np.zeros_like(pw[0]))
         if n < 0:
-            base_bar = -(H(base) @ base_bar @ H(base))
+            base_bar = -(kernel.H(base) @ base_bar @ kernel.H(base))
         return NoTangent(), project_a(base_bar), NoTangent()
 
     return y, matrix_power_pullback
@@ -493,13 +469,13 @@ def _chain(mats: list) -> np.ndarray:
 @frule.register(np.linalg.multi_dot)
 def multi_dot_frule(dargs, arrays, *args, **kwargs):
     y = np.linalg.multi_dot(arrays, *args, **kwargs)
-    dots = unthunk(dargs[1])
-    if is_zero(dots):
+    dots = core.unthunk(dargs[1])
+    if kit.is_zero(dots):
         return y, ZeroTangent()
     mats, first_vec, last_vec = _as_chain(list(arrays))
     total: Any = 0
     for i in range(len(mats)):
-        d = nonzero(dots[i])
+        d = kit.nonzero(dots[i])
         if d is None:
             continue
         d = np.asarray(d)
@@ -523,7 +499,7 @@ def multi_dot_rrule(arrays, *args, **kwargs):
     project_arrays = ProjectTo(list(arrays))
     mats, first_vec, last_vec = _as_chain(list(arrays))
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), *kernel.nots(args)))
     def multi_dot_pullback(y_bar):
         y_bar = np.asarray(y_bar)
         if first_vec:
@@ -533,14 +509,14 @@ def multi_dot_rrule(arrays, *args, **kwargs):
         k = len(mats)
         bars = []
         for i in range(k):
-            left = y_bar if i == 0 else H(_chain(mats[:i])) @ y_bar
-            bar = left if i == k - 1 else left @ H(_chain(mats[i + 1:]))
+            left = y_bar if i == 0 else kernel.H(_chain(mats[:i])) @ y_bar
+            bar = left if i == k - 1 else left @ kernel.H(_chain(mats[i + 1:]))
             if i == 0 and first_vec:
                 bar = bar[0]
             if i == k - 1 and last_vec:
                 bar = bar[:, 0]
             bars.append(bar)
-        return NoTangent(), project_arrays(bars), *nots(args)
+        return NoTangent(), project_arrays(bars), *kernel.nots(args)
 
     return y, multi_dot_pullback
 
@@ -563,11 +539,13 @@ def _tensorsolve_layout(a: np.ndarray, b: np.ndarray, axes: Any) -> tuple:
 
 @frule.register(np.linalg.tensorsolve)
 def tensorsolve_frule(dargs, a, b, *args, **kwargs):
-    a_dot, b_dot = nonzero(dargs[1]), nonzero(dargs[2])
+    a_dot, b_dot = kit.nonzero(dargs[1]), kit.nonzero(dargs[2])
     y = np.linalg.tensorsolve(a, b, *args, **kwargs)
     if a_dot is None and b_dot is None:
         return y, ZeroTangent()
-    perm, mshape, _ = _tensorsolve_layout(a, b, options(args, kwargs, ("axes", None))["axes"])
+    perm, mshape, _ = _tensorsolve_layout(
+        a, b, kernel.options(args, kwargs, ("axes", None))["axes"]
+    )
     am = np.transpose(a, perm).reshape(mshape)
     rhs = np.zeros(mshape[0], dtype=np.result_type(y, np.float32))
     if b_dot is not None:
@@ -580,11 +558,13 @@ def tensorsolve_frule(dargs, a, b, *args, **kwargs):
 @rrule.register(np.linalg.tensorsolve)
 def tensorsolve_rrule(a, b, *args, **kwargs):
     y = np.linalg.tensorsolve(a, b, *args, **kwargs)
-    perm, mshape, _ = _tensorsolve_layout(a, b, options(args, kwargs, ("axes", None))["axes"])
-    lu = _LU(as_float(np.transpose(a, perm).reshape(mshape)))
+    perm, mshape, _ = _tensorsolve_layout(
+        a, b, kernel.options(args, kwargs, ("axes", None))["axes"]
+    )
+    lu = _LU(kernel.as_float(np.transpose(a, perm).reshape(mshape)))
     project_a, project_b = ProjectTo(a), ProjectTo(b)
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *kernel.nots(args)))
     def tensorsolve_pullback(y_bar):
         g = lu.solve(np.reshape(y_bar, (-1, 1)), adjoint=True)[:, 0]
 
@@ -594,18 +574,18 @@ def tensorsolve_rrule(a, b, *args, **kwargs):
             return project_a(np.transpose(am_bar.reshape(shape), np.argsort(perm)))
 
         return (NoTangent(), Thunk(a_cotangent), project_b(g.reshape(np.shape(b))),
-                *nots(args))
+                *kernel.nots(args))
 
     return y, tensorsolve_pullback
 
 
 def _tensorinv_ind(args: tuple, kwargs: dict) -> int:
-    return options(args, kwargs, ("ind", 2))["ind"]
+    return kernel.options(args, kwargs, ("ind", 2))["ind"]
 
 
 @frule.register(np.linalg.tensorinv)
 def tensorinv_frule(dargs, a, *args, **kwargs):
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     y = np.linalg.tensorinv(a, *args, **kwargs)
     if a_dot is None:
         return y, ZeroTangent()
@@ -624,9 +604,9 @@ def tensorinv_rrule(a, *args, **kwargs):
     ym = y.reshape(-1, n)
     project_a = ProjectTo(a)
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), *kernel.nots(args)))
     def tensorinv_pullback(y_bar):
-        a_bar = -(H(ym) @ np.reshape(y_bar, ym.shape) @ H(ym))
-        return NoTangent(), project_a(a_bar.reshape(np.shape(a))), *nots(args)
+        a_bar = -(kernel.H(ym) @ np.reshape(y_bar, ym.shape) @ kernel.H(ym))
+        return NoTangent(), project_a(a_bar.reshape(np.shape(a))), *kernel.nots(args)
 
     return y, tensorinv_pullback

@@ -28,26 +28,8 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import ChainRulesError, NoTangent, frule, non_differentiable, rrule
-from chainrules.rules._kit import (
-    array_projector,
-    define_rules,
-    dense_tangent,
-    fit_output,
-    is_differentiable,
-    nonzero,
-    refuse_out,
-    zero_for,
-    zero_guard,
-)
-from chainrules.rules.numpy._linear import (
-    astype_rules,
-    gather_adjoint,
-    linear_rules,
-    memory_order,
-    ravel_adjoint,
-    ravel_pushforward,
-    reshape_back,
-)
+from chainrules.rules import _kit as kit
+from chainrules.rules.numpy import _linear as linear
 
 
 class MissingDelegateRuleError(ChainRulesError, LookupError):
@@ -87,7 +69,7 @@ def _delegate(method: Any, function: Any) -> None:
             raise MissingDelegateRuleError("frule", method, function, (x, *args))
         return res
 
-    define_rules(method, np.ndarray, ..., frule_fn=delegating_frule,
+    kit.define_rules(method, np.ndarray, ..., frule_fn=delegating_frule,
                  rrule_fn=delegating_rrule, name=f"ndarray_{method.__name__}")
 
 
@@ -115,7 +97,7 @@ def _method_shape(args: tuple) -> Any:
 
 def _ndarray_reshape_adjoint(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
     shape = np.shape(x)
-    order = memory_order(x, kwargs.get("order", "C"))
+    order = linear.memory_order(x, kwargs.get("order", "C"))
 
     def ndarray_reshape_pullback(y_bar: Any) -> np.ndarray:
         return np.reshape(y_bar, shape, order=order)
@@ -124,11 +106,11 @@ def _ndarray_reshape_adjoint(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any
 
 
 def _ndarray_reshape_pushforward(x: Any, x_dot: np.ndarray, *args: Any, **kwargs: Any) -> Any:
-    kwargs = {**kwargs, "order": memory_order(x, kwargs.get("order", "C"))}
+    kwargs = {**kwargs, "order": linear.memory_order(x, kwargs.get("order", "C"))}
     return np.ndarray.reshape(x_dot, *args, **kwargs)
 
 
-linear_rules(np.ndarray.reshape, _ndarray_reshape_adjoint, _ndarray_reshape_pushforward)
+linear.linear_rules(np.ndarray.reshape, _ndarray_reshape_adjoint, _ndarray_reshape_pushforward)
 
 
 def _ndarray_transpose_adjoint(x: Any, *args: Any) -> Callable[[Any], Any]:
@@ -142,36 +124,36 @@ def _ndarray_transpose_adjoint(x: Any, *args: Any) -> Callable[[Any], Any]:
     return ndarray_transpose_pullback
 
 
-linear_rules(np.ndarray.transpose, _ndarray_transpose_adjoint)
-linear_rules(np.ndarray.flatten, ravel_adjoint, ravel_pushforward)
-linear_rules(np.ndarray.copy, reshape_back)
+linear.linear_rules(np.ndarray.transpose, _ndarray_transpose_adjoint)
+linear.linear_rules(np.ndarray.flatten, linear.ravel_adjoint, linear.ravel_pushforward)
+linear.linear_rules(np.ndarray.copy, linear.reshape_back)
 
-astype_rules(np.ndarray.astype)
+linear.astype_rules(np.ndarray.astype)
 
 
 @frule.register(np.ndarray.compress)
 def ndarray_compress_frule(dargs: tuple, x: Any, condition: Any, *args: Any,
                            **kwargs: Any) -> Any:
-    refuse_out(np.ndarray.compress, kwargs, args, 1)  # x.compress(condition, axis, out)
+    kit.refuse_out(np.ndarray.compress, kwargs, args, 1)  # x.compress(condition, axis, out)
     y = x.compress(condition, *args, **kwargs)
-    x_dot = nonzero(dargs[1])
-    if x_dot is None or not is_differentiable(x) or not is_differentiable(y):
-        return y, zero_for(y)
-    return y, fit_output(dense_tangent(x_dot, x).compress(condition, *args, **kwargs), y)
+    x_dot = kit.nonzero(dargs[1])
+    if x_dot is None or not kit.is_differentiable(x) or not kit.is_differentiable(y):
+        return y, kit.zero_for(y)
+    return y, kit.fit_output(kit.dense_tangent(x_dot, x).compress(condition, *args, **kwargs), y)
 
 
 @rrule.register(np.ndarray.compress)
 def ndarray_compress_rrule(x: Any, condition: Any, *args: Any, **kwargs: Any) -> Any:
-    refuse_out(np.ndarray.compress, kwargs, args, 1)  # x.compress(condition, axis, out)
+    kit.refuse_out(np.ndarray.compress, kwargs, args, 1)  # x.compress(condition, axis, out)
     y = x.compress(condition, *args, **kwargs)
     rest = (NoTangent(),) * len(args)
-    diff = is_differentiable(x) and is_differentiable(y)
-    project_x = array_projector(x)
-    scatter = gather_adjoint(x, lambda pos: pos.compress(condition, *args))
+    diff = kit.is_differentiable(x) and kit.is_differentiable(y)
+    project_x = kit.array_projector(x)
+    scatter = linear.gather_adjoint(x, lambda pos: pos.compress(condition, *args))
 
-    zeros = (NoTangent(), zero_for(x), NoTangent(), *rest)
+    zeros = (NoTangent(), kit.zero_for(x), NoTangent(), *rest)
 
-    @zero_guard(zeros)
+    @kit.zero_guard(zeros)
     def ndarray_compress_pullback(y_bar: Any) -> tuple:
         if not diff:
             return zeros
@@ -181,10 +163,10 @@ def ndarray_compress_rrule(x: Any, condition: Any, *args: Any, **kwargs: Any) ->
 
 
 def _ndarray_item_adjoint(x: Any, *args: Any) -> Callable[[Any], Any]:
-    return gather_adjoint(x, lambda pos: np.asarray(pos.item(*args)))
+    return linear.gather_adjoint(x, lambda pos: np.asarray(pos.item(*args)))
 
 
-linear_rules(np.ndarray.item, _ndarray_item_adjoint)
+linear.linear_rules(np.ndarray.item, _ndarray_item_adjoint)
 
 
 for _method in (np.ndarray.argmax, np.ndarray.argmin, np.ndarray.argsort,

@@ -29,16 +29,7 @@ try:
     from numpy.lib.array_utils import normalize_axis_tuple
 except ImportError:  # NumPy < 2
     from numpy.core.numeric import normalize_axis_tuple  # type: ignore[no-redef]
-from chainrules.rules._kit import (
-    array_projector,
-    dense_tangent,
-    fit_output,
-    nonzero,
-    qualified_name,
-    refuse_out,
-    zero_for,
-    zero_guard,
-)
+from chainrules.rules import _kit as kit
 
 
 class _NanOrderStatistics:
@@ -106,10 +97,10 @@ def _nanquantile_rules(f: Any, scale: float) -> None:
         bound = sig.bind(a, q, *args, **kwargs)
         bound.apply_defaults()
         p = bound.arguments
-        refuse_out(f, p)
+        kit.refuse_out(f, p)
         if p["method"] != "linear" or p.get("weights") is not None:
             raise NotImplementedError(
-                f"the rule for {qualified_name(f)} supports method='linear' without "
+                f"the rule for {kit.qualified_name(f)} supports method='linear' without "
                 f"weights only (the other methods are not differentiable in q, or pick a "
                 f"single order statistic: use method='linear' or np.nanmedian)")
         y = f(np.array(a), q, *args, **kwargs)  # a copy: overwrite_input may sort it
@@ -117,10 +108,10 @@ def _nanquantile_rules(f: Any, scale: float) -> None:
 
     def nanquantile_rrule(a: Any, q: Any, *args: Any, **kwargs: Any) -> Any:
         y, stats = setup(a, q, args, kwargs)
-        project_a, project_q = array_projector(a), array_projector(q)
+        project_a, project_q = kit.array_projector(a), kit.array_projector(q)
         rest = (NoTangent(),) * len(args)
 
-        @zero_guard(lambda: (NoTangent(), zero_for(a), zero_for(q), *rest))
+        @kit.zero_guard(lambda: (NoTangent(), kit.zero_for(a), kit.zero_for(q), *rest))
         def nanquantile_pullback(y_bar: Any) -> tuple:
             y_bar = np.broadcast_to(np.asarray(y_bar), np.shape(y))
             return (NoTangent(), project_a(stats.a_bar(y_bar)),
@@ -131,12 +122,12 @@ def _nanquantile_rules(f: Any, scale: float) -> None:
 
     def nanquantile_frule(dargs: tuple, a: Any, q: Any, *args: Any, **kwargs: Any) -> Any:
         y, stats = setup(a, q, args, kwargs)
-        a_dot, q_dot = nonzero(dargs[1]), nonzero(dargs[2])
+        a_dot, q_dot = kit.nonzero(dargs[1]), kit.nonzero(dargs[2])
         if a_dot is None and q_dot is None:
-            return y, zero_for(y)
-        a_dot = None if a_dot is None else dense_tangent(a_dot, a)
-        q_dot = None if q_dot is None else dense_tangent(q_dot, q)
-        return y, fit_output(stats.pushforward(a_dot, q_dot).reshape(np.shape(y)), y)
+            return y, kit.zero_for(y)
+        a_dot = None if a_dot is None else kit.dense_tangent(a_dot, a)
+        q_dot = None if q_dot is None else kit.dense_tangent(q_dot, q)
+        return y, kit.fit_output(stats.pushforward(a_dot, q_dot).reshape(np.shape(y)), y)
 
     nanquantile_rrule.__qualname__ = f"{name}_rrule"
     nanquantile_frule.__qualname__ = f"{name}_frule"

@@ -29,26 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import (
-    ChainRulesError,
-    NoTangent,
-    Tangent,
-    Thunk,
-    ZeroTangent,
-    frule,
-    rrule,
-)
-from chainrules.rules._kit import (
-    array_projector,
-    conj,
-    dense_tangent,
-    fit_output,
-    is_differentiable,
-    nonzero,
-    qualified_name,
-    zero_for,
-    zero_guard,
-)
+from chainrules.core import ChainRulesError, NoTangent, Tangent, Thunk, ZeroTangent, frule, rrule
+from chainrules.rules import _kit as kit
 
 
 class Poly1dArgumentError(ChainRulesError, TypeError):
@@ -66,7 +48,7 @@ class Poly1dArgumentError(ChainRulesError, TypeError):
     def __init__(self, function: Any) -> None:
         self.function = function
         super().__init__(
-            f"the rule for {qualified_name(function)} takes coefficient arrays, not "
+            f"the rule for {kit.qualified_name(function)} takes coefficient arrays, not "
             f"numpy.poly1d objects (whose results are poly1d too): pass p.coeffs instead")
 
 
@@ -86,16 +68,16 @@ def _pad_to(v: np.ndarray, n: int) -> np.ndarray:
 
 def _tangent(t: Any, x: Any) -> Any:
     """A 1-d coefficient tangent as an array, or None for a zero (or an integer ``x``)."""
-    t = nonzero(t)
-    if t is None or not is_differentiable(x):
+    t = kit.nonzero(t)
+    if t is None or not kit.is_differentiable(x):
         return None
-    return np.atleast_1d(dense_tangent(t, x))
+    return np.atleast_1d(kit.dense_tangent(t, x))
 
 
 def _output_bars(y_bar: Any, n: int) -> list:
     """The items of the cotangent of a tuple output, unthunked; None for a zero item."""
     items = y_bar.backing if isinstance(y_bar, Tangent) else y_bar
-    return [nonzero(b) for b in items][:n]
+    return [kit.nonzero(b) for b in items][:n]
 
 
 # ------------------------------------------------------------------- polyadd, polysub
@@ -108,19 +90,19 @@ def _add_rules(f: Any, sign: float) -> None:
         y = f(a1, a2)
         d1, d2 = _tangent(dargs[1], a1), _tangent(dargs[2], a2)
         if d1 is None and d2 is None:
-            return y, zero_for(y)
+            return y, kit.zero_for(y)
         n = len(y)
         y_dot = 0 if d1 is None else _pad_to(d1, n)
         if d2 is not None:
             y_dot = y_dot + sign * _pad_to(d2, n)
-        return y, fit_output(y_dot, y)
+        return y, kit.fit_output(y_dot, y)
 
     def add_rrule(a1: Any, a2: Any) -> Any:
         c1, c2 = _coefficients(f, a1, a2)
         y = f(a1, a2)
-        project_1, project_2 = array_projector(a1), array_projector(a2)
+        project_1, project_2 = kit.array_projector(a1), kit.array_projector(a2)
 
-        @zero_guard(lambda: (NoTangent(), zero_for(a1), zero_for(a2)))
+        @kit.zero_guard(lambda: (NoTangent(), kit.zero_for(a1), kit.zero_for(a2)))
         def add_pullback(y_bar: Any) -> tuple:
             y_bar = np.asarray(y_bar)
             b1 = y_bar[len(y_bar) - len(c1):]
@@ -149,20 +131,20 @@ def polymul_frule(dargs: tuple, a1: Any, a2: Any) -> Any:
     y = np.polymul(a1, a2)
     d1, d2 = _tangent(dargs[1], a1), _tangent(dargs[2], a2)
     if d1 is None and d2 is None:
-        return y, zero_for(y)
+        return y, kit.zero_for(y)
     y_dot = 0 if d1 is None else np.convolve(d1, c2)
     if d2 is not None:
         y_dot = y_dot + np.convolve(c1, d2)
-    return y, fit_output(y_dot, y)
+    return y, kit.fit_output(y_dot, y)
 
 
 @rrule.register(np.polymul, object, object)
 def polymul_rrule(a1: Any, a2: Any) -> Any:
     c1, c2 = _coefficients(np.polymul, a1, a2)
     y = np.polymul(a1, a2)
-    project_1, project_2 = array_projector(a1), array_projector(a2)
+    project_1, project_2 = kit.array_projector(a1), kit.array_projector(a2)
 
-    @zero_guard(lambda: (NoTangent(), zero_for(a1), zero_for(a2)))
+    @kit.zero_guard(lambda: (NoTangent(), kit.zero_for(a1), kit.zero_for(a2)))
     def polymul_pullback(y_bar: Any) -> tuple:
         y_bar = np.asarray(y_bar)
         # the adjoint of a full convolution with c is a valid correlation with c
@@ -201,25 +183,25 @@ def polydiv_frule(dargs: tuple, u: Any, v: Any) -> Any:
     y = q, r = np.polydiv(u, v)
     du, dv = _tangent(dargs[1], u), _tangent(dargs[2], v)
     if du is None and dv is None:
-        return y, Tangent[tuple](zero_for(q), zero_for(r))
+        return y, Tangent[tuple](kit.zero_for(q), kit.zero_for(r))
     w = np.zeros(len(cu), np.result_type(cu, cv, np.float64)) if du is None else du
     if dv is not None and len(cu) >= len(cv):
         w = w - np.convolve(q, dv)
     jq, jr = _division_matrices(cv, len(cu), len(r))
-    return y, Tangent[tuple](fit_output(jq @ w, q), fit_output(jr @ w, r))
+    return y, Tangent[tuple](kit.fit_output(jq @ w, q), kit.fit_output(jr @ w, r))
 
 
 @rrule.register(np.polydiv, object, object)
 def polydiv_rrule(u: Any, v: Any) -> Any:
     cu, cv = _coefficients(np.polydiv, u, v)
     y = q, r = np.polydiv(u, v)
-    project_u, project_v = array_projector(u), array_projector(v)
+    project_u, project_v = kit.array_projector(u), kit.array_projector(v)
 
-    @zero_guard(lambda: (NoTangent(), zero_for(u), zero_for(v)))
+    @kit.zero_guard(lambda: (NoTangent(), kit.zero_for(u), kit.zero_for(v)))
     def polydiv_pullback(y_bar: Any) -> tuple:
         q_bar, r_bar = _output_bars(y_bar, 2)
         if q_bar is None and r_bar is None:
-            return NoTangent(), zero_for(u), zero_for(v)
+            return NoTangent(), kit.zero_for(u), kit.zero_for(v)
         jq, jr = _division_matrices(cv, len(cu), len(r))
         w_bar = np.zeros(len(cu), np.result_type(jq, q))
         if q_bar is not None:
@@ -257,8 +239,8 @@ def polyder_frule(dargs: tuple, p: Any, *args: Any, **kwargs: Any) -> Any:
     y = np.polyder(p, *args, **kwargs)
     d = _tangent(dargs[1], p)
     if d is None:
-        return y, zero_for(y)
-    return y, fit_output(np.polyder(d, *args, **kwargs), y)
+        return y, kit.zero_for(y)
+    return y, kit.fit_output(np.polyder(d, *args, **kwargs), y)
 
 
 @rrule.register(np.polyder, object, ...)
@@ -266,9 +248,9 @@ def polyder_rrule(p: Any, *args: Any, **kwargs: Any) -> Any:
     (c,) = _coefficients(np.polyder, p)
     y = np.polyder(p, *args, **kwargs)
     m = _options(np.polyder, args, kwargs)["m"]
-    project_p = array_projector(p)
+    project_p = kit.array_projector(p)
 
-    @zero_guard(lambda: (NoTangent(), zero_for(p), *_tail(args)))
+    @kit.zero_guard(lambda: (NoTangent(), kit.zero_for(p), *_tail(args)))
     def polyder_pullback(y_bar: Any) -> tuple:
         # y[j] = c[j] * s[j] with s = polyder(ones): the adjoint scales and pads
         scale = np.polyder(np.ones(len(c)), m)
@@ -302,12 +284,12 @@ def polyint_frule(dargs: tuple, p: Any, *args: Any, **kwargs: Any) -> Any:
     # k gets a tangent only when passed positionally (keyword arguments have none)
     dk = _tangent(dargs[3], k) if len(dargs) > 3 and k is not None else None
     if d is None and dk is None:
-        return y, zero_for(y)
+        return y, kit.zero_for(y)
     a, b = _polyint_parts(len(c), m)
     y_dot = 0 if d is None else a @ d
     if dk is not None:
         y_dot = y_dot + b @ np.broadcast_to(dk, (m,))
-    return y, fit_output(y_dot, y)
+    return y, kit.fit_output(y_dot, y)
 
 
 @rrule.register(np.polyint, object, ...)
@@ -316,13 +298,13 @@ def polyint_rrule(p: Any, *args: Any, **kwargs: Any) -> Any:
     y = np.polyint(p, *args, **kwargs)
     opts = _options(np.polyint, args, kwargs)
     m, k = int(opts["m"]), opts["k"]
-    project_p = array_projector(p)
+    project_p = kit.array_projector(p)
 
     def zeros() -> tuple:
-        out = (NoTangent(), zero_for(p), *_tail(args))
-        return out[:3] + ((zero_for(k),) if len(args) > 1 else ())
+        out = (NoTangent(), kit.zero_for(p), *_tail(args))
+        return out[:3] + ((kit.zero_for(k),) if len(args) > 1 else ())
 
-    @zero_guard(zeros)
+    @kit.zero_guard(zeros)
     def polyint_pullback(y_bar: Any) -> tuple:
         a, b = _polyint_parts(len(c), m)
         y_bar = np.asarray(y_bar)
@@ -331,7 +313,7 @@ def polyint_rrule(p: Any, *args: Any, **kwargs: Any) -> Any:
             k_bar = b.T @ y_bar
             if np.size(k) == 1:
                 k_bar = np.sum(k_bar).reshape(np.shape(k))
-            out = (*out[:3], array_projector(k)(k_bar))
+            out = (*out[:3], kit.array_projector(k)(k_bar))
         return out
 
     return y, polyint_pullback
@@ -361,8 +343,8 @@ def poly_frule(dargs: tuple, seq_of_zeros: Any) -> Any:
     y = np.poly(seq_of_zeros)
     d = _tangent(dargs[1], seq_of_zeros)
     if d is None:
-        return y, zero_for(y)
-    return y, fit_output(_poly_columns(r) @ d, y)
+        return y, kit.zero_for(y)
+    return y, kit.fit_output(_poly_columns(r) @ d, y)
 
 
 @rrule.register(np.poly, object)
@@ -370,9 +352,9 @@ def poly_rrule(seq_of_zeros: Any) -> Any:
     (r,) = _coefficients(np.poly, seq_of_zeros)
     _check_roots(r)
     y = np.poly(seq_of_zeros)
-    project_r = array_projector(seq_of_zeros)
+    project_r = kit.array_projector(seq_of_zeros)
 
-    @zero_guard(lambda: (NoTangent(), zero_for(seq_of_zeros)))
+    @kit.zero_guard(lambda: (NoTangent(), kit.zero_for(seq_of_zeros)))
     def poly_pullback(y_bar: Any) -> tuple:
         r_bar = _poly_columns(r).conj().T @ np.asarray(y_bar)
         return NoTangent(), project_r(r_bar.reshape(np.shape(seq_of_zeros)))
@@ -398,20 +380,20 @@ def roots_frule(dargs: tuple, p: Any) -> Any:
     z = np.roots(p)
     d = _tangent(dargs[1], p)
     if d is None or len(z) == 0:
-        return z, zero_for(z)
-    return z, fit_output(_root_sensitivities(c, z) @ d.reshape(len(c)), z)
+        return z, kit.zero_for(z)
+    return z, kit.fit_output(_root_sensitivities(c, z) @ d.reshape(len(c)), z)
 
 
 @rrule.register(np.roots, object)
 def roots_rrule(p: Any) -> Any:
     (c,) = _coefficients(np.roots, p)
     z = np.roots(p)
-    project_p = array_projector(p)
+    project_p = kit.array_projector(p)
 
-    @zero_guard(lambda: (NoTangent(), zero_for(p)))
+    @kit.zero_guard(lambda: (NoTangent(), kit.zero_for(p)))
     def roots_pullback(z_bar: Any) -> tuple:
         if len(z) == 0:
-            return NoTangent(), zero_for(p)
+            return NoTangent(), kit.zero_for(p)
         p_bar = _root_sensitivities(c, z).conj().T @ np.asarray(z_bar)
         return NoTangent(), project_p(p_bar.reshape(np.shape(p)))
 
@@ -433,22 +415,22 @@ def vander_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
     y = np.vander(x, *args, **kwargs)
     d = _tangent(dargs[1], x)
     if d is None:
-        return y, zero_for(y)
+        return y, kit.zero_for(y)
     opts = _options(np.vander, args, kwargs)
     slope = _vander_slope(np.asarray(x), y.shape[1], opts["increasing"])
-    return y, fit_output(slope * d[:, None], y)
+    return y, kit.fit_output(slope * d[:, None], y)
 
 
 @rrule.register(np.vander, object, ...)
 def vander_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
     y = np.vander(x, *args, **kwargs)
     opts = _options(np.vander, args, kwargs)
-    project_x = array_projector(x)
+    project_x = kit.array_projector(x)
 
-    @zero_guard(lambda: (NoTangent(), zero_for(x), *_tail(args)))
+    @kit.zero_guard(lambda: (NoTangent(), kit.zero_for(x), *_tail(args)))
     def vander_pullback(y_bar: Any) -> tuple:
         slope = _vander_slope(np.asarray(x), y.shape[1], opts["increasing"])
-        x_bar = np.sum(conj(slope) * np.asarray(y_bar), axis=1)
+        x_bar = np.sum(kit.conj(slope) * np.asarray(y_bar), axis=1)
         return (NoTangent(), project_x(x_bar), *_tail(args))
 
     return y, vander_pullback
@@ -468,9 +450,9 @@ def polyval_rrule(p, x):
     coefs, xs = np.asarray(p), np.asarray(x)
     if coefs.ndim != 1:
         raise NotImplementedError("the rule for numpy.polyval supports 1-d coefficients only")
-    project_p, project_x = array_projector(p), array_projector(x)
+    project_p, project_x = kit.array_projector(p), kit.array_projector(x)
 
-    @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
+    @kit.zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
     def polyval_pullback(y_bar):
         y_bar = np.broadcast_to(np.asarray(y_bar), np.shape(y))
 
@@ -494,8 +476,8 @@ def polyval_frule(dargs, p, x):
     coefs, xs = np.asarray(p), np.asarray(x)
     if coefs.ndim != 1:
         raise NotImplementedError("the rule for numpy.polyval supports 1-d coefficients only")
-    p_dot = dense_tangent(dargs[1], p, zeros=False)
-    x_dot = dense_tangent(dargs[2], x, zeros=False)
+    p_dot = kit.dense_tangent(dargs[1], p, zeros=False)
+    x_dot = kit.dense_tangent(dargs[2], x, zeros=False)
     if p_dot is None and x_dot is None:
         return y, ZeroTangent()
     y_dot: Any = 0
@@ -503,4 +485,4 @@ def polyval_frule(dargs, p, x):
         y_dot = y_dot + np.polyval(p_dot, xs)
     if x_dot is not None and len(coefs) > 1:
         y_dot = y_dot + np.polyval(np.polyder(coefs), xs) * x_dot
-    return y, fit_output(np.broadcast_to(y_dot, np.shape(y)), y)
+    return y, kit.fit_output(np.broadcast_to(y_dot, np.shape(y)), y)

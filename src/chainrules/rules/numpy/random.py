@@ -35,16 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import (
-    NoTangent,
-    NotImplementedTangent,
-    frule,
-    non_differentiable,
-    not_implemented,
-    rrule,
-    unthunk,
-)
-from chainrules.rules._kit import ZEROS, is_differentiable
+from chainrules import core
+from chainrules.core import NoTangent, NotImplementedTangent, non_differentiable, not_implemented
+from chainrules.rules import _kit as kit
 
 #: Samplers whose samples are integers (or bools, bytes): no tangent at all.
 _DISCRETE = (
@@ -78,9 +71,9 @@ def _sampler_rules(f: Any, name: str, rearranging: bool) -> None:
 
     def sampler_rrule(*args: Any, **kwargs: Any) -> Any:
         y = f(*args, **kwargs)
-        discrete = not is_differentiable(y)
+        discrete = not kit.is_differentiable(y)
         bars = tuple(
-            NoTangent() if discrete or not is_differentiable(x) else not_implemented(reason)
+            NoTangent() if discrete or not kit.is_differentiable(x) else not_implemented(reason)
             for x in args)
 
         def sampler_pullback(y_bar: Any) -> tuple:
@@ -90,13 +83,13 @@ def _sampler_rules(f: Any, name: str, rearranging: bool) -> None:
 
     def sampler_frule(dargs: tuple, *args: Any, **kwargs: Any) -> Any:
         y = f(*args, **kwargs)
-        if not is_differentiable(y):
+        if not kit.is_differentiable(y):
             return y, NoTangent()
         for t, x in zip(dargs[1:], args):
-            t = unthunk(t)
+            t = core.unthunk(t)
             if isinstance(t, NotImplementedTangent):
                 return y, t
-            if not isinstance(t, ZEROS) and is_differentiable(x):
+            if not isinstance(t, kit.ZEROS) and kit.is_differentiable(x):
                 return y, not_implemented(reason)
         return y, NoTangent()
 
@@ -104,8 +97,8 @@ def _sampler_rules(f: Any, name: str, rearranging: bool) -> None:
     sampler_frule.__qualname__ = f"{name.replace('.', '_')}_frule"
     # listed as non-differentiable in reports: a sample has no derivative (these rules
     # only say why, where `non_differentiable` would answer NoTangent silently)
-    rrule.add_rule(f, sampler_rrule, (...,), kind="non_differentiable")
-    frule.add_rule(f, sampler_frule, (...,), kind="non_differentiable")
+    core.rrule.add_rule(f, sampler_rrule, (...,), kind="non_differentiable")
+    core.frule.add_rule(f, sampler_frule, (...,), kind="non_differentiable")
 
 
 def _register(cls: type) -> None:

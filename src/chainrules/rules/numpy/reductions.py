@@ -41,15 +41,10 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import NoTangent, ZeroTangent, frule, non_differentiable, rrule
-from chainrules.rules._kit import array_projector, dense_tangent, fit_output, nonzero_array
+from chainrules.rules import _kit as kit
 
-from ._reduce_kernel import (
-    WhereArgumentError,
-    _expand,
-    _given,
-    _prod_others,
-    reduction_rule,
-)
+from . import _reduce_kernel as kernel
+from ._reduce_kernel import WhereArgumentError
 
 __all__ = ["WhereArgumentError"]
 
@@ -61,14 +56,14 @@ def _ones(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bool) -> None:
     return None  # all ones
 
 
-reduction_rule(np.sum, _ones)
-reduction_rule(np.nansum, _ones, nan=True)
+kernel.reduction_rule(np.sum, _ones)
+kernel.reduction_rule(np.nansum, _ones, nan=True)
 
 
 def _prod_weights(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bool) -> Any:
     """The product of the other elements of each slice (times a keyword ``initial``)."""
-    others = _prod_others(x, axes)
-    return others * p["initial"] if _given(p.get("initial")) else others
+    others = kernel._prod_others(x, axes)
+    return others * p["initial"] if kernel._given(p.get("initial")) else others
 
 
 def _nanprod_weights(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bool) -> Any:
@@ -76,8 +71,8 @@ def _nanprod_weights(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bool
     return _prod_weights(np.where(np.isnan(x), 1, x), y, p, axes, keepdims)
 
 
-reduction_rule(np.prod, _prod_weights)
-reduction_rule(np.nanprod, _nanprod_weights, nan=True)
+kernel.reduction_rule(np.prod, _prod_weights)
+kernel.reduction_rule(np.nanprod, _nanprod_weights, nan=True)
 
 
 # ------------------------------------------------------------ max, min, nanmax, nanmin
@@ -85,7 +80,7 @@ reduction_rule(np.nanprod, _nanprod_weights, nan=True)
 
 def _extremum_mask(x: np.ndarray, y: Any, axes: tuple, keepdims: bool) -> np.ndarray:
     """Where each element equals its slice's extremum, divided by the number of ties."""
-    mask = x == _expand(np.asarray(y), x.shape, axes, keepdims)
+    mask = x == kernel._expand(np.asarray(y), x.shape, axes, keepdims)
     count = np.sum(mask, axis=axes, keepdims=True)
     return mask / np.maximum(count, 1)
 
@@ -101,8 +96,8 @@ def _ptp_weights(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bool) ->
 
 
 for _f in (np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin):
-    reduction_rule(_f, _extremum_weights)
-reduction_rule(np.ptp, _ptp_weights)
+    kernel.reduction_rule(_f, _extremum_weights)
+kernel.reduction_rule(np.ptp, _ptp_weights)
 
 
 # ------------------------------------------------------------------------------ bincount
@@ -112,11 +107,11 @@ reduction_rule(np.ptp, _ptp_weights)
 def bincount_rrule(x, *args, **kwargs):
     y = np.bincount(x, *args, **kwargs)
     weights = args[0] if args else None
-    project_w = array_projector(weights) if weights is not None else None
+    project_w = kit.array_projector(weights) if weights is not None else None
     index = np.asarray(x)
 
     def bincount_pullback(y_bar):
-        y_bar = nonzero_array(y_bar)
+        y_bar = kit.nonzero_array(y_bar)
         rest: list = [NoTangent()] * len(args)
         if project_w is not None:
             rest[0] = project_w(ZeroTangent() if y_bar is None else y_bar[index])
@@ -128,10 +123,12 @@ def bincount_rrule(x, *args, **kwargs):
 @frule.register(np.bincount)
 def bincount_frule(dargs, x, *args, **kwargs):
     y = np.bincount(x, *args, **kwargs)
-    w_dot = dense_tangent(dargs[2], args[0], zeros=False) if args and args[0] is not None else None
+    w_dot = (
+        kit.dense_tangent(dargs[2], args[0], zeros=False) if args and args[0] is not None else None
+    )
     if w_dot is None:
         return y, ZeroTangent()
-    return y, fit_output(np.bincount(x, w_dot, minlength=y.size), y)
+    return y, kit.fit_output(np.bincount(x, w_dot, minlength=y.size), y)
 
 
 # ---------------------------------------------------------------------- non-differentiable

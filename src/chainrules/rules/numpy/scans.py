@@ -22,34 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Tangent,
-    Thunk,
-    ZeroTangent,
-    frule,
-    not_implemented,
-    rrule,
-    unthunk,
-)
-from chainrules.rules._kit import (
-    array_projector,
-    define_rules,
-    dense_tangent,
-    fit_output,
-    nonzero_array,
-)
+from chainrules import core
+from chainrules.core import NoTangent, Tangent, Thunk, ZeroTangent, frule, not_implemented, rrule
+from chainrules.rules import _kit as kit
 
-from ._reduce_kernel import (
-    _bind,
-    _given,
-    _no_tangent_output,
-    _refuse,
-    _rest_bars,
-    _sum_to,
-    _zero_pullback_result,
-)
+from . import _reduce_kernel as kernel
 
 # ----------------------------------------------------------------------- cumsum, cumprod
 
@@ -140,7 +117,7 @@ def _scan_rules(f: Any, name: str, is_prod: bool, cumulative: bool, nan: bool = 
     nan* variants (NaNs count as 0 for sums and 1 for products; their cotangent is 0)."""
     sig = inspect.signature(f)
 
-    def core(a: Any, p: dict) -> tuple:
+    def _prepare(a: Any, p: dict) -> tuple:
         x = np.asarray(a)
         if cumulative:
             include = bool(p["include_initial"])
@@ -155,18 +132,18 @@ def _scan_rules(f: Any, name: str, is_prod: bool, cumulative: bool, nan: bool = 
         return x, xs, ax, include, missing
 
     def scan_rrule(a, *args, **kwargs):
-        p = _bind(sig, (a, *args), kwargs)
-        _refuse(f, p)
+        p = kernel._bind(sig, (a, *args), kwargs)
+        kernel._refuse(f, p)
         y = f(a, *args, **kwargs)
-        x, xs, ax, include, missing = core(a, p)
+        x, xs, ax, include, missing = _prepare(a, p)
         ys = np.cumprod(xs, axis=ax) if is_prod else None
-        project_a = array_projector(a)
+        project_a = kit.array_projector(a)
         nargs = len(args)
 
         def scan_pullback(y_bar):
-            y_bar = nonzero_array(y_bar)
+            y_bar = kit.nonzero_array(y_bar)
             if y_bar is None:
-                return _zero_pullback_result(nargs)
+                return kernel._zero_pullback_result(nargs)
             g = y_bar
             if include:
                 g = np.take(g, np.arange(1, g.shape[ax]), axis=ax)
@@ -176,18 +153,18 @@ def _scan_rules(f: Any, name: str, is_prod: bool, cumulative: bool, nan: bool = 
                 a_bar = _reverse_cumsum(g, ax)
             if missing is not None:
                 a_bar = np.where(missing, 0, a_bar)
-            return (NoTangent(), project_a(a_bar.reshape(x.shape)), *_rest_bars(args))
+            return (NoTangent(), project_a(a_bar.reshape(x.shape)), *kernel._rest_bars(args))
 
         return y, scan_pullback
 
     def scan_frule(dargs, a, *args, **kwargs):
-        p = _bind(sig, (a, *args), kwargs)
-        _refuse(f, p)
+        p = kernel._bind(sig, (a, *args), kwargs)
+        kernel._refuse(f, p)
         y = f(a, *args, **kwargs)
-        a_dot = dense_tangent(dargs[1], a, zeros=False)
-        if a_dot is None or _no_tangent_output(y):
+        a_dot = kit.dense_tangent(dargs[1], a, zeros=False)
+        if a_dot is None or kernel._no_tangent_output(y):
             return y, ZeroTangent()
-        _, xs, ax, include, missing = core(a, p)
+        _, xs, ax, include, missing = _prepare(a, p)
         d = np.asarray(a_dot).reshape(xs.shape)
         if missing is not None:
             d = np.where(missing, 0, d)
@@ -198,9 +175,9 @@ def _scan_rules(f: Any, name: str, is_prod: bool, cumulative: bool, nan: bool = 
         if include:
             pad = np.zeros_like(np.take(y_dot, [0], axis=ax))
             y_dot = np.concatenate([pad, y_dot], axis=ax)
-        return y, fit_output(y_dot, y)
+        return y, kit.fit_output(y_dot, y)
 
-    define_rules(f, frule_fn=scan_frule, rrule_fn=scan_rrule, name=name)
+    kit.define_rules(f, frule_fn=scan_frule, rrule_fn=scan_rrule, name=name)
 
 
 _scan_rules(np.cumsum, "cumsum", is_prod=False, cumulative=False)
@@ -225,7 +202,7 @@ def _diff_parts(a: Any, p: dict) -> tuple:
     pieces = []
     for key in ("prepend", "append"):
         v = p[key]
-        if _given(v):
+        if kernel._given(v):
             v = np.asarray(v)
             if v.ndim == 0:
                 shape = list(x.shape)
@@ -248,20 +225,20 @@ def _diff_adjoint(g: np.ndarray, ax: int, n: int) -> np.ndarray:
 
 @rrule.register(np.diff)
 def diff_rrule(a, *args, **kwargs):
-    p = _bind(_DIFF_SIG, (a, *args), kwargs)
+    p = kernel._bind(_DIFF_SIG, (a, *args), kwargs)
     y = np.diff(a, *args, **kwargs)
     x, ax, pieces = _diff_parts(a, p)
     n = int(p["n"])
     sizes = {k: v.shape[ax] for k, v in pieces}
     positional = ["a", "n", "axis", "prepend", "append"][1: 1 + len(args)]
-    projectors = {k: array_projector(p[k]) for k in ("prepend", "append") if k in positional}
-    project_a = array_projector(a)
+    projectors = {k: kit.array_projector(p[k]) for k in ("prepend", "append") if k in positional}
+    project_a = kit.array_projector(a)
     nargs = len(args)
 
     def diff_pullback(y_bar):
-        y_bar = nonzero_array(y_bar)
+        y_bar = kit.nonzero_array(y_bar)
         if y_bar is None:
-            return _zero_pullback_result(nargs)
+            return kernel._zero_pullback_result(nargs)
         g = _diff_adjoint(y_bar, ax, n) if n else y_bar
         start = sizes.get("prepend", 0)
         stop = start + x.shape[ax]
@@ -270,10 +247,10 @@ def diff_rrule(a, *args, **kwargs):
         for k in positional:
             if k == "prepend" and k in projectors:
                 part = np.take(g, np.arange(0, start), axis=ax)
-                rest.append(projectors[k](_sum_to(part, np.shape(p[k]))))
+                rest.append(projectors[k](kernel._sum_to(part, np.shape(p[k]))))
             elif k == "append" and k in projectors:
                 part = np.take(g, np.arange(stop, g.shape[ax]), axis=ax)
-                rest.append(projectors[k](_sum_to(part, np.shape(p[k]))))
+                rest.append(projectors[k](kernel._sum_to(part, np.shape(p[k]))))
             else:
                 rest.append(NoTangent())
         return (NoTangent(), a_bar, *rest)
@@ -283,12 +260,12 @@ def diff_rrule(a, *args, **kwargs):
 
 @frule.register(np.diff)
 def diff_frule(dargs, a, *args, **kwargs):
-    p = _bind(_DIFF_SIG, (a, *args), kwargs)
+    p = kernel._bind(_DIFF_SIG, (a, *args), kwargs)
     y = np.diff(a, *args, **kwargs)
     x, ax, pieces = _diff_parts(a, p)
     positional = ["a", "n", "axis", "prepend", "append"][: 1 + len(args)]
     tangents = dict(zip(positional, dargs[1:]))
-    a_dot = dense_tangent(tangents["a"], a, zeros=False)
+    a_dot = kit.dense_tangent(tangents["a"], a, zeros=False)
     parts = []
     any_tangent = a_dot is not None
     zero = np.zeros(x.shape, dtype=y.dtype)
@@ -299,7 +276,7 @@ def diff_frule(dargs, a, *args, **kwargs):
         for k, v in pieces:
             if k != key:
                 continue
-            t = dense_tangent(tangents[k], p[k], zeros=False) if k in tangents else None
+            t = kit.dense_tangent(tangents[k], p[k], zeros=False) if k in tangents else None
             if t is None:
                 parts.append(np.zeros(v.shape, dtype=y.dtype))
             else:
@@ -307,7 +284,7 @@ def diff_frule(dargs, a, *args, **kwargs):
                 parts.append(np.broadcast_to(t, v.shape))
     if not any_tangent:
         return y, ZeroTangent()
-    return y, fit_output(np.diff(np.concatenate(parts, axis=ax), int(p["n"]), axis=ax), y)
+    return y, kit.fit_output(np.diff(np.concatenate(parts, axis=ax), int(p["n"]), axis=ax), y)
 
 
 # ------------------------------------------------------------------------------ ediff1d
@@ -317,21 +294,21 @@ _EDIFF1D_SIG = inspect.signature(np.ediff1d)
 
 @rrule.register(np.ediff1d)
 def ediff1d_rrule(ary, *args, **kwargs):
-    p = _bind(_EDIFF1D_SIG, (ary, *args), kwargs)
+    p = kernel._bind(_EDIFF1D_SIG, (ary, *args), kwargs)
     y = np.ediff1d(ary, *args, **kwargs)
     x = np.asarray(ary)
     # positional order: ary, to_end, to_begin
     positional = ["to_end", "to_begin"][: len(args)]
     n_begin = 0 if p["to_begin"] is None else np.size(p["to_begin"])
     n_mid = max(x.size - 1, 0)
-    projectors = {k: array_projector(p[k]) for k in positional if p[k] is not None}
-    project_a = array_projector(ary)
+    projectors = {k: kit.array_projector(p[k]) for k in positional if p[k] is not None}
+    project_a = kit.array_projector(ary)
     nargs = len(args)
 
     def ediff1d_pullback(y_bar):
-        y_bar = nonzero_array(y_bar)
+        y_bar = kit.nonzero_array(y_bar)
         if y_bar is None:
-            return _zero_pullback_result(nargs)
+            return kernel._zero_pullback_result(nargs)
         mid = y_bar[n_begin:n_begin + n_mid]
         a_bar = _diff_adjoint(mid, 0, 1) if x.size else np.zeros(0, dtype=y_bar.dtype)
         rest = []
@@ -349,11 +326,11 @@ def ediff1d_rrule(ary, *args, **kwargs):
 
 @frule.register(np.ediff1d)
 def ediff1d_frule(dargs, ary, *args, **kwargs):
-    p = _bind(_EDIFF1D_SIG, (ary, *args), kwargs)
+    p = kernel._bind(_EDIFF1D_SIG, (ary, *args), kwargs)
     y = np.ediff1d(ary, *args, **kwargs)
     positional = ["to_end", "to_begin"][: len(args)]
     tangents = dict(zip(positional, dargs[2:]))
-    a_dot = dense_tangent(dargs[1], ary, zeros=False)
+    a_dot = kit.dense_tangent(dargs[1], ary, zeros=False)
     parts = []
     any_tangent = a_dot is not None
     for key in ("to_begin", None, "to_end"):
@@ -362,12 +339,12 @@ def ediff1d_frule(dargs, ary, *args, **kwargs):
                 max(np.size(ary) - 1, 0))
             parts.append(mid)
         elif p[key] is not None:
-            t = dense_tangent(tangents[key], p[key], zeros=False) if key in tangents else None
+            t = kit.dense_tangent(tangents[key], p[key], zeros=False) if key in tangents else None
             any_tangent = any_tangent or t is not None
             parts.append(np.zeros(np.size(p[key])) if t is None else np.ravel(t))
     if not any_tangent:
         return y, ZeroTangent()
-    return y, fit_output(np.concatenate(parts), y)
+    return y, kit.fit_output(np.concatenate(parts), y)
 
 
 # ---------------------------------------------------------------------------- trapezoid
@@ -390,21 +367,21 @@ if _TRAPEZOID_SIG is not None:
 
     @rrule.register(np.trapezoid)
     def trapezoid_rrule(y, *args, **kwargs):
-        p = _bind(_TRAPEZOID_SIG, (y, *args), kwargs)
+        p = kernel._bind(_TRAPEZOID_SIG, (y, *args), kwargs)
         out = np.trapezoid(y, *args, **kwargs)
         axis = int(p["axis"])
         v, d = _trapezoid_parts(y, p["x"], p["dx"], axis)
         x = p["x"]
         names = ["x", "dx", "axis"][: len(args)]
-        project_y = array_projector(y)
-        project_x = array_projector(x) if "x" in names and x is not None else None
-        project_dx = array_projector(p["dx"]) if "dx" in names and x is None else None
+        project_y = kit.array_projector(y)
+        project_x = kit.array_projector(x) if "x" in names and x is not None else None
+        project_dx = kit.array_projector(p["dx"]) if "dx" in names and x is None else None
         nargs = len(args)
 
         def trapezoid_pullback(out_bar):
-            g = nonzero_array(out_bar)
+            g = kit.nonzero_array(out_bar)
             if g is None:
-                return _zero_pullback_result(nargs)
+                return kernel._zero_pullback_result(nargs)
             g = np.asarray(g)[..., None]  # the integrated (last) axis
             avg = (v[..., 1:] + v[..., :-1]) / 2
 
@@ -424,7 +401,7 @@ if _TRAPEZOID_SIG is not None:
                     full = np.concatenate([pad, d_bar], -1) - np.concatenate([d_bar, pad], -1)
                     if np.ndim(x) == 1:
                         return project_x(np.sum(full.reshape(-1, full.shape[-1]), axis=0))
-                    return project_x(_sum_to(np.moveaxis(full, -1, axis), np.shape(x)))
+                    return project_x(kernel._sum_to(np.moveaxis(full, -1, axis), np.shape(x)))
 
                 bars[2] = Thunk(x_bar_thunk)
             if project_dx is not None:
@@ -438,15 +415,15 @@ if _TRAPEZOID_SIG is not None:
 
     @frule.register(np.trapezoid)
     def trapezoid_frule(dargs, y, *args, **kwargs):
-        p = _bind(_TRAPEZOID_SIG, (y, *args), kwargs)
+        p = kernel._bind(_TRAPEZOID_SIG, (y, *args), kwargs)
         out = np.trapezoid(y, *args, **kwargs)
         axis = int(p["axis"])
         names = ["x", "dx", "axis"][: len(args)]
         tangents = dict(zip(names, dargs[2:]))
-        y_dot = dense_tangent(dargs[1], y, zeros=False)
-        x_dot = (dense_tangent(tangents["x"], p["x"], zeros=False)
+        y_dot = kit.dense_tangent(dargs[1], y, zeros=False)
+        x_dot = (kit.dense_tangent(tangents["x"], p["x"], zeros=False)
                  if "x" in tangents and p["x"] is not None else None)
-        dx_dot = (dense_tangent(tangents["dx"], p["dx"], zeros=False)
+        dx_dot = (kit.dense_tangent(tangents["dx"], p["dx"], zeros=False)
                   if "dx" in tangents and p["x"] is None else None)
         if y_dot is None and x_dot is None and dx_dot is None:
             return out, ZeroTangent()
@@ -458,7 +435,7 @@ if _TRAPEZOID_SIG is not None:
             total = total + _trapezoid_dx(y, x_dot, axis)
         if dx_dot is not None:
             total = total + np.trapezoid(y, None, 1.0, axis) * dx_dot
-        return out, fit_output(total, out)
+        return out, kit.fit_output(total, out)
 
 
 def _differentiable_scalar(v: Any) -> bool:
@@ -541,7 +518,7 @@ def _gradient_spacing_bars(varargs: tuple, outs: list, bars: list, axes: tuple) 
             uses = range(len(axes)) if len(varargs) == 1 else (v_i,)
             total = sum(np.sum(np.real(np.conj(bars[u]) * outs[u])) for u in uses
                         if bars[u] is not None)
-            result.append(ProjectTo(h)(-total / h))
+            result.append(core.ProjectTo(h)(-total / h))
     return result
 
 
@@ -551,16 +528,16 @@ def gradient_rrule(f, *varargs, axis=None, edge_order=1):
     x = np.asarray(f)
     axes = _gradient_axes(x.ndim, axis)
     outs = list(y) if isinstance(y, (tuple, list)) else [y]
-    project_f = array_projector(f)
+    project_f = kit.array_projector(f)
     stencils = None
 
     def gradient_pullback(y_bar):
         nonlocal stencils
-        y_bar = unthunk(y_bar)
+        y_bar = core.unthunk(y_bar)
         if isinstance(y_bar, (ZeroTangent, NoTangent)):
             return (NoTangent(), ZeroTangent(), *(NoTangent(),) * len(varargs))
         parts = y_bar.backing if isinstance(y_bar, Tangent) else y_bar
-        bars = [nonzero_array(b) for b in (parts if len(outs) > 1 else [parts])]
+        bars = [kit.nonzero_array(b) for b in (parts if len(outs) > 1 else [parts])]
         if stencils is None:
             stencils = _gradient_stencils(x.shape, varargs, axes, edge_order)
         f_bar = 0
@@ -580,13 +557,13 @@ def gradient_frule(dargs, f, *varargs, axis=None, edge_order=1):
     y = np.gradient(f, *varargs, axis=axis, edge_order=edge_order)
     outs = list(y) if isinstance(y, (tuple, list)) else [y]
     axes = _gradient_axes(np.ndim(f), axis)
-    f_dot = dense_tangent(dargs[1], f, zeros=False)
+    f_dot = kit.dense_tangent(dargs[1], f, zeros=False)
     dots = [0] * len(outs)
     if f_dot is not None:
         g = np.gradient(f_dot, *varargs, axis=axis, edge_order=edge_order)
         dots = list(g) if isinstance(g, (tuple, list)) else [g]
     for v_i, h in enumerate(varargs):
-        h_dot = unthunk(dargs[2 + v_i])
+        h_dot = core.unthunk(dargs[2 + v_i])
         if isinstance(h_dot, (ZeroTangent, NoTangent)) or isinstance(
                 h, (bool, np.bool_, int, np.integer)):
             continue
@@ -598,5 +575,5 @@ def gradient_frule(dargs, f, *varargs, axis=None, edge_order=1):
             dots[u] = dots[u] - outs[u] * (h_dot / h)
     if all(isinstance(d, int) for d in dots):
         return y, ZeroTangent()
-    dots = [fit_output(np.broadcast_to(d, np.shape(o)), o) for d, o in zip(dots, outs)]
+    dots = [kit.fit_output(np.broadcast_to(d, np.shape(o)), o) for d, o in zip(dots, outs)]
     return y, (Tangent[type(y)](*dots) if len(outs) > 1 else dots[0])

@@ -32,14 +32,8 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import NoTangent, Thunk, ZeroTangent, frule, rrule
-from chainrules.rules._kit import (
-    array_projector,
-    define_rules,
-    dense_tangent,
-    fit_output,
-    zero_guard,
-)
-from chainrules.rules.numpy._einsum import bilinear_frule
+from chainrules.rules import _kit as kit
+from chainrules.rules.numpy import _einsum as einsum_kernel
 
 __all__: list[str] = []
 
@@ -76,10 +70,10 @@ def _conv_rules(f: Any, correlate: bool) -> None:
         kernel = np.conj(w[::-1]) if correlate else w
         start = _window(mode, len(x), len(w), correlate)
         full_len = len(x) + len(w) - 1
-        project_a, project_v = array_projector(a), array_projector(v)
+        project_a, project_v = kit.array_projector(a), kit.array_projector(v)
         nargs = len(args)
 
-        @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent(), *(NoTangent(),) * nargs))
+        @kit.zero_guard((NoTangent(), ZeroTangent(), ZeroTangent(), *(NoTangent(),) * nargs))
         def conv_pullback(y_bar):
             y_bar = np.asarray(y_bar)
             dtype = np.result_type(y_bar, x, w)
@@ -102,9 +96,9 @@ def _conv_rules(f: Any, correlate: bool) -> None:
         return y, conv_pullback
 
     def conv_frule(dargs, a, v, *args, **kwargs):
-        return bilinear_frule(f, dargs, a, v, *args, **kwargs)
+        return einsum_kernel.bilinear_frule(f, dargs, a, v, *args, **kwargs)
 
-    define_rules(f, frule_fn=conv_frule, rrule_fn=conv_rrule)
+    kit.define_rules(f, frule_fn=conv_frule, rrule_fn=conv_rrule)
 
 
 _conv_rules(np.convolve, correlate=False)
@@ -187,11 +181,17 @@ def interp_rrule(x, xp, fp, *args, **kwargs):
     q = p.arguments
     y = np.interp(x, xp, fp, *args, **kwargs)
     geometry = _Interp(x, xp, fp, q["left"], q["right"], q["period"])
-    project_x, project_xp, project_fp = array_projector(x), array_projector(xp), array_projector(fp)
-    extra = [array_projector(v) if i < 2 and v is not None else None for i, v in enumerate(args)]
+    project_x, project_xp, project_fp = (
+        kit.array_projector(x),
+        kit.array_projector(xp),
+        kit.array_projector(fp),
+    )
+    extra = [
+        kit.array_projector(v) if i < 2 and v is not None else None for i, v in enumerate(args)
+    ]
     nargs = len(args)
 
-    @zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), project_xp(ZeroTangent()),
+    @kit.zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), project_xp(ZeroTangent()),
                          project_fp(ZeroTangent()),
                          *(NoTangent() if e is None else ZeroTangent() for e in extra)))
     def interp_pullback(y_bar):
@@ -217,7 +217,7 @@ def interp_frule(dargs, x, xp, fp, *args, **kwargs):
     q = p.arguments
     y = np.interp(x, xp, fp, *args, **kwargs)
     geometry = _Interp(x, xp, fp, q["left"], q["right"], q["period"])
-    x_dot, xp_dot, fp_dot = (dense_tangent(t, v, zeros=False)
+    x_dot, xp_dot, fp_dot = (kit.dense_tangent(t, v, zeros=False)
                              for t, v in zip(dargs[1:4], (x, xp, fp)))
     y_dot: Any = 0
     any_tangent = False
@@ -238,10 +238,10 @@ def interp_frule(dargs, x, xp, fp, *args, **kwargs):
     if q["period"] is None:
         for i, mask in enumerate((geometry.below, geometry.above)):
             if i < len(args) and args[i] is not None:
-                d = dense_tangent(dargs[4 + i], args[i], zeros=False)
+                d = kit.dense_tangent(dargs[4 + i], args[i], zeros=False)
                 if d is not None:
                     y_dot = y_dot + np.where(mask, d, 0)
                     any_tangent = True
     if not any_tangent:
         return y, ZeroTangent()
-    return y, fit_output(y_dot, y)
+    return y, kit.fit_output(y_dot, y)

@@ -42,56 +42,18 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from chainrules.core import (
-    NoTangent,
-    Tangent,
-    Thunk,
-    frule,
-    non_differentiable,
-    not_implemented,
-    rrule,
-    unthunk,
-)
-from chainrules.rules._kit import (
-    array_projector,
-    define_rules,
-    dense_tangent,
-    fit_output,
-    is_differentiable,
-    is_zero,
-    nonzero,
-    zero_for,
-    zero_guard,
-)
-from chainrules.rules.array_api._adjoints import (
-    flip_adjoint,
-    matrix_transpose_adjoint,
-    moveaxis_adjoint,
-    repeat_adjoint,
-    roll_adjoint,
-    tile_adjoint,
-)
-from chainrules.rules.numpy._linear import (
-    argument,
-    astype_rules,
-    fresh,
-    gather_rules,
-    generic_rules,
-    item_cotangents,
-    linear_rules,
-    memory_order,
-    ravel_adjoint,
-    ravel_pushforward,
-    reshape_back,
-    unbroadcast,
-)
+from chainrules import core
+from chainrules.core import NoTangent, Tangent, Thunk, frule, not_implemented, rrule, unthunk
+from chainrules.rules import _kit as kit
+from chainrules.rules.array_api import _adjoints as adjoints
+from chainrules.rules.numpy import _linear as linear
 
 # ------------------------------------------------------------------------------ reshaping
 
 
 def _reshape_adjoint(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
     shape = np.shape(x)
-    order = memory_order(x, argument(args, kwargs, 1, "order", "C"))
+    order = linear.memory_order(x, linear.argument(args, kwargs, 1, "order", "C"))
 
     def reshape_pullback(y_bar: Any) -> np.ndarray:
         return np.reshape(y_bar, shape, order=order)
@@ -100,15 +62,15 @@ def _reshape_adjoint(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
 
 
 def _reshape_pushforward(x: Any, x_dot: np.ndarray, *args: Any, **kwargs: Any) -> Any:
-    order = memory_order(x, argument(args, kwargs, 1, "order", "C"))
+    order = linear.memory_order(x, linear.argument(args, kwargs, 1, "order", "C"))
     kwargs = {k: v for k, v in kwargs.items() if k != "order"}
     return np.reshape(x_dot, *args[:1], **kwargs, order=order)
 
 
-linear_rules(np.reshape, _reshape_adjoint, _reshape_pushforward)
-linear_rules(np.ravel, ravel_adjoint, ravel_pushforward)
-linear_rules(np.squeeze, reshape_back)
-linear_rules(np.expand_dims, reshape_back)
+linear.linear_rules(np.reshape, _reshape_adjoint, _reshape_pushforward)
+linear.linear_rules(np.ravel, linear.ravel_adjoint, linear.ravel_pushforward)
+linear.linear_rules(np.squeeze, linear.reshape_back)
+linear.linear_rules(np.expand_dims, linear.reshape_back)
 
 
 def _atleast_rules(f: Any) -> None:
@@ -119,11 +81,11 @@ def _atleast_rules(f: Any) -> None:
         ys = [y] if len(arys) == 1 else list(y)
         dots = []
         for t, x, yi in zip(dargs[1:], arys, ys):
-            t = nonzero(t)
-            if t is None or not is_differentiable(x) or not is_differentiable(yi):
-                dots.append(zero_for(yi))
+            t = kit.nonzero(t)
+            if t is None or not kit.is_differentiable(x) or not kit.is_differentiable(yi):
+                dots.append(kit.zero_for(yi))
             else:
-                dots.append(fit_output(f(dense_tangent(t, x)), yi))
+                dots.append(kit.fit_output(f(kit.dense_tangent(t, x)), yi))
         if len(arys) == 1:
             return y, dots[0]
         return y, Tangent[type(y)](*dots)
@@ -131,21 +93,21 @@ def _atleast_rules(f: Any) -> None:
     def atleast_rrule(*arys: Any) -> Any:
         y = f(*arys)
         shapes = [np.shape(x) for x in arys]
-        projectors = [array_projector(x) for x in arys]
+        projectors = [kit.array_projector(x) for x in arys]
 
         def atleast_pullback(y_bar: Any) -> tuple:
-            bars = [unthunk(y_bar)] if len(arys) == 1 else item_cotangents(y_bar, len(arys))
+            bars = [unthunk(y_bar)] if len(arys) == 1 else linear.item_cotangents(y_bar, len(arys))
             out = []
             for b, shape, project, x in zip(bars, shapes, projectors, arys):
-                if is_zero(b):
-                    out.append(zero_for(x))
+                if kit.is_zero(b):
+                    out.append(kit.zero_for(x))
                 else:
-                    out.append(project(fresh(np.reshape(b, shape), b)))
+                    out.append(project(linear.fresh(np.reshape(b, shape), b)))
             return (NoTangent(), *out)
 
         return y, atleast_pullback
 
-    define_rules(f, frule_fn=atleast_frule, rrule_fn=atleast_rrule)
+    kit.define_rules(f, frule_fn=atleast_frule, rrule_fn=atleast_rrule)
 
 
 for _f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
@@ -158,7 +120,7 @@ for _f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
 def _transpose_adjoint(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
     # NumPy's own (not the shared permute_dims_adjoint): the inverse permutation is
     # computed once here, not in each pullback call (measured 2x faster for small arrays)
-    axes = argument(args, kwargs, 0, "axes", None)
+    axes = linear.argument(args, kwargs, 0, "axes", None)
     ndim = np.ndim(x)
     inverse = None if axes is None else tuple(np.argsort([a % ndim for a in axes]))
 
@@ -168,7 +130,7 @@ def _transpose_adjoint(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any
     return transpose_pullback
 
 
-linear_rules(np.transpose, _transpose_adjoint)  # also np.permute_dims
+linear.linear_rules(np.transpose, _transpose_adjoint)  # also np.permute_dims
 
 
 def _swapaxes_adjoint(x: Any, axis1: Any, axis2: Any) -> Callable[[Any], Any]:
@@ -178,13 +140,13 @@ def _swapaxes_adjoint(x: Any, axis1: Any, axis2: Any) -> Callable[[Any], Any]:
     return swapaxes_pullback
 
 
-linear_rules(np.swapaxes, _swapaxes_adjoint)
+linear.linear_rules(np.swapaxes, _swapaxes_adjoint)
 # public: numpy.linalg.matrix_transpose is the same function
-matrix_transpose_frule, matrix_transpose_rrule = generic_rules(np.matrix_transpose,
-                                                               matrix_transpose_adjoint)
-generic_rules(np.moveaxis, moveaxis_adjoint)
-generic_rules(np.flip, flip_adjoint)
-generic_rules(np.roll, roll_adjoint)
+matrix_transpose_frule, matrix_transpose_rrule = linear.generic_rules(np.matrix_transpose,
+                                                               adjoints.matrix_transpose_adjoint)
+linear.generic_rules(np.moveaxis, adjoints.moveaxis_adjoint)
+linear.generic_rules(np.flip, adjoints.flip_adjoint)
+linear.generic_rules(np.roll, adjoints.roll_adjoint)
 
 
 def _fliplr_adjoint(x: Any) -> Callable[[Any], Any]:
@@ -194,7 +156,7 @@ def _fliplr_adjoint(x: Any) -> Callable[[Any], Any]:
     return fliplr_pullback
 
 
-linear_rules(np.fliplr, _fliplr_adjoint)
+linear.linear_rules(np.fliplr, _fliplr_adjoint)
 
 
 def _flipud_adjoint(x: Any) -> Callable[[Any], Any]:
@@ -204,7 +166,7 @@ def _flipud_adjoint(x: Any) -> Callable[[Any], Any]:
     return flipud_pullback
 
 
-linear_rules(np.flipud, _flipud_adjoint)
+linear.linear_rules(np.flipud, _flipud_adjoint)
 
 
 def _rot90_adjoint(x: Any, k: int = 1, axes: Any = (0, 1)) -> Callable[[Any], Any]:
@@ -214,7 +176,7 @@ def _rot90_adjoint(x: Any, k: int = 1, axes: Any = (0, 1)) -> Callable[[Any], An
     return rot90_pullback
 
 
-linear_rules(np.rot90, _rot90_adjoint)
+linear.linear_rules(np.rot90, _rot90_adjoint)
 
 
 # ------------------------------------------------------------------------------ broadcasting
@@ -224,12 +186,12 @@ def _broadcast_to_adjoint(x: Any, *args: Any, **kwargs: Any) -> Callable[[Any], 
     shape = np.shape(x)
 
     def broadcast_to_pullback(y_bar: Any) -> np.ndarray:
-        return unbroadcast(y_bar, shape)
+        return linear.unbroadcast(y_bar, shape)
 
     return broadcast_to_pullback
 
 
-linear_rules(np.broadcast_to, _broadcast_to_adjoint)
+linear.linear_rules(np.broadcast_to, _broadcast_to_adjoint)
 
 
 @frule.register(np.broadcast_arrays)
@@ -238,28 +200,28 @@ def broadcast_arrays_frule(dargs: tuple, *args: Any, **kwargs: Any) -> Any:
     dots = []
     for t, x, yi in zip(dargs[1:], args, y):
         t = unthunk(t)
-        if is_zero(t) or not is_differentiable(x) or not is_differentiable(yi):
-            dots.append(zero_for(yi))
+        if kit.is_zero(t) or not kit.is_differentiable(x) or not kit.is_differentiable(yi):
+            dots.append(kit.zero_for(yi))
         else:
-            dots.append(fit_output(np.broadcast_to(dense_tangent(t, x), yi.shape), yi))
+            dots.append(kit.fit_output(np.broadcast_to(kit.dense_tangent(t, x), yi.shape), yi))
     return y, Tangent[type(y)](*dots)
 
 
 @rrule.register(np.broadcast_arrays)
 def broadcast_arrays_rrule(*args: Any, **kwargs: Any) -> Any:
     y = np.broadcast_arrays(*args, **kwargs)
-    projectors = [array_projector(x) for x in args]
+    projectors = [kit.array_projector(x) for x in args]
     shapes = [np.shape(x) for x in args]
 
     def broadcast_arrays_pullback(y_bar: Any) -> tuple:
-        bars = item_cotangents(y_bar, len(y))
+        bars = linear.item_cotangents(y_bar, len(y))
         out = []
         for b, project, x, shape in zip(bars, projectors, args, shapes):
-            if is_zero(b) or not is_differentiable(x):
-                out.append(zero_for(x))
+            if kit.is_zero(b) or not kit.is_differentiable(x):
+                out.append(kit.zero_for(x))
             else:
                 out.append(Thunk(lambda b=b, project=project, shape=shape: project(
-                    fresh(unbroadcast(b, shape), b))))
+                    linear.fresh(linear.unbroadcast(b, shape), b))))
         return (NoTangent(), *out)
 
     return y, broadcast_arrays_pullback
@@ -268,11 +230,11 @@ def broadcast_arrays_rrule(*args: Any, **kwargs: Any) -> Any:
 # ------------------------------------------------------------------------------ repeating
 
 
-generic_rules(np.tile, tile_adjoint)
-generic_rules(np.repeat, repeat_adjoint)
+linear.generic_rules(np.tile, adjoints.tile_adjoint)
+linear.generic_rules(np.repeat, adjoints.repeat_adjoint)
 for _f in (np.resize, np.delete, np.rollaxis):
-    gather_rules(_f)
-gather_rules(sliding_window_view, drop=("subok", "writeable"))  # overlaps accumulate
+    linear.gather_rules(_f)
+linear.gather_rules(sliding_window_view, drop=("subok", "writeable"))  # overlaps accumulate
 
 
 # ------------------------------------------------------------------------------ padding
@@ -291,19 +253,19 @@ def _pad_linear_kwargs(kwargs: dict) -> dict:
 
 
 def _pad_mode(args: tuple, kwargs: dict) -> Any:
-    return argument(args, kwargs, 0, "mode", "constant")
+    return linear.argument(args, kwargs, 0, "mode", "constant")
 
 
 @frule.register(np.pad)
 def pad_frule(dargs: tuple, array: Any, pad_width: Any, *args: Any, **kwargs: Any) -> Any:
     y = np.pad(array, pad_width, *args, **kwargs)
-    x_dot = nonzero(dargs[1])
-    if x_dot is None or not is_differentiable(array):
-        return y, zero_for(y)
+    x_dot = kit.nonzero(dargs[1])
+    if x_dot is None or not kit.is_differentiable(array):
+        return y, kit.zero_for(y)
     if _pad_mode(args, kwargs) not in _PAD_LINEAR:
         return y, not_implemented(f"pad mode {_pad_mode(args, kwargs)!r} is not linear")
-    y_dot = np.pad(dense_tangent(x_dot, array), pad_width, *args, **_pad_linear_kwargs(kwargs))
-    return y, fit_output(y_dot, y)
+    y_dot = np.pad(kit.dense_tangent(x_dot, array), pad_width, *args, **_pad_linear_kwargs(kwargs))
+    return y, kit.fit_output(y_dot, y)
 
 
 def _per_axis(value: Any, ndim: int, axis: int) -> Any:
@@ -329,16 +291,16 @@ def pad_rrule(array: Any, pad_width: Any, *args: Any, **kwargs: Any) -> Any:
     shape = np.shape(array)
     ndim = len(shape)
     widths = _pad_widths(pad_width, ndim)
-    project_x = array_projector(array)
+    project_x = kit.array_projector(array)
     linear_kwargs = _pad_linear_kwargs(kwargs)
     linear_kwargs.pop("mode", None)
     stat_length = linear_kwargs.pop("stat_length", None)
 
-    zeros = (NoTangent(), zero_for(array), NoTangent(), *rest)
+    zeros = (NoTangent(), kit.zero_for(array), NoTangent(), *rest)
 
-    @zero_guard(zeros)
+    @kit.zero_guard(zeros)
     def pad_pullback(y_bar: Any) -> tuple:
-        if not is_differentiable(array):
+        if not kit.is_differentiable(array):
             return zeros
         if mode not in _PAD_LINEAR:
             return (NoTangent(), not_implemented(f"pad mode {mode!r} is not linear"),
@@ -352,7 +314,7 @@ def pad_rrule(array: Any, pad_width: Any, *args: Any, **kwargs: Any) -> Any:
                 axis_kwargs["stat_length"] = (_per_axis(stat_length, ndim, k), (1, 1))
             M = np.pad(np.eye(n), (tuple(widths[k].tolist()), (0, 0)), mode, **axis_kwargs)
             x_bar = np.moveaxis(np.moveaxis(x_bar, k, -1) @ M, -1, k)
-        return (NoTangent(), project_x(fresh(x_bar, y_bar)), NoTangent(), *rest)
+        return (NoTangent(), project_x(linear.fresh(x_bar, y_bar)), NoTangent(), *rest)
 
     return y, pad_pullback
 
@@ -361,7 +323,7 @@ def pad_rrule(array: Any, pad_width: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 for _f in (np.diag, np.diagonal, np.diagflat, np.triu, np.tril):
-    gather_rules(_f)
+    linear.gather_rules(_f)
 
 
 # ------------------------------------------------------------------------------ construction
@@ -369,8 +331,8 @@ for _f in (np.diag, np.diagonal, np.diagflat, np.triu, np.tril):
 
 for _f in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray,
            np.copy):
-    linear_rules(_f, reshape_back)
-astype_rules(np.astype)
+    linear.linear_rules(_f, linear.reshape_back)
+linear.astype_rules(np.astype)
 
 
 # (shape, ndim, size, zeros, ones, empty, *_like, eye, identity, tri, full and full_like
@@ -378,6 +340,6 @@ astype_rules(np.astype)
 for _f in (np.indices, np.unravel_index, np.ravel_multi_index, np.tril_indices,
            np.triu_indices, np.tril_indices_from, np.triu_indices_from, np.diag_indices,
            np.diag_indices_from):
-    non_differentiable(_f)
+    core.non_differentiable(_f)
 
 del _f

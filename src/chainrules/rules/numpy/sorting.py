@@ -23,14 +23,7 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import NoTangent, frule, rrule
-from chainrules.rules._kit import (
-    array_projector,
-    dense_tangent,
-    fit_output,
-    nonzero,
-    zero_for,
-    zero_guard,
-)
+from chainrules.rules import _kit as kit
 
 
 def _source_positions(x: np.ndarray, y: np.ndarray, axis: int) -> np.ndarray:
@@ -62,23 +55,23 @@ def _flat_if_none(x: Any, axis: Any) -> tuple[np.ndarray, int]:
 def partition_frule(dargs: tuple, a: Any, *args: Any, **kwargs: Any) -> Any:
     axis = _partition_axis(args, kwargs)
     y = np.partition(a, *args, **kwargs)
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     if a_dot is None:
-        return y, zero_for(y)
+        return y, kit.zero_for(y)
     x, ax = _flat_if_none(a, axis)
     idx = _source_positions(x, y, ax)
-    t, _ = _flat_if_none(dense_tangent(a_dot, a), axis)
-    return y, fit_output(np.take_along_axis(np.broadcast_to(t, x.shape), idx, ax), y)
+    t, _ = _flat_if_none(kit.dense_tangent(a_dot, a), axis)
+    return y, kit.fit_output(np.take_along_axis(np.broadcast_to(t, x.shape), idx, ax), y)
 
 
 @rrule.register(np.partition, object, ...)
 def partition_rrule(a: Any, *args: Any, **kwargs: Any) -> Any:
     axis = _partition_axis(args, kwargs)
     y = np.partition(a, *args, **kwargs)
-    project_a = array_projector(a)
+    project_a = kit.array_projector(a)
     rest = (NoTangent(),) * len(args)
 
-    @zero_guard(lambda: (NoTangent(), zero_for(a), *rest))
+    @kit.zero_guard(lambda: (NoTangent(), kit.zero_for(a), *rest))
     def partition_pullback(y_bar: Any) -> tuple:
         x, ax = _flat_if_none(a, axis)
         idx = _source_positions(x, y, ax)
@@ -93,21 +86,21 @@ def partition_rrule(a: Any, *args: Any, **kwargs: Any) -> Any:
 @frule.register(np.sort_complex, object)
 def sort_complex_frule(dargs: tuple, a: Any) -> Any:
     y = np.sort_complex(a)
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     if a_dot is None:
-        return y, zero_for(y)
+        return y, kit.zero_for(y)
     x = np.asarray(a)
     idx = _source_positions(x.astype(y.dtype), y, -1)
-    t = np.broadcast_to(dense_tangent(a_dot, a), x.shape)
-    return y, fit_output(np.take_along_axis(t, idx, -1), y)
+    t = np.broadcast_to(kit.dense_tangent(a_dot, a), x.shape)
+    return y, kit.fit_output(np.take_along_axis(t, idx, -1), y)
 
 
 @rrule.register(np.sort_complex, object)
 def sort_complex_rrule(a: Any) -> Any:
     y = np.sort_complex(a)
-    project_a = array_projector(a)
+    project_a = kit.array_projector(a)
 
-    @zero_guard(lambda: (NoTangent(), zero_for(a)))
+    @kit.zero_guard(lambda: (NoTangent(), kit.zero_for(a)))
     def sort_complex_pullback(y_bar: Any) -> tuple:
         x = np.asarray(a)
         idx = _source_positions(x.astype(y.dtype), y, -1)

@@ -24,14 +24,7 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import NoTangent, ZeroTangent, frule, rrule
-from chainrules.rules._kit import (
-    array_projector,
-    dense_tangent,
-    fit_output,
-    nonzero,
-    zero_for,
-    zero_guard,
-)
+from chainrules.rules import _kit as kit
 
 
 def _i1(x: Any) -> np.ndarray:
@@ -66,18 +59,18 @@ def _i1(x: Any) -> np.ndarray:
 @frule.register(np.i0, object)
 def i0_frule(dargs: tuple, x: Any) -> Any:
     y = np.i0(x)
-    x_dot = nonzero(dargs[1])
+    x_dot = kit.nonzero(dargs[1])
     if x_dot is None:
-        return y, zero_for(y)
-    return y, fit_output(_i1(x) * dense_tangent(x_dot, x), y)
+        return y, kit.zero_for(y)
+    return y, kit.fit_output(_i1(x) * kit.dense_tangent(x_dot, x), y)
 
 
 @rrule.register(np.i0, object)
 def i0_rrule(x: Any) -> Any:
     y = np.i0(x)
-    project_x = array_projector(x)
+    project_x = kit.array_projector(x)
 
-    @zero_guard(lambda: (NoTangent(), zero_for(x)))
+    @kit.zero_guard(lambda: (NoTangent(), kit.zero_for(x)))
     def i0_pullback(y_bar: Any) -> tuple:
         x_bar = _i1(x) * np.asarray(y_bar)
         if np.ndim(x_bar) > np.ndim(x):
@@ -97,19 +90,19 @@ def _discont_bar(args: tuple) -> tuple:
 @frule.register(np.unwrap, object, ...)
 def unwrap_frule(dargs: tuple, p: Any, *args: Any, **kwargs: Any) -> Any:
     y = np.unwrap(p, *args, **kwargs)
-    p_dot = nonzero(dargs[1])
+    p_dot = kit.nonzero(dargs[1])
     if p_dot is None:
-        return y, zero_for(y)
-    return y, fit_output(dense_tangent(p_dot, p), y)
+        return y, kit.zero_for(y)
+    return y, kit.fit_output(kit.dense_tangent(p_dot, p), y)
 
 
 @rrule.register(np.unwrap, object, ...)
 def unwrap_rrule(p: Any, *args: Any, **kwargs: Any) -> Any:
     y = np.unwrap(p, *args, **kwargs)
-    project_p = array_projector(p)
+    project_p = kit.array_projector(p)
     rest = _discont_bar(args)
 
-    @zero_guard(lambda: (NoTangent(), zero_for(p), *rest))
+    @kit.zero_guard(lambda: (NoTangent(), kit.zero_for(p), *rest))
     def unwrap_pullback(y_bar: Any) -> tuple:
         return (NoTangent(), project_p(np.broadcast_to(y_bar, np.shape(y))), *rest)
 

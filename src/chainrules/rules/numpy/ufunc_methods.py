@@ -18,18 +18,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from chainrules.core import NoTangent, OutArgumentError, Tangent
-from chainrules.rules._kit import (
-    array_projector,
-    conj,
-    define_rules,
-    dense_tangent,
-    fit_output,
-    is_differentiable,
-    nonzero,
-    qualified_name,
-    zero_for,
-    zero_guard,
-)
+from chainrules.rules import _kit as kit
 
 _REDUCE_PARAMS = ("axis", "dtype", "out", "keepdims", "initial", "where")
 _ACCUMULATE_PARAMS = ("axis", "dtype", "out")
@@ -38,7 +27,9 @@ _ACCUMULATE_PARAMS = ("axis", "dtype", "out")
 def _bind(f: Any, names: tuple, args: tuple, kwargs: dict) -> dict:
     """The keyword view of a reduce/accumulate call; refuses ``out=`` and ``where=``."""
     if len(args) > len(names):
-        raise TypeError(f"{qualified_name(f)} takes at most {len(names) + 1} positional arguments")
+        raise TypeError(
+            f"{kit.qualified_name(f)} takes at most {len(names) + 1} positional arguments"
+        )
     params = dict(zip(names, args))
     params.update(kwargs)
     if params.get("out") is not None:
@@ -85,13 +76,13 @@ def _method_rules(method: Any, names: tuple, pushforward: Callable[..., Any],
     def method_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
         params = _bind(method, names, args, kwargs)
         y = method(x, *args, **kwargs)
-        project_x = array_projector(x)
+        project_x = kit.array_projector(x)
         rest = (NoTangent(),) * len(args)
-        zeros = (NoTangent(), zero_for(x), *rest)
+        zeros = (NoTangent(), kit.zero_for(x), *rest)
 
-        @zero_guard(zeros)
+        @kit.zero_guard(zeros)
         def method_pullback(y_bar: Any) -> tuple:
-            if not is_differentiable(x) or not is_differentiable(y):
+            if not kit.is_differentiable(x) or not kit.is_differentiable(y):
                 return zeros
             return NoTangent(), project_x(pullback(np.asarray(x), y, y_bar, params)), *rest
 
@@ -100,15 +91,15 @@ def _method_rules(method: Any, names: tuple, pushforward: Callable[..., Any],
     def method_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
         params = _bind(method, names, args, kwargs)
         y = method(x, *args, **kwargs)
-        if not is_differentiable(y):
+        if not kit.is_differentiable(y):
             return y, NoTangent()
-        x_dot = nonzero(dargs[1])
-        if x_dot is None or not is_differentiable(x):
-            return y, zero_for(y)
-        x_dot = dense_tangent(x_dot, x) if isinstance(x_dot, Tangent) else x_dot
-        return y, fit_output(pushforward(np.asarray(x), y, x_dot, params), y)
+        x_dot = kit.nonzero(dargs[1])
+        if x_dot is None or not kit.is_differentiable(x):
+            return y, kit.zero_for(y)
+        x_dot = kit.dense_tangent(x_dot, x) if isinstance(x_dot, Tangent) else x_dot
+        return y, kit.fit_output(pushforward(np.asarray(x), y, x_dot, params), y)
 
-    define_rules(method, object, ..., frule_fn=method_frule, rrule_fn=method_rrule, name=name)
+    kit.define_rules(method, object, ..., frule_fn=method_frule, rrule_fn=method_rrule, name=name)
 
 
 def _register_reduce(ufunc: np.ufunc, weights: Callable[..., Any]) -> None:
@@ -131,7 +122,7 @@ def _register_reduce(ufunc: np.ufunc, weights: Callable[..., Any]) -> None:
         y_bar_kept = _expand(y_bar, axes, keep)
         if w is None:
             return np.broadcast_to(y_bar_kept, x.shape).copy()
-        return conj(w) * y_bar_kept
+        return kit.conj(w) * y_bar_kept
 
     _method_rules(ufunc.reduce, _REDUCE_PARAMS, reduce_pushforward, reduce_pullback,
                   f"{ufunc.__name__}_reduce")

@@ -69,25 +69,9 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import (
-    NoTangent,
-    OutArgumentError,
-    Tangent,
-    ZeroTangent,
-    non_differentiable,
-    scalar_rule,
-)
-from chainrules.rules._kit import (
-    array_projector,
-    define_rules,
-    dense_tangent,
-    fit_output,
-    is_differentiable,
-    nonzero,
-    refuse_out,
-    zero_for,
-    zero_guard,
-)
+from chainrules import core
+from chainrules.core import NoTangent, OutArgumentError, Tangent, ZeroTangent, scalar_rule
+from chainrules.rules import _kit as kit
 from chainrules.rules.array_api.elementwise import PARTIALS
 
 _LN2 = math.log(2.0)
@@ -99,15 +83,15 @@ _LN2 = math.log(2.0)
 def _tangent(t: Any, x: Any) -> Any:
     """The tangent of ``x`` as something NumPy multiplies (a list's ``Tangent`` stacked),
     or None when it is zero or ``x`` cannot carry one."""
-    t = nonzero(t)
-    if t is None or not is_differentiable(x):
+    t = kit.nonzero(t)
+    if t is None or not kit.is_differentiable(x):
         return None
-    return dense_tangent(t, x) if isinstance(t, Tangent) else t
+    return kit.dense_tangent(t, x) if isinstance(t, Tangent) else t
 
 
 def _refuse(f: Any, args: tuple, kwargs: dict) -> None:
     """``out=`` and ``where=``, and for a ufunc its output array passed positionally."""
-    refuse_out(f, kwargs, args, f.nin if isinstance(f, np.ufunc) else None, where=True)
+    kit.refuse_out(f, kwargs, args, f.nin if isinstance(f, np.ufunc) else None, where=True)
 
 
 def _safe_ratio(a: Any, r: Any) -> Any:
@@ -126,13 +110,13 @@ def _real_linear(f: Any, pushforward: Callable[..., Any], pullback: Callable[...
     def real_linear_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
         guard(f, (x, *args), kwargs)
         y = f(x, *args, **kwargs)
-        project_x = array_projector(x)
+        project_x = kit.array_projector(x)
         rest = (NoTangent(),) * len(args)
-        zeros = (NoTangent(), zero_for(x), *rest)
+        zeros = (NoTangent(), kit.zero_for(x), *rest)
 
-        @zero_guard(zeros)
+        @kit.zero_guard(zeros)
         def real_linear_pullback(y_bar: Any) -> tuple:
-            if not is_differentiable(x):
+            if not kit.is_differentiable(x):
                 return zeros
             return NoTangent(), project_x(pullback(x, y, y_bar, *args, **kwargs)), *rest
 
@@ -143,10 +127,10 @@ def _real_linear(f: Any, pushforward: Callable[..., Any], pullback: Callable[...
         y = f(x, *args, **kwargs)
         x_dot = _tangent(dargs[1], x)
         if x_dot is None:
-            return y, zero_for(y)
-        return y, fit_output(pushforward(x, y, x_dot, *args, **kwargs), y)
+            return y, kit.zero_for(y)
+        return y, kit.fit_output(pushforward(x, y, x_dot, *args, **kwargs), y)
 
-    define_rules(f, object, ..., frule_fn=real_linear_frule, rrule_fn=real_linear_rrule)
+    kit.define_rules(f, object, ..., frule_fn=real_linear_frule, rrule_fn=real_linear_rrule)
 
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -176,16 +160,16 @@ def _quotient(x1: Any, x2: Any, y: Any) -> Any:
 def divmod_rrule(x1: Any, x2: Any, *args: Any, **kwargs: Any) -> Any:
     _refuse(np.divmod, (x1, x2, *args), kwargs)
     y = np.divmod(x1, x2, **kwargs)
-    project_x1 = array_projector(x1)
-    project_x2 = array_projector(x2)
-    zeros = (NoTangent(), zero_for(x1), zero_for(x2))
+    project_x1 = kit.array_projector(x1)
+    project_x2 = kit.array_projector(x2)
+    zeros = (NoTangent(), kit.zero_for(x1), kit.zero_for(x2))
 
-    @zero_guard(zeros)
+    @kit.zero_guard(zeros)
     def divmod_pullback(y_bar: Any) -> tuple:
-        mod_bar = nonzero(y_bar[1])
-        if mod_bar is None or not is_differentiable(y[1]):
+        mod_bar = kit.nonzero(y_bar[1])
+        if mod_bar is None or not kit.is_differentiable(y[1]):
             return zeros
-        x2_bar = (project_x2(-_quotient(x1, x2, y[1]) * mod_bar) if is_differentiable(x2)
+        x2_bar = (project_x2(-_quotient(x1, x2, y[1]) * mod_bar) if kit.is_differentiable(x2)
                   else NoTangent())
         return NoTangent(), project_x1(mod_bar), x2_bar
 
@@ -195,17 +179,17 @@ def divmod_rrule(x1: Any, x2: Any, *args: Any, **kwargs: Any) -> Any:
 def divmod_frule(dargs: tuple, x1: Any, x2: Any, *args: Any, **kwargs: Any) -> Any:
     _refuse(np.divmod, (x1, x2, *args), kwargs)
     y = np.divmod(x1, x2, **kwargs)
-    if not is_differentiable(y[1]):
+    if not kit.is_differentiable(y[1]):
         return y, Tangent[tuple](NoTangent(), NoTangent())
     x1_dot = _tangent(dargs[1], x1)
     x2_dot = _tangent(dargs[2], x2)
     mod_dot: Any = ZeroTangent() if x1_dot is None else x1_dot
     if x2_dot is not None:
         mod_dot = mod_dot - _quotient(x1, x2, y[1]) * x2_dot
-    return y, Tangent[tuple](ZeroTangent(), fit_output(mod_dot, y[1]))
+    return y, Tangent[tuple](ZeroTangent(), kit.fit_output(mod_dot, y[1]))
 
 
-define_rules(np.divmod, object, object, ..., frule_fn=divmod_frule, rrule_fn=divmod_rrule)
+kit.define_rules(np.divmod, object, object, ..., frule_fn=divmod_frule, rrule_fn=divmod_rrule)
 
 
 # ------------------------------------------------------------ non-holomorphic functions
@@ -330,9 +314,9 @@ def _rounding_rules(f: Any, max_args: int) -> None:
     from the jumps; at most ``max_args`` positional arguments (a further one is ``out``)."""
 
     def rounding_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
-        refuse_out(f, kwargs, (x, *args), max_args, where=True)
+        kit.refuse_out(f, kwargs, (x, *args), max_args, where=True)
         y = f(x, *args, **kwargs)
-        result = (NoTangent(), zero_for(x), *((NoTangent(),) * len(args)))
+        result = (NoTangent(), kit.zero_for(x), *((NoTangent(),) * len(args)))
 
         def rounding_pullback(y_bar: Any) -> tuple:
             return result
@@ -340,11 +324,11 @@ def _rounding_rules(f: Any, max_args: int) -> None:
         return y, rounding_pullback
 
     def rounding_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
-        refuse_out(f, kwargs, (x, *args), max_args, where=True)
+        kit.refuse_out(f, kwargs, (x, *args), max_args, where=True)
         y = f(x, *args, **kwargs)
-        return y, zero_for(y)
+        return y, kit.zero_for(y)
 
-    define_rules(f, object, ..., frule_fn=rounding_frule, rrule_fn=rounding_rrule)
+    kit.define_rules(f, object, ..., frule_fn=rounding_frule, rrule_fn=rounding_rrule)
 
 
 _rounding_rules(np.round, 2)
@@ -355,13 +339,13 @@ _rounding_rules(np.fix, 1)
 def ldexp_rrule(x1: Any, x2: Any, *args: Any, **kwargs: Any) -> Any:
     _refuse(np.ldexp, (x1, x2, *args), kwargs)
     y = np.ldexp(x1, x2, **kwargs)
-    project_x1 = array_projector(x1)
+    project_x1 = kit.array_projector(x1)
     # the exponent is an integer: it gets NoTangent(), whatever its Python type
-    zeros = (NoTangent(), zero_for(x1), NoTangent())
+    zeros = (NoTangent(), kit.zero_for(x1), NoTangent())
 
-    @zero_guard(zeros)
+    @kit.zero_guard(zeros)
     def ldexp_pullback(y_bar: Any) -> tuple:
-        if not is_differentiable(x1):
+        if not kit.is_differentiable(x1):
             return zeros
         return NoTangent(), project_x1(np.ldexp(y_bar, x2)), NoTangent()
 
@@ -374,10 +358,10 @@ def ldexp_frule(dargs: tuple, x1: Any, x2: Any, *args: Any, **kwargs: Any) -> An
     x1_dot = _tangent(dargs[1], x1)
     if x1_dot is None:
         return y, ZeroTangent()
-    return y, fit_output(np.ldexp(x1_dot, x2), y)
+    return y, kit.fit_output(np.ldexp(x1_dot, x2), y)
 
 
-define_rules(np.ldexp, object, object, ..., frule_fn=ldexp_frule, rrule_fn=ldexp_rrule)
+kit.define_rules(np.ldexp, object, object, ..., frule_fn=ldexp_frule, rrule_fn=ldexp_rrule)
 
 
 def _two_output_rules(f: Any, tangent: Callable[[Any, Any, Any], Any], second: Any) -> None:
@@ -388,13 +372,13 @@ def _two_output_rules(f: Any, tangent: Callable[[Any, Any, Any], Any], second: A
     def two_output_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
         _refuse(f, (x, *args), kwargs)
         y = f(x, **kwargs)
-        project_x = array_projector(x)
-        zeros = (NoTangent(), zero_for(x))
+        project_x = kit.array_projector(x)
+        zeros = (NoTangent(), kit.zero_for(x))
 
-        @zero_guard(zeros)
+        @kit.zero_guard(zeros)
         def two_output_pullback(y_bar: Any) -> tuple:
-            first_bar = nonzero(y_bar[0])
-            if first_bar is None or not is_differentiable(x):
+            first_bar = kit.nonzero(y_bar[0])
+            if first_bar is None or not kit.is_differentiable(x):
                 return zeros
             return NoTangent(), project_x(tangent(x, y, first_bar))
 
@@ -406,9 +390,9 @@ def _two_output_rules(f: Any, tangent: Callable[[Any, Any, Any], Any], second: A
         x_dot = _tangent(dargs[1], x)
         if x_dot is None:
             return y, Tangent[tuple](ZeroTangent(), second)
-        return y, Tangent[tuple](fit_output(tangent(x, y, x_dot), y[0]), second)
+        return y, Tangent[tuple](kit.fit_output(tangent(x, y, x_dot), y[0]), second)
 
-    define_rules(f, object, ..., frule_fn=two_output_frule, rrule_fn=two_output_rrule)
+    kit.define_rules(f, object, ..., frule_fn=two_output_frule, rrule_fn=two_output_rrule)
 
 
 # mantissa = x * 2**-e with e piecewise constant (an integer: NoTangent)
@@ -449,28 +433,28 @@ def _clip_weights(a: Any, lo: Any, hi: Any) -> tuple:
 
 
 def clip_rrule(a: Any, *args: Any, **kwargs: Any) -> Any:
-    refuse_out(np.clip, kwargs, args, 2, where=True)
+    kit.refuse_out(np.clip, kwargs, args, 2, where=True)
     y = np.clip(a, *args, **kwargs)
     lo, hi = _clip_bounds(args, kwargs)
     values = (a, *args)
-    zeros = (NoTangent(), *(zero_for(v) for v in values))
+    zeros = (NoTangent(), *(kit.zero_for(v) for v in values))
 
-    @zero_guard(zeros)
+    @kit.zero_guard(zeros)
     def clip_pullback(y_bar: Any) -> tuple:
-        if not is_differentiable(y):
+        if not kit.is_differentiable(y):
             return zeros
         weights = _clip_weights(a, lo, hi)
         return NoTangent(), *(
-            array_projector(v)(np.where(w, y_bar, 0)) if is_differentiable(v) else zero
+            kit.array_projector(v)(np.where(w, y_bar, 0)) if kit.is_differentiable(v) else zero
             for v, w, zero in zip(values, weights, zeros[1:]))
 
     return y, clip_pullback
 
 
 def clip_frule(dargs: tuple, a: Any, *args: Any, **kwargs: Any) -> Any:
-    refuse_out(np.clip, kwargs, args, 2, where=True)
+    kit.refuse_out(np.clip, kwargs, args, 2, where=True)
     y = np.clip(a, *args, **kwargs)
-    if not is_differentiable(y):
+    if not kit.is_differentiable(y):
         return y, NoTangent()
     weights = _clip_weights(a, *_clip_bounds(args, kwargs))
     y_dot: Any = ZeroTangent()
@@ -478,10 +462,10 @@ def clip_frule(dargs: tuple, a: Any, *args: Any, **kwargs: Any) -> Any:
         x_dot = _tangent(x_dot, x)
         if x_dot is not None:
             y_dot = y_dot + np.where(w, x_dot, 0)
-    return y, fit_output(y_dot, y)
+    return y, kit.fit_output(y_dot, y)
 
 
-define_rules(np.clip, object, ..., frule_fn=clip_frule, rrule_fn=clip_rrule)
+kit.define_rules(np.clip, object, ..., frule_fn=clip_frule, rrule_fn=clip_rrule)
 
 
 def _finite_parts(x: Any, y: Any, t: Any, *args: Any, **kwargs: Any) -> Any:
@@ -512,4 +496,4 @@ for _f in (
     np.right_shift, np.bitwise_count, np.gcd, np.lcm,
     np.isnan, np.isinf, np.isfinite, np.isnat, np.signbit, np.spacing, np.nextafter,
 ):
-    non_differentiable(_f)
+    core.non_differentiable(_f)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chainrules.core import ChainRulesError
-from chainrules.rules._kit import qualified_name
+from chainrules.rules import _kit as kit
 
 
 class UnsupportedOptionError(ChainRulesError, NotImplementedError):
@@ -36,5 +36,5 @@ class UnsupportedOptionError(ChainRulesError, NotImplementedError):
         self.function = function
         self.option = option
         self.value = value
-        super().__init__(f"the rule for {qualified_name(function)} does not support "
+        super().__init__(f"the rule for {kit.qualified_name(function)} does not support "
                          f"{option}={value!r}: {reason}. {fix}")

@@ -16,21 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import (
-    AbstractTangent,
-    ChainRulesError,
-    NoTangent,
-    ProjectTo,
-    Tangent,
-    ZeroTangent,
-    unthunk,
-)
-from chainrules.rules._kit import is_zero, zero_for
+from chainrules import core
+from chainrules.core import AbstractTangent, ChainRulesError, NoTangent, ProjectTo, Tangent, unthunk
+from chainrules.rules import _kit as kit
 
-__all__ = ["SolverError", "is_zero"]
+__all__ = ["SolverError"]
 
 _NO = NoTangent()
-_ZERO = ZeroTangent()
+_ZERO = core.ZeroTangent()
 
 
 class SolverError(ChainRulesError, RuntimeError):
@@ -110,7 +103,7 @@ def positional_cotangents(solver: Callable, pos: tuple, given: dict) -> list:
 def _unused(x: Any) -> Any:
     # a derivative function (fprime, jac) may close over traced values: the AD wants a
     # cotangent for it, zero (it only speeds the solve), never NoTangent
-    return _ZERO if callable(x) else zero_for(x)
+    return _ZERO if callable(x) else kit.zero_for(x)
 
 
 def positional_tangent(solver: Callable, dargs: tuple, name: str) -> Any:
@@ -135,8 +128,8 @@ def scale(c: Any, t: Any) -> Any:
 def args_cotangent(args: Any, bars: list) -> Any:
     """The cotangent of SciPy's ``args=`` from one cotangent per entry."""
     if not isinstance(args, tuple):
-        return ProjectTo(args)(bars[0]) if not is_zero(bars[0]) else bars[0]
-    items = [b if is_zero(b) else ProjectTo(a)(b) for a, b in zip(args, bars)]
+        return ProjectTo(args)(bars[0]) if not kit.is_zero(bars[0]) else bars[0]
+    items = [b if kit.is_zero(b) else ProjectTo(a)(b) for a, b in zip(args, bars)]
     return Tangent[tuple](*items) if items else _NO
 
 
@@ -161,7 +154,7 @@ def one_like(y: Any) -> Any:
 def inner(u: Any, v: Any) -> float:
     """The real inner product of two tangents of the same primal (structures too)."""
     u, v = unthunk(u), unthunk(v)
-    if is_zero(u) or is_zero(v):
+    if kit.is_zero(u) or kit.is_zero(v):
         return 0.0
     if isinstance(u, (Tangent, tuple)):
         return sum(inner(a, at_path(v, (k,))) for k, a in
@@ -200,7 +193,7 @@ class Flat:
         out = []
         for path, e in self.leaves:
             v = at_path(unthunk(t), path)
-            out.append(np.zeros(e.size, dtype=float) if is_zero(v)
+            out.append(np.zeros(e.size, dtype=float) if kit.is_zero(v)
                        else np.real(np.asarray(v, dtype=e.dtype)).reshape(-1).astype(float))
         return np.concatenate(out) if out else np.zeros(0)
 
@@ -218,7 +211,7 @@ def at_path(t: Any, path: tuple) -> Any:
     """The entry at ``path`` of a structural tangent (``ZeroTangent`` where absent)."""
     for k in path:
         t = unthunk(t)
-        if is_zero(t):
+        if kit.is_zero(t):
             return t
         if isinstance(t, Tangent):
             b = t.backing

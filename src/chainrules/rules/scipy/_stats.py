@@ -26,17 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Thunk,
-    ZeroTangent,
-    frule,
-    not_implemented,
-    rrule,
-    unthunk,
-)
-from chainrules.rules._kit import define_rules, fit_output, is_zero
+from chainrules import core
+from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, not_implemented, unthunk
+from chainrules.rules import _kit as kit
 
 __all__ = ["as_float", "cdf_scale", "check_real", "is_integer_valued", "masked",
            "opt_out_subclasses", "register_method", "shape_names"]
@@ -129,7 +121,7 @@ def register_method(func: Any, dist_type: type, names: Callable[[Any], list[str]
                 if p is None or (is_integer_valued(x) and (
                         isinstance(p, str) or isinstance(x, np.ndarray))):
                     out.append(NoTangent())
-                elif is_zero(y_bar):
+                elif kit.is_zero(y_bar):
                     out.append(ZeroTangent())
                 elif isinstance(p, str):
                     out.append(not_implemented(p))
@@ -150,7 +142,7 @@ def register_method(func: Any, dist_type: type, names: Callable[[Any], list[str]
         y_dot: Any = ZeroTangent()
         for name, x, x_dot in zip(pos, args, dargs[2:]):
             x_dot = unthunk(x_dot)
-            if is_zero(x_dot):
+            if kit.is_zero(x_dot):
                 continue
             if parts is None:
                 parts = partials(dist, _bind(names(dist), defaults, args, kwargs), y)
@@ -159,12 +151,12 @@ def register_method(func: Any, dist_type: type, names: Callable[[Any], list[str]
                 continue
             if isinstance(p, str):
                 return y, not_implemented(p)
-            y_dot = p() * x_dot if is_zero(y_dot) else y_dot + p() * x_dot
-        if is_zero(y_dot):
+            y_dot = p() * x_dot if kit.is_zero(y_dot) else y_dot + p() * x_dot
+        if kit.is_zero(y_dot):
             return y, y_dot
-        return y, fit_output(y_dot, y)
+        return y, kit.fit_output(y_dot, y)
 
-    define_rules(func, dist_type, ..., frule_fn=stats_frule, rrule_fn=stats_rrule, name=label)
+    kit.define_rules(func, dist_type, ..., frule_fn=stats_frule, rrule_fn=stats_rrule, name=label)
 
 
 def _subclasses(cls: type) -> list[type]:
@@ -183,5 +175,5 @@ def opt_out_subclasses(funcs: list, registered: Any) -> None:
         for sub in _subclasses(dist_type):
             if sub not in registered:
                 for func in funcs:
-                    rrule.opt_out(func, sub, ...)
-                    frule.opt_out(func, sub, ...)
+                    core.rrule.opt_out(func, sub, ...)
+                    core.frule.opt_out(func, sub, ...)

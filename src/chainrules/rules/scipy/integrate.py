@@ -44,42 +44,17 @@ from typing import Any
 import numpy as np
 import scipy.integrate as si
 
-from chainrules.core import (
-    HasForwardsMode,
-    HasReverseMode,
-    NoTangent,
-    Tangent,
-    ZeroTangent,
-    frule,
-    frule_via_ad,
-    not_implemented,
-    rrule,
-    rrule_via_ad,
-    unthunk,
-)
-from chainrules.rules._kit import array_projector, dense_tangent
+from chainrules import core
+from chainrules.core import HasForwardsMode, HasReverseMode, Tangent, frule, rrule, unthunk
+from chainrules.rules import _kit as kit
 
-from ._solvers import (
-    Flat,
-    SolverError,
-    args_cotangent,
-    args_tangents,
-    args_tuple,
-    bind,
-    field,
-    is_zero,
-    item,
-    not_converged,
-    one_like,
-    positional_cotangents,
-    positional_tangent,
-    scale,
-)
+from . import _solvers as solvers
+from ._solvers import SolverError
 
 __all__ = ["SolverError"]
 
-_NO = NoTangent()
-_ZERO = ZeroTangent()
+_NO = core.NoTangent()
+_ZERO = core.ZeroTangent()
 
 
 # ----------------------------------------------------------------------------------------
@@ -87,7 +62,7 @@ _ZERO = ZeroTangent()
 
 
 def _quad_solve(func: Callable, pos: tuple, kwargs: dict) -> tuple:
-    bound = bind(si.quad, (func, *pos), kwargs)
+    bound = solvers.bind(si.quad, (func, *pos), kwargs)
     arguments = bound.arguments
     if arguments.get("weight") is not None or arguments.get("complex_func"):
         raise SolverError("scipy.integrate.quad", "weighted or complex integrals are not "
@@ -96,7 +71,7 @@ def _quad_solve(func: Callable, pos: tuple, kwargs: dict) -> tuple:
     arguments["full_output"] = 1
     out = si.quad(*bound.args, **bound.kwargs)
     if len(out) > 3:
-        raise not_converged("scipy.integrate.quad", str(out[3]).strip().split("\n")[0])
+        raise solvers.not_converged("scipy.integrate.quad", str(out[3]).strip().split("\n")[0])
     y = out if full else out[:2]
     return y, arguments
 
@@ -110,19 +85,19 @@ def quad_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
     y, arguments = _quad_solve(func, pos, kwargs)
     a, b = arguments["a"], arguments["b"]
     raw_args = arguments.get("args", ())
-    args = args_tuple(raw_args)
+    args = solvers.args_tuple(raw_args)
 
     def quad_pullback(y_bar: Any) -> tuple:
-        v_bar = item(y_bar, 0)
-        if is_zero(v_bar):
-            return (_NO, _ZERO, *positional_cotangents(si.quad, pos, {}))
+        v_bar = solvers.item(y_bar, 0)
+        if kit.is_zero(v_bar):
+            return (_NO, _ZERO, *solvers.positional_cotangents(si.quad, pos, {}))
         v_bar = float(np.real(v_bar))
         a_bar = -v_bar * _limit_value(func, a, args) if np.isfinite(a) else _ZERO
         b_bar = v_bar * _limit_value(func, b, args) if np.isfinite(b) else _ZERO
         f_bar, args_bars = _integral_of_gradient(config, func, a, b, args, arguments)
-        args_bar = args_cotangent(raw_args, [scale(v_bar, b) for b in args_bars])
-        f_bar = scale(v_bar, f_bar)
-        return (_NO, f_bar, *positional_cotangents(
+        args_bar = solvers.args_cotangent(raw_args, [solvers.scale(v_bar, b) for b in args_bars])
+        f_bar = solvers.scale(v_bar, f_bar)
+        return (_NO, f_bar, *solvers.positional_cotangents(
             si.quad, pos, {"a": a_bar, "b": b_bar, "args": args_bar}))
 
     return y, quad_pullback
@@ -134,13 +109,13 @@ def _integral_of_gradient(config: Any, func: Callable, a: Any, b: Any, args: tup
     w.r.t. what it closes over and ``args`` (one ``quad_vec`` of a flat vector)."""
 
     def gradient(t: float) -> tuple:
-        y, pullback = rrule_via_ad(config, func, t, *args)
-        g = pullback(one_like(y))
+        y, pullback = core.rrule_via_ad(config, func, t, *args)
+        g = pullback(solvers.one_like(y))
         return unthunk(g[0]), tuple(unthunk(x) for x in g[2:])
 
     t_mid = 0.5 * (a + b) if np.isfinite(a) and np.isfinite(b) else (
         a if np.isfinite(a) else b if np.isfinite(b) else 0.0)
-    flat = Flat(gradient(float(t_mid)))
+    flat = solvers.Flat(gradient(float(t_mid)))
     if flat.size == 0:
         f_bar, args_bars = flat.unflatten(np.zeros(0))
         return f_bar, list(args_bars)
@@ -159,20 +134,20 @@ def quad_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs: A
     y, arguments = _quad_solve(func, pos, kwargs)
     a, b = arguments["a"], arguments["b"]
     raw_args = arguments.get("args", ())
-    args = args_tuple(raw_args)
+    args = solvers.args_tuple(raw_args)
     f_dot = unthunk(dargs[1])
-    args_dots = args_tangents(raw_args, positional_tangent(si.quad, dargs, "args"))
+    args_dots = solvers.args_tangents(raw_args, solvers.positional_tangent(si.quad, dargs, "args"))
     a_dot, b_dot = unthunk(dargs[2]), unthunk(dargs[3])
     v_dot = 0.0
-    if not is_zero(a_dot) and np.isfinite(a):
+    if not kit.is_zero(a_dot) and np.isfinite(a):
         v_dot -= _limit_value(func, a, args) * a_dot
-    if not is_zero(b_dot) and np.isfinite(b):
+    if not kit.is_zero(b_dot) and np.isfinite(b):
         v_dot += _limit_value(func, b, args) * b_dot
-    if not (is_zero(f_dot) and all(is_zero(d) for d in args_dots)):
+    if not (kit.is_zero(f_dot) and all(kit.is_zero(d) for d in args_dots)):
         def integrand_dot(t: float) -> float:
-            _, d = frule_via_ad(config, (f_dot, _ZERO, *args_dots), func, t, *args)
+            _, d = core.frule_via_ad(config, (f_dot, _ZERO, *args_dots), func, t, *args)
             d = unthunk(d)
-            return 0.0 if is_zero(d) else float(np.real(d))
+            return 0.0 if kit.is_zero(d) else float(np.real(d))
 
         v, _ = si.quad(integrand_dot, a, b, epsabs=arguments.get("epsabs", 1.49e-8),
                        epsrel=arguments.get("epsrel", 1.49e-8),
@@ -202,22 +177,22 @@ class _RHS:
 
     def vjp(self, t: float, y: np.ndarray, a: np.ndarray) -> tuple:
         """``((df/dy)^T a, (f_bar, args_bars))`` at ``(t, y)``."""
-        out, pullback = rrule_via_ad(self.config, self.f,
+        out, pullback = core.rrule_via_ad(self.config, self.f,
                                      *self.order(y.reshape(self.shape), t), *self.args)
         g = pullback(np.reshape(a, np.shape(out)).astype(np.result_type(out, float)))
         y_bar = unthunk(g[2] if self.tfirst else g[1])
         theta = (unthunk(g[0]), tuple(unthunk(x) for x in g[3:]))
-        return (np.zeros(a.shape) if is_zero(y_bar) else np.reshape(y_bar, -1)), theta
+        return (np.zeros(a.shape) if kit.is_zero(y_bar) else np.reshape(y_bar, -1)), theta
 
     def jvp(self, t: float, y: np.ndarray, s: np.ndarray, f_dot: Any,
             args_dots: list) -> np.ndarray:
         """``(df/dy) s + (df/dtheta) theta_dot`` at ``(t, y)``."""
         y_dot = s.reshape(self.shape)
         dots = (_ZERO, y_dot) if self.tfirst else (y_dot, _ZERO)
-        _, d = frule_via_ad(self.config, (f_dot, *dots, *args_dots), self.f,
+        _, d = core.frule_via_ad(self.config, (f_dot, *dots, *args_dots), self.f,
                             *self.order(y.reshape(self.shape), t), *self.args)
         d = unthunk(d)
-        return np.zeros(s.shape) if is_zero(d) else np.reshape(d, -1)
+        return np.zeros(s.shape) if kit.is_zero(d) else np.reshape(d, -1)
 
 
 def _adjoint(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol: float,
@@ -227,10 +202,12 @@ def _adjoint(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol:
     forward = si.solve_ivp(rhs, (ts[0], ts[-1]), y0, method="DOP853", dense_output=True,
                            rtol=rtol, atol=atol)
     if not forward.success:
-        raise not_converged(name, f"the forward re-solve for the adjoint: {forward.message}")
+        raise solvers.not_converged(
+            name, f"the forward re-solve for the adjoint: {forward.message}"
+        )
     n = y0.size
     _, theta_example = rhs.vjp(float(ts[0]), y0, np.ones(n))
-    flat = Flat(theta_example)
+    flat = solvers.Flat(theta_example)
 
     def adjoint_rhs(t: float, z: np.ndarray) -> np.ndarray:
         y_bar, theta = rhs.vjp(t, forward.sol(t), z[:n])
@@ -244,7 +221,7 @@ def _adjoint(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol:
         back = si.solve_ivp(adjoint_rhs, (ts[k], ts[k - 1]), z, method="DOP853",
                             rtol=rtol, atol=atol)
         if not back.success:
-            raise not_converged(name, f"the adjoint solve: {back.message}")
+            raise solvers.not_converged(name, f"the adjoint solve: {back.message}")
         z = back.y[:, -1]
     y0_bar = z[:n] + Y_bar[0]
     return y0_bar, flat.unflatten(z[n:]), z[:n]
@@ -262,12 +239,12 @@ def _sensitivities(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, s0: np.ndarray, f_
     out = si.solve_ivp(augmented, (ts[0], ts[-1]), np.concatenate([y0, s0]), method="DOP853",
                        t_eval=ts, rtol=rtol, atol=atol)
     if not out.success:
-        raise not_converged(name, f"the sensitivity solve: {out.message}")
+        raise solvers.not_converged(name, f"the sensitivity solve: {out.message}")
     return out.y[n:].T
 
 
 def _odeint_solve(func: Callable, pos: tuple, kwargs: dict) -> tuple:
-    bound = bind(si.odeint, (func, *pos), kwargs)
+    bound = solvers.bind(si.odeint, (func, *pos), kwargs)
     arguments = bound.arguments
     full = bool(arguments.get("full_output", 0))
     arguments["full_output"] = 1
@@ -276,7 +253,7 @@ def _odeint_solve(func: Callable, pos: tuple, kwargs: dict) -> tuple:
         warnings.simplefilter("ignore", si.ODEintWarning)
         Y, info = si.odeint(*bound.args, **bound.kwargs)
     if info["message"] != "Integration successful.":
-        raise not_converged("scipy.integrate.odeint", info["message"])
+        raise solvers.not_converged("scipy.integrate.odeint", info["message"])
     return (Y, info) if full else Y, Y, full, arguments
 
 
@@ -294,25 +271,25 @@ def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
     y0 = np.asarray(arguments["y0"])
     ts = np.asarray(arguments["t"], dtype=float)
     raw_args = arguments.get("args", ())
-    rhs = _RHS(config, func, args_tuple(raw_args), bool(arguments.get("tfirst")),
+    rhs = _RHS(config, func, solvers.args_tuple(raw_args), bool(arguments.get("tfirst")),
                (y0.size,))
     rtol, atol = _tolerances(arguments)
 
     def odeint_pullback(y_bar: Any) -> tuple:
-        Y_bar = item(y_bar, 0) if full else unthunk(y_bar)
-        if is_zero(Y_bar):
-            return (_NO, _ZERO, *positional_cotangents(si.odeint, pos, {}))
+        Y_bar = solvers.item(y_bar, 0) if full else unthunk(y_bar)
+        if kit.is_zero(Y_bar):
+            return (_NO, _ZERO, *solvers.positional_cotangents(si.odeint, pos, {}))
         Y_bar = np.real(np.asarray(Y_bar, float))
         y0_bar, (f_bar, args_bars), a0 = _adjoint(
             rhs, ts, Y[0].astype(float), Y_bar, rtol, atol, "scipy.integrate.odeint")
-        y0_bar = array_projector(arguments["y0"])(y0_bar.reshape(np.shape(arguments["y0"])))
+        y0_bar = kit.array_projector(arguments["y0"])(y0_bar.reshape(np.shape(arguments["y0"])))
         # Y[k] moves with t[k] at the speed f(Y[k], t[k]); moving t[0] moves the start
         F = np.array([rhs(float(tk), Yk) for tk, Yk in zip(ts, Y.astype(float))])
         t_bar = np.einsum("ki,ki->k", Y_bar, F)
         t_bar[0] = -a0 @ F[0]
-        return (_NO, f_bar, *positional_cotangents(si.odeint, pos, {
-            "y0": y0_bar, "t": array_projector(arguments["t"])(t_bar),
-            "args": args_cotangent(raw_args, list(args_bars))}))
+        return (_NO, f_bar, *solvers.positional_cotangents(si.odeint, pos, {
+            "y0": y0_bar, "t": kit.array_projector(arguments["t"])(t_bar),
+            "args": solvers.args_cotangent(raw_args, list(args_bars))}))
 
     return y, odeint_pullback
 
@@ -322,21 +299,29 @@ def odeint_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs:
     y, Y, full, arguments = _odeint_solve(func, pos, kwargs)
     ts = np.asarray(arguments["t"], dtype=float)
     raw_args = arguments.get("args", ())
-    rhs = _RHS(config, func, args_tuple(raw_args), bool(arguments.get("tfirst")),
+    rhs = _RHS(config, func, solvers.args_tuple(raw_args), bool(arguments.get("tfirst")),
                (Y.shape[1],))
-    y0_dot = positional_tangent(si.odeint, dargs, "y0")
-    s0 = np.reshape(dense_tangent(y0_dot, arguments["y0"]).astype(float), -1)
-    t_dot = positional_tangent(si.odeint, dargs, "t")
+    y0_dot = solvers.positional_tangent(si.odeint, dargs, "y0")
+    s0 = np.reshape(kit.dense_tangent(y0_dot, arguments["y0"]).astype(float), -1)
+    t_dot = solvers.positional_tangent(si.odeint, dargs, "t")
     F = None
-    if not is_zero(t_dot):
+    if not kit.is_zero(t_dot):
         # Y[k] moves with t[k] at the speed f(Y[k], t[k]); moving t[0] moves the start
-        t_dot = np.reshape(dense_tangent(t_dot, arguments["t"]).astype(float), -1)
+        t_dot = np.reshape(kit.dense_tangent(t_dot, arguments["t"]).astype(float), -1)
         F = np.array([rhs(float(tk), Yk) for tk, Yk in zip(ts, Y.astype(float))])
         s0 = s0 - F[0] * t_dot[0]
     rtol, atol = _tolerances(arguments)
-    S = _sensitivities(rhs, ts, Y[0].astype(float), s0, unthunk(dargs[1]),
-                       args_tangents(raw_args, positional_tangent(si.odeint, dargs, "args")),
-                       rtol, atol, "scipy.integrate.odeint")
+    S = _sensitivities(
+        rhs,
+        ts,
+        Y[0].astype(float),
+        s0,
+        unthunk(dargs[1]),
+        solvers.args_tangents(raw_args, solvers.positional_tangent(si.odeint, dargs, "args")),
+        rtol,
+        atol,
+        "scipy.integrate.odeint",
+    )
     if F is not None:
         S = S + F * t_dot[:, None]
     S = S.astype(Y.dtype)
@@ -344,7 +329,7 @@ def odeint_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs:
 
 
 def _solve_ivp_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
-    bound = bind(si.solve_ivp, (fun, *pos), kwargs)
+    bound = solvers.bind(si.solve_ivp, (fun, *pos), kwargs)
     arguments = bound.arguments
     options = arguments.get("options", {})
     if arguments.get("events") is not None or arguments.get("dense_output"):
@@ -353,7 +338,7 @@ def _solve_ivp_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
                           "solver's steps)")
     res = si.solve_ivp(*bound.args, **bound.kwargs)
     if not res.success:
-        raise not_converged("scipy.integrate.solve_ivp", str(res.message))
+        raise solvers.not_converged("scipy.integrate.solve_ivp", str(res.message))
     rtol = float(np.min(options.get("rtol", 1e-3)))
     atol = float(np.min(options.get("atol", 1e-6)))
     return res, arguments, rtol, atol
@@ -364,21 +349,21 @@ def solve_ivp_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any
     res, arguments, rtol, atol = _solve_ivp_solve(fun, pos, kwargs)
     y0 = np.asarray(arguments["y0"])
     raw_args = arguments.get("args") or ()
-    rhs = _RHS(config, fun, args_tuple(raw_args), True, (y0.size,))
+    rhs = _RHS(config, fun, solvers.args_tuple(raw_args), True, (y0.size,))
 
     def solve_ivp_pullback(y_bar: Any) -> tuple:
-        Y_bar = field(y_bar, "y")
-        if is_zero(Y_bar):
-            return (_NO, _ZERO, *positional_cotangents(si.solve_ivp, pos, {}))
+        Y_bar = solvers.field(y_bar, "y")
+        if kit.is_zero(Y_bar):
+            return (_NO, _ZERO, *solvers.positional_cotangents(si.solve_ivp, pos, {}))
         ts, Y_bars = _from_start(arguments, res.t, np.real(np.asarray(Y_bar, float)).T)
         y0_bar, (f_bar, args_bars), _ = _adjoint(
             rhs, ts, np.reshape(y0, -1).astype(float), Y_bars, rtol, atol,
             "scipy.integrate.solve_ivp")
-        y0_bar = array_projector(arguments["y0"])(y0_bar.reshape(np.shape(arguments["y0"])))
-        times = not_implemented("derivative of solve_ivp w.r.t. the times")
-        return (_NO, f_bar, *positional_cotangents(si.solve_ivp, pos, {
+        y0_bar = kit.array_projector(arguments["y0"])(y0_bar.reshape(np.shape(arguments["y0"])))
+        times = core.not_implemented("derivative of solve_ivp w.r.t. the times")
+        return (_NO, f_bar, *solvers.positional_cotangents(si.solve_ivp, pos, {
             "y0": y0_bar, "t_span": times, "t_eval": times,
-            "args": args_cotangent(raw_args, list(args_bars)) if raw_args else _NO}))
+            "args": solvers.args_cotangent(raw_args, list(args_bars)) if raw_args else _NO}))
 
     return res, solve_ivp_pullback
 
@@ -387,19 +372,19 @@ def solve_ivp_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any
 def solve_ivp_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any,
                     **kwargs: Any) -> Any:
     res, arguments, rtol, atol = _solve_ivp_solve(fun, pos, kwargs)
-    if not is_zero(positional_tangent(si.solve_ivp, dargs, "t_span")):
+    if not kit.is_zero(solvers.positional_tangent(si.solve_ivp, dargs, "t_span")):
         raise SolverError("scipy.integrate.solve_ivp", "the derivative w.r.t. the times is "
                           "not implemented", "expected tangents for y0, args and the "
                           "function only")
     raw_args = arguments.get("args") or ()
     n = res.y.shape[0]
-    rhs = _RHS(config, fun, args_tuple(raw_args), True, (n,))
-    y0_dot = positional_tangent(si.solve_ivp, dargs, "y0")
-    s0 = np.reshape(dense_tangent(y0_dot, arguments["y0"]).astype(float), -1)
-    args_dot = positional_tangent(si.solve_ivp, dargs, "args") if raw_args else _ZERO
+    rhs = _RHS(config, fun, solvers.args_tuple(raw_args), True, (n,))
+    y0_dot = solvers.positional_tangent(si.solve_ivp, dargs, "y0")
+    s0 = np.reshape(kit.dense_tangent(y0_dot, arguments["y0"]).astype(float), -1)
+    args_dot = solvers.positional_tangent(si.solve_ivp, dargs, "args") if raw_args else _ZERO
     ts, _ = _from_start(arguments, res.t, np.zeros((len(res.t), n)))
     S = _sensitivities(rhs, ts, np.reshape(arguments["y0"], -1).astype(float), s0,
-                       unthunk(dargs[1]), args_tangents(raw_args, args_dot) if raw_args
+                       unthunk(dargs[1]), solvers.args_tangents(raw_args, args_dot) if raw_args
                        else [], rtol, atol, "scipy.integrate.solve_ivp")
     S = S[len(ts) - len(res.t):]
     return res, Tangent[type(res)]({"y": S.T.astype(res.y.dtype)})

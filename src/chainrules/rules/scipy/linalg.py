@@ -57,36 +57,11 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Tangent,
-    Thunk,
-    ZeroTangent,
-    frule,
-    not_implemented,
-    rrule,
-    unthunk,
-)
-from chainrules.rules._kit import nonzero, zero_guard
-from chainrules.rules._linalg_derivatives import (
-    eigh_gaps,
-)
-from chainrules.rules._linalg_kernel import (
-    KINDS,
-    H,
-    T,
-    col,
-    diag,
-    diag_embed,
-    item,
-    nots,
-    options,
-    outer_h,
-    structured,
-    structured_bar,
-    tri_solve,
-)
+from chainrules import core
+from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, frule, not_implemented, rrule
+from chainrules.rules import _kit as kit
+from chainrules.rules import _linalg_derivatives as deriv
+from chainrules.rules import _linalg_kernel as kernel
 
 # ------------------------------------------------------------------------------- helpers
 
@@ -104,14 +79,14 @@ def _trans_code(trans: Any) -> int:
 
 
 def _op(x: np.ndarray, trans: int) -> np.ndarray:
-    return x if trans == 0 else (T(x) if trans == 1 else H(x))
+    return x if trans == 0 else (kernel.T(x) if trans == 1 else kernel.H(x))
 
 
 # ---------------------------------------------------------------------- solve_triangular
 
 
 def _st_opts(args: tuple, kwargs: dict) -> tuple:
-    o = options(args, kwargs, ("trans", 0), ("lower", False), ("unit_diagonal", False))
+    o = kernel.options(args, kwargs, ("trans", 0), ("lower", False), ("unit_diagonal", False))
     return _trans_code(o["trans"]), bool(o["lower"]), bool(o["unit_diagonal"])
 
 
@@ -122,18 +97,18 @@ def _tri_part(a: np.ndarray, lower: bool, unit: bool) -> np.ndarray:
 
 @frule.register(sla.solve_triangular)
 def solve_triangular_frule(dargs, a, b, *args, **kwargs):
-    a_dot, b_dot = nonzero(dargs[1]), nonzero(dargs[2])
+    a_dot, b_dot = kit.nonzero(dargs[1]), kit.nonzero(dargs[2])
     y = sla.solve_triangular(a, b, *args, **kwargs)
     if a_dot is None and b_dot is None:
         return y, ZeroTangent()
     trans, lower, unit = _st_opts(args, kwargs)
-    ym, vec = col(y)
+    ym, vec = kernel.col(y)
     rhs = 0
     if b_dot is not None:
-        rhs = col(b_dot)[0]
+        rhs = kernel.col(b_dot)[0]
     if a_dot is not None:
         rhs = rhs - _op(_tri_part(a_dot, lower, unit), trans) @ ym
-    y_dot = tri_solve(a, np.asarray(rhs), lower, trans, unit)
+    y_dot = kernel.tri_solve(a, np.asarray(rhs), lower, trans, unit)
     return y, ProjectTo(y)(y_dot[..., 0] if vec else y_dot)
 
 
@@ -142,21 +117,21 @@ def solve_triangular_rrule(a, b, *args, **kwargs):
     y = sla.solve_triangular(a, b, *args, **kwargs)
     trans, lower, unit = _st_opts(args, kwargs)
     project_a, project_b = ProjectTo(a), ProjectTo(b)
-    ym, vec = col(y)
+    ym, vec = kernel.col(y)
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *kernel.nots(args)))
     def solve_triangular_pullback(y_bar):
-        yb = col(y_bar)[0]
+        yb = kernel.col(y_bar)[0]
         # g = op(T)^-H y_bar
         if trans == 0:
-            g = tri_solve(a, yb, lower, 2, unit)
+            g = kernel.tri_solve(a, yb, lower, 2, unit)
         elif trans == 2:
-            g = tri_solve(a, yb, lower, 0, unit)
+            g = kernel.tri_solve(a, yb, lower, 0, unit)
         else:
-            g = np.conj(tri_solve(a, np.conj(yb), lower, 0, unit))
+            g = np.conj(kernel.tri_solve(a, np.conj(yb), lower, 0, unit))
         b_bar = project_b(g[..., 0] if vec else g)
-        a_bar = Thunk(lambda: project_a(_tri_part(_op(-outer_h(g, ym), trans), lower, unit)))
-        return NoTangent(), a_bar, b_bar, *nots(args)
+        a_bar = Thunk(lambda: project_a(_tri_part(_op(-kernel.outer_h(g, ym), trans), lower, unit)))
+        return NoTangent(), a_bar, b_bar, *kernel.nots(args)
 
     return y, solve_triangular_pullback
 
@@ -165,7 +140,7 @@ def solve_triangular_rrule(a, b, *args, **kwargs):
 
 
 def _lower_opt(args: tuple, kwargs: dict) -> bool:
-    return bool(options(args, kwargs, ("lower", False))["lower"])
+    return bool(kernel.options(args, kwargs, ("lower", False))["lower"])
 
 
 @frule.register(sla.cholesky)
@@ -182,7 +157,7 @@ def cholesky_rrule(a, *args, **kwargs):
     _, pullback = rrule(np.linalg.cholesky, a, upper=not _lower_opt(args, kwargs))
 
     def cholesky_pullback(y_bar):
-        return NoTangent(), pullback(y_bar)[1], *nots(args)
+        return NoTangent(), pullback(y_bar)[1], *kernel.nots(args)
 
     return y, cholesky_pullback
 
@@ -200,14 +175,14 @@ def _other(x: np.ndarray, lower: bool) -> Any:
 
 @frule.register(sla.cho_factor)
 def cho_factor_frule(dargs, a, *args, **kwargs):
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     y = sla.cho_factor(a, *args, **kwargs)
     if a_dot is None:
         return y, ZeroTangent()
     lower = _lower_opt(args, kwargs)
     _, f_dot = frule((NoTangent(), a_dot), np.linalg.cholesky, a, upper=not lower)
-    c_dot = ProjectTo(y[0])(unthunk(f_dot) + _other(np.asarray(a_dot), lower))
-    return y, Tangent[tuple](c_dot, NoTangent())
+    c_dot = ProjectTo(y[0])(core.unthunk(f_dot) + _other(np.asarray(a_dot), lower))
+    return y, core.Tangent[tuple](c_dot, NoTangent())
 
 
 @rrule.register(sla.cho_factor)
@@ -218,12 +193,12 @@ def cho_factor_rrule(a, *args, **kwargs):
     project_a = ProjectTo(a)
 
     def cho_factor_pullback(y_bar):
-        c_bar = item(y_bar, 0)
+        c_bar = kernel.item(y_bar, 0)
         if c_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
+            return NoTangent(), ZeroTangent(), *kernel.nots(args)
         tri = np.tril if lower else np.triu
-        a_bar = unthunk(pullback(tri(c_bar))[1]) + _other(c_bar, lower)
-        return NoTangent(), project_a(a_bar), *nots(args)
+        a_bar = core.unthunk(pullback(tri(c_bar))[1]) + _other(c_bar, lower)
+        return NoTangent(), project_a(a_bar), *kernel.nots(args)
 
     return y, cho_factor_pullback
 
@@ -237,19 +212,23 @@ def _cho_parts(c_and_lower: tuple) -> tuple:
 @frule.register(sla.cho_solve)
 def cho_solve_frule(dargs, c_and_lower, b, *args, **kwargs):
     y = sla.cho_solve(c_and_lower, b, *args, **kwargs)
-    c_dot = item(dargs[1], 0)
-    b_dot = nonzero(dargs[2])
+    c_dot = kernel.item(dargs[1], 0)
+    b_dot = kit.nonzero(dargs[2])
     if c_dot is None and b_dot is None:
         return y, ZeroTangent()
     c, lower, f = _cho_parts(c_and_lower)
-    ym, vec = col(y)
+    ym, vec = kernel.col(y)
     rhs = 0
     if b_dot is not None:
-        rhs = col(b_dot)[0]
+        rhs = kernel.col(b_dot)[0]
     if c_dot is not None:
         f_dot = np.tril(c_dot) if lower else np.triu(c_dot)
         # A = L L^H (lower) or U^H U (upper)
-        a_dot = f_dot @ H(f) + f @ H(f_dot) if lower else H(f_dot) @ f + H(f) @ f_dot
+        a_dot = (
+            f_dot @ kernel.H(f) + f @ kernel.H(f_dot)
+            if lower
+            else kernel.H(f_dot) @ f + kernel.H(f) @ f_dot
+        )
         rhs = rhs - a_dot @ ym
     y_dot = sla.cho_solve((c, lower), np.asarray(rhs), check_finite=False)
     return y, ProjectTo(y)(y_dot[..., 0] if vec else y_dot)
@@ -260,18 +239,18 @@ def cho_solve_rrule(c_and_lower, b, *args, **kwargs):
     y = sla.cho_solve(c_and_lower, b, *args, **kwargs)
     c, lower, f = _cho_parts(c_and_lower)
     project_c, project_b = ProjectTo(c), ProjectTo(b)
-    ym, vec = col(y)
+    ym, vec = kernel.col(y)
 
     def c_cotangent(g: np.ndarray) -> Any:
-        a_bar = -outer_h(g, ym)
-        s = a_bar + H(a_bar)
+        a_bar = -kernel.outer_h(g, ym)
+        s = a_bar + kernel.H(a_bar)
         return project_c(np.tril(s @ f) if lower else np.triu(f @ s))
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *kernel.nots(args)))
     def cho_solve_pullback(y_bar):
-        g = sla.cho_solve((c, lower), col(y_bar)[0], check_finite=False)
-        c_bar = Thunk(lambda: Tangent[tuple](c_cotangent(g), NoTangent()))
-        return NoTangent(), c_bar, project_b(g[..., 0] if vec else g), *nots(args)
+        g = sla.cho_solve((c, lower), kernel.col(y_bar)[0], check_finite=False)
+        c_bar = Thunk(lambda: core.Tangent[tuple](c_cotangent(g), NoTangent()))
+        return NoTangent(), c_bar, project_b(g[..., 0] if vec else g), *kernel.nots(args)
 
     return y, cho_solve_pullback
 
@@ -290,8 +269,8 @@ def _unpack(lu: np.ndarray) -> tuple:
 
 def _lu_tangent(low: np.ndarray, up: np.ndarray, pa_dot: np.ndarray) -> tuple:
     """(dL, dU) of P^T A = L U given d(P^T A)."""
-    x = tri_solve(low, pa_dot, lower=True, unit=True)
-    x = H(tri_solve(up, H(x), lower=False, trans=2))  # x U^-1
+    x = kernel.tri_solve(low, pa_dot, lower=True, unit=True)
+    x = kernel.H(kernel.tri_solve(up, kernel.H(x), lower=False, trans=2))  # x U^-1
     return low @ np.tril(x, -1), np.triu(x) @ up
 
 
@@ -299,11 +278,11 @@ def _lu_cotangent(low: np.ndarray, up: np.ndarray, l_bar: Any, u_bar: Any) -> np
     """Cotangent of P^T A from those of L and U."""
     x_bar = np.zeros(low.shape, dtype=np.result_type(low, up))
     if l_bar is not None:
-        x_bar = x_bar + np.tril(H(low) @ l_bar, -1)
+        x_bar = x_bar + np.tril(kernel.H(low) @ l_bar, -1)
     if u_bar is not None:
-        x_bar = x_bar + np.triu(u_bar @ H(up))
-    m = tri_solve(up, H(x_bar), lower=False)  # U^-1 X_bar^H = (X_bar U^-H)^H
-    return tri_solve(low, H(m), lower=True, trans=2, unit=True)  # L^-H X_bar U^-H
+        x_bar = x_bar + np.triu(u_bar @ kernel.H(up))
+    m = kernel.tri_solve(up, kernel.H(x_bar), lower=False)  # U^-1 X_bar^H = (X_bar U^-H)^H
+    return kernel.tri_solve(low, kernel.H(m), lower=True, trans=2, unit=True)  # L^-H X_bar U^-H
 
 
 def _square(a: Any) -> bool:
@@ -312,7 +291,7 @@ def _square(a: Any) -> bool:
 
 @frule.register(sla.lu_factor)
 def lu_factor_frule(dargs, a, *args, **kwargs):
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     y = sla.lu_factor(a, *args, **kwargs)
     if a_dot is None:
         return y, ZeroTangent()
@@ -321,7 +300,7 @@ def lu_factor_frule(dargs, a, *args, **kwargs):
     lu, piv = y
     low, up = _unpack(lu)
     l_dot, u_dot = _lu_tangent(low, up, np.asarray(a_dot)[_perm(piv)])
-    return y, Tangent[tuple](ProjectTo(lu)(l_dot + u_dot), NoTangent())
+    return y, core.Tangent[tuple](ProjectTo(lu)(l_dot + u_dot), NoTangent())
 
 
 @rrule.register(sla.lu_factor)
@@ -331,37 +310,37 @@ def lu_factor_rrule(a, *args, **kwargs):
     project_a = ProjectTo(a)
 
     def lu_factor_pullback(y_bar):
-        lu_bar = item(y_bar, 0)
+        lu_bar = kernel.item(y_bar, 0)
         if lu_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
+            return NoTangent(), ZeroTangent(), *kernel.nots(args)
         if not _square(a):
-            return NoTangent(), not_implemented(_LU_SQUARE), *nots(args)
+            return NoTangent(), not_implemented(_LU_SQUARE), *kernel.nots(args)
         low, up = _unpack(lu)
         pa_bar = _lu_cotangent(low, up, np.tril(lu_bar, -1), np.triu(lu_bar))
         a_bar = np.empty_like(pa_bar)
         a_bar[_perm(piv)] = pa_bar
-        return NoTangent(), project_a(a_bar), *nots(args)
+        return NoTangent(), project_a(a_bar), *kernel.nots(args)
 
     return y, lu_factor_pullback
 
 
 def _lu_solve_trans(args: tuple, kwargs: dict) -> int:
-    return _trans_code(options(args, kwargs, ("trans", 0))["trans"])
+    return _trans_code(kernel.options(args, kwargs, ("trans", 0))["trans"])
 
 
 @frule.register(sla.lu_solve)
 def lu_solve_frule(dargs, lu_and_piv, b, *args, **kwargs):
     y = sla.lu_solve(lu_and_piv, b, *args, **kwargs)
-    lu_dot = item(dargs[1], 0)
-    b_dot = nonzero(dargs[2])
+    lu_dot = kernel.item(dargs[1], 0)
+    b_dot = kit.nonzero(dargs[2])
     if lu_dot is None and b_dot is None:
         return y, ZeroTangent()
     lu, piv = lu_and_piv
     trans = _lu_solve_trans(args, kwargs)
-    ym, vec = col(y)
+    ym, vec = kernel.col(y)
     rhs = 0
     if b_dot is not None:
-        rhs = col(b_dot)[0]
+        rhs = kernel.col(b_dot)[0]
     if lu_dot is not None:
         low, up = _unpack(lu)
         pa_dot = np.tril(lu_dot, -1) @ up + low @ np.triu(lu_dot)
@@ -378,31 +357,31 @@ def lu_solve_rrule(lu_and_piv, b, *args, **kwargs):
     lu, piv = lu_and_piv
     trans = _lu_solve_trans(args, kwargs)
     project_lu, project_b = ProjectTo(lu), ProjectTo(b)
-    ym, vec = col(y)
+    ym, vec = kernel.col(y)
 
     def lu_cotangent(g: np.ndarray) -> Any:
-        a_bar = _op(-outer_h(g, ym), trans)
+        a_bar = _op(-kernel.outer_h(g, ym), trans)
         pa_bar = a_bar[_perm(piv)]
         low, up = _unpack(lu)
-        lu_bar = np.tril(pa_bar @ H(up), -1) + np.triu(H(low) @ pa_bar)
-        return Tangent[tuple](project_lu(lu_bar), NoTangent())
+        lu_bar = np.tril(pa_bar @ kernel.H(up), -1) + np.triu(kernel.H(low) @ pa_bar)
+        return core.Tangent[tuple](project_lu(lu_bar), NoTangent())
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *kernel.nots(args)))
     def lu_solve_pullback(y_bar):
-        yb = col(y_bar)[0]
+        yb = kernel.col(y_bar)[0]
         # g = op(A)^-H y_bar with the same factors
         if trans == 1:
             g = np.conj(sla.lu_solve((lu, piv), np.conj(yb), trans=0, check_finite=False))
         else:
             g = sla.lu_solve((lu, piv), yb, trans=2 - trans, check_finite=False)
         return (NoTangent(), Thunk(lambda: lu_cotangent(g)),
-                project_b(g[..., 0] if vec else g), *nots(args))
+                project_b(g[..., 0] if vec else g), *kernel.nots(args))
 
     return y, lu_solve_pullback
 
 
 def _lu_opts(args: tuple, kwargs: dict) -> tuple:
-    o = options(args, kwargs, ("permute_l", False), ("overwrite_a", False),
+    o = kernel.options(args, kwargs, ("permute_l", False), ("overwrite_a", False),
                  ("check_finite", True), ("p_indices", False))
     return bool(o["permute_l"]), bool(o["p_indices"])
 
@@ -416,7 +395,7 @@ def _lu_parts(a: np.ndarray, y: tuple, permute_l: bool) -> tuple:
 
 @frule.register(sla.lu)
 def lu_frule(dargs, a, *args, **kwargs):
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     y = sla.lu(a, *args, **kwargs)
     if a_dot is None:
         return y, ZeroTangent()
@@ -424,11 +403,11 @@ def lu_frule(dargs, a, *args, **kwargs):
         return y, not_implemented(_LU_SQUARE)
     permute_l, p_indices = _lu_opts(args, kwargs)
     p, low, up = _lu_parts(a, y, permute_l)
-    l_dot, u_dot = _lu_tangent(low, up, T(p) @ a_dot)
+    l_dot, u_dot = _lu_tangent(low, up, kernel.T(p) @ a_dot)
     if permute_l:
-        return y, Tangent[tuple](ProjectTo(y[0])(p @ l_dot), ProjectTo(y[1])(u_dot))
+        return y, core.Tangent[tuple](ProjectTo(y[0])(p @ l_dot), ProjectTo(y[1])(u_dot))
     p_dot = NoTangent() if p_indices else ZeroTangent()
-    return y, Tangent[tuple](p_dot, ProjectTo(y[1])(l_dot), ProjectTo(y[2])(u_dot))
+    return y, core.Tangent[tuple](p_dot, ProjectTo(y[1])(l_dot), ProjectTo(y[2])(u_dot))
 
 
 @rrule.register(sla.lu)
@@ -439,19 +418,19 @@ def lu_rrule(a, *args, **kwargs):
 
     def lu_pullback(y_bar):
         if permute_l:
-            pl_bar, u_bar = item(y_bar, 0), item(y_bar, 1)
+            pl_bar, u_bar = kernel.item(y_bar, 0), kernel.item(y_bar, 1)
             l_bar = None
         else:
-            l_bar, u_bar = item(y_bar, 1), item(y_bar, 2)
+            l_bar, u_bar = kernel.item(y_bar, 1), kernel.item(y_bar, 2)
             pl_bar = None
         if l_bar is None and u_bar is None and pl_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
+            return NoTangent(), ZeroTangent(), *kernel.nots(args)
         if not _square(a):
-            return NoTangent(), not_implemented(_LU_SQUARE), *nots(args)
+            return NoTangent(), not_implemented(_LU_SQUARE), *kernel.nots(args)
         p, low, up = _lu_parts(a, y, permute_l)
         if pl_bar is not None:
-            l_bar = T(p) @ pl_bar
-        return NoTangent(), project_a(p @ _lu_cotangent(low, up, l_bar, u_bar)), *nots(args)
+            l_bar = kernel.T(p) @ pl_bar
+        return NoTangent(), project_a(p @ _lu_cotangent(low, up, l_bar, u_bar)), *kernel.nots(args)
 
     return y, lu_pullback
 
@@ -460,7 +439,7 @@ def lu_rrule(a, *args, **kwargs):
 
 
 def _eigh_opts(args: tuple, kwargs: dict) -> dict:
-    o = options(args, kwargs, ("b", None))
+    o = kernel.options(args, kwargs, ("b", None))
     o.setdefault("lower", True)
     o.setdefault("eigvals_only", False)
     o.setdefault("type", 1)
@@ -493,8 +472,8 @@ _EIGH_TYPE = "eigh(type=2 or 3): derivative not written (only type=1, A v = w B 
 @frule.register(sla.eigh)
 def eigh_frule(dargs, a, *args, **kwargs):
     y = sla.eigh(a, *args, **kwargs)
-    a_dot = nonzero(dargs[1])
-    b_dot = nonzero(dargs[2]) if len(dargs) > 2 else None
+    a_dot = kit.nonzero(dargs[1])
+    b_dot = kit.nonzero(dargs[2]) if len(dargs) > 2 else None
     if a_dot is None and b_dot is None:
         return y, ZeroTangent()
     o = _eigh_opts(args, kwargs)
@@ -502,19 +481,19 @@ def eigh_frule(dargs, a, *args, **kwargs):
         return y, not_implemented(_EIGH_TYPE)
     w, v, idx = _eigh_full(a, o, y)
     uplo_kind = ("her", bool(o["lower"]))
-    m_a = 0 if a_dot is None else H(v) @ structured(np.asarray(a_dot), *uplo_kind) @ v
-    m_b = 0 if b_dot is None else H(v) @ structured(np.asarray(b_dot), *uplo_kind) @ v
+    m_a = 0 if a_dot is None else kernel.H(v) @ kernel.structured(np.asarray(a_dot), *uplo_kind) @ v
+    m_b = 0 if b_dot is None else kernel.H(v) @ kernel.structured(np.asarray(b_dot), *uplo_kind) @ v
     m_a, m_b = np.asarray(m_a), np.asarray(m_b)
-    w_dot = (np.real(diag(m_a)) if m_a.ndim else 0) - (
-        w * np.real(diag(m_b)) if m_b.ndim else 0)
+    w_dot = (np.real(kernel.diag(m_a)) if m_a.ndim else 0) - (
+        w * np.real(kernel.diag(m_b)) if m_b.ndim else 0)
     w_dot = ProjectTo(w[idx])(np.broadcast_to(w_dot, w.shape)[idx])
     if o["eigvals_only"]:
         return y, w_dot
-    c = eigh_gaps(w) * (m_a - (m_b * w[None, :] if m_b.ndim else 0))
+    c = deriv.eigh_gaps(w) * (m_a - (m_b * w[None, :] if m_b.ndim else 0))
     if m_b.ndim:
-        c = c - 0.5 * diag_embed(np.real(diag(m_b)).astype(c.dtype))
+        c = c - 0.5 * kernel.diag_embed(np.real(kernel.diag(m_b)).astype(c.dtype))
     v_dot = (v @ c)[:, idx]
-    return y, Tangent[tuple](w_dot, ProjectTo(y[1])(v_dot))
+    return y, core.Tangent[tuple](w_dot, ProjectTo(y[1])(v_dot))
 
 
 @rrule.register(sla.eigh)
@@ -528,10 +507,10 @@ def eigh_rrule(a, *args, **kwargs):
 
     def eigh_pullback(y_bar):
         if o["eigvals_only"]:
-            w_bar, v_bar = nonzero(y_bar), None
+            w_bar, v_bar = kit.nonzero(y_bar), None
         else:
-            w_bar, v_bar = item(y_bar, 0), item(y_bar, 1)
-        rest = nots(args[1:]) if b_positional else nots(args)
+            w_bar, v_bar = kernel.item(y_bar, 0), kernel.item(y_bar, 1)
+        rest = kernel.nots(args[1:]) if b_positional else kernel.nots(args)
         b_out = (ZeroTangent(),) if b_positional else ()
         if w_bar is None and v_bar is None:
             return NoTangent(), ZeroTangent(), *b_out, *rest
@@ -547,18 +526,18 @@ def eigh_rrule(a, *args, **kwargs):
         if v_bar is not None:
             vb = np.zeros(v.shape, dtype=np.result_type(v, v_bar))
             vb[:, idx] = v_bar
-            g = H(v) @ vb
-        fg = eigh_gaps(w) * g
+            g = kernel.H(v) @ vb
+        fg = deriv.eigh_gaps(w) * g
         lower = bool(o["lower"])
 
         def a_cotangent() -> Any:
-            m_a = diag_embed(wb.astype(v.dtype)) + fg
-            return project_a(structured_bar(v @ m_a @ H(v), "her", lower))
+            m_a = kernel.diag_embed(wb.astype(v.dtype)) + fg
+            return project_a(kernel.structured_bar(v @ m_a @ kernel.H(v), "her", lower))
 
         def b_cotangent() -> Any:
-            m_b = -diag_embed((wb * w).astype(v.dtype)) - fg * w[None, :]
-            m_b = m_b - 0.5 * diag_embed(np.real(diag(g)).astype(v.dtype))
-            return project_b(structured_bar(v @ m_b @ H(v), "her", lower))
+            m_b = -kernel.diag_embed((wb * w).astype(v.dtype)) - fg * w[None, :]
+            m_b = m_b - 0.5 * kernel.diag_embed(np.real(kernel.diag(g)).astype(v.dtype))
+            return project_b(kernel.structured_bar(v @ m_b @ kernel.H(v), "her", lower))
 
         if b_positional:
             return NoTangent(), Thunk(a_cotangent), Thunk(b_cotangent), *rest
@@ -584,13 +563,13 @@ def det_rrule(a, *args, **kwargs):
     _, pullback = rrule(np.linalg.det, a)
 
     def det_pullback(y_bar):
-        return NoTangent(), pullback(y_bar)[1], *nots(args)
+        return NoTangent(), pullback(y_bar)[1], *kernel.nots(args)
 
     return y, det_pullback
 
 
 def _kind(kwargs: dict) -> tuple:
-    kind = KINDS.get(kwargs.get("assume_a"))
+    kind = kernel.KINDS.get(kwargs.get("assume_a"))
     return kind, bool(kwargs.get("lower", False))
 
 
@@ -601,13 +580,13 @@ def _not_structured(kwargs: dict) -> Any:
 @frule.register(sla.inv)
 def inv_frule(dargs, a, *args, **kwargs):
     y = sla.inv(a, *args, **kwargs)
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     if a_dot is None:
         return y, ZeroTangent()
     kind, lower = _kind(kwargs)
     if kind in (None, "diag"):
         return y, _not_structured(kwargs)
-    return y, ProjectTo(y)(-(y @ structured(np.asarray(a_dot), kind, lower) @ y))
+    return y, ProjectTo(y)(-(y @ kernel.structured(np.asarray(a_dot), kind, lower) @ y))
 
 
 @rrule.register(sla.inv)
@@ -616,21 +595,21 @@ def inv_rrule(a, *args, **kwargs):
     kind, lower = _kind(kwargs)
     project_a = ProjectTo(a)
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), *kernel.nots(args)))
     def inv_pullback(y_bar):
         if kind in (None, "diag"):
-            return NoTangent(), _not_structured(kwargs), *nots(args)
-        s = -(H(y) @ y_bar @ H(y))
-        return NoTangent(), project_a(structured_bar(s, kind, lower)), *nots(args)
+            return NoTangent(), _not_structured(kwargs), *kernel.nots(args)
+        s = -(kernel.H(y) @ y_bar @ kernel.H(y))
+        return NoTangent(), project_a(kernel.structured_bar(s, kind, lower)), *kernel.nots(args)
 
     return y, inv_pullback
 
 
 def _solve_opts(args: tuple, kwargs: dict) -> tuple:
-    o = options(args, kwargs, ("lower", False), ("overwrite_a", False),
+    o = kernel.options(args, kwargs, ("lower", False), ("overwrite_a", False),
                  ("overwrite_b", False), ("check_finite", True), ("assume_a", None),
                  ("transposed", False))
-    return KINDS.get(o["assume_a"]), bool(o["lower"]), bool(o["transposed"]), o
+    return kernel.KINDS.get(o["assume_a"]), bool(o["lower"]), bool(o["transposed"]), o
 
 
 class _Solver:
@@ -638,33 +617,33 @@ class _Solver:
     a single matrix is LU-factored once and the factors are reused."""
 
     def __init__(self, a: np.ndarray, kind: str, lower: bool, transposed: bool) -> None:
-        m = structured(np.asarray(a), kind, lower)
-        self.m = T(m) if transposed else m
+        m = kernel.structured(np.asarray(a), kind, lower)
+        self.m = kernel.T(m) if transposed else m
         self.factors = sla.lu_factor(self.m, check_finite=False) if self.m.ndim == 2 else None
 
     def solve(self, b: np.ndarray, adjoint: bool = False) -> np.ndarray:
         if self.factors is not None:
             return sla.lu_solve(self.factors, b, trans=2 if adjoint else 0, check_finite=False)
-        return np.linalg.solve(H(self.m) if adjoint else self.m, b)
+        return np.linalg.solve(kernel.H(self.m) if adjoint else self.m, b)
 
 
 @frule.register(sla.solve)
 def solve_frule(dargs, a, b, *args, **kwargs):
     y = sla.solve(a, b, *args, **kwargs)
-    a_dot, b_dot = nonzero(dargs[1]), nonzero(dargs[2])
+    a_dot, b_dot = kit.nonzero(dargs[1]), kit.nonzero(dargs[2])
     if a_dot is None and b_dot is None:
         return y, ZeroTangent()
     kind, lower, transposed, _ = _solve_opts(args, kwargs)
     if kind is None:
         return y, _not_structured(kwargs)
     solver = _Solver(a, kind, lower, transposed)
-    ym, vec = col(y)
+    ym, vec = kernel.col(y)
     rhs = 0
     if b_dot is not None:
-        rhs = col(b_dot)[0]
+        rhs = kernel.col(b_dot)[0]
     if a_dot is not None:
-        m_dot = structured(np.asarray(a_dot), kind, lower)
-        rhs = rhs - (T(m_dot) if transposed else m_dot) @ ym
+        m_dot = kernel.structured(np.asarray(a_dot), kind, lower)
+        rhs = rhs - (kernel.T(m_dot) if transposed else m_dot) @ ym
     y_dot = solver.solve(np.asarray(rhs))
     return y, ProjectTo(y)(y_dot[..., 0] if vec else y_dot)
 
@@ -675,19 +654,21 @@ def solve_rrule(a, b, *args, **kwargs):
     kind, lower, transposed, o = _solve_opts(args, kwargs)
     solver = _Solver(a, kind, lower, transposed) if kind is not None else None
     project_a, project_b = ProjectTo(a), ProjectTo(b)
-    ym, vec = col(y)
+    ym, vec = kernel.col(y)
 
     def a_cotangent(g: np.ndarray) -> Any:
-        m_bar = -outer_h(g, ym)
-        return project_a(structured_bar(T(m_bar) if transposed else m_bar, kind, lower))
+        m_bar = -kernel.outer_h(g, ym)
+        return project_a(
+            kernel.structured_bar(kernel.T(m_bar) if transposed else m_bar, kind, lower)
+        )
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *kernel.nots(args)))
     def solve_pullback(y_bar):
         if solver is None:
-            return (NoTangent(), _not_structured(o), _not_structured(o), *nots(args))
-        g = solver.solve(col(y_bar)[0], adjoint=True)
+            return (NoTangent(), _not_structured(o), _not_structured(o), *kernel.nots(args))
+        g = solver.solve(kernel.col(y_bar)[0], adjoint=True)
         return (NoTangent(), Thunk(lambda: a_cotangent(g)),
-                project_b(g[..., 0] if vec else g), *nots(args))
+                project_b(g[..., 0] if vec else g), *kernel.nots(args))
 
     return y, solve_pullback
 
@@ -706,7 +687,7 @@ def _block_shapes(arrs: tuple) -> list:
 @frule.register(sla.block_diag)
 def block_diag_frule(dargs, *arrs):
     y = sla.block_diag(*arrs)
-    dots = [nonzero(d) for d in dargs[1:]]
+    dots = [kit.nonzero(d) for d in dargs[1:]]
     if all(d is None for d in dots):
         return y, ZeroTangent()
     parts = [np.zeros(np.shape(x), dtype=y.dtype) if d is None else np.asarray(d)
@@ -720,7 +701,7 @@ def block_diag_rrule(*arrs):
     projects = [ProjectTo(x) for x in arrs]
     shapes = _block_shapes(arrs)
 
-    @zero_guard(lambda: ((NoTangent(), *(ZeroTangent() for _ in arrs))))
+    @kit.zero_guard(lambda: ((NoTangent(), *(ZeroTangent() for _ in arrs))))
     def block_diag_pullback(y_bar):
         bars = []
         r = c = 0

@@ -25,11 +25,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, rrule
-from chainrules.rules._kit import nonzero, zero_guard
-from chainrules.rules._linalg_kernel import (
-    col,
-    nots,
-)
+from chainrules.rules import _kit as kit
+from chainrules.rules import _linalg_kernel as kernel
 
 
 def _band_rows(l: int, u: int, n: int):
@@ -74,8 +71,8 @@ def _solve_banded_parts(l_and_u: Any, ab: Any, b: Any, args: tuple, kwargs: dict
 
 def _solve_banded_tangent(l: int, u: int, ab: np.ndarray, x: np.ndarray, ab_dot: Any,
                           b_dot: Any) -> np.ndarray:
-    xm, vec = col(x)
-    rhs = 0 if b_dot is None else col(b_dot)[0]
+    xm, vec = kernel.col(x)
+    rhs = 0 if b_dot is None else kernel.col(b_dot)[0]
     if ab_dot is not None:
         rhs = rhs - _band_matmul(l, u, np.asarray(ab_dot), xm)
     x_dot = sla.solve_banded((l, u), ab, np.asarray(rhs, dtype=np.result_type(ab, xm)))
@@ -84,8 +81,8 @@ def _solve_banded_tangent(l: int, u: int, ab: np.ndarray, x: np.ndarray, ab_dot:
 
 def _solve_banded_cotangent(l: int, u: int, ab: np.ndarray, x: np.ndarray,
                             x_bar: Any) -> tuple:
-    xm, vec = col(x)
-    g = sla.solve_banded((u, l), _band_adjoint(l, u, ab), col(x_bar)[0])
+    xm, vec = kernel.col(x)
+    g = sla.solve_banded((u, l), _band_adjoint(l, u, ab), kernel.col(x_bar)[0])
     ab_bar = -_band_outer(l, u, g, xm, ab)
     return ab_bar, (g[:, 0] if vec else g)
 
@@ -93,7 +90,7 @@ def _solve_banded_cotangent(l: int, u: int, ab: np.ndarray, x: np.ndarray,
 @frule.register(sla.solve_banded)
 def solve_banded_frule(dargs, l_and_u, ab, b, *args, **kwargs):
     y, l, u, ab_arr = _solve_banded_parts(l_and_u, ab, b, args, kwargs)
-    ab_dot, b_dot = nonzero(dargs[2]), nonzero(dargs[3])
+    ab_dot, b_dot = kit.nonzero(dargs[2]), kit.nonzero(dargs[3])
     if ab_dot is None and b_dot is None:
         return y, ZeroTangent()
     return y, ProjectTo(y)(_solve_banded_tangent(l, u, ab_arr, y, ab_dot, b_dot))
@@ -104,11 +101,13 @@ def solve_banded_rrule(l_and_u, ab, b, *args, **kwargs):
     y, l, u, ab_arr = _solve_banded_parts(l_and_u, ab, b, args, kwargs)
     project_ab, project_b = ProjectTo(ab), ProjectTo(b)
 
-    @zero_guard(lambda: (NoTangent(), NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
+    @kit.zero_guard(
+        lambda: (NoTangent(), NoTangent(), ZeroTangent(), ZeroTangent(), *kernel.nots(args))
+    )
     def solve_banded_pullback(y_bar):
         ab_bar, b_bar = _solve_banded_cotangent(l, u, ab_arr, y, np.asarray(y_bar))
         return (NoTangent(), NoTangent(), project_ab(ab_bar), project_b(b_bar),
-                *nots(args))
+                *kernel.nots(args))
 
     return y, solve_banded_pullback
 
@@ -144,7 +143,7 @@ def _her_full_adjoint(w: int, full_bar: np.ndarray, lower: bool) -> np.ndarray:
 @frule.register(sla.solveh_banded)
 def solveh_banded_frule(dargs, ab, b, *args, **kwargs):
     y = sla.solveh_banded(ab, b, *args, **kwargs)
-    ab_dot, b_dot = nonzero(dargs[1]), nonzero(dargs[2])
+    ab_dot, b_dot = kit.nonzero(dargs[1]), kit.nonzero(dargs[2])
     if ab_dot is None and b_dot is None:
         return y, ZeroTangent()
     lower = _lower(args, kwargs)
@@ -160,10 +159,10 @@ def solveh_banded_rrule(ab, b, *args, **kwargs):
     w, full = _her_full(np.asarray(ab), lower)
     project_ab, project_b = ProjectTo(ab), ProjectTo(b)
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *kernel.nots(args)))
     def solveh_banded_pullback(y_bar):
         full_bar, b_bar = _solve_banded_cotangent(w, w, full, y, np.asarray(y_bar))
         return (NoTangent(), project_ab(_her_full_adjoint(w, full_bar, lower)),
-                project_b(b_bar), *nots(args))
+                project_b(b_bar), *kernel.nots(args))
 
     return y, solveh_banded_pullback

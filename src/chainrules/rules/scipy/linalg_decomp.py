@@ -31,37 +31,11 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Tangent,
-    ZeroTangent,
-    frule,
-    not_implemented,
-    rrule,
-)
-from chainrules.rules._kit import nonzero, zero_guard
-from chainrules.rules._linalg_derivatives import (
-    eig_cotangent,
-    eig_matching,
-    eig_tangent,
-    norm_rules,
-    pinv_cotangent,
-    pinv_tangent,
-    qr_cotangent,
-    qr_defined,
-    qr_tangent,
-    svd_cotangent,
-    svd_reason,
-    svd_tangent,
-)
-from chainrules.rules._linalg_kernel import (
-    H,
-    diag,
-    item,
-    nots,
-    options,
-)
+from chainrules import core
+from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, not_implemented, rrule
+from chainrules.rules import _kit as kit
+from chainrules.rules import _linalg_derivatives as deriv
+from chainrules.rules import _linalg_kernel as kernel
 
 # ------------------------------------------------------------------------ svd, svdvals
 
@@ -75,43 +49,43 @@ def _thin_svd(a: Any) -> tuple:
 
 @frule.register(sla.svd)
 def svd_frule(dargs, a, *args, **kwargs):
-    opts = options(args, kwargs, *_SVD)
+    opts = kernel.options(args, kwargs, *_SVD)
     y = sla.svd(a, *args, **kwargs)
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     if a_dot is None:
         return y, ZeroTangent()
     a, a_dot = np.asarray(a), np.asarray(a_dot)
     if not opts["compute_uv"]:
         u, _, vh = _thin_svd(a)
-        return y, ProjectTo(y)(diag(H(u) @ a_dot @ H(vh)).real)
-    reason = svd_reason(a, opts)
+        return y, ProjectTo(y)(kernel.diag(kernel.H(u) @ a_dot @ kernel.H(vh)).real)
+    reason = deriv.svd_reason(a, opts)
     if reason:
         return y, not_implemented(reason)
     u, s, vh = y
-    u_dot, s_dot, vh_dot = svd_tangent(u, s, vh, a_dot)
-    return y, Tangent[tuple](ProjectTo(u)(u_dot), ProjectTo(s)(s_dot), ProjectTo(vh)(vh_dot))
+    u_dot, s_dot, vh_dot = deriv.svd_tangent(u, s, vh, a_dot)
+    return y, core.Tangent[tuple](ProjectTo(u)(u_dot), ProjectTo(s)(s_dot), ProjectTo(vh)(vh_dot))
 
 
 @rrule.register(sla.svd)
 def svd_rrule(a, *args, **kwargs):
-    opts = options(args, kwargs, *_SVD)
+    opts = kernel.options(args, kwargs, *_SVD)
     y = sla.svd(a, *args, **kwargs)
     project_a = ProjectTo(a)
-    reason = svd_reason(np.asarray(a), opts)
+    reason = deriv.svd_reason(np.asarray(a), opts)
     u, s, vh = y if opts["compute_uv"] and not reason else _thin_svd(a)
 
     def svd_pullback(y_bar):
         if opts["compute_uv"]:
-            u_bar, s_bar, vh_bar = (item(y_bar, i) for i in range(3))
+            u_bar, s_bar, vh_bar = (kernel.item(y_bar, i) for i in range(3))
         else:
-            u_bar, s_bar, vh_bar = None, nonzero(y_bar), None
+            u_bar, s_bar, vh_bar = None, kit.nonzero(y_bar), None
         if u_bar is None and s_bar is None and vh_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
+            return NoTangent(), ZeroTangent(), *kernel.nots(args)
         if reason and (u_bar is not None or vh_bar is not None):
-            return NoTangent(), not_implemented(reason), *nots(args)
-        a_bar = svd_cotangent(u, s, vh, None if u_bar is None else np.asarray(u_bar), s_bar,
+            return NoTangent(), not_implemented(reason), *kernel.nots(args)
+        a_bar = deriv.svd_cotangent(u, s, vh, None if u_bar is None else np.asarray(u_bar), s_bar,
                                None if vh_bar is None else np.asarray(vh_bar))
-        return NoTangent(), project_a(a_bar), *nots(args)
+        return NoTangent(), project_a(a_bar), *kernel.nots(args)
 
     return y, svd_pullback
 
@@ -119,11 +93,11 @@ def svd_rrule(a, *args, **kwargs):
 @frule.register(sla.svdvals)
 def svdvals_frule(dargs, a, *args, **kwargs):
     y = sla.svdvals(a, *args, **kwargs)
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     if a_dot is None:
         return y, ZeroTangent()
     u, _, vh = _thin_svd(a)
-    return y, ProjectTo(y)(diag(H(u) @ np.asarray(a_dot) @ H(vh)).real)
+    return y, ProjectTo(y)(kernel.diag(kernel.H(u) @ np.asarray(a_dot) @ kernel.H(vh)).real)
 
 
 @rrule.register(sla.svdvals)
@@ -132,10 +106,10 @@ def svdvals_rrule(a, *args, **kwargs):
     u, s, vh = _thin_svd(a)
     project_a = ProjectTo(a)
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), *kernel.nots(args)))
     def svdvals_pullback(y_bar):
-        return NoTangent(), project_a(svd_cotangent(u, s, vh, None, y_bar, None)), \
-            *nots(args)
+        return NoTangent(), project_a(deriv.svd_cotangent(u, s, vh, None, y_bar, None)), \
+            *kernel.nots(args)
 
     return y, svdvals_pullback
 
@@ -149,11 +123,11 @@ _QR_MODES = {"full": "complete", "economic": "reduced", "r": "r", "raw": "raw"}
 
 def _qr_parts(a: Any, args: tuple, kwargs: dict) -> tuple:
     """(y, Q, R, column permutation or None, reason or None) of SciPy's ``qr`` call."""
-    opts = options(args, kwargs, *_QR)
+    opts = kernel.options(args, kwargs, *_QR)
     y = sla.qr(a, *args, **kwargs)
     a = np.asarray(a)
     # mode="r" returns the m x n R of mode="full"; its extra rows are zero whatever A is
-    reason = None if opts["mode"] == "r" else qr_defined(a, _QR_MODES[opts["mode"]])
+    reason = None if opts["mode"] == "r" else deriv.qr_defined(a, _QR_MODES[opts["mode"]])
     if reason or opts["mode"] in ("r", "raw"):
         economic = sla.qr(a, mode="economic", pivoting=opts["pivoting"])
     else:
@@ -165,7 +139,7 @@ def _qr_parts(a: Any, args: tuple, kwargs: dict) -> tuple:
 @frule.register(sla.qr)
 def qr_frule(dargs, a, *args, **kwargs):
     y, q, r, perm, reason, opts = _qr_parts(a, args, kwargs)
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     if a_dot is None:
         return y, ZeroTangent()
     if reason:
@@ -173,14 +147,14 @@ def qr_frule(dargs, a, *args, **kwargs):
     a, a_dot = np.asarray(a), np.asarray(a_dot)
     if perm is not None:  # A P = Q R at the fixed permutation P
         a, a_dot = a[:, perm], a_dot[:, perm]
-    q_dot, r_dot = qr_tangent(q, r, a, a_dot)
+    q_dot, r_dot = deriv.qr_tangent(q, r, a, a_dot)
     if opts["mode"] == "r":
         r_full = np.zeros(y[0].shape, dtype=r_dot.dtype)
         r_full[:r_dot.shape[0]] = r_dot
         dots: tuple = (ProjectTo(y[0])(r_full),)
     else:
         dots = (ProjectTo(y[0])(q_dot), ProjectTo(y[1])(r_dot))
-    return y, Tangent[tuple](*dots, *((NoTangent(),) if perm is not None else ()))
+    return y, core.Tangent[tuple](*dots, *((NoTangent(),) if perm is not None else ()))
 
 
 @rrule.register(sla.qr)
@@ -190,23 +164,23 @@ def qr_rrule(a, *args, **kwargs):
 
     def qr_pullback(y_bar):
         if opts["mode"] == "r":
-            q_bar, r_bar = None, item(y_bar, 0)
+            q_bar, r_bar = None, kernel.item(y_bar, 0)
             r_bar = None if r_bar is None else np.asarray(r_bar)[:r.shape[0]]
         else:
-            q_bar, r_bar = item(y_bar, 0), item(y_bar, 1)
+            q_bar, r_bar = kernel.item(y_bar, 0), kernel.item(y_bar, 1)
         if q_bar is None and r_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
+            return NoTangent(), ZeroTangent(), *kernel.nots(args)
         if reason:
-            return NoTangent(), not_implemented(reason), *nots(args)
+            return NoTangent(), not_implemented(reason), *kernel.nots(args)
         a_arr = np.asarray(a)
         a_p = a_arr if perm is None else a_arr[:, perm]
-        g = qr_cotangent(q, r, a_p, None if q_bar is None else np.asarray(q_bar),
+        g = deriv.qr_cotangent(q, r, a_p, None if q_bar is None else np.asarray(q_bar),
                           None if r_bar is None else np.asarray(r_bar))
         if perm is not None:
             a_bar = np.empty_like(g)
             a_bar[:, perm] = g
             g = a_bar
-        return NoTangent(), project_a(g), *nots(args)
+        return NoTangent(), project_a(g), *kernel.nots(args)
 
     return y, qr_pullback
 
@@ -228,34 +202,34 @@ def _eig_reason(opts: dict) -> str | None:
 
 @frule.register(sla.eig)
 def eig_frule(dargs, a, *args, **kwargs):
-    opts = options(args, kwargs, *_EIG)
+    opts = kernel.options(args, kwargs, *_EIG)
     y = sla.eig(a, *args, **kwargs)
-    a_dot = nonzero(dargs[1])
-    if a_dot is None and (opts["b"] is None or nonzero(dargs[2]) is None):
+    a_dot = kit.nonzero(dargs[1])
+    if a_dot is None and (opts["b"] is None or kit.nonzero(dargs[2]) is None):
         return y, ZeroTangent()
     reason = _eig_reason(opts)
     if reason:
         return y, not_implemented(reason)
     w, v = y
-    w_dot, v_dot = eig_tangent(w, v, np.asarray(a_dot))
-    return y, Tangent[tuple](ProjectTo(w)(w_dot), ProjectTo(v)(v_dot))
+    w_dot, v_dot = deriv.eig_tangent(w, v, np.asarray(a_dot))
+    return y, core.Tangent[tuple](ProjectTo(w)(w_dot), ProjectTo(v)(v_dot))
 
 
 @rrule.register(sla.eig)
 def eig_rrule(a, *args, **kwargs):
-    opts = options(args, kwargs, *_EIG)
+    opts = kernel.options(args, kwargs, *_EIG)
     y = sla.eig(a, *args, **kwargs)
     reason = _eig_reason(opts)
     project_a = ProjectTo(a)
 
     def eig_pullback(y_bar):
-        w_bar, v_bar = item(y_bar, 0), item(y_bar, 1)
+        w_bar, v_bar = kernel.item(y_bar, 0), kernel.item(y_bar, 1)
         if w_bar is None and v_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
+            return NoTangent(), ZeroTangent(), *kernel.nots(args)
         if reason:
-            return NoTangent(), not_implemented(reason), *nots(args)
+            return NoTangent(), not_implemented(reason), *kernel.nots(args)
         w, v = y
-        return NoTangent(), project_a(eig_cotangent(w, v, w_bar, v_bar)), *nots(args)
+        return NoTangent(), project_a(deriv.eig_cotangent(w, v, w_bar, v_bar)), *kernel.nots(args)
 
     return y, eig_pullback
 
@@ -270,33 +244,33 @@ def _eigvals_reason(opts: dict) -> str | None:
 
 @frule.register(sla.eigvals)
 def eigvals_frule(dargs, a, *args, **kwargs):
-    opts = options(args, kwargs, *_EIGVALS)
+    opts = kernel.options(args, kwargs, *_EIGVALS)
     y = sla.eigvals(a, *args, **kwargs)
-    a_dot = nonzero(dargs[1])
-    if a_dot is None and (opts["b"] is None or nonzero(dargs[2]) is None):
+    a_dot = kit.nonzero(dargs[1])
+    if a_dot is None and (opts["b"] is None or kit.nonzero(dargs[2]) is None):
         return y, ZeroTangent()
     reason = _eigvals_reason(opts)
     if reason:
         return y, not_implemented(reason)
-    _, v = eig_matching(np.asarray(a), y)
-    return y, ProjectTo(y)(diag(np.linalg.solve(v, np.asarray(a_dot) @ v)))
+    _, v = deriv.eig_matching(np.asarray(a), y)
+    return y, ProjectTo(y)(kernel.diag(np.linalg.solve(v, np.asarray(a_dot) @ v)))
 
 
 @rrule.register(sla.eigvals)
 def eigvals_rrule(a, *args, **kwargs):
-    opts = options(args, kwargs, *_EIGVALS)
+    opts = kernel.options(args, kwargs, *_EIGVALS)
     y = sla.eigvals(a, *args, **kwargs)
     reason = _eigvals_reason(opts)
-    w, v = (None, None) if reason else eig_matching(np.asarray(a), y)
+    w, v = (None, None) if reason else deriv.eig_matching(np.asarray(a), y)
     if not reason:  # NumPy's eig is real for real eigenvalues; SciPy's eigvals never is
         w, v = w.astype(y.dtype), v.astype(np.result_type(v, y))
     project_a = ProjectTo(a)
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), *kernel.nots(args)))
     def eigvals_pullback(y_bar):
         if reason:
-            return NoTangent(), not_implemented(reason), *nots(args)
-        return NoTangent(), project_a(eig_cotangent(w, v, y_bar, None)), *nots(args)
+            return NoTangent(), not_implemented(reason), *kernel.nots(args)
+        return NoTangent(), project_a(deriv.eig_cotangent(w, v, y_bar, None)), *kernel.nots(args)
 
     return y, eigvals_pullback
 
@@ -324,12 +298,12 @@ def _pinv_rank(kwargs: dict) -> bool:
 @frule.register(sla.pinv)
 def pinv_frule(dargs, a, **kwargs):
     out = sla.pinv(a, **kwargs)
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     if a_dot is None:
         return out, ZeroTangent()
     y = out[0] if _pinv_rank(kwargs) else out
-    y_dot = ProjectTo(y)(pinv_tangent(np.asarray(a), y, np.asarray(a_dot)))
-    return out, Tangent[tuple](y_dot, NoTangent()) if _pinv_rank(kwargs) else y_dot
+    y_dot = ProjectTo(y)(deriv.pinv_tangent(np.asarray(a), y, np.asarray(a_dot)))
+    return out, core.Tangent[tuple](y_dot, NoTangent()) if _pinv_rank(kwargs) else y_dot
 
 
 @rrule.register(sla.pinv)
@@ -339,15 +313,15 @@ def pinv_rrule(a, **kwargs):
     project_a = ProjectTo(a)
 
     def pinv_pullback(y_bar):
-        y_bar = item(y_bar, 0) if _pinv_rank(kwargs) else nonzero(y_bar)
+        y_bar = kernel.item(y_bar, 0) if _pinv_rank(kwargs) else kit.nonzero(y_bar)
         if y_bar is None:
             return NoTangent(), ZeroTangent()
-        return NoTangent(), project_a(pinv_cotangent(np.asarray(a), y, np.asarray(y_bar)))
+        return NoTangent(), project_a(deriv.pinv_cotangent(np.asarray(a), y, np.asarray(y_bar)))
 
     return out, pinv_pullback
 
 
-norm_rules(sla.norm, (("ord", None), ("axis", None), ("keepdims", False),
+deriv.norm_rules(sla.norm, (("ord", None), ("axis", None), ("keepdims", False),
                        ("check_finite", True)))
 
 
@@ -363,7 +337,7 @@ def _block(a: np.ndarray, e: np.ndarray, diagonal: bool = True) -> np.ndarray:
 @frule.register(sla.expm_frechet)
 def expm_frechet_frule(dargs, a, e, *args, **kwargs):
     y = sla.expm_frechet(a, e, *args, **kwargs)
-    a_dot, e_dot = nonzero(dargs[1]), nonzero(dargs[2])
+    a_dot, e_dot = kit.nonzero(dargs[1]), kit.nonzero(dargs[2])
     if a_dot is None and e_dot is None:
         return y, ZeroTangent()
     a, e = np.asarray(a), np.asarray(e)
@@ -373,36 +347,39 @@ def expm_frechet_frule(dargs, a, e, *args, **kwargs):
     e_dot = np.zeros(e.shape, dtype) if e_dot is None else np.asarray(e_dot)
     big = sla.expm_frechet(_block(a, e), _block(a_dot, e_dot), compute_expm=False)
     expm_dot, frechet_dot = big[:n, :n], big[:n, n:]
-    compute_expm = options(args, kwargs, ("method", None), ("compute_expm", True),
+    compute_expm = kernel.options(args, kwargs, ("method", None), ("compute_expm", True),
                             ("check_finite", True))["compute_expm"]
     if not compute_expm:
         return y, ProjectTo(y)(frechet_dot)
-    return y, Tangent[tuple](ProjectTo(y[0])(expm_dot), ProjectTo(y[1])(frechet_dot))
+    return y, core.Tangent[tuple](ProjectTo(y[0])(expm_dot), ProjectTo(y[1])(frechet_dot))
 
 
 @rrule.register(sla.expm_frechet)
 def expm_frechet_rrule(a, e, *args, **kwargs):
     y = sla.expm_frechet(a, e, *args, **kwargs)
-    compute_expm = options(args, kwargs, ("method", None), ("compute_expm", True),
+    compute_expm = kernel.options(args, kwargs, ("method", None), ("compute_expm", True),
                             ("check_finite", True))["compute_expm"]
     project_a, project_e = ProjectTo(a), ProjectTo(e)
 
     def expm_frechet_pullback(y_bar):
         if compute_expm:
-            expm_bar, frechet_bar = item(y_bar, 0), item(y_bar, 1)
+            expm_bar, frechet_bar = kernel.item(y_bar, 0), kernel.item(y_bar, 1)
         else:
-            expm_bar, frechet_bar = None, nonzero(y_bar)
+            expm_bar, frechet_bar = None, kit.nonzero(y_bar)
         if expm_bar is None and frechet_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)
+            return NoTangent(), ZeroTangent(), ZeroTangent(), *kernel.nots(args)
         a_arr, e_arr = np.asarray(a), np.asarray(e)
         n = a_arr.shape[-1]
         dtype = np.result_type(a_arr, e_arr, 1.0)
         top_left = np.zeros((n, n), dtype) if expm_bar is None else np.asarray(expm_bar)
         top_right = np.zeros((n, n), dtype) if frechet_bar is None else np.asarray(frechet_bar)
         # adjoint of the Frechet derivative of expm at X is the one at X^H
-        g = sla.expm_frechet(H(_block(a_arr, e_arr)), _block(top_left, top_right, diagonal=False),
-                             compute_expm=False)
+        g = sla.expm_frechet(
+            kernel.H(_block(a_arr, e_arr)),
+            _block(top_left, top_right, diagonal=False),
+            compute_expm=False,
+        )
         a_bar = g[:n, :n] + g[n:, n:]
-        return NoTangent(), project_a(a_bar), project_e(g[:n, n:]), *nots(args)
+        return NoTangent(), project_a(a_bar), project_e(g[:n, n:]), *kernel.nots(args)
 
     return y, expm_frechet_pullback

@@ -27,24 +27,10 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from chainrules.core import (
-    HasForwardsMode,
-    HasReverseMode,
-    NoTangent,
-    ProjectTo,
-    ZeroTangent,
-    frule,
-    frule_via_ad,
-    not_implemented,
-    rrule,
-    rrule_via_ad,
-    unthunk,
-)
-from chainrules.rules._kit import is_zero, nonzero
-from chainrules.rules._linalg_kernel import (
-    H,
-    nots,
-)
+from chainrules import core
+from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, not_implemented, unthunk
+from chainrules.rules import _kit as kit
+from chainrules.rules import _linalg_kernel as kernel
 
 _CLOSURE = ("funm: derivatives with respect to values captured by func are not "
             "implemented; pass them through A or use a plain function")
@@ -64,17 +50,17 @@ def _eig(a: Any) -> tuple:
     return w.astype(np.complex128), v.astype(np.complex128)
 
 
-@frule.register(sla.funm, config=HasForwardsMode)
+@frule.register(sla.funm, config=core.HasForwardsMode)
 def funm_frule(config, dargs, a, func, *args, **kwargs):
     out = sla.funm(a, func, *args, **kwargs)
     y = out[0] if isinstance(out, tuple) else out
-    a_dot, func_dot = nonzero(dargs[1]), dargs[2]
-    if not is_zero(unthunk(func_dot)):
+    a_dot, func_dot = kit.nonzero(dargs[1]), dargs[2]
+    if not kit.is_zero(unthunk(func_dot)):
         return out, not_implemented(_CLOSURE)
     if a_dot is None:
         return out, ZeroTangent()
     w, v = _eig(a)
-    fw, dfw = frule_via_ad(config, (NoTangent(), np.ones_like(w)), func, w)
+    fw, dfw = core.frule_via_ad(config, (NoTangent(), np.ones_like(w)), func, w)
     f = _divided_differences(w, np.asarray(fw), np.asarray(unthunk(dfw)))
     y_dot = ProjectTo(y)(v @ (f * np.linalg.solve(v, np.asarray(a_dot) @ v)) @
                          np.linalg.inv(v))
@@ -83,28 +69,28 @@ def funm_frule(config, dargs, a, func, *args, **kwargs):
     return out, y_dot
 
 
-@rrule.register(sla.funm, config=HasReverseMode)
+@core.rrule.register(sla.funm, config=core.HasReverseMode)
 def funm_rrule(config, a, func, *args, **kwargs):
     out = sla.funm(a, func, *args, **kwargs)
     project_a = ProjectTo(a)
     w, v = _eig(a)
-    fw, func_pullback = rrule_via_ad(config, func, w)
+    fw, func_pullback = core.rrule_via_ad(config, func, w)
 
     def funm_pullback(y_bar):
         y_bar = unthunk(y_bar)
         if isinstance(out, tuple) and not isinstance(y_bar, (ZeroTangent, NoTangent)):
             y_bar = unthunk(y_bar[0])
-        y_bar = nonzero(y_bar)
+        y_bar = kit.nonzero(y_bar)
         if y_bar is None:
-            return NoTangent(), ZeroTangent(), NoTangent(), *nots(args)
+            return NoTangent(), ZeroTangent(), NoTangent(), *kernel.nots(args)
         func_bar, w_bar = func_pullback(np.ones_like(w))
-        if not is_zero(unthunk(func_bar)):
+        if not kit.is_zero(unthunk(func_bar)):
             return NoTangent(), not_implemented(_CLOSURE), not_implemented(_CLOSURE), \
-                *nots(args)
+                *kernel.nots(args)
         dfw = np.conj(np.asarray(unthunk(w_bar)))  # w_bar = conj(f'(w)) for y_bar = 1
         f = _divided_differences(w, np.asarray(fw), dfw)
-        v_inv_h = H(np.linalg.inv(v))
-        a_bar = v_inv_h @ (np.conj(f) * (H(v) @ np.asarray(y_bar) @ v_inv_h)) @ H(v)
-        return NoTangent(), project_a(a_bar), NoTangent(), *nots(args)
+        v_inv_h = kernel.H(np.linalg.inv(v))
+        a_bar = v_inv_h @ (np.conj(f) * (kernel.H(v) @ np.asarray(y_bar) @ v_inv_h)) @ kernel.H(v)
+        return NoTangent(), project_a(a_bar), NoTangent(), *kernel.nots(args)
 
     return out, funm_pullback

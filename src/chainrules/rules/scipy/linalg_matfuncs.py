@@ -33,15 +33,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, frule, rrule
-from chainrules.rules._kit import define_rules, nonzero, zero_guard
-from chainrules.rules._linalg_kernel import (
-    H,
-    SylvesterSolver,
-    each,
-    finite_or_nan,
-    nots,
-    sylvester,
-)
+from chainrules.rules import _kit as kit
+from chainrules.rules import _linalg_kernel as kernel
 
 
 def _matfunc_rules(f: Any) -> None:
@@ -50,7 +43,7 @@ def _matfunc_rules(f: Any) -> None:
 
     def matfunc_frule(dargs: tuple, a: Any, *args: Any, **kwargs: Any) -> Any:
         y = f(a, *args, **kwargs)
-        a_dot = nonzero(dargs[1])
+        a_dot = kit.nonzero(dargs[1])
         if a_dot is None:
             return y, ZeroTangent()
         return y, ProjectTo(y)(_block_frechet(lambda m: f(m, *args, **kwargs),
@@ -60,16 +53,16 @@ def _matfunc_rules(f: Any) -> None:
         y = f(a, *args, **kwargs)
         project_a = ProjectTo(a)
 
-        @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
+        @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), *kernel.nots(args)))
         def matfunc_pullback(y_bar: Any) -> tuple:
-            a_bar = _block_frechet(lambda m: f(m, *args, **kwargs), H(np.asarray(a)),
+            a_bar = _block_frechet(lambda m: f(m, *args, **kwargs), kernel.H(np.asarray(a)),
                                    np.asarray(y_bar))
-            return NoTangent(), project_a(a_bar), *nots(args)
+            return NoTangent(), project_a(a_bar), *kernel.nots(args)
 
         matfunc_pullback.__qualname__ = f"{name}_pullback"
         return y, matfunc_pullback
 
-    define_rules(f, frule_fn=matfunc_frule, rrule_fn=matfunc_rrule)
+    kit.define_rules(f, frule_fn=matfunc_frule, rrule_fn=matfunc_rrule)
 
 
 for _f in (sla.cosm, sla.sinm, sla.tanm, sla.coshm, sla.sinhm, sla.tanhm, sla.signm):
@@ -83,13 +76,13 @@ def _power(t: Any) -> Any:
 
 
 def _power_dt(a: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return y @ each(sla.logm, a)
+    return y @ kernel.each(sla.logm, a)
 
 
 @frule.register(sla.fractional_matrix_power)
 def fractional_matrix_power_frule(dargs, a, t):
     y = sla.fractional_matrix_power(a, t)
-    a_dot, t_dot = nonzero(dargs[1]), nonzero(dargs[2])
+    a_dot, t_dot = kit.nonzero(dargs[1]), kit.nonzero(dargs[2])
     if a_dot is None and t_dot is None:
         return y, ZeroTangent()
     a = np.asarray(a)
@@ -106,10 +99,10 @@ def fractional_matrix_power_rrule(a, t):
     y = sla.fractional_matrix_power(a, t)
     project_a, project_t = ProjectTo(a), ProjectTo(t)
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent(), project_t(ZeroTangent())))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), project_t(ZeroTangent())))
     def fractional_matrix_power_pullback(y_bar):
         a_arr = np.asarray(a)
-        a_bar = _block_frechet(_power(t), H(a_arr), np.asarray(y_bar))
+        a_bar = _block_frechet(_power(t), kernel.H(a_arr), np.asarray(y_bar))
         # <y_bar, A^t log(A)> = Re sum(conj(A^t log A) * y_bar)
         t_bar = np.real(np.sum(np.conj(_power_dt(a_arr, y)) * y_bar))
         return NoTangent(), project_a(a_bar), project_t(t_bar)
@@ -127,8 +120,8 @@ def _expm_frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
         # an AD's traced values (a second derivative): expm of the block matrix
         # [[A, E], [0, A]], whose upper-right block is the Frechet derivative, uses
         # only expm, which has this very rule (differentiable to any order)
-        return each(_expm_frechet_block, a, e)
-    return finite_or_nan(lambda a, e: each(
+        return kernel.each(_expm_frechet_block, a, e)
+    return kernel.finite_or_nan(lambda a, e: kernel.each(
         lambda x, d: sla.expm_frechet(x, d, compute_expm=False, check_finite=False),
         a, e), a, e)
 
@@ -141,7 +134,7 @@ def _expm_frechet_block(x: np.ndarray, d: np.ndarray) -> np.ndarray:
 
 @frule.register(sla.expm)
 def expm_frule(dargs, a):
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     y = sla.expm(a)
     if a_dot is None:
         return y, ZeroTangent()
@@ -153,22 +146,22 @@ def expm_rrule(a):
     y = sla.expm(a)
     project_a = ProjectTo(a)
 
-    @zero_guard((NoTangent(), ZeroTangent()))
+    @kit.zero_guard((NoTangent(), ZeroTangent()))
     def expm_pullback(y_bar):
         # adjoint of the Frechet derivative at A is the Frechet derivative at A^H
-        return NoTangent(), project_a(_expm_frechet(H(np.asarray(a)), np.asarray(y_bar)))
+        return NoTangent(), project_a(_expm_frechet(kernel.H(np.asarray(a)), np.asarray(y_bar)))
 
     return y, expm_pullback
 
 
 @frule.register(sla.sqrtm)
 def sqrtm_frule(dargs, a, *args, **kwargs):
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     y = sla.sqrtm(a, *args, **kwargs)
     if a_dot is None:
         return y, ZeroTangent()
     # X dX + dX X = dA
-    return y, ProjectTo(y)(sylvester(y, y, np.asarray(a_dot)))
+    return y, ProjectTo(y)(kernel.sylvester(y, y, np.asarray(a_dot)))
 
 
 @rrule.register(sla.sqrtm)
@@ -176,10 +169,14 @@ def sqrtm_rrule(a, *args, **kwargs):
     y = sla.sqrtm(a, *args, **kwargs)
     project_a = ProjectTo(a)
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), *kernel.nots(args)))
     def sqrtm_pullback(y_bar):
-        y_h = H(y)
-        return NoTangent(), project_a(sylvester(y_h, y_h, np.asarray(y_bar))), *nots(args)
+        y_h = kernel.H(y)
+        return (
+            NoTangent(),
+            project_a(kernel.sylvester(y_h, y_h, np.asarray(y_bar))),
+            *kernel.nots(args),
+        )
 
     return y, sqrtm_pullback
 
@@ -202,7 +199,7 @@ def _block_frechet(f: Any, a: np.ndarray, e: np.ndarray) -> np.ndarray:
         block = np.block([[x, d * t], [zero, x]]).astype(dtype)
         return f(block)[:n, n:] / t
 
-    return each(one, a, np.broadcast_to(e, a.shape))
+    return kernel.each(one, a, np.broadcast_to(e, a.shape))
 
 
 def _logm_frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -212,7 +209,7 @@ def _logm_frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
 
 @frule.register(sla.logm)
 def logm_frule(dargs, a, *args, **kwargs):
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     y = sla.logm(a, *args, **kwargs)
     if a_dot is None:
         return y, ZeroTangent()
@@ -224,10 +221,10 @@ def logm_rrule(a, *args, **kwargs):
     y = sla.logm(a, *args, **kwargs)
     project_a = ProjectTo(a)
 
-    @zero_guard(lambda: (NoTangent(), ZeroTangent(), *nots(args)))
+    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), *kernel.nots(args)))
     def logm_pullback(y_bar):
-        return NoTangent(), project_a(_logm_frechet(H(np.asarray(a)), np.asarray(y_bar))), \
-            *nots(args)
+        return NoTangent(), project_a(_logm_frechet(kernel.H(np.asarray(a)), np.asarray(y_bar))), \
+            *kernel.nots(args)
 
     return y, logm_pullback
 
@@ -237,8 +234,8 @@ def logm_rrule(a, *args, **kwargs):
 
 @frule.register(sla.solve_sylvester)
 def solve_sylvester_frule(dargs, a, b, q):
-    a_dot, b_dot, q_dot = (nonzero(d) for d in dargs[1:])
-    solver = SylvesterSolver(a, b)
+    a_dot, b_dot, q_dot = (kit.nonzero(d) for d in dargs[1:])
+    solver = kernel.SylvesterSolver(a, b)
     y = solver.solve(q)
     if a_dot is None and b_dot is None and q_dot is None:
         return y, ZeroTangent()
@@ -252,44 +249,44 @@ def solve_sylvester_frule(dargs, a, b, q):
 
 @rrule.register(sla.solve_sylvester)
 def solve_sylvester_rrule(a, b, q):
-    solver = SylvesterSolver(a, b)
+    solver = kernel.SylvesterSolver(a, b)
     y = solver.solve(q)
     project_a, project_b, project_q = ProjectTo(a), ProjectTo(b), ProjectTo(q)
 
-    @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent(), ZeroTangent()))
+    @kit.zero_guard((NoTangent(), ZeroTangent(), ZeroTangent(), ZeroTangent()))
     def solve_sylvester_pullback(y_bar):
         # the adjoint of X -> AX + XB is G -> A^H G + G B^H (same Schur forms)
         g = solver.solve(y_bar, adjoint=True)
-        return (NoTangent(), Thunk(lambda: project_a(-(g @ H(y)))),
-                Thunk(lambda: project_b(-(H(y) @ g))), project_q(g))
+        return (NoTangent(), Thunk(lambda: project_a(-(g @ kernel.H(y)))),
+                Thunk(lambda: project_b(-(kernel.H(y) @ g))), project_q(g))
 
     return y, solve_sylvester_pullback
 
 
 @frule.register(sla.solve_continuous_lyapunov)
 def solve_continuous_lyapunov_frule(dargs, a, q):
-    a_dot, q_dot = nonzero(dargs[1]), nonzero(dargs[2])
-    solver = SylvesterSolver(a, H(np.asarray(a)))
+    a_dot, q_dot = kit.nonzero(dargs[1]), kit.nonzero(dargs[2])
+    solver = kernel.SylvesterSolver(a, kernel.H(np.asarray(a)))
     y = solver.solve(q)
     if a_dot is None and q_dot is None:
         return y, ZeroTangent()
     rhs = np.zeros(y.shape, dtype=y.dtype) if q_dot is None else np.asarray(q_dot)
     if a_dot is not None:
-        rhs = rhs - a_dot @ y - y @ H(a_dot)
+        rhs = rhs - a_dot @ y - y @ kernel.H(a_dot)
     return y, ProjectTo(y)(solver.solve(rhs))
 
 
 @rrule.register(sla.solve_continuous_lyapunov)
 def solve_continuous_lyapunov_rrule(a, q):
-    solver = SylvesterSolver(a, H(np.asarray(a)))
+    solver = kernel.SylvesterSolver(a, kernel.H(np.asarray(a)))
     y = solver.solve(q)
     project_a, project_q = ProjectTo(a), ProjectTo(q)
 
-    @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
+    @kit.zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
     def solve_continuous_lyapunov_pullback(y_bar):
         # adjoint of X -> AX + XA^H is G -> A^H G + G A (same Schur form)
         g = solver.solve(y_bar, adjoint=True)
-        return (NoTangent(), Thunk(lambda: project_a(-(g @ H(y) + H(g) @ y))),
+        return (NoTangent(), Thunk(lambda: project_a(-(g @ kernel.H(y) + kernel.H(g) @ y))),
                 project_q(g))
 
     return y, solve_continuous_lyapunov_pullback

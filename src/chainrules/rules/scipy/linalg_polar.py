@@ -26,22 +26,10 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Tangent,
-    ZeroTangent,
-    frule,
-    not_implemented,
-    rrule,
-)
-from chainrules.rules._kit import nonzero
-from chainrules.rules._linalg_kernel import (
-    H,
-    item,
-    nots,
-    sylvester,
-)
+from chainrules import core
+from chainrules.core import NoTangent, ProjectTo, Tangent, ZeroTangent, frule, not_implemented
+from chainrules.rules import _kit as kit
+from chainrules.rules import _linalg_kernel as kernel
 
 # ------------------------------------------------------------------------ lstsq
 
@@ -60,7 +48,7 @@ def _numpy_residues(res: Any, like: np.ndarray) -> Any:
 @frule.register(sla.lstsq)
 def lstsq_frule(dargs, a, b, *args, **kwargs):
     y = sla.lstsq(a, b, *args, **kwargs)
-    if nonzero(dargs[1]) is None and nonzero(dargs[2]) is None:
+    if kit.nonzero(dargs[1]) is None and kit.nonzero(dargs[2]) is None:
         return y, ZeroTangent()
     if not _lstsq_full_rank(a, y):
         return y, not_implemented(_RANK_DEFICIENT)
@@ -71,23 +59,23 @@ def lstsq_frule(dargs, a, b, *args, **kwargs):
     return y, Tangent[tuple](x_dot, res_dot, NoTangent(), s_dot)
 
 
-@rrule.register(sla.lstsq)
+@core.rrule.register(sla.lstsq)
 def lstsq_rrule(a, b, *args, **kwargs):
     y = sla.lstsq(a, b, *args, **kwargs)
     full_rank = _lstsq_full_rank(a, y)
-    y_np, numpy_pullback = rrule(np.linalg.lstsq, np.asarray(a), np.asarray(b))
+    y_np, numpy_pullback = core.rrule(np.linalg.lstsq, np.asarray(a), np.asarray(b))
 
     def lstsq_pullback(y_bar):
-        x_bar, res_bar, s_bar = item(y_bar, 0), item(y_bar, 1), item(y_bar, 3)
+        x_bar, res_bar, s_bar = kernel.item(y_bar, 0), kernel.item(y_bar, 1), kernel.item(y_bar, 3)
         if x_bar is None and res_bar is None and s_bar is None:
-            return NoTangent(), ZeroTangent(), ZeroTangent(), *nots(args)
+            return NoTangent(), ZeroTangent(), ZeroTangent(), *kernel.nots(args)
         if not full_rank:
             return (NoTangent(), not_implemented(_RANK_DEFICIENT),
-                    not_implemented(_RANK_DEFICIENT), *nots(args))
+                    not_implemented(_RANK_DEFICIENT), *kernel.nots(args))
         bars = tuple(ZeroTangent() if t is None else t for t in
                      (x_bar, _numpy_residues(res_bar, y_np[1]), None, s_bar))
         _, a_bar, b_bar = numpy_pullback(Tangent[tuple](*bars))
-        return NoTangent(), ProjectTo(a)(a_bar), ProjectTo(b)(b_bar), *nots(args)
+        return NoTangent(), ProjectTo(a)(a_bar), ProjectTo(b)(b_bar), *kernel.nots(args)
 
     return y, lstsq_pullback
 
@@ -102,8 +90,8 @@ def _side(args: tuple, kwargs: dict) -> str:
 
 
 def _polar_tangent(u: np.ndarray, p: np.ndarray, a_dot: np.ndarray) -> tuple:
-    m = H(u) @ a_dot
-    omega = sylvester(p, p, m - H(m))
+    m = kernel.H(u) @ a_dot
+    omega = kernel.sylvester(p, p, m - kernel.H(m))
     return u @ omega, m - omega @ p
 
 
@@ -111,18 +99,20 @@ def _polar_cotangent(u: np.ndarray, p: np.ndarray, u_bar: Any, p_bar: Any) -> np
     g = 0
     m_bar = 0
     if u_bar is not None:
-        g = H(u) @ u_bar
+        g = kernel.H(u) @ u_bar
     if p_bar is not None:
         g = g - p_bar @ p
         m_bar = p_bar
-    s = sylvester(p, p, np.asarray(g))  # the Sylvester operator of Hermitian P is self-adjoint
-    return u @ (m_bar + s - H(s))
+    s = kernel.sylvester(
+        p, p, np.asarray(g)
+    )  # the Sylvester operator of Hermitian P is self-adjoint
+    return u @ (m_bar + s - kernel.H(s))
 
 
 @frule.register(sla.polar)
 def polar_frule(dargs, a, *args, **kwargs):
     y = sla.polar(a, *args, **kwargs)
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     if a_dot is None:
         return y, ZeroTangent()
     a_dot = np.asarray(a_dot)
@@ -130,31 +120,31 @@ def polar_frule(dargs, a, *args, **kwargs):
         return y, not_implemented(_POLAR_SHAPE)
     u, p = y
     if _side(args, kwargs) == "left":  # A^H = U^H P
-        u_h_dot, p_dot = _polar_tangent(H(u), p, H(a_dot))
-        u_dot = H(u_h_dot)
+        u_h_dot, p_dot = _polar_tangent(kernel.H(u), p, kernel.H(a_dot))
+        u_dot = kernel.H(u_h_dot)
     else:
         u_dot, p_dot = _polar_tangent(u, p, a_dot)
     return y, Tangent[tuple](ProjectTo(u)(u_dot), ProjectTo(p)(p_dot))
 
 
-@rrule.register(sla.polar)
+@core.rrule.register(sla.polar)
 def polar_rrule(a, *args, **kwargs):
     y = sla.polar(a, *args, **kwargs)
     project_a = ProjectTo(a)
     square = np.shape(a)[-1] == np.shape(a)[-2]
 
     def polar_pullback(y_bar):
-        u_bar, p_bar = item(y_bar, 0), item(y_bar, 1)
+        u_bar, p_bar = kernel.item(y_bar, 0), kernel.item(y_bar, 1)
         if u_bar is None and p_bar is None:
-            return NoTangent(), ZeroTangent(), *nots(args)
+            return NoTangent(), ZeroTangent(), *kernel.nots(args)
         if not square:
-            return NoTangent(), not_implemented(_POLAR_SHAPE), *nots(args)
+            return NoTangent(), not_implemented(_POLAR_SHAPE), *kernel.nots(args)
         u, p = y
         if _side(args, kwargs) == "left":
-            u_h_bar = None if u_bar is None else H(np.asarray(u_bar))
-            a_bar = H(_polar_cotangent(H(u), p, u_h_bar, p_bar))
+            u_h_bar = None if u_bar is None else kernel.H(np.asarray(u_bar))
+            a_bar = kernel.H(_polar_cotangent(kernel.H(u), p, u_h_bar, p_bar))
         else:
             a_bar = _polar_cotangent(u, p, u_bar, p_bar)
-        return NoTangent(), project_a(a_bar), *nots(args)
+        return NoTangent(), project_a(a_bar), *kernel.nots(args)
 
     return y, polar_pullback

@@ -25,7 +25,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, rrule
-from chainrules.rules._kit import define_rules, nonzero, zero_guard
+from chainrules.rules import _kit as kit
 
 
 def _source_map(f: Any, arrays: list, conj_second: bool) -> tuple:
@@ -49,7 +49,7 @@ def _gather_rules(f: Any) -> None:
 
     def gather_frule(dargs: tuple, *arrays: Any) -> Any:
         y = f(*arrays)
-        dots = [nonzero(d) for d in dargs[1:]]
+        dots = [kit.nonzero(d) for d in dargs[1:]]
         if all(d is None for d in dots):
             return y, ZeroTangent()
         dots = [np.zeros(np.shape(x), dtype=y.dtype) if d is None else np.asarray(d)
@@ -61,7 +61,7 @@ def _gather_rules(f: Any) -> None:
         projectors = [ProjectTo(x) for x in arrays]
         conj_second = _conj_row(f, list(arrays))
 
-        @zero_guard(lambda: (NoTangent(), *(ZeroTangent() for _ in arrays)))
+        @kit.zero_guard(lambda: (NoTangent(), *(ZeroTangent() for _ in arrays)))
         def gather_pullback(y_bar: Any) -> tuple:
             source, offsets, sizes = _source_map(f, list(arrays), conj_second)
             y_bar = np.broadcast_to(np.asarray(y_bar), source.shape)
@@ -76,7 +76,7 @@ def _gather_rules(f: Any) -> None:
         gather_pullback.__qualname__ = f"{name}_pullback"
         return y, gather_pullback
 
-    define_rules(f, frule_fn=gather_frule, rrule_fn=gather_rrule)
+    kit.define_rules(f, frule_fn=gather_frule, rrule_fn=gather_rrule)
 
 
 for _f in (sla.toeplitz, sla.circulant, sla.hankel):
@@ -86,7 +86,7 @@ for _f in (sla.toeplitz, sla.circulant, sla.hankel):
 @frule.register(sla.companion)
 def companion_frule(dargs, a):
     y = sla.companion(a)
-    a_dot = nonzero(dargs[1])
+    a_dot = kit.nonzero(dargs[1])
     if a_dot is None:
         return y, ZeroTangent()
     a, a_dot = np.asarray(a), np.asarray(a_dot)
@@ -101,7 +101,7 @@ def companion_rrule(a):
     y = sla.companion(a)
     project_a = ProjectTo(a)
 
-    @zero_guard((NoTangent(), ZeroTangent()))
+    @kit.zero_guard((NoTangent(), ZeroTangent()))
     def companion_pullback(y_bar):
         a_arr = np.asarray(a)
         g = np.asarray(y_bar)[..., 0, :]  # only the first row depends on a

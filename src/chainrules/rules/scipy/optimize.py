@@ -44,44 +44,17 @@ from typing import Any
 import numpy as np
 import scipy.optimize as so
 
-from chainrules.core import (
-    HasForwardsMode,
-    HasReverseMode,
-    NoTangent,
-    Tangent,
-    ZeroTangent,
-    frule,
-    frule_via_ad,
-    not_implemented,
-    rrule,
-    rrule_via_ad,
-    unthunk,
-)
-from chainrules.rules._kit import is_differentiable
+from chainrules import core
+from chainrules.core import HasForwardsMode, HasReverseMode, Tangent, frule, rrule, unthunk
+from chainrules.rules import _kit as kit
 
-from ._solvers import (
-    Flat,
-    SolverError,
-    args_cotangent,
-    args_tangents,
-    args_tuple,
-    at_path,
-    bind,
-    field,
-    inner,
-    is_zero,
-    item,
-    not_converged,
-    one_like,
-    positional_cotangents,
-    positional_tangent,
-    scale,
-)
+from . import _solvers as solvers
+from ._solvers import SolverError
 
 __all__ = ["SolverError"]
 
-_NO = NoTangent()
-_ZERO = ZeroTangent()
+_NO = core.NoTangent()
+_ZERO = core.ZeroTangent()
 
 
 def _name(solver: Callable) -> str:
@@ -90,7 +63,7 @@ def _name(solver: Callable) -> str:
 
 def _cotangents(solver: Callable, pos: tuple, args_bar: Any) -> list:
     """The positional cotangents after the function: ``args`` gets ``args_bar``."""
-    return positional_cotangents(solver, pos, {"args": args_bar})
+    return solvers.positional_cotangents(solver, pos, {"args": args_bar})
 
 
 def _refuse_fields(name: str, y_bar: Any, differentiated: tuple) -> None:
@@ -103,7 +76,7 @@ def _refuse_fields(name: str, y_bar: Any, differentiated: tuple) -> None:
         return
     for k, v in y_bar.items():
         v = unthunk(v)
-        if k in differentiated or is_zero(v) or not np.any(np.asarray(v) != 0):
+        if k in differentiated or kit.is_zero(v) or not np.any(np.asarray(v) != 0):
             continue
         raise SolverError(name, f"the result's field {k!r} is not differentiated",
                           f"expected cotangents on the fields {', '.join(differentiated)} "
@@ -114,9 +87,9 @@ def _result_tangent(name: str, res: Any, differentiated: tuple, dots: dict) -> A
     """The tangent of a result object: ``dots`` for the differentiated fields, and
     ``not_implemented`` for the other floating fields (an inverse Hessian, a
     factorization), so that using one fails loudly instead of reading a zero."""
-    rest = {k: not_implemented(f"{name} does not differentiate the result's field {k!r}")
+    rest = {k: core.not_implemented(f"{name} does not differentiate the result's field {k!r}")
             for k, v in res.items()
-            if k not in differentiated and is_differentiable(v)}
+            if k not in differentiated and kit.is_differentiable(v)}
     return Tangent[type(res)]({**dots, **rest})
 
 
@@ -151,13 +124,13 @@ def _gradient_parts(config: Any, f: Callable, x: Any, args: tuple,
     """``(f(x), f_bar, x_bar, [args_bars])``: the gradient of scalar ``f(x, *args)``;
     ``kind``: ``"first"``, ``f`` returns ``(value, gradient)`` (``jac=True``), the
     value's; ``"residuals"``, ``f`` returns residuals ``r``, that of ``|r|^2 / 2``."""
-    y, pullback = rrule_via_ad(config, f, x, *args)
+    y, pullback = core.rrule_via_ad(config, f, x, *args)
     if kind == _FIRST:
-        g = pullback((one_like(y[0]), _ZERO))
+        g = pullback((solvers.one_like(y[0]), _ZERO))
     elif kind == _RESIDUALS:
         g = pullback(y)
     else:
-        g = pullback(one_like(y))
+        g = pullback(solvers.one_like(y))
     return y, unthunk(g[0]), unthunk(g[1]), [unthunk(b) for b in g[2:]]
 
 
@@ -166,24 +139,28 @@ def _root_cotangent(name: str, config: Any, f: Callable, x: Any, args: tuple,
     """``(f_bar, [args_bars])`` of a scalar root ``x`` of ``f(., *args)`` for ``x_bar``."""
     _, f_bar, fx, args_bars = _gradient_parts(config, f, x, args)
     lam = -x_bar / _nonzero_slope(name, fx)
-    return scale(lam, f_bar), [scale(lam, b) for b in args_bars]
+    return solvers.scale(lam, f_bar), [solvers.scale(lam, b) for b in args_bars]
 
 
 def _root_tangent(name: str, config: Any, f: Callable, x: Any, args: tuple,
                   f_dot: Any, args_dots: list) -> Any:
     zeros = [_ZERO] * len(args)
-    _, fx = frule_via_ad(config, (_ZERO, one_like(x), *zeros), f, x, *args)
-    _, f_theta = frule_via_ad(config, (f_dot, _ZERO, *args_dots), f, x, *args)
-    if is_zero(unthunk(f_theta)):
+    _, fx = core.frule_via_ad(config, (_ZERO, solvers.one_like(x), *zeros), f, x, *args)
+    _, f_theta = core.frule_via_ad(config, (f_dot, _ZERO, *args_dots), f, x, *args)
+    if kit.is_zero(unthunk(f_theta)):
         return _ZERO
     return -unthunk(f_theta) / _nonzero_slope(name, unthunk(fx))
 
 
 def _nonzero_slope(name: str, fx: Any) -> Any:
-    if is_zero(fx) or fx == 0:
-        raise SolverError(name, "the function's derivative at the root is zero (not a simple "
-                          "root), so the root's derivative w.r.t. the parameters does not "
-                          "exist", "expected a root where the function crosses zero")
+    if kit.is_zero(fx) or fx == 0:
+        raise SolverError(
+            name,
+            "the function's derivative at the root is zero (not a simple "
+            "root), so the root's derivative w.r.t. the parameters does not "
+            "exist",
+            "expected a root where the function crosses zero",
+        )
     return fx
 
 
@@ -197,7 +174,7 @@ class _Optimum:
                  kind: str) -> None:
         _, f_bar, _, args_bars = _gradient_parts(config, f, x, args, kind)
         self.theta_grad = (f_bar, tuple(args_bars))
-        self.flat = Flat(self.theta_grad)
+        self.flat = solvers.Flat(self.theta_grad)
         flat = self.flat
         xs = np.asarray(x)
         n = xs.size
@@ -213,11 +190,11 @@ class _Optimum:
             e = np.zeros(xs.shape, dtype=xs.dtype)
             e.reshape(-1)[i] = 1
             direction = e if isinstance(x, np.ndarray) else type(x)(1.0)
-            _, dots = frule_via_ad(config, (_ZERO, direction, *[_ZERO] * len(args)),
+            _, dots = core.frule_via_ad(config, (_ZERO, direction, *[_ZERO] * len(args)),
                                    gradient_leaves, x, *args)
             dots = [unthunk(d) for d in dots]
-            H[:, i] = 0.0 if is_zero(dots[0]) else np.reshape(dots[0], -1)
-            M[i] = np.concatenate([np.zeros(e.size) if is_zero(d) else
+            H[:, i] = 0.0 if kit.is_zero(dots[0]) else np.reshape(dots[0], -1)
+            M[i] = np.concatenate([np.zeros(e.size) if kit.is_zero(d) else
                                    np.real(np.reshape(d, -1)) for d, (_, e) in
                                    zip(dots[1:], flat.leaves)]) if flat.leaves else []
         self.H, self.M, self.name = H, M, name
@@ -233,10 +210,10 @@ class _Optimum:
     def cotangent(self, x_bar: Any, fun_bar: Any) -> tuple:
         """``(f_bar, [args_bars])`` for cotangents of the minimizer and the minimum."""
         theta = np.zeros(self.flat.size)
-        if not is_zero(x_bar):
+        if not kit.is_zero(x_bar):
             w = self.solve(np.reshape(np.real(x_bar), -1))
             theta = theta - self.M.T @ w
-        if not is_zero(fun_bar):
+        if not kit.is_zero(fun_bar):
             theta = theta + float(np.real(fun_bar)) * self.flat.vector(self.theta_grad)
         f_bar, args_bars = self.flat.unflatten(theta)
         return f_bar, list(args_bars)
@@ -245,15 +222,15 @@ class _Optimum:
         """``(x_dot, fun_dot)`` for the parameters' tangent ``(f_dot, args_dots)``."""
         v = self.flat.vector(theta_dot)
         x_dot = -self.solve(self.M @ v)
-        fun_dot = inner(self.theta_grad, theta_dot)
+        fun_dot = solvers.inner(self.theta_grad, theta_dot)
         if isinstance(x, np.ndarray):
             return x_dot.reshape(np.shape(x)).astype(x.dtype), fun_dot
         return type(x)(x_dot[0]), fun_dot
 
 
 def _leaf(theta: Any, path: tuple, example: np.ndarray) -> Any:
-    v = at_path(theta, path)
-    return np.zeros(example.shape, dtype=example.dtype) if is_zero(v) else v
+    v = solvers.at_path(theta, path)
+    return np.zeros(example.shape, dtype=example.dtype) if kit.is_zero(v) else v
 
 
 # ----------------------------------------------------------------------------------------
@@ -264,14 +241,14 @@ _BRACKETING = (so.brentq, so.brenth, so.bisect, so.ridder, so.toms748)
 
 
 def _bracket_solve(solver: Callable, f: Callable, pos: tuple, kwargs: dict) -> tuple:
-    bound = bind(solver, (f, *pos), kwargs)
+    bound = solvers.bind(solver, (f, *pos), kwargs)
     full = bool(bound.arguments.get("full_output", False))
     bound.arguments["full_output"] = True
     bound.arguments["disp"] = False
     x, r = solver(*bound.args, **bound.kwargs)
     if not r.converged:
-        raise not_converged(_name(solver), r.flag)
-    return x, r, full, args_tuple(bound.arguments.get("args", ()))
+        raise solvers.not_converged(_name(solver), r.flag)
+    return x, r, full, solvers.args_tuple(bound.arguments.get("args", ()))
 
 
 def _bracketing_rules(solver: Callable) -> None:
@@ -283,20 +260,20 @@ def _bracketing_rules(solver: Callable) -> None:
 
         def bracket_root_pullback(y_bar: Any) -> tuple:
             x_bar = _root_bar(y_bar, full)
-            if is_zero(x_bar):
+            if kit.is_zero(x_bar):
                 return (_NO, _ZERO, *_cotangents(solver, pos, _ZERO))
             f_bar, args_bars = _root_cotangent(name, config, f, x, args, x_bar)
             return (_NO, f_bar, *_cotangents(
-                solver, pos, args_cotangent(raw_args, args_bars)))
+                solver, pos, solvers.args_cotangent(raw_args, args_bars)))
 
         return ((x, r) if full else x), bracket_root_pullback
 
     def bracket_root_frule(config: Any, dargs: tuple, f: Callable, *pos: Any,
                            **kwargs: Any) -> Any:
         x, r, full, args = _bracket_solve(solver, f, pos, kwargs)
-        args_dot = positional_tangent(solver, dargs, "args")
+        args_dot = solvers.positional_tangent(solver, dargs, "args")
         x_dot = _root_tangent(name, config, f, x, args, unthunk(dargs[1]),
-                              args_tangents(_raw_args(solver, f, pos, kwargs), args_dot))
+                              solvers.args_tangents(_raw_args(solver, f, pos, kwargs), args_dot))
         return _root_output(x, r, full, x_dot)
 
     rrule.register(solver, config=HasReverseMode)(bracket_root_rrule)
@@ -304,16 +281,16 @@ def _bracketing_rules(solver: Callable) -> None:
 
 
 def _raw_args(solver: Callable, f: Callable, pos: tuple, kwargs: dict) -> Any:
-    return bind(solver, (f, *pos), kwargs).arguments.get("args", ())
+    return solvers.bind(solver, (f, *pos), kwargs).arguments.get("args", ())
 
 
 def _root_bar(y_bar: Any, full: bool) -> Any:
     if not full:
         return unthunk(y_bar)
-    x_bar, r_bar = item(y_bar, 0), field(item(y_bar, 1), "root")
-    if is_zero(x_bar):
+    x_bar, r_bar = solvers.item(y_bar, 0), solvers.field(solvers.item(y_bar, 1), "root")
+    if kit.is_zero(x_bar):
         return r_bar
-    return x_bar if is_zero(r_bar) else x_bar + r_bar
+    return x_bar if kit.is_zero(r_bar) else x_bar + r_bar
 
 
 def _root_output(x: Any, r: Any, full: bool, x_dot: Any) -> tuple:
@@ -331,7 +308,7 @@ for _solver in _BRACKETING:
 
 
 def _newton_solve(f: Callable, pos: tuple, kwargs: dict) -> tuple | None:
-    bound = bind(so.newton, (f, *pos), kwargs)
+    bound = solvers.bind(so.newton, (f, *pos), kwargs)
     if np.ndim(bound.arguments["x0"]) != 0:
         return None  # the vectorized form: elementwise roots, no rule
     full = bool(bound.arguments.get("full_output", False))
@@ -343,7 +320,7 @@ def _newton_solve(f: Callable, pos: tuple, kwargs: dict) -> tuple | None:
     bound.arguments["disp"] = False
     x, r = so.newton(*bound.args, **bound.kwargs)
     if not r.converged:
-        raise not_converged("scipy.optimize.newton", r.flag)
+        raise solvers.not_converged("scipy.optimize.newton", r.flag)
     return x, r, full, bound.arguments.get("args", ())
 
 
@@ -353,16 +330,16 @@ def newton_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
     if solved is None:
         return None
     x, r, full, raw_args = solved
-    args = args_tuple(raw_args)
+    args = solvers.args_tuple(raw_args)
 
     def newton_pullback(y_bar: Any) -> tuple:
         x_bar = _root_bar(y_bar, full)
-        if is_zero(x_bar):
+        if kit.is_zero(x_bar):
             return (_NO, _ZERO, *_cotangents(so.newton, pos, _ZERO))
         f_bar, args_bars = _root_cotangent("scipy.optimize.newton", config, func, x, args,
                                            x_bar)
         return (_NO, f_bar, *_cotangents(
-            so.newton, pos, args_cotangent(raw_args, args_bars)))
+            so.newton, pos, solvers.args_cotangent(raw_args, args_bars)))
 
     return ((x, r) if full else x), newton_pullback
 
@@ -373,14 +350,14 @@ def newton_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs:
     if solved is None:
         return None
     x, r, full, raw_args = solved
-    x_dot = _root_tangent("scipy.optimize.newton", config, func, x, args_tuple(raw_args),
-                          unthunk(dargs[1]), args_tangents(
-                              raw_args, positional_tangent(so.newton, dargs, "args")))
+    x_dot = _root_tangent("scipy.optimize.newton", config, func, x, solvers.args_tuple(raw_args),
+                          unthunk(dargs[1]), solvers.args_tangents(
+                              raw_args, solvers.positional_tangent(so.newton, dargs, "args")))
     return _root_output(x, r, full, x_dot)
 
 
 def _root_scalar_solve(f: Callable, pos: tuple, kwargs: dict) -> tuple | None:
-    bound = bind(so.root_scalar, (f, *pos), kwargs)
+    bound = solvers.bind(so.root_scalar, (f, *pos), kwargs)
     if bound.arguments.get("fprime") is True or bound.arguments.get("fprime2") is True:
         return None  # f returns (value, derivatives): no rule
     for d in ("fprime", "fprime2"):
@@ -389,7 +366,7 @@ def _root_scalar_solve(f: Callable, pos: tuple, kwargs: dict) -> tuple | None:
                                                   bound.arguments[d])
     r = so.root_scalar(*bound.args, **bound.kwargs)
     if not r.converged:
-        raise not_converged("scipy.optimize.root_scalar", r.flag)
+        raise solvers.not_converged("scipy.optimize.root_scalar", r.flag)
     return r, bound.arguments.get("args", ())
 
 
@@ -401,13 +378,13 @@ def root_scalar_rrule(config: Any, f: Callable, *pos: Any, **kwargs: Any) -> Any
     r, raw_args = solved
 
     def root_scalar_pullback(y_bar: Any) -> tuple:
-        x_bar = field(y_bar, "root")
-        if is_zero(x_bar):
+        x_bar = solvers.field(y_bar, "root")
+        if kit.is_zero(x_bar):
             return (_NO, _ZERO, *_cotangents(so.root_scalar, pos, _ZERO))
         f_bar, args_bars = _root_cotangent("scipy.optimize.root_scalar", config, f, r.root,
-                                           args_tuple(raw_args), x_bar)
+                                           solvers.args_tuple(raw_args), x_bar)
         return (_NO, f_bar, *_cotangents(
-            so.root_scalar, pos, args_cotangent(raw_args, args_bars)))
+            so.root_scalar, pos, solvers.args_cotangent(raw_args, args_bars)))
 
     return r, root_scalar_pullback
 
@@ -420,8 +397,8 @@ def root_scalar_frule(config: Any, dargs: tuple, f: Callable, *pos: Any,
         return None
     r, raw_args = solved
     x_dot = _root_tangent("scipy.optimize.root_scalar", config, f, r.root,
-                          args_tuple(raw_args), unthunk(dargs[1]), args_tangents(
-                              raw_args, positional_tangent(so.root_scalar, dargs, "args")))
+                          solvers.args_tuple(raw_args), unthunk(dargs[1]), solvers.args_tangents(
+                              raw_args, solvers.positional_tangent(so.root_scalar, dargs, "args")))
     return r, Tangent[type(r)]({"root": x_dot})
 
 
@@ -431,22 +408,26 @@ def root_scalar_frule(config: Any, dargs: tuple, f: Callable, *pos: Any,
 
 def _check_minimum(name: str, res: Any) -> None:
     if not res.success:
-        raise not_converged(name, str(res.get("message", "success is False")))
+        raise solvers.not_converged(name, str(res.get("message", "success is False")))
 
 
 def _check_interior(name: str, x: Any, lb: Any, ub: Any, atol: float) -> None:
     x, lb, ub = np.asarray(x, float), np.asarray(lb, float), np.asarray(ub, float)
     if np.any(np.minimum(x - lb, ub - x) <= atol):
-        raise SolverError(name, "the minimum is at (or within the tolerance of) a bound, where "
-                          "the solution's derivative follows the active constraint, which "
-                          "the rule does not differentiate", "expected a minimum inside the "
-                          "bounds; widen them or solve the constrained problem with a rule "
-                          "of your own")
+        raise SolverError(
+            name,
+            "the minimum is at (or within the tolerance of) a bound, where "
+            "the solution's derivative follows the active constraint, which "
+            "the rule does not differentiate",
+            "expected a minimum inside the "
+            "bounds; widen them or solve the constrained problem with a rule "
+            "of your own",
+        )
 
 
 def _minimize_scalar_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
     name = "scipy.optimize.minimize_scalar"
-    bound = bind(so.minimize_scalar, (fun, *pos), kwargs)
+    bound = solvers.bind(so.minimize_scalar, (fun, *pos), kwargs)
     res = so.minimize_scalar(*bound.args, **bound.kwargs)
     _check_minimum(name, res)
     bounds = bound.arguments.get("bounds")
@@ -462,13 +443,13 @@ def minimize_scalar_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) 
     name = "scipy.optimize.minimize_scalar"
 
     def minimize_scalar_pullback(y_bar: Any) -> tuple:
-        x_bar, fun_bar = field(y_bar, "x"), field(y_bar, "fun")
-        if is_zero(x_bar) and is_zero(fun_bar):
+        x_bar, fun_bar = solvers.field(y_bar, "x"), solvers.field(y_bar, "fun")
+        if kit.is_zero(x_bar) and kit.is_zero(fun_bar):
             return (_NO, _ZERO, *_cotangents(so.minimize_scalar, pos, _ZERO))
-        opt = _Optimum(name, config, fun, res.x, args_tuple(raw_args), _VALUE)
+        opt = _Optimum(name, config, fun, res.x, solvers.args_tuple(raw_args), _VALUE)
         f_bar, args_bars = opt.cotangent(x_bar, fun_bar)
         return (_NO, f_bar, *_cotangents(
-            so.minimize_scalar, pos, args_cotangent(raw_args, args_bars)))
+            so.minimize_scalar, pos, solvers.args_cotangent(raw_args, args_bars)))
 
     return res, minimize_scalar_pullback
 
@@ -477,9 +458,9 @@ def minimize_scalar_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) 
 def minimize_scalar_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any,
                           **kwargs: Any) -> Any:
     res, raw_args = _minimize_scalar_solve(fun, pos, kwargs)
-    args = args_tuple(raw_args)
-    theta_dot = (unthunk(dargs[1]), tuple(args_tangents(
-        raw_args, positional_tangent(so.minimize_scalar, dargs, "args"))))
+    args = solvers.args_tuple(raw_args)
+    theta_dot = (unthunk(dargs[1]), tuple(solvers.args_tangents(
+        raw_args, solvers.positional_tangent(so.minimize_scalar, dargs, "args"))))
     opt = _Optimum("scipy.optimize.minimize_scalar", config, fun, res.x, args, _VALUE)
     x_dot, fun_dot = opt.tangent(res.x, theta_dot)
     return res, Tangent[type(res)]({"x": x_dot, "fun": type(res.fun)(fun_dot)})
@@ -487,7 +468,7 @@ def minimize_scalar_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any,
 
 def _minimize_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
     name = "scipy.optimize.minimize"
-    bound = bind(so.minimize, (fun, *pos), kwargs)
+    bound = solvers.bind(so.minimize, (fun, *pos), kwargs)
     if bound.arguments.get("constraints"):
         raise SolverError(name, "constraints are not differentiated", "expected an "
                           "unconstrained problem (or bounds that are not active); write a "
@@ -512,14 +493,14 @@ def minimize_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
 
     def minimize_pullback(y_bar: Any) -> tuple:
         _refuse_fields("scipy.optimize.minimize", y_bar, ("x", "fun", "jac"))
-        x_bar, fun_bar = field(y_bar, "x"), field(y_bar, "fun")
-        if is_zero(x_bar) and is_zero(fun_bar):
+        x_bar, fun_bar = solvers.field(y_bar, "x"), solvers.field(y_bar, "fun")
+        if kit.is_zero(x_bar) and kit.is_zero(fun_bar):
             return (_NO, _ZERO, *_cotangents(so.minimize, pos, _ZERO))
-        opt = _Optimum("scipy.optimize.minimize", config, fun, res.x, args_tuple(raw_args),
+        opt = _Optimum("scipy.optimize.minimize", config, fun, res.x, solvers.args_tuple(raw_args),
                        _FIRST if first else _VALUE)
         f_bar, args_bars = opt.cotangent(x_bar, fun_bar)
         return (_NO, f_bar, *_cotangents(
-            so.minimize, pos, args_cotangent(raw_args, args_bars)))
+            so.minimize, pos, solvers.args_cotangent(raw_args, args_bars)))
 
     return res, minimize_pullback
 
@@ -527,9 +508,9 @@ def minimize_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
 @frule.register(so.minimize, config=HasForwardsMode)
 def minimize_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
     res, raw_args, first = _minimize_solve(fun, pos, kwargs)
-    theta_dot = (unthunk(dargs[1]), tuple(args_tangents(
-        raw_args, positional_tangent(so.minimize, dargs, "args"))))
-    opt = _Optimum("scipy.optimize.minimize", config, fun, res.x, args_tuple(raw_args),
+    theta_dot = (unthunk(dargs[1]), tuple(solvers.args_tangents(
+        raw_args, solvers.positional_tangent(so.minimize, dargs, "args"))))
+    opt = _Optimum("scipy.optimize.minimize", config, fun, res.x, solvers.args_tuple(raw_args),
                    _FIRST if first else _VALUE)
     x_dot, fun_dot = opt.tangent(res.x, theta_dot)
     return res, _result_tangent("scipy.optimize.minimize", res, ("x", "fun", "jac"),
@@ -542,7 +523,7 @@ def minimize_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any, **kwargs
 
 def _least_squares_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
     name = "scipy.optimize.least_squares"
-    bound = bind(so.least_squares, (fun, *pos), kwargs)
+    bound = solvers.bind(so.least_squares, (fun, *pos), kwargs)
     arguments = bound.arguments
     if arguments.get("loss", "linear") != "linear" or arguments.get("kwargs"):
         raise SolverError(name, "only loss='linear' without kwargs= is differentiated",
@@ -551,7 +532,7 @@ def _least_squares_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
         arguments["jac"] = _wrap_derivative(name, "jac", arguments["jac"])
     res = so.least_squares(*bound.args, **bound.kwargs)
     if not res.success:
-        raise not_converged(name, str(res.message))
+        raise solvers.not_converged(name, str(res.message))
     bounds = arguments.get("bounds", (-np.inf, np.inf))
     lb, ub = (bounds.lb, bounds.ub) if isinstance(bounds, so.Bounds) else bounds[:2]
     _check_interior(name, res.x, lb, ub, 1e-10)
@@ -564,14 +545,14 @@ def least_squares_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) ->
 
     def least_squares_pullback(y_bar: Any) -> tuple:
         _refuse_fields("scipy.optimize.least_squares", y_bar, ("x", "cost"))
-        x_bar, cost_bar = field(y_bar, "x"), field(y_bar, "cost")
-        if is_zero(x_bar) and is_zero(cost_bar):
+        x_bar, cost_bar = solvers.field(y_bar, "x"), solvers.field(y_bar, "cost")
+        if kit.is_zero(x_bar) and kit.is_zero(cost_bar):
             return (_NO, _ZERO, *_cotangents(so.least_squares, pos, _ZERO))
         opt = _Optimum("scipy.optimize.least_squares", config, fun, res.x,
-                       args_tuple(raw_args), _RESIDUALS)
+                       solvers.args_tuple(raw_args), _RESIDUALS)
         f_bar, args_bars = opt.cotangent(x_bar, cost_bar)
         return (_NO, f_bar, *_cotangents(
-            so.least_squares, pos, args_cotangent(raw_args, args_bars)))
+            so.least_squares, pos, solvers.args_cotangent(raw_args, args_bars)))
 
     return res, least_squares_pullback
 
@@ -583,12 +564,15 @@ def least_squares_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) ->
 def _jacobian_rows(f: Callable, config: Any, x: np.ndarray, args: tuple,
                    first: bool) -> tuple[np.ndarray, Callable]:
     """``J = dF/dx`` at ``x`` (rows from pullbacks) and the pullback of ``F``."""
-    y, pullback = rrule_via_ad(config, f, x, *args)
+    y, pullback = core.rrule_via_ad(config, f, x, *args)
     y0 = y[0] if first else y
     n = np.size(x)
     if np.size(y0) != n:
-        raise SolverError("scipy.optimize.root", f"the function returns {np.size(y0)} values "
-                          f"for {n} unknowns", "expected a square system")
+        raise SolverError(
+            "scipy.optimize.root",
+            f"the function returns {np.size(y0)} values for {n} unknowns",
+            "expected a square system",
+        )
 
     def pull(w: np.ndarray) -> tuple:
         seed = np.reshape(w, np.shape(y0)).astype(np.result_type(y0, float))
@@ -599,7 +583,7 @@ def _jacobian_rows(f: Callable, config: Any, x: np.ndarray, args: tuple,
         e = np.zeros(n)
         e[i] = 1.0
         row = unthunk(pull(e)[1])
-        J[i] = 0.0 if is_zero(row) else np.reshape(row, -1)
+        J[i] = 0.0 if kit.is_zero(row) else np.reshape(row, -1)
     return J, pull
 
 
@@ -607,19 +591,22 @@ def _linear_solve(name: str, A: np.ndarray, b: np.ndarray) -> np.ndarray:
     try:
         return np.linalg.solve(A, b)
     except np.linalg.LinAlgError:
-        raise SolverError(name, "the Jacobian at the solution is singular, so the solution's "
-                          "derivative w.r.t. the parameters does not exist",
-                          "expected an isolated solution") from None
+        raise SolverError(
+            name,
+            "the Jacobian at the solution is singular, so the solution's "
+            "derivative w.r.t. the parameters does not exist",
+            "expected an isolated solution",
+        ) from None
 
 
 def _root_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
-    bound = bind(so.root, (fun, *pos), kwargs)
+    bound = solvers.bind(so.root, (fun, *pos), kwargs)
     if callable(bound.arguments.get("jac")):
         bound.arguments["jac"] = _wrap_derivative("scipy.optimize.root", "jac",
                                                   bound.arguments["jac"])
     res = so.root(*bound.args, **bound.kwargs)
     if not res.success:
-        raise not_converged("scipy.optimize.root", str(res.message))
+        raise solvers.not_converged("scipy.optimize.root", str(res.message))
     return res, bound.arguments.get("args", ()), bound.arguments.get("jac") is True
 
 
@@ -629,15 +616,15 @@ def root_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
 
     def root_pullback(y_bar: Any) -> tuple:
         _refuse_fields("scipy.optimize.root", y_bar, ("x", "fun"))
-        x_bar = field(y_bar, "x")
-        if is_zero(x_bar):
+        x_bar = solvers.field(y_bar, "x")
+        if kit.is_zero(x_bar):
             return (_NO, _ZERO, *_cotangents(so.root, pos, _ZERO))
-        J, pull = _jacobian_rows(fun, config, res.x, args_tuple(raw_args), first)
+        J, pull = _jacobian_rows(fun, config, res.x, solvers.args_tuple(raw_args), first)
         lam = _linear_solve("scipy.optimize.root", J.T, np.reshape(np.real(x_bar), -1))
         g = pull(-lam)
         args_bars = [unthunk(b) for b in g[2:]]
         return (_NO, unthunk(g[0]), *_cotangents(
-            so.root, pos, args_cotangent(raw_args, args_bars)))
+            so.root, pos, solvers.args_cotangent(raw_args, args_bars)))
 
     return res, root_pullback
 
@@ -645,7 +632,7 @@ def root_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
 @frule.register(so.root, config=HasForwardsMode)
 def root_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
     res, raw_args, first = _root_solve(fun, pos, kwargs)
-    args = args_tuple(raw_args)
+    args = solvers.args_tuple(raw_args)
     x = res.x
     zeros = [_ZERO] * len(args)
     n = x.size
@@ -653,13 +640,13 @@ def root_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any, **kwargs: An
     for i in range(n):
         e = np.zeros(x.shape, dtype=x.dtype)
         e.reshape(-1)[i] = 1
-        _, col = frule_via_ad(config, (_ZERO, e, *zeros), fun, x, *args)
+        _, col = core.frule_via_ad(config, (_ZERO, e, *zeros), fun, x, *args)
         col = unthunk(col[0] if first else col)
-        J[:, i] = 0.0 if is_zero(col) else np.reshape(col, -1)
-    _, f_theta = frule_via_ad(config, (unthunk(dargs[1]), _ZERO, *args_tangents(
-        raw_args, positional_tangent(so.root, dargs, "args"))), fun, x, *args)
+        J[:, i] = 0.0 if kit.is_zero(col) else np.reshape(col, -1)
+    _, f_theta = core.frule_via_ad(config, (unthunk(dargs[1]), _ZERO, *solvers.args_tangents(
+        raw_args, solvers.positional_tangent(so.root, dargs, "args"))), fun, x, *args)
     f_theta = unthunk(f_theta[0] if first else f_theta)
-    if is_zero(f_theta):
+    if kit.is_zero(f_theta):
         return res, _result_tangent("scipy.optimize.root", res, ("x", "fun"),
                                     {"x": np.zeros_like(x)})
     x_dot = -_linear_solve("scipy.optimize.root", J, np.reshape(f_theta, -1))
@@ -668,11 +655,11 @@ def root_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any, **kwargs: An
 
 
 def _fixed_point_solve(func: Callable, pos: tuple, kwargs: dict) -> tuple:
-    bound = bind(so.fixed_point, (func, *pos), kwargs)
+    bound = solvers.bind(so.fixed_point, (func, *pos), kwargs)
     try:
         x = so.fixed_point(*bound.args, **bound.kwargs)
     except RuntimeError as e:
-        raise not_converged("scipy.optimize.fixed_point", str(e)) from e
+        raise solvers.not_converged("scipy.optimize.fixed_point", str(e)) from e
     return x, bound.arguments.get("args", ())
 
 
@@ -683,19 +670,19 @@ def fixed_point_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> 
 
     def fixed_point_pullback(y_bar: Any) -> tuple:
         x_bar = unthunk(y_bar)
-        if is_zero(x_bar):
+        if kit.is_zero(x_bar):
             return (_NO, _ZERO, *_cotangents(so.fixed_point, pos, _ZERO))
         # the map at the fixed point, in the type and shape the user gave x0
         xp = np.asarray(x, dtype=np.result_type(x0, float)).reshape(np.shape(x0))
         xp = xp if isinstance(x0, np.ndarray) else type(x0)(xp) if isinstance(
             x0, float) else xp
-        G, pull = _jacobian_rows(func, config, xp, args_tuple(raw_args), False)
+        G, pull = _jacobian_rows(func, config, xp, solvers.args_tuple(raw_args), False)
         n = G.shape[0]
         lam = _linear_solve("scipy.optimize.fixed_point", np.eye(n) - G.T,
                             np.reshape(np.real(x_bar), -1))
         g = pull(lam)
         args_bars = [unthunk(b) for b in g[2:]]
         return (_NO, unthunk(g[0]), *_cotangents(
-            so.fixed_point, pos, args_cotangent(raw_args, args_bars)))
+            so.fixed_point, pos, solvers.args_cotangent(raw_args, args_bars)))
 
     return x, fixed_point_pullback

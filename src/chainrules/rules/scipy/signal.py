@@ -41,22 +41,8 @@ from typing import Any
 import numpy as np
 import scipy.signal as ss
 
-from chainrules.core import (
-    NoTangent,
-    Thunk,
-    ZeroTangent,
-    frule,
-    non_differentiable,
-    rrule,
-)
-from chainrules.rules._kit import (
-    array_projector,
-    define_rules,
-    dense_tangent,
-    fit_output,
-    is_differentiable,
-    zero_guard,
-)
+from chainrules.core import NoTangent, Thunk, ZeroTangent, frule, non_differentiable, rrule
+from chainrules.rules import _kit as kit
 from chainrules.rules.scipy._padding import extension_adjoint
 
 
@@ -176,11 +162,11 @@ def _conv_rules(f: Any, spec: dict) -> None:
         params = sig.bind(a, b, *args, **kwargs).arguments
         y = f(a, b, *args, **kwargs)
         a_arr, b_arr = np.asarray(a), np.asarray(b)
-        project_a, project_b = array_projector(a), array_projector(b)
+        project_a, project_b = kit.array_projector(a), kit.array_projector(b)
         swapped = _swapped(spec, a_arr, b_arr, params)
         rest = (NoTangent(),) * len(args)
 
-        @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent(), *rest))
+        @kit.zero_guard((NoTangent(), ZeroTangent(), ZeroTangent(), *rest))
         def conv_pullback(y_bar: Any) -> tuple:
             y_bar = np.asarray(y_bar)
             if swapped:
@@ -196,16 +182,16 @@ def _conv_rules(f: Any, spec: dict) -> None:
                 return project_b(b_thunk())
 
             return (NoTangent(),
-                    Thunk(a_bar) if is_differentiable(a_arr) else NoTangent(),
-                    Thunk(b_bar) if is_differentiable(b_arr) else NoTangent(), *rest)
+                    Thunk(a_bar) if kit.is_differentiable(a_arr) else NoTangent(),
+                    Thunk(b_bar) if kit.is_differentiable(b_arr) else NoTangent(), *rest)
 
         return y, conv_pullback
 
     def conv_frule(dargs: tuple, a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
         params = sig.bind(a, b, *args, **kwargs).arguments
         y = f(a, b, *args, **kwargs)
-        a_dot = dense_tangent(dargs[1], a, zeros=False)
-        b_dot = dense_tangent(dargs[2], b, zeros=False)
+        a_dot = kit.dense_tangent(dargs[1], a, zeros=False)
+        b_dot = kit.dense_tangent(dargs[2], b, zeros=False)
         y_dot: Any = ZeroTangent()
         if a_dot is not None:
             # the fill value does not move with a: the a-direction sees a zero fill
@@ -216,9 +202,9 @@ def _conv_rules(f: Any, spec: dict) -> None:
             y_dot = f(*bound.args, **bound.kwargs)
         if b_dot is not None:
             y_dot = y_dot + f(a, b_dot, *args, **kwargs)
-        return y, fit_output(y_dot, y)
+        return y, kit.fit_output(y_dot, y)
 
-    define_rules(f, object, object, ..., frule_fn=conv_frule, rrule_fn=conv_rrule)
+    kit.define_rules(f, object, object, ..., frule_fn=conv_frule, rrule_fn=conv_rrule)
 
 
 def _spec(axes: Any, correlate_valid: Any, correlation: bool = False, two_d: bool = False,
@@ -251,10 +237,10 @@ def _detrend_call(x: Any, params: dict) -> Any:
 def detrend_rrule(data: Any, *args: Any, **kwargs: Any) -> Any:
     params = _DETREND.bind(data, *args, **kwargs).arguments
     y = _detrend_call(data, params)
-    project_data = array_projector(data)
+    project_data = kit.array_projector(data)
     rest = (NoTangent(),) * len(args)
 
-    @zero_guard((NoTangent(), ZeroTangent(), *rest))
+    @kit.zero_guard((NoTangent(), ZeroTangent(), *rest))
     def detrend_pullback(y_bar: Any) -> tuple:
         return (NoTangent(), project_data(_detrend_call(y_bar, params)), *rest)
 
@@ -265,10 +251,10 @@ def detrend_rrule(data: Any, *args: Any, **kwargs: Any) -> Any:
 def detrend_frule(dargs: tuple, data: Any, *args: Any, **kwargs: Any) -> Any:
     params = _DETREND.bind(data, *args, **kwargs).arguments
     y = _detrend_call(data, params)
-    data_dot = dense_tangent(dargs[1], data, zeros=False)
+    data_dot = kit.dense_tangent(dargs[1], data, zeros=False)
     if data_dot is None:
         return y, ZeroTangent()
-    return y, fit_output(_detrend_call(data_dot, params), y)
+    return y, kit.fit_output(_detrend_call(data_dot, params), y)
 
 
 # ------------------------------------------------------- discrete outputs

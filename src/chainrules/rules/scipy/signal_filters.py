@@ -39,25 +39,20 @@ import numpy as np
 import scipy.signal as ss
 
 from chainrules.core import NoTangent, Tangent, ZeroTangent, frule, rrule
-from chainrules.rules._kit import (
-    array_projector,
-    dense_tangent,
-    nonzero,
-    nonzero_array,
-)
+from chainrules.rules import _kit as kit
 
 
 def _item(t: Any, index: int) -> Any:
     """Item ``index`` of a tuple output's cotangent, as an array, or None when zero."""
-    t = nonzero(t)
-    return None if t is None else nonzero_array(t[index])
+    t = kit.nonzero(t)
+    return None if t is None else kit.nonzero_array(t[index])
 
 
 def _output_bars(out_bar: Any, has_state: bool) -> tuple:
     """The cotangents of ``y`` and of the final state ``zf`` (the output is ``(y, zf)``
     when an initial state is given), each None when zero."""
     if not has_state:
-        return nonzero_array(out_bar), None
+        return kit.nonzero_array(out_bar), None
     return _item(out_bar, 0), _item(out_bar, 1)
 
 
@@ -168,8 +163,12 @@ def _zero_state(y_like: np.ndarray, axis: int, k: int) -> np.ndarray:
 def lfilter_rrule(b: Any, a: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
     axis, zi = _lfilter_options(b, a, x, args, kwargs)
     filt = _Filter(b, a, x, axis, zi)
-    project_b, project_a, project_x = array_projector(b), array_projector(a), array_projector(x)
-    project_zi = None if zi is None else array_projector(zi)
+    project_b, project_a, project_x = (
+        kit.array_projector(b),
+        kit.array_projector(a),
+        kit.array_projector(x),
+    )
+    project_zi = None if zi is None else kit.array_projector(zi)
     zi_position = 4 if len(args) >= 2 else None  # zi given positionally gets a tangent
     rest = tuple(project_zi if i + 3 == zi_position else None for i in range(len(args)))
 
@@ -216,10 +215,10 @@ def _filter_tangent(b: np.ndarray, a: np.ndarray, x: np.ndarray, y: np.ndarray, 
 def lfilter_frule(dargs: tuple, b: Any, a: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
     axis, zi = _lfilter_options(b, a, x, args, kwargs)
     filt = _Filter(b, a, x, axis, zi)
-    zi_dot = (dense_tangent(dargs[5], zi, zeros=False) if len(args) >= 2 and zi is not None
+    zi_dot = (kit.dense_tangent(dargs[5], zi, zeros=False) if len(args) >= 2 and zi is not None
               else None)
     y_dot, zf_dot = _filter_tangent(
-        filt.b, filt.a, filt.x, filt.y, axis, zi, *(dense_tangent(dargs[i + 1], v, zeros=False)
+        filt.b, filt.a, filt.x, filt.y, axis, zi, *(kit.dense_tangent(dargs[i + 1], v, zeros=False)
                                                     for i, v in enumerate((b, a, x))), zi_dot)
     if y_dot is None:
         return filt.out, ZeroTangent()
@@ -254,9 +253,9 @@ def sosfilt_rrule(sos: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
     sos_arr, x_arr = np.asarray(sos), np.asarray(x)
     zi_arr = None if zi is None else np.asarray(zi)
     filters = _sections(sos_arr, x_arr, axis, zi_arr)
-    project_sos, project_x = array_projector(sos), array_projector(x)
+    project_sos, project_x = kit.array_projector(sos), kit.array_projector(x)
     zi_positional = len(args) >= 2
-    project_zi = array_projector(zi) if zi_positional and zi is not None else None
+    project_zi = kit.array_projector(zi) if zi_positional and zi is not None else None
     rest = [NoTangent()] * len(args)
 
     def sosfilt_pullback(out_bar: Any) -> tuple:
@@ -287,9 +286,9 @@ def sosfilt_frule(dargs: tuple, sos: Any, x: Any, *args: Any, **kwargs: Any) -> 
     out = ss.sosfilt(sos, x, *args, **kwargs)
     sos_arr = np.asarray(sos)
     zi_arr = None if zi is None else np.asarray(zi)
-    sos_dot = dense_tangent(dargs[1], sos, zeros=False)
-    x_dot = dense_tangent(dargs[2], x, zeros=False)
-    zi_dot = (dense_tangent(dargs[4], zi, zeros=False) if len(args) >= 2 and zi is not None
+    sos_dot = kit.dense_tangent(dargs[1], sos, zeros=False)
+    x_dot = kit.dense_tangent(dargs[2], x, zeros=False)
+    zi_dot = (kit.dense_tangent(dargs[4], zi, zeros=False) if len(args) >= 2 and zi is not None
               else None)
     if sos_dot is None and x_dot is None and zi_dot is None:
         return out, ZeroTangent()

@@ -38,21 +38,9 @@ from typing import Any
 import numpy as np
 import scipy.signal as ss
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Tangent,
-    ZeroTangent,
-    frule,
-    not_implemented,
-    rrule,
-)
-from chainrules.rules._kit import (
-    array_projector,
-    dense_tangent,
-    nonzero_array,
-    zero_guard,
-)
+from chainrules import core
+from chainrules.core import NoTangent, ProjectTo, Tangent, ZeroTangent, frule, rrule
+from chainrules.rules import _kit as kit
 from chainrules.rules.numpy._fft import fft_adjoint, ifft_adjoint, irfft_adjoint, rfft_adjoint
 from chainrules.rules.scipy._errors import UnsupportedOptionError
 from chainrules.rules.scipy._padding import extension_adjoint
@@ -170,7 +158,7 @@ def _window_bar(args: tuple) -> Any:
     window = args[1] if len(args) >= 2 else None
     if window is None or isinstance(window, (str, tuple)):
         return NoTangent()
-    return not_implemented("the derivative of stft/welch with respect to the window array")
+    return core.not_implemented("the derivative of stft/welch with respect to the window array")
 
 
 def _argument_bars(args: tuple, first_bar: Any, project_fs: Any, fs_terms: Any) -> tuple:
@@ -188,8 +176,8 @@ def _argument_bars(args: tuple, first_bar: Any, project_fs: Any, fs_terms: Any) 
 def _first_and_fs_tangents(dargs: tuple, first: Any, args: tuple) -> tuple:
     """The tangents of ``f(first, fs, ...)``'s first argument and of ``fs`` (None when
     zero or not given)."""
-    return (dense_tangent(dargs[1], first, zeros=False),
-            dense_tangent(dargs[2], args[0], zeros=False) if args else None)
+    return (kit.dense_tangent(dargs[1], first, zeros=False),
+            kit.dense_tangent(dargs[2], args[0], zeros=False) if args else None)
 
 
 # -------------------------------------------------------------------- stft
@@ -218,12 +206,12 @@ def _stft_parts(x: Any, args: tuple, kwargs: dict) -> tuple:
 def stft_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
     out, _, axis, seg, fs, scale, psd, pad_pullback = _stft_parts(x, args, kwargs)
     f, t, z = out
-    project_x = array_projector(x)
+    project_x = kit.array_projector(x)
     project_fs = ProjectTo(args[0]) if args else None
 
-    @zero_guard((NoTangent(), *[ZeroTangent()] * (len(args) + 1)))
+    @kit.zero_guard((NoTangent(), *[ZeroTangent()] * (len(args) + 1)))
     def stft_pullback(out_bar: Any) -> tuple:
-        f_bar, t_bar, z_bar = (nonzero_array(out_bar[i]) for i in range(3))
+        f_bar, t_bar, z_bar = (kit.nonzero_array(out_bar[i]) for i in range(3))
         x_bar: Any = ZeroTangent()
         if z_bar is not None:
             s_bar = _moved(z_bar, axis) * scale
@@ -296,12 +284,12 @@ def _welch_parts(x: Any, args: tuple, kwargs: dict) -> tuple:
 def welch_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
     out, _, axis, seg, fs, density, spectra, c = _welch_parts(x, args, kwargs)
     f, p = out
-    project_x = array_projector(x)
+    project_x = kit.array_projector(x)
     project_fs = ProjectTo(args[0]) if args else None
 
-    @zero_guard((NoTangent(), *[ZeroTangent()] * (len(args) + 1)))
+    @kit.zero_guard((NoTangent(), *[ZeroTangent()] * (len(args) + 1)))
     def welch_pullback(out_bar: Any) -> tuple:
-        f_bar, p_bar = nonzero_array(out_bar[0]), nonzero_array(out_bar[1])
+        f_bar, p_bar = kit.nonzero_array(out_bar[0]), kit.nonzero_array(out_bar[1])
         x_bar: Any = ZeroTangent()
         if p_bar is not None:
             # d|S|^2 = 2 Re(conj(S) dS): the cotangent of S is 2 S times that of |S|^2
@@ -410,12 +398,12 @@ def istft_rrule(zxx: Any, *args: Any, **kwargs: Any) -> Any:
     z_arr = np.asarray(zxx)
     inv = _Inverse(z_arr, params)
     _check(ss.istft, inv(z_arr), inv.to_last(x))
-    project_z = array_projector(zxx)
+    project_z = kit.array_projector(zxx)
     project_fs = ProjectTo(args[0]) if args else None
 
-    @zero_guard((NoTangent(), *[ZeroTangent()] * (len(args) + 1)))
+    @kit.zero_guard((NoTangent(), *[ZeroTangent()] * (len(args) + 1)))
     def istft_pullback(out_bar: Any) -> tuple:
-        t_bar, x_bar = nonzero_array(out_bar[0]), nonzero_array(out_bar[1])
+        t_bar, x_bar = kit.nonzero_array(out_bar[0]), kit.nonzero_array(out_bar[1])
         z_bar: Any = ZeroTangent()
         if x_bar is not None:
             z_bar = project_z(inv.adjoint(inv.to_last(x_bar)))

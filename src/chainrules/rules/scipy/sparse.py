@@ -25,17 +25,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Tangent,
-    Thunk,
-    ZeroTangent,
-    frule,
-    rrule,
-    unthunk,
-)
-from chainrules.rules._kit import define_rules, nonzero, refuse_out, zero_guard
+from chainrules.core import NoTangent, ProjectTo, Tangent, Thunk, ZeroTangent, frule, rrule, unthunk
+from chainrules.rules import _kit as kit
 
 _SPARSE_BASE = sp.csr_matrix.__mro__[[c.__name__ for c in sp.csr_matrix.__mro__].index(
     "_spbase")]
@@ -56,7 +47,7 @@ def _to_array(t: Any) -> np.ndarray:
 
 def _product_tangent(dargs: tuple, left: Any, right: Any) -> Any:
     """The pushforward of ``left @ right`` (one of them sparse): the product rule."""
-    _, left_dot, right_dot = (nonzero(d) for d in dargs)
+    _, left_dot, right_dot = (kit.nonzero(d) for d in dargs)
     terms = [np.asarray(t) for t in (None if left_dot is None else left_dot @ right,
                                      None if right_dot is None else left @ right_dot)
              if t is not None]
@@ -89,7 +80,7 @@ def sparse_matmul_rrule(A: _SPARSE_BASE, X: np.ndarray):
     rows, cols = _pattern(A)
     project_X = ProjectTo(X)
 
-    @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
+    @kit.zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
     def sparse_matmul_pullback(y_bar):
         y_bar = _to_array(y_bar)
         A_bar = Thunk(lambda: _sparse_bar(A, rows, cols, y_bar, X))
@@ -110,7 +101,7 @@ def matmul_sparse_rrule(X: np.ndarray, A: _SPARSE_BASE):
     rows, cols = _pattern(A)
     project_X = ProjectTo(X)
 
-    @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
+    @kit.zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
     def matmul_sparse_pullback(y_bar):
         y_bar = _to_array(y_bar)
         # y = X A: A_bar = X^H y_bar at the pattern, X_bar = y_bar A^H. With
@@ -137,7 +128,7 @@ def _sum_options(args: tuple, kwargs: dict) -> tuple:
     if len(args) > 3:
         raise TypeError("sum takes at most 3 arguments after the matrix (axis, dtype, out)")
     options = dict(zip(("axis", "dtype", "out"), args), **kwargs)
-    refuse_out(sp.csr_matrix.sum, options)
+    kit.refuse_out(sp.csr_matrix.sum, options)
     return options.get("axis"), options.get("dtype")
 
 
@@ -150,7 +141,7 @@ def _sum_rrule(A, *args, **kwargs):
 
     rest = (NoTangent(),) * n_rest  # axis, dtype: not differentiable
 
-    @zero_guard((NoTangent(), ZeroTangent(), *rest))
+    @kit.zero_guard((NoTangent(), ZeroTangent(), *rest))
     def sparse_sum_pullback(y_bar):
         g = np.asarray(y_bar)
         if axis is None:
@@ -169,7 +160,7 @@ def _sum_rrule(A, *args, **kwargs):
 
 def _sum_frule(dargs, A, *args, **kwargs):
     axis, dtype = _sum_options(args, kwargs)
-    A_dot = nonzero(dargs[1])
+    A_dot = kit.nonzero(dargs[1])
     y = A.sum(axis=axis, dtype=dtype)
     if A_dot is None:
         return y, ZeroTangent()
@@ -206,7 +197,7 @@ def _make_constructor_rules(cls: type) -> None:
         y = cls(arg, *args, **kwargs)
         rest = tuple(NoTangent() for _ in args)
         if not _is_data_form(arg):
-            @zero_guard((NoTangent(), ZeroTangent(), *rest))
+            @kit.zero_guard((NoTangent(), ZeroTangent(), *rest))
             def dense_pullback(y_bar):
                 return (NoTangent(), ProjectTo(arg)(_to_array(y_bar)), *rest)
 
@@ -215,7 +206,7 @@ def _make_constructor_rules(cls: type) -> None:
         project_data = ProjectTo(arg[0])
         n_index = len(arg) - 1
 
-        @zero_guard((NoTangent(), ZeroTangent(), *rest))
+        @kit.zero_guard((NoTangent(), ZeroTangent(), *rest))
         def constructor_pullback(y_bar):
             dense = _to_array(y_bar)
             data_bar = project_data(dense[rows, cols])
@@ -226,17 +217,17 @@ def _make_constructor_rules(cls: type) -> None:
 
     def constructor_frule(dargs, arg, *args, **kwargs):
         y = cls(arg, *args, **kwargs)
-        arg_dot = nonzero(dargs[1])
+        arg_dot = kit.nonzero(dargs[1])
         if arg_dot is None:
             return y, ZeroTangent()
         if not _is_data_form(arg):
             return y, cls(_to_array(arg_dot), *args, **kwargs)
-        data_dot = nonzero(arg_dot[0])
+        data_dot = kit.nonzero(arg_dot[0])
         if data_dot is None:
             return y, ZeroTangent()
         return y, cls((np.asarray(data_dot), *arg[1:]), *args, **kwargs)
 
-    define_rules(cls, object, ..., frule_fn=constructor_frule, rrule_fn=constructor_rrule)
+    kit.define_rules(cls, object, ..., frule_fn=constructor_frule, rrule_fn=constructor_rrule)
 
 
 for _cls in _CONSTRUCTORS:

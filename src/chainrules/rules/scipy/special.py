@@ -30,29 +30,9 @@ from typing import Any
 import numpy as np
 import scipy.special as sc
 
-from chainrules.core import (
-    NoTangent,
-    NotImplementedTangent,
-    ProjectTo,
-    Tangent,
-    Thunk,
-    ZeroTangent,
-    frule,
-    non_differentiable,
-    not_implemented,
-    rrule,
-    scalar_rule,
-    unthunk,
-)
-from chainrules.rules._kit import (
-    define_rules,
-    fit_output,
-    is_differentiable,
-    is_zero,
-    nonzero,
-    refuse_out,
-    zero_guard,
-)
+from chainrules import core
+from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, not_implemented, scalar_rule
+from chainrules.rules import _kit as kit
 
 _SQRT_PI = math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -67,7 +47,7 @@ scalar_rule(sc.beta, lambda a, b, *, y: (y * (sc.digamma(a) - sc.digamma(a + b))
                                          y * (sc.digamma(b) - sc.digamma(a + b))))
 scalar_rule(sc.betaln, lambda a, b: (sc.digamma(a) - sc.digamma(a + b),
                                      sc.digamma(b) - sc.digamma(a + b)))
-non_differentiable(sc.gammasgn)
+core.non_differentiable(sc.gammasgn)
 
 # --- error functions and the normal distribution ----------------------------------------
 
@@ -124,41 +104,41 @@ scalar_rule(sc.k1, lambda x: -(sc.k0(x) + sc.kv(2, x)) / 2)
 
 def _no_order_derivative(v: Any, why: str) -> Any:
     # an order given as a Python int or an integer array cannot be perturbed
-    return not_implemented(why) if is_differentiable(v) else NoTangent()
+    return not_implemented(why) if kit.is_differentiable(v) else NoTangent()
 
 
 def _order_rules(f: Any, d_dx: Any, why: str) -> None:
     """frule and rrule for ``f(v, x)``, differentiable in ``x`` only (see module doc)."""
     def order_rrule(v: Any, x: Any, **kwargs: Any) -> Any:
-        refuse_out(f, kwargs, where=True)
+        kit.refuse_out(f, kwargs, where=True)
         y = f(v, x, **kwargs)
         project_x = ProjectTo(x)
         v_bar = _no_order_derivative(v, why)
 
-        @zero_guard(lambda: (NoTangent(), v_bar, ZeroTangent()))
+        @kit.zero_guard(lambda: (NoTangent(), v_bar, ZeroTangent()))
         def order_pullback(y_bar: Any) -> tuple:
             d = d_dx(v, x)
-            if isinstance(d, NotImplementedTangent):
+            if isinstance(d, core.NotImplementedTangent):
                 return NoTangent(), v_bar, d
             return NoTangent(), v_bar, project_x(np.conj(d) * y_bar)
 
         return y, order_pullback
 
     def order_frule(dargs: tuple, v: Any, x: Any, **kwargs: Any) -> Any:
-        refuse_out(f, kwargs, where=True)
+        kit.refuse_out(f, kwargs, where=True)
         y = f(v, x, **kwargs)
         _, v_dot, x_dot = dargs
-        if nonzero(v_dot) is not None:
+        if kit.nonzero(v_dot) is not None:
             return y, not_implemented(why)
-        x_dot = nonzero(x_dot)
+        x_dot = kit.nonzero(x_dot)
         if x_dot is None:
             return y, ZeroTangent()
         d = d_dx(v, x)
-        if isinstance(d, NotImplementedTangent):
+        if isinstance(d, core.NotImplementedTangent):
             return y, d
-        return y, fit_output(d * x_dot, y)
+        return y, kit.fit_output(d * x_dot, y)
 
-    define_rules(f, object, object, frule_fn=order_frule, rrule_fn=order_rrule)
+    kit.define_rules(f, object, object, frule_fn=order_frule, rrule_fn=order_rrule)
 
 
 _BESSEL_ORDER = ("the derivative of a Bessel function with respect to its order has no "
@@ -208,19 +188,19 @@ _ZETA_X = ("the derivative of the zeta function with respect to its exponent x h
            "closed form in SciPy")
 
 
-@rrule.register(sc.zeta)
+@core.rrule.register(sc.zeta)
 def zeta_rrule(x, q=None, **kwargs):
     has_q = q is not None
     y = sc.zeta(x, q, **kwargs)
     project_q = ProjectTo(q) if has_q else None
 
-    @zero_guard((NoTangent(), ZeroTangent(), ZeroTangent())[:2 + has_q])
+    @kit.zero_guard((NoTangent(), ZeroTangent(), ZeroTangent())[:2 + has_q])
     def zeta_pullback(y_bar):
         x_bar = not_implemented(_ZETA_X)
         if not has_q:
             return NoTangent(), x_bar
         # d/dq zeta(x, q) = -x zeta(x + 1, q)
-        q_bar = Thunk(lambda: project_q(-x * sc.zeta(x + 1, q) * y_bar))
+        q_bar = core.Thunk(lambda: project_q(-x * sc.zeta(x + 1, q) * y_bar))
         return NoTangent(), x_bar, q_bar
 
     return y, zeta_pullback
@@ -229,12 +209,12 @@ def zeta_rrule(x, q=None, **kwargs):
 @frule.register(sc.zeta)
 def zeta_frule(dargs, x, q=None, **kwargs):
     y = sc.zeta(x, q, **kwargs)
-    if nonzero(dargs[1]) is not None:
+    if kit.nonzero(dargs[1]) is not None:
         return y, not_implemented(_ZETA_X)
-    q_dot = None if q is None else nonzero(dargs[2])
+    q_dot = None if q is None else kit.nonzero(dargs[2])
     if q_dot is None:
         return y, ZeroTangent()
-    return y, fit_output(-x * sc.zeta(x + 1, q) * q_dot, y)
+    return y, kit.fit_output(-x * sc.zeta(x + 1, q) * q_dot, y)
 
 
 # --- logsumexp, softmax, log_softmax ---------------------------------------------------------
@@ -273,7 +253,7 @@ def _lse_weights(a: Any, y: Any, axis: Any, keepdims: bool) -> np.ndarray:
     return np.exp(a_arr - _expand(y, axis, keepdims, a_arr.ndim))
 
 
-@rrule.register(sc.logsumexp)
+@core.rrule.register(sc.logsumexp)
 def logsumexp_rrule(a, *args, **kwargs):
     opts = _lse_options(args, kwargs)
     axis, b, keepdims, return_sign = (opts[k] for k in _LSE_PARAMS)
@@ -285,20 +265,20 @@ def logsumexp_rrule(a, *args, **kwargs):
     project_b = ProjectTo(b) if b_positional else None
 
     def logsumexp_pullback(y_bar):
-        y_bar = unthunk(y_bar)
+        y_bar = core.unthunk(y_bar)
         if return_sign:  # the sign output is piecewise constant
-            y_bar = unthunk(y_bar[0]) if isinstance(y_bar, (Tangent, tuple)) else y_bar
+            y_bar = core.unthunk(y_bar[0]) if isinstance(y_bar, (core.Tangent, tuple)) else y_bar
         rest = [NoTangent()] * len(args)
-        if is_zero(y_bar):
+        if kit.is_zero(y_bar):
             if b_positional:
                 rest[1] = ZeroTangent()
             return (NoTangent(), ZeroTangent(), *rest)
         g = _expand(y_bar, axis, keepdims, ndim)
         weights = _lse_weights(a, y, axis, keepdims)
         scale = 1 if b is None else b
-        a_bar = Thunk(lambda: project_a(g * np.conj(weights * scale)))
+        a_bar = core.Thunk(lambda: project_a(g * np.conj(weights * scale)))
         if b_positional:
-            rest[1] = Thunk(lambda: project_b(g * np.conj(weights)))
+            rest[1] = core.Thunk(lambda: project_b(g * np.conj(weights)))
         return (NoTangent(), a_bar, *rest)
 
     return out, logsumexp_pullback
@@ -311,18 +291,18 @@ def logsumexp_frule(dargs, a, *args, **kwargs):
     out = sc.logsumexp(a, *args, **kwargs)
     y = out[0] if return_sign else out
     weights = _lse_weights(a, y, axis, keepdims)
-    a_dot = unthunk(dargs[1])
-    b_dot = unthunk(dargs[3]) if len(args) >= 2 and b is not None else ZeroTangent()
+    a_dot = core.unthunk(dargs[1])
+    b_dot = core.unthunk(dargs[3]) if len(args) >= 2 and b is not None else ZeroTangent()
     y_dot: Any = ZeroTangent()
-    if not is_zero(a_dot):
+    if not kit.is_zero(a_dot):
         y_dot = _sum_over(weights * (1 if b is None else b) * a_dot, axis, keepdims)
-    if not is_zero(b_dot):
+    if not kit.is_zero(b_dot):
         y_dot = y_dot + _sum_over(weights * b_dot, axis, keepdims)
-    if not is_zero(y_dot):
+    if not kit.is_zero(y_dot):
         y_dot = np.asarray(y_dot, dtype=np.result_type(y))
         y_dot = y_dot[()] if y_dot.ndim == 0 and not isinstance(y, np.ndarray) else y_dot
     if return_sign:
-        return out, Tangent[tuple](y_dot, NoTangent())
+        return out, core.Tangent[tuple](y_dot, NoTangent())
     return out, y_dot
 
 
@@ -334,7 +314,7 @@ def _normalizer_rules(f: Any, pullback_of: Any, pushforward_of: Any) -> None:
         y = f(x, axis=axis)
         project_x = ProjectTo(x)
 
-        @zero_guard((NoTangent(), ZeroTangent()))
+        @kit.zero_guard((NoTangent(), ZeroTangent()))
         def normalizer_pullback(y_bar: Any) -> tuple:
             return NoTangent(), project_x(pullback_of(y_bar, y, axis))
 
@@ -342,10 +322,12 @@ def _normalizer_rules(f: Any, pullback_of: Any, pushforward_of: Any) -> None:
 
     def normalizer_frule(dargs: tuple, x: Any, axis: Any = None) -> Any:
         y = f(x, axis=axis)
-        x_dot = nonzero(dargs[1])
-        return y, ZeroTangent() if x_dot is None else fit_output(pushforward_of(x_dot, y, axis), y)
+        x_dot = kit.nonzero(dargs[1])
+        return y, ZeroTangent() if x_dot is None else kit.fit_output(
+            pushforward_of(x_dot, y, axis), y
+        )
 
-    define_rules(f, object, ..., frule_fn=normalizer_frule, rrule_fn=normalizer_rrule)
+    kit.define_rules(f, object, ..., frule_fn=normalizer_frule, rrule_fn=normalizer_rrule)
 
 
 def _softmax_linear(t: Any, y: Any, axis: Any) -> Any:
@@ -485,7 +467,7 @@ if hasattr(sc, "sph_harm_y"):  # SciPy >= 1.15
     # The rules live on a keyword-free twin so that diff_n=... (tuple outputs) is refused.
     scalar_rule(_sph_harm_y, _sph_harm_y_partials)
 
-    @rrule.register(sc.sph_harm_y)
+    @core.rrule.register(sc.sph_harm_y)
     def sph_harm_y_rrule(n, m, theta, phi, **kwargs):
         if kwargs.get("diff_n", 0):
             y = sc.sph_harm_y(n, m, theta, phi, **kwargs)
@@ -495,12 +477,12 @@ if hasattr(sc, "sph_harm_y"):  # SciPy >= 1.15
                 return NoTangent(), NoTangent(), NoTangent(), why, why
 
             return y, sph_harm_y_pullback
-        refuse_out(sc.sph_harm_y, kwargs, where=True)
-        return rrule(_sph_harm_y, n, m, theta, phi)
+        kit.refuse_out(sc.sph_harm_y, kwargs, where=True)
+        return core.rrule(_sph_harm_y, n, m, theta, phi)
 
     @frule.register(sc.sph_harm_y)
     def sph_harm_y_frule(dargs, n, m, theta, phi, **kwargs):
         if kwargs.get("diff_n", 0):
             return sc.sph_harm_y(n, m, theta, phi, **kwargs), not_implemented(_SPH_DIFF_N)
-        refuse_out(sc.sph_harm_y, kwargs, where=True)
+        kit.refuse_out(sc.sph_harm_y, kwargs, where=True)
         return frule(dargs, _sph_harm_y, n, m, theta, phi)

@@ -42,7 +42,7 @@ import scipy.special as sc
 import scipy.stats as st
 
 from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, not_implemented, unthunk
-from chainrules.rules._kit import define_rules, fit_output, is_zero, zero_guard
+from chainrules.rules import _kit as kit
 
 from ._stats import as_float, check_real
 
@@ -149,7 +149,7 @@ def _mvn_rules(method: Any, pdf: bool) -> None:
                 NoTangent() if a is None or i >= 3 else ZeroTangent()
                 for i, a in enumerate(args)))
 
-        @zero_guard(mvn_zeros)
+        @kit.zero_guard(mvn_zeros)
         def mvn_pullback(y_bar: Any) -> tuple:
             w = s.weights(y_bar, y, pdf)
             out: list = [NoTangent(), NoTangent(), Thunk(
@@ -172,16 +172,16 @@ def _mvn_rules(method: Any, pdf: bool) -> None:
         check_real(f"multivariate_normal.{method.__name__}", list(_MVN_PARAMS), args, kwargs)
         y = method(dist, *args, **kwargs)
         dots = [unthunk(d) for d in dargs[2:5]]
-        if all(is_zero(d) for d in dots):
+        if all(kit.is_zero(d) for d in dots):
             return y, ZeroTangent()
         s = _MVNState(v["x"], v["mean"], v["cov"])
         y_dot = np.zeros(s.batch)
-        if not is_zero(dots[0]):
+        if not kit.is_zero(dots[0]):
             x_dot = np.reshape(np.asarray(dots[0], dtype=np.float64), s.sol.shape)
             y_dot = y_dot - np.sum(s.sol * x_dot, axis=-1)
-        if len(dots) > 1 and not is_zero(dots[1]):
+        if len(dots) > 1 and not kit.is_zero(dots[1]):
             y_dot = y_dot + np.sum(s.sol * np.asarray(dots[1], dtype=np.float64), axis=-1)
-        if len(dots) > 2 and not is_zero(dots[2]):
+        if len(dots) > 2 and not kit.is_zero(dots[2]):
             if s.singular:
                 return y, not_implemented(_SINGULAR)
             c = s.cov_tangent(dots[2])
@@ -189,9 +189,9 @@ def _mvn_rules(method: Any, pdf: bool) -> None:
                              + 0.5 * np.einsum("...i,ij,...j->...", s.sol, c, s.sol))
         if pdf:
             y_dot = y_dot * np.reshape(np.asarray(y), s.batch)
-        return y, fit_output(np.reshape(y_dot, np.shape(y)), y)
+        return y, kit.fit_output(np.reshape(y_dot, np.shape(y)), y)
 
-    define_rules(method, _MVN, ..., frule_fn=mvn_frule, rrule_fn=mvn_rrule, name=label)
+    kit.define_rules(method, _MVN, ..., frule_fn=mvn_frule, rrule_fn=mvn_rrule, name=label)
 
 
 _mvn_rules(_MVN.logpdf, pdf=False)
@@ -241,7 +241,7 @@ def _dirichlet_rules(method: Any, pdf: bool) -> None:
         s = _DirichletState(x, alpha)
         project_x, project_alpha = ProjectTo(x), ProjectTo(alpha)
 
-        @zero_guard((NoTangent(), NoTangent(), ZeroTangent(), ZeroTangent()))
+        @kit.zero_guard((NoTangent(), NoTangent(), ZeroTangent(), ZeroTangent()))
         def dirichlet_pullback(y_bar: Any) -> tuple:
             w = s.weights(y_bar, y, pdf)
             x_bar = Thunk(lambda: project_x(s.dx() * w))
@@ -258,20 +258,20 @@ def _dirichlet_rules(method: Any, pdf: bool) -> None:
         check_real(f"dirichlet.{method.__name__}", ["x", "alpha"], (x, alpha), {})
         y = method(dist, x, alpha)
         x_dot, alpha_dot = unthunk(dargs[2]), unthunk(dargs[3])
-        if is_zero(x_dot) and is_zero(alpha_dot):
+        if kit.is_zero(x_dot) and kit.is_zero(alpha_dot):
             return y, ZeroTangent()
         s = _DirichletState(x, alpha)
         y_dot = np.zeros(s.batch)
-        if not is_zero(x_dot):
+        if not kit.is_zero(x_dot):
             y_dot = y_dot + np.sum(s.dx() * np.asarray(x_dot, dtype=np.float64), axis=0)
-        if not is_zero(alpha_dot):
+        if not kit.is_zero(alpha_dot):
             a_dot = np.reshape(np.asarray(alpha_dot, dtype=np.float64), s.a_col.shape)
             y_dot = y_dot + np.sum(s.dalpha() * a_dot, axis=0)
         if pdf:
             y_dot = y_dot * np.reshape(np.asarray(y), s.batch)
-        return y, fit_output(np.reshape(y_dot, np.shape(y)), y)
+        return y, kit.fit_output(np.reshape(y_dot, np.shape(y)), y)
 
-    define_rules(method, _DIRICHLET, object, object, frule_fn=dirichlet_frule,
+    kit.define_rules(method, _DIRICHLET, object, object, frule_fn=dirichlet_frule,
                  rrule_fn=dirichlet_rrule, name=label)
 
 

@@ -40,17 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Tangent,
-    ZeroTangent,
-    frule,
-    non_differentiable,
-    rrule,
-    unthunk,
-)
-from chainrules.rules._kit import is_zero
+from chainrules import core
+from chainrules.core import NoTangent, ProjectTo, Tangent, ZeroTangent, frule, rrule, unthunk
+from chainrules.rules import _kit as kit
 
 _NUM = int | float | complex | np.number | np.ndarray
 _SEQ = tuple | list
@@ -60,7 +52,7 @@ _SEQ = tuple | list
 def _items(t: Any, n: int) -> list:
     """The item tangents of a sequence tangent (ZeroTangent() where absent)."""
     t = unthunk(t)
-    if is_zero(t):
+    if kit.is_zero(t):
         return [ZeroTangent()] * n
     if isinstance(t, Tangent):
         return list(t.backing)
@@ -84,10 +76,8 @@ def _concat_sum_rrule(x: Any, args: tuple, start: Any, y: Any) -> Any:
     projectors = [ProjectTo(item) for item in x]
     project_start = ProjectTo(start)
 
+    @kit.zero_guard((NoTangent(), ZeroTangent(), *(ZeroTangent() for _ in args)))
     def sum_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return (NoTangent(), ZeroTangent(), *(ZeroTangent() for _ in args))
         items = _items(y_bar, len(y))
         x_bar = Tangent[type(x)](*(p(Tangent[type(item)](*items[a:b]))
                                    for p, item, (a, b) in zip(projectors, x, bounds)))
@@ -111,10 +101,8 @@ def sum_rrule(x: _SEQ | np.ndarray, *args, **kwargs) -> Any:
         projectors = [ProjectTo(i) for i in x]
     project_start = [ProjectTo(s) for s in args]
 
+    @kit.zero_guard((NoTangent(), ZeroTangent(), *(ZeroTangent() for _ in args)))
     def sum_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return (NoTangent(), ZeroTangent(), *(ZeroTangent() for _ in args))
         if isinstance(x, np.ndarray):
             row_bar = project_row(y_bar)
             x_bar: Any = np.broadcast_to(row_bar, x.shape).copy()
@@ -131,26 +119,26 @@ def sum_frule(dargs: tuple, x: _SEQ | np.ndarray, *args, **kwargs) -> Any:
     x_dot = unthunk(dargs[1])
     start = _sum_start(args, kwargs)
     if isinstance(start, (tuple, list)):  # concatenation
-        if is_zero(x_dot) and all(is_zero(unthunk(d)) for d in dargs[2:]):
+        if kit.is_zero(x_dot) and all(kit.is_zero(unthunk(d)) for d in dargs[2:]):
             return y, ZeroTangent()
         start_items = _items(dargs[2], len(start)) if args else [ZeroTangent()] * len(start)
         item_dots = _items(x_dot, len(x))
         parts = [t for item, d in zip(x, item_dots) for t in _items(d, len(item))]
         return y, Tangent[type(y)](*start_items, *parts)
     y_dot: Any = ZeroTangent()
-    if not is_zero(x_dot):
+    if not kit.is_zero(x_dot):
         if isinstance(x, np.ndarray):
             y_dot = np.sum(x_dot, axis=0)
         else:
             for t in _items(x_dot, len(x)):
                 t = unthunk(t)
-                if not is_zero(t):
+                if not kit.is_zero(t):
                     y_dot = y_dot + t
     for s_dot in dargs[2:]:
         s_dot = unthunk(s_dot)
-        if not is_zero(s_dot):
+        if not kit.is_zero(s_dot):
             y_dot = y_dot + s_dot
-    if isinstance(y, np.ndarray) and not is_zero(y_dot) and np.shape(y_dot) != y.shape:
+    if isinstance(y, np.ndarray) and not kit.is_zero(y_dot) and np.shape(y_dot) != y.shape:
         y_dot = np.broadcast_to(y_dot, y.shape).astype(y.dtype)
     return y, y_dot
 
@@ -181,7 +169,7 @@ def _extreme_rules(f: Any) -> None:
                 y_bar = unthunk(y_bar)
                 if i is None:  # empty: y is `default`, a keyword argument
                     return NoTangent(), NoTangent()
-                if is_zero(y_bar):
+                if kit.is_zero(y_bar):
                     return NoTangent(), ZeroTangent()
                 if isinstance(x, np.ndarray):
                     x_bar = np.zeros_like(x)
@@ -197,7 +185,7 @@ def _extreme_rules(f: Any) -> None:
             def extreme_pullback(y_bar: Any) -> tuple:
                 y_bar = unthunk(y_bar)
                 bars: list = [ZeroTangent()] * len(args)
-                if not is_zero(y_bar):
+                if not kit.is_zero(y_bar):
                     bars[i] = project_item(y_bar)
                 return (NoTangent(), *bars)
 
@@ -211,7 +199,7 @@ def _extreme_rules(f: Any) -> None:
             if not len(x):
                 return y, NoTangent()
             x_dot = unthunk(dargs[1])
-            if is_zero(x_dot):
+            if kit.is_zero(x_dot):
                 return y, ZeroTangent()
             i = _arg_extreme(f, x, key)
             return y, (x_dot[i] if isinstance(x_dot, np.ndarray) else _items(x_dot, len(x))[i])
@@ -238,10 +226,8 @@ def float_rrule(x: _NUM) -> Any:
     y = builtins.float(x)
     project_x = ProjectTo(x)
 
+    @kit.zero_guard((NoTangent(), ZeroTangent()))
     def float_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return NoTangent(), ZeroTangent()
         return NoTangent(), project_x(y_bar)
 
     return y, float_pullback
@@ -251,7 +237,7 @@ def float_rrule(x: _NUM) -> Any:
 def float_frule(dargs: tuple, x: _NUM) -> Any:
     y = builtins.float(x)
     x_dot = unthunk(dargs[1])
-    if is_zero(x_dot):
+    if kit.is_zero(x_dot):
         return y, ZeroTangent()
     return y, builtins.float(np.real(x_dot))
 
@@ -262,10 +248,8 @@ def complex_rrule(x: _NUM, *imag) -> Any:
     project_x = ProjectTo(x)
     project_imag = [ProjectTo(b) for b in imag]
 
+    @kit.zero_guard((NoTangent(), ZeroTangent(), *(ZeroTangent() for _ in imag)))
     def complex_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return (NoTangent(), ZeroTangent(), *(ZeroTangent() for _ in imag))
         # y = x + i * imag: holomorphic in both, so imag_bar = conj(i) * y_bar
         return (NoTangent(), project_x(y_bar), *(p(-1j * y_bar) for p in project_imag))
 
@@ -277,18 +261,18 @@ def complex_frule(dargs: tuple, x: _NUM, *imag) -> Any:
     y = builtins.complex(x, *imag)
     y_dot: Any = ZeroTangent()
     x_dot = unthunk(dargs[1])
-    if not is_zero(x_dot):
+    if not kit.is_zero(x_dot):
         y_dot = builtins.complex(np.asarray(x_dot).reshape(()).item())
     for b_dot in dargs[2:]:
         b_dot = unthunk(b_dot)
-        if not is_zero(b_dot):
+        if not kit.is_zero(b_dot):
             y_dot = y_dot + 1j * builtins.complex(np.asarray(b_dot).reshape(()).item())
     return y, y_dot
 
 
-non_differentiable(builtins.float, str)
-non_differentiable(builtins.float, bytes)
-non_differentiable(builtins.complex, str)
+core.non_differentiable(builtins.float, str)
+core.non_differentiable(builtins.float, bytes)
+core.non_differentiable(builtins.complex, str)
 
 
 # ----------------------------------------------------------------------- divmod
@@ -303,8 +287,8 @@ def divmod_rrule(x: _NUM, m: _NUM) -> Any:
 
     def divmod_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        r_bar = ZeroTangent() if is_zero(y_bar) else unthunk(_items(y_bar, 2)[1])
-        if is_zero(r_bar):
+        r_bar = ZeroTangent() if kit.is_zero(y_bar) else unthunk(_items(y_bar, 2)[1])
+        if kit.is_zero(r_bar):
             return NoTangent(), ZeroTangent(), ZeroTangent()
         return NoTangent(), project_x(r_bar), project_m(-q * r_bar)
 
@@ -317,13 +301,13 @@ def divmod_frule(dargs: tuple, x: _NUM, m: _NUM) -> Any:
     q, r = y
     x_dot, m_dot = unthunk(dargs[1]), unthunk(dargs[2])
     r_dot: Any = ZeroTangent()
-    if not is_zero(x_dot):
+    if not kit.is_zero(x_dot):
         r_dot = x_dot
-    if not is_zero(m_dot):
+    if not kit.is_zero(m_dot):
         r_dot = r_dot + (-q * m_dot)
-    if isinstance(r, np.ndarray) and not is_zero(r_dot):
+    if isinstance(r, np.ndarray) and not kit.is_zero(r_dot):
         r_dot = np.broadcast_to(r_dot, r.shape).astype(r.dtype)
-    elif isinstance(r, builtins.float) and not is_zero(r_dot):
+    elif isinstance(r, builtins.float) and not kit.is_zero(r_dot):
         r_dot = builtins.float(r_dot)
     return y, Tangent[tuple](ZeroTangent(), r_dot)
 
@@ -331,21 +315,22 @@ def divmod_frule(dargs: tuple, x: _NUM, m: _NUM) -> Any:
 # ----------------------------------------------------------------------- sorted
 
 
+def _sort_order(x: _SEQ, key: Any, reverse: bool) -> tuple[list, list[int]]:
+    """``x``'s items and the positions that ``sorted(x, key=key, reverse=reverse)`` takes
+    them from (stable, as ``sorted`` is)."""
+    values = list(x)
+    by = values.__getitem__ if key is None else (lambda i: key(values[i]))
+    return values, builtins.sorted(range(len(values)), key=by, reverse=reverse)
+
+
 @rrule.register(builtins.sorted)
 def sorted_rrule(x: _SEQ, *, key=None, reverse=False) -> Any:
-    values = list(x)
-    if key is None:
-        order = builtins.sorted(range(len(values)), key=values.__getitem__, reverse=reverse)
-    else:
-        order = builtins.sorted(range(len(values)), key=lambda i: key(values[i]),
-                                reverse=reverse)
+    values, order = _sort_order(x, key, reverse)
     y = [values[i] for i in order]
     project_x = ProjectTo(x)
 
+    @kit.zero_guard((NoTangent(), ZeroTangent()))
     def sorted_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return NoTangent(), ZeroTangent()
         items: list = [ZeroTangent()] * len(values)
         for pos, t in zip(order, _items(y_bar, len(values))):
             items[pos] = t
@@ -356,15 +341,10 @@ def sorted_rrule(x: _SEQ, *, key=None, reverse=False) -> Any:
 
 @frule.register(builtins.sorted)
 def sorted_frule(dargs: tuple, x: _SEQ, *, key=None, reverse=False) -> Any:
-    values = list(x)
-    if key is None:
-        order = builtins.sorted(range(len(values)), key=values.__getitem__, reverse=reverse)
-    else:
-        order = builtins.sorted(range(len(values)), key=lambda i: key(values[i]),
-                                reverse=reverse)
+    values, order = _sort_order(x, key, reverse)
     y = [values[i] for i in order]
     x_dot = unthunk(dargs[1])
-    if is_zero(x_dot):
+    if kit.is_zero(x_dot):
         return y, ZeroTangent()
     items = _items(x_dot, len(values))
     return y, Tangent[list](*(items[i] for i in order))
@@ -377,5 +357,5 @@ for _f in (builtins.round, builtins.int, builtins.len, builtins.bool, builtins.r
            builtins.all, builtins.ord, builtins.chr, builtins.str, builtins.repr,
            builtins.format, builtins.bin, builtins.oct, builtins.hex, builtins.ascii,
            builtins.callable, builtins.hasattr):
-    non_differentiable(_f)
+    core.non_differentiable(_f)
 del _f

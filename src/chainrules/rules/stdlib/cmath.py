@@ -27,18 +27,9 @@ from __future__ import annotations
 import cmath
 from typing import Any
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Tangent,
-    ZeroTangent,
-    frule,
-    non_differentiable,
-    rrule,
-    scalar_rule,
-    unthunk,
-)
-from chainrules.rules._kit import is_zero
+from chainrules import core
+from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, rrule, scalar_rule, unthunk
+from chainrules.rules import _kit as kit
 
 _LN10 = cmath.log(10.0).real
 
@@ -68,10 +59,8 @@ def log_rrule(z, *base) -> Any:
     project_z = ProjectTo(z)
     project_base = [ProjectTo(b) for b in base]
 
+    @kit.zero_guard((NoTangent(), ZeroTangent(), *(ZeroTangent() for _ in base)))
     def log_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return (NoTangent(), ZeroTangent(), *(ZeroTangent() for _ in base))
         if not base:
             return NoTangent(), project_z(y_bar / complex(z).conjugate())
         b = complex(base[0])
@@ -89,11 +78,11 @@ def log_frule(dargs: tuple, z, *base) -> Any:
     log_b = cmath.log(base[0]) if base else 1.0
     y_dot: Any = ZeroTangent()
     z_dot = unthunk(dargs[1])
-    if not is_zero(z_dot):
+    if not kit.is_zero(z_dot):
         y_dot = complex(z_dot) / (complex(z) * log_b)
     if base:
         b_dot = unthunk(dargs[2])
-        if not is_zero(b_dot):
+        if not kit.is_zero(b_dot):
             y_dot = y_dot + (-y * complex(b_dot) / (complex(base[0]) * log_b))
     return y, y_dot
 
@@ -120,10 +109,8 @@ def phase_rrule(z) -> Any:
     y = cmath.phase(z)
     project_z = ProjectTo(z)
 
+    @kit.zero_guard((NoTangent(), ZeroTangent()))
     def phase_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return NoTangent(), ZeroTangent()
         return NoTangent(), project_z(y_bar.real * _phase_gradient(complex(z)))
 
     return y, phase_pullback
@@ -133,7 +120,7 @@ def phase_rrule(z) -> Any:
 def phase_frule(dargs: tuple, z) -> Any:
     y = cmath.phase(z)
     z_dot = unthunk(dargs[1])
-    if is_zero(z_dot):
+    if kit.is_zero(z_dot):
         return y, ZeroTangent()
     return y, _real_pushforward(_phase_gradient(complex(z)), z_dot)
 
@@ -143,15 +130,13 @@ def polar_rrule(z) -> Any:
     y = cmath.polar(z)
     project_z = ProjectTo(z)
 
+    @kit.zero_guard((NoTangent(), ZeroTangent()))
     def polar_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return NoTangent(), ZeroTangent()
         r_bar, phi_bar = (unthunk(t) for t in y_bar)
         z_bar: Any = ZeroTangent()
-        if not is_zero(r_bar):
+        if not kit.is_zero(r_bar):
             z_bar = r_bar.real * _abs_gradient(complex(z))
-        if not is_zero(phi_bar):
+        if not kit.is_zero(phi_bar):
             z_bar = z_bar + phi_bar.real * _phase_gradient(complex(z))
         return NoTangent(), project_z(z_bar)
 
@@ -162,13 +147,13 @@ def polar_rrule(z) -> Any:
 def polar_frule(dargs: tuple, z) -> Any:
     y = cmath.polar(z)
     z_dot = unthunk(dargs[1])
-    if is_zero(z_dot):
+    if kit.is_zero(z_dot):
         return y, ZeroTangent()
     c = complex(z)
-    return y, Tangent[tuple](_real_pushforward(_abs_gradient(c), z_dot),
+    return y, core.Tangent[tuple](_real_pushforward(_abs_gradient(c), z_dot),
                              _real_pushforward(_phase_gradient(c), z_dot))
 
 
 for _f in (cmath.isclose, cmath.isfinite, cmath.isinf, cmath.isnan):
-    non_differentiable(_f)
+    core.non_differentiable(_f)
 del _f

@@ -42,18 +42,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Tangent,
-    ZeroTangent,
-    frule,
-    non_differentiable,
-    rrule,
-    scalar_rule,
-    unthunk,
-)
-from chainrules.rules._kit import conj, is_zero
+from chainrules import core
+from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, rrule, scalar_rule, unthunk
+from chainrules.rules import _kit as kit
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -185,10 +176,8 @@ def log_rrule(x, *base) -> Any:
     project_x = ProjectTo(x)
     project_base = [ProjectTo(b) for b in base]
 
+    @kit.zero_guard((NoTangent(), ZeroTangent(), *(ZeroTangent() for _ in base)))
     def log_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return (NoTangent(), ZeroTangent(), *(ZeroTangent() for _ in base))
         if not base:
             return NoTangent(), project_x(y_bar / x)
         b = base[0]
@@ -205,11 +194,11 @@ def log_frule(dargs: tuple, x, *base) -> Any:
     x_dot = unthunk(dargs[1])
     y_dot: Any = ZeroTangent()
     log_b = math.log(base[0]) if base else 1.0
-    if not is_zero(x_dot):
+    if not kit.is_zero(x_dot):
         y_dot = x_dot / (x * log_b)
     if base:
         b_dot = unthunk(dargs[2])
-        if not is_zero(b_dot):
+        if not kit.is_zero(b_dot):
             y_dot = y_dot + (-y * b_dot / (base[0] * log_b))
     return y, y_dot
 
@@ -219,10 +208,8 @@ def hypot_rrule(*coords) -> Any:
     y = math.hypot(*coords)
     projectors = [ProjectTo(c) for c in coords]
 
+    @kit.zero_guard((NoTangent(), *(ZeroTangent() for _ in coords)))
     def hypot_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return (NoTangent(), *(ZeroTangent() for _ in coords))
         s = y_bar / y if y else 0.0  # at the origin: 0
         return (NoTangent(), *(p(c * s) for p, c in zip(projectors, coords)))
 
@@ -235,7 +222,7 @@ def hypot_frule(dargs: tuple, *coords) -> Any:
     y_dot: Any = ZeroTangent()
     for c, c_dot in zip(coords, dargs[1:]):
         c_dot = unthunk(c_dot)
-        if not is_zero(c_dot) and y:
+        if not kit.is_zero(c_dot) and y:
             y_dot = y_dot + c * c_dot / y
     return y, y_dot
 
@@ -243,10 +230,10 @@ def hypot_frule(dargs: tuple, *coords) -> Any:
 def _coords(t: Any, n: int) -> list:
     """The item tangents of a sequence tangent, 0.0 where absent."""
     t = unthunk(t)
-    if is_zero(t):
+    if kit.is_zero(t):
         return [0.0] * n
-    items = list(t.backing) if isinstance(t, Tangent) else list(t)
-    return [0.0 if is_zero(unthunk(i)) else unthunk(i) for i in items]
+    items = list(t.backing) if isinstance(t, core.Tangent) else list(t)
+    return [0.0 if kit.is_zero(unthunk(i)) else unthunk(i) for i in items]
 
 
 @rrule.register(math.dist)
@@ -255,10 +242,8 @@ def dist_rrule(p, q) -> Any:
     project_p = ProjectTo(p)
     project_q = ProjectTo(q)
 
+    @kit.zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
     def dist_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return NoTangent(), ZeroTangent(), ZeroTangent()
         s = y_bar / y if y else 0.0  # at p == q: 0
         p_bar = [(a - b) * s for a, b in zip(p, q)]
         return NoTangent(), project_p(p_bar), project_q([-g for g in p_bar])
@@ -270,7 +255,7 @@ def dist_rrule(p, q) -> Any:
 def dist_frule(dargs: tuple, p, q) -> Any:
     y = math.dist(p, q)
     p_dot, q_dot = unthunk(dargs[1]), unthunk(dargs[2])
-    if (is_zero(p_dot) and is_zero(q_dot)) or not y:
+    if (kit.is_zero(p_dot) and kit.is_zero(q_dot)) or not y:
         return y, ZeroTangent()
     n = len(p)
     y_dot = sum((a - b) * (da - db) for a, b, da, db in zip(
@@ -299,10 +284,10 @@ def prod_rrule(x: tuple | list, *, start=1) -> Any:
         y_bar = unthunk(y_bar)
         if not x:
             return NoTangent(), NoTangent()
-        if is_zero(y_bar):
+        if kit.is_zero(y_bar):
             return NoTangent(), ZeroTangent()
         partials = _partial_products(list(x), start)
-        return NoTangent(), project_x([conj(g) * y_bar for g in partials])
+        return NoTangent(), project_x([kit.conj(g) * y_bar for g in partials])
 
     return y, prod_pullback
 
@@ -311,7 +296,7 @@ def prod_rrule(x: tuple | list, *, start=1) -> Any:
 def prod_frule(dargs: tuple, x: tuple | list, *, start=1) -> Any:
     y = math.prod(x, start=start)
     x_dot = unthunk(dargs[1])
-    if is_zero(x_dot):
+    if kit.is_zero(x_dot):
         return y, ZeroTangent()
     partials = _partial_products(list(x), start)
     y_dot: Any = ZeroTangent()
@@ -326,10 +311,8 @@ def fsum_rrule(x: tuple | list) -> Any:
     project_x = ProjectTo(x)
     n = len(x)
 
+    @kit.zero_guard((NoTangent(), ZeroTangent()))
     def fsum_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return NoTangent(), ZeroTangent()
         return NoTangent(), project_x([y_bar] * n)
 
     return y, fsum_pullback
@@ -339,7 +322,7 @@ def fsum_rrule(x: tuple | list) -> Any:
 def fsum_frule(dargs: tuple, x: tuple | list) -> Any:
     y = math.fsum(x)
     x_dot = unthunk(dargs[1])
-    if is_zero(x_dot):
+    if kit.is_zero(x_dot):
         return y, ZeroTangent()
     return y, math.fsum(float(t) for t in _coords(x_dot, len(x)))
 
@@ -352,12 +335,10 @@ if hasattr(math, "sumprod"):  # 3.12+
         project_p = ProjectTo(p)
         project_q = ProjectTo(q)
 
+        @kit.zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
         def sumprod_pullback(y_bar: Any) -> tuple:
-            y_bar = unthunk(y_bar)
-            if is_zero(y_bar):
-                return NoTangent(), ZeroTangent(), ZeroTangent()
-            return (NoTangent(), project_p([conj(b) * y_bar for b in q]),
-                    project_q([conj(a) * y_bar for a in p]))
+            return (NoTangent(), project_p([kit.conj(b) * y_bar for b in q]),
+                    project_q([kit.conj(a) * y_bar for a in p]))
 
         return y, sumprod_pullback
 
@@ -366,7 +347,7 @@ if hasattr(math, "sumprod"):  # 3.12+
         y = math.sumprod(p, q)
         n = len(p)
         p_dot, q_dot = unthunk(dargs[1]), unthunk(dargs[2])
-        if is_zero(p_dot) and is_zero(q_dot):
+        if kit.is_zero(p_dot) and kit.is_zero(q_dot):
             return y, ZeroTangent()
         y_dot = sum(da * b + a * db for a, b, da, db in zip(
             p, q, _coords(p_dot, n), _coords(q_dot, n)))
@@ -378,10 +359,8 @@ def ldexp_rrule(x, i: int) -> Any:
     y = math.ldexp(x, i)
     project_x = ProjectTo(x)
 
+    @kit.zero_guard((NoTangent(), ZeroTangent(), NoTangent()))
     def ldexp_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return NoTangent(), ZeroTangent(), NoTangent()
         return NoTangent(), project_x(math.ldexp(y_bar, i)), NoTangent()
 
     return y, ldexp_pullback
@@ -391,7 +370,7 @@ def ldexp_rrule(x, i: int) -> Any:
 def ldexp_frule(dargs: tuple, x, i: int) -> Any:
     y = math.ldexp(x, i)
     x_dot = unthunk(dargs[1])
-    if is_zero(x_dot):
+    if kit.is_zero(x_dot):
         return y, ZeroTangent()
     return y, math.ldexp(x_dot, i)
 
@@ -404,8 +383,8 @@ def frexp_rrule(x) -> Any:
 
     def frexp_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        m_bar = ZeroTangent() if is_zero(y_bar) else unthunk(y_bar[0])
-        if is_zero(m_bar):
+        m_bar = ZeroTangent() if kit.is_zero(y_bar) else unthunk(y_bar[0])
+        if kit.is_zero(m_bar):
             return NoTangent(), ZeroTangent()
         return NoTangent(), project_x(math.ldexp(m_bar, -e))
 
@@ -416,9 +395,9 @@ def frexp_rrule(x) -> Any:
 def frexp_frule(dargs: tuple, x) -> Any:
     y = math.frexp(x)
     x_dot = unthunk(dargs[1])
-    if is_zero(x_dot):
+    if kit.is_zero(x_dot):
         return y, ZeroTangent()
-    return y, Tangent[tuple](math.ldexp(x_dot, -y[1]), NoTangent())
+    return y, core.Tangent[tuple](math.ldexp(x_dot, -y[1]), NoTangent())
 
 
 # ------------------------------------------------------------ non-differentiable
@@ -426,5 +405,5 @@ def frexp_frule(dargs: tuple, x) -> Any:
 for _f in (math.ceil, math.floor, math.trunc, math.factorial, math.comb, math.perm,
            math.gcd, math.lcm, math.isqrt, math.isclose, math.isfinite, math.isinf,
            math.isnan, math.ulp):
-    non_differentiable(_f)
+    core.non_differentiable(_f)
 del _f

@@ -49,19 +49,9 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import (
-    NoTangent,
-    ProjectTo,
-    Tangent,
-    Thunk,
-    ZeroTangent,
-    frule,
-    non_differentiable,
-    rrule,
-    scalar_rule,
-    unthunk,
-)
-from chainrules.rules._kit import is_zero
+from chainrules import core
+from chainrules.core import NoTangent, Tangent, ZeroTangent, frule, rrule, scalar_rule, unthunk
+from chainrules.rules import _kit as kit
 
 _NUM = numbers.Number | np.ndarray
 _PY_NUMBERS = (int, float, complex, bool)
@@ -136,7 +126,7 @@ def pow_partials(x: Any, p: Any, *, y: Any) -> tuple:
 scalar_rule(operator.pow, pow_partials, types=(_NUM, _NUM))
 scalar_rule(operator.ipow, pow_partials, types=(_SCALAR, _SCALAR))
 scalar_rule(pow, pow_partials, types=(_NUM, _NUM))
-non_differentiable(pow, int, int, int)  # pow(x, p, mod): modular, integers only
+core.non_differentiable(pow, int, int, int)  # pow(x, p, mod): modular, integers only
 
 
 # -------------------------------------------------------------------------- abs
@@ -157,12 +147,10 @@ def _abs_slope(x: Any, y: Any) -> Any:
 
 def abs_rrule(x: _NUM) -> Any:
     y = abs(x)
-    project_x = ProjectTo(x)
+    project_x = core.ProjectTo(x)
 
+    @kit.zero_guard((NoTangent(), ZeroTangent()))
     def abs_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return NoTangent(), ZeroTangent()
         return NoTangent(), project_x(_abs_slope(x, y) * np.real(y_bar))
 
     return y, abs_pullback
@@ -171,7 +159,7 @@ def abs_rrule(x: _NUM) -> Any:
 def abs_frule(dargs: tuple, x: _NUM) -> Any:
     y = abs(x)
     x_dot = unthunk(dargs[1])
-    if is_zero(x_dot):
+    if kit.is_zero(x_dot):
         return y, ZeroTangent()
     s = _abs_slope(x, y)
     if np.iscomplexobj(s) or isinstance(s, complex):
@@ -227,16 +215,14 @@ def _matmul_b_bar(y_bar: Any, a: np.ndarray, b: np.ndarray) -> Any:
 @rrule.register(operator.matmul)
 def matmul_rrule(a: np.ndarray, b: np.ndarray) -> Any:
     y = a @ b
-    project_a = ProjectTo(a)
-    project_b = ProjectTo(b)
+    project_a = core.ProjectTo(a)
+    project_b = core.ProjectTo(b)
 
+    @kit.zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
     def matmul_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return NoTangent(), ZeroTangent(), ZeroTangent()
         return (NoTangent(),
-                Thunk(lambda: project_a(_matmul_a_bar(y_bar, a, b))),
-                Thunk(lambda: project_b(_matmul_b_bar(y_bar, a, b))))
+                core.Thunk(lambda: project_a(_matmul_a_bar(y_bar, a, b))),
+                core.Thunk(lambda: project_b(_matmul_b_bar(y_bar, a, b))))
 
     return y, matmul_pullback
 
@@ -246,9 +232,9 @@ def matmul_frule(dargs: tuple, a: np.ndarray, b: np.ndarray) -> Any:
     y = a @ b
     a_dot, b_dot = unthunk(dargs[1]), unthunk(dargs[2])
     y_dot: Any = ZeroTangent()
-    if not is_zero(a_dot):
+    if not kit.is_zero(a_dot):
         y_dot = np.asarray(a_dot) @ b
-    if not is_zero(b_dot):
+    if not kit.is_zero(b_dot):
         term = a @ np.asarray(b_dot)
         y_dot = term if isinstance(y_dot, ZeroTangent) else y_dot + term
     if isinstance(y_dot, ZeroTangent):
@@ -262,7 +248,7 @@ def matmul_frule(dargs: tuple, a: np.ndarray, b: np.ndarray) -> Any:
 def _items(t: Any, n: int) -> list:
     """The item tangents of a sequence tangent (ZeroTangent() where absent)."""
     t = unthunk(t)
-    if is_zero(t):
+    if kit.is_zero(t):
         return [ZeroTangent()] * n
     if isinstance(t, Tangent):
         b = t.backing
@@ -285,12 +271,10 @@ def _sequence_tangent(x: Any, items: list) -> Tangent:
 def getitem_rrule(x: _SEQ, key: Any) -> Any:
     y = x[key]
     n = len(x)
-    project_y = ProjectTo(y)
+    project_y = core.ProjectTo(y)
 
+    @kit.zero_guard((NoTangent(), ZeroTangent(), NoTangent()))
     def getitem_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return NoTangent(), ZeroTangent(), NoTangent()
         items: list = [ZeroTangent()] * n
         if isinstance(key, slice):
             for i, t in zip(range(n)[key], _items(project_y(y_bar), len(y))):
@@ -306,7 +290,7 @@ def getitem_rrule(x: _SEQ, key: Any) -> Any:
 def getitem_frule(dargs: tuple, x: _SEQ, key: Any) -> Any:
     y = x[key]
     x_dot = unthunk(dargs[1])
-    if is_zero(x_dot):
+    if kit.is_zero(x_dot):
         return y, ZeroTangent()
     items = _items(x_dot, len(x))
     if isinstance(key, slice):
@@ -317,12 +301,10 @@ def getitem_frule(dargs: tuple, x: _SEQ, key: Any) -> Any:
 @rrule.register(operator.getitem)
 def getitem_dict_rrule(x: dict, key: Any) -> Any:
     y = x[key]
-    project_y = ProjectTo(y)
+    project_y = core.ProjectTo(y)
 
+    @kit.zero_guard((NoTangent(), ZeroTangent(), NoTangent()))
     def getitem_dict_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return NoTangent(), ZeroTangent(), NoTangent()
         return NoTangent(), Tangent[type(x)]({key: project_y(y_bar)}), NoTangent()
 
     return y, getitem_dict_pullback
@@ -332,7 +314,7 @@ def getitem_dict_rrule(x: dict, key: Any) -> Any:
 def getitem_dict_frule(dargs: tuple, x: dict, key: Any) -> Any:
     y = x[key]
     x_dot = unthunk(dargs[1])
-    if is_zero(x_dot):
+    if kit.is_zero(x_dot):
         return y, ZeroTangent()
     if isinstance(x_dot, Tangent):
         return y, x_dot[key]
@@ -342,13 +324,11 @@ def getitem_dict_frule(dargs: tuple, x: dict, key: Any) -> Any:
 def concat_rrule(a: _SEQ, b: _SEQ) -> Any:
     y = a + b
     n = len(a)
-    project_a = ProjectTo(a)
-    project_b = ProjectTo(b)
+    project_a = core.ProjectTo(a)
+    project_b = core.ProjectTo(b)
 
+    @kit.zero_guard((NoTangent(), ZeroTangent(), ZeroTangent()))
     def concat_pullback(y_bar: Any) -> tuple:
-        y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
-            return NoTangent(), ZeroTangent(), ZeroTangent()
         items = _items(y_bar, len(y))
         return (NoTangent(), project_a(_sequence_tangent(a, items[:n])),
                 project_b(_sequence_tangent(b, items[n:])))
@@ -359,7 +339,7 @@ def concat_rrule(a: _SEQ, b: _SEQ) -> Any:
 def concat_frule(dargs: tuple, a: _SEQ, b: _SEQ) -> Any:
     y = a + b
     a_dot, b_dot = unthunk(dargs[1]), unthunk(dargs[2])
-    if is_zero(a_dot) and is_zero(b_dot):
+    if kit.is_zero(a_dot) and kit.is_zero(b_dot):
         return y, ZeroTangent()
     return y, Tangent[type(y)](*_items(a_dot, len(a)), *_items(b_dot, len(b)))
 
@@ -378,11 +358,11 @@ for _f in (operator.iadd, operator.iconcat):  # tuples are immutable: a new tupl
 def _repeat_rrule(x: Any, k: int, x_first: bool) -> Any:
     y = x * k
     n = len(x)
-    project_x = ProjectTo(x)
+    project_x = core.ProjectTo(x)
 
     def repeat_pullback(y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
-        if is_zero(y_bar):
+        if kit.is_zero(y_bar):
             x_bar: Any = ZeroTangent()
         else:
             items = _items(y_bar, len(y))
@@ -398,7 +378,7 @@ def _repeat_rrule(x: Any, k: int, x_first: bool) -> Any:
 def _repeat_frule(x_dot: Any, x: Any, k: int) -> Any:
     y = x * k
     x_dot = unthunk(x_dot)
-    if is_zero(x_dot):
+    if kit.is_zero(x_dot):
         return y, ZeroTangent()
     return y, Tangent[type(y)](*(_items(x_dot, len(x)) * k))
 
@@ -431,13 +411,13 @@ for _f in (operator.lt, operator.le, operator.eq, operator.ne, operator.ge, oper
            operator.or_, operator.xor, operator.invert, operator.lshift, operator.rshift,
            operator.index, operator.length_hint, operator.inv, operator.ifloordiv,
            operator.iand, operator.ior, operator.ixor, operator.ilshift, operator.irshift):
-    non_differentiable(_f)
+    core.non_differentiable(_f)
 
 for _t in (str, bytes, range):
-    non_differentiable(operator.getitem, _t, object)
+    core.non_differentiable(operator.getitem, _t, object)
 for _t in (str, bytes):
-    non_differentiable(operator.add, _t, _t)
-    non_differentiable(operator.concat, _t, _t)
-    non_differentiable(operator.mod, _t, object)  # string formatting
+    core.non_differentiable(operator.add, _t, _t)
+    core.non_differentiable(operator.concat, _t, _t)
+    core.non_differentiable(operator.mod, _t, object)  # string formatting
 
 del _f, _t
