@@ -246,7 +246,10 @@ def _fd_along(s: _Setup, i: int, v: np.ndarray, step: float | None = None) -> An
         rest[i] = spec.from_vec(x0 + t * u)
         return out_spec.to_vec(s.counted(*rest))
 
-    eps = max(spec.eps(), out_spec.eps())
+    # Every input's precision, not only the moving one's: float32 data held fixed next
+    # to a float64 parameter still rounds the result to float32 (NumPy's promotion),
+    # whatever the output's dtype says (truncnorm.ppf(q32, a, b): 0.4 % noise in d/db).
+    eps = max(max(sp.eps() for sp in s.specs), out_spec.eps())
     res = fd_derivative(g, 0.0, _with_range(s.method, spec), eps=eps, step=step,
                         f0=out_spec.to_vec(s.y))
     return res.value * scale, dataclasses.replace(res, accuracy=res.accuracy * scale)
