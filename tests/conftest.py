@@ -1,8 +1,14 @@
 """Guards for process-wide state that one test must not leak into the next."""
 
+import os
 import sys
 
 import pytest
+
+# chainrules.ad's on-disk cache of rewritten code stays off in the tests: they rewrite
+# thousands of test functions (nothing for a user's ~/.cache), and a cache shared between
+# runs would hide what a first run does. tests/ad/test_rewrite_cache.py turns it on.
+os.environ["CHAINRULES_CACHE_DIR"] = ""
 
 import chainrules
 

@@ -521,3 +521,23 @@ def test_not_implemented_tangent_propagates_in_forward_mode():
         hessian(f)(np.array([0.3, 0.5]))
     with pytest.raises(NotImplementedDerivativeError, match="incomplete gamma"):
         jvp(f, (np.array([0.3, 0.5]),), (np.ones(2),))
+
+
+def test_a_module_edited_and_reloaded_after_a_grad(tmp_path, monkeypatch):
+    """The rewriter reads the file as it is now, not as linecache kept it from the first
+    grad (a reloaded module's code would not match the old text: StaleSourceError)."""
+    import importlib
+    import sys
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "chainrules_reload_demo.py"
+    path.write_text("import numpy as np\n\n\ndef f(x):\n    return np.sum(x * 3.0)\n")
+    mod = importlib.import_module("chainrules_reload_demo")
+    try:
+        np.testing.assert_array_equal(grad(mod.f)(np.ones(2)), [3.0, 3.0])
+        path.write_text("import numpy as np\n\n\ndef f(x):\n    return np.sum(x * 4.5)\n")
+        importlib.reload(mod)
+        np.testing.assert_array_equal(grad(mod.f)(np.ones(2)), [4.5, 4.5])
+    finally:
+        sys.modules.pop("chainrules_reload_demo", None)

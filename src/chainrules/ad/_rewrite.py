@@ -7,7 +7,8 @@ the function's source, turns every call ``f(a, *b, k=c)`` into
 filename and line numbers. The dispatch point then decides, per call, whether a
 registered rule applies or whether to trace into ``f`` in turn.
 
-The rewritten code object is cached per original code object. It is compiled
+The rewritten code object is cached per original code object, in memory and on disk
+(``_rewrite_cache.py``, like Python's bytecode cache). It is compiled
 inside a factory function whose local variables stand for the original free
 variables, so it has the same free variables (plus the dispatch point), and the
 function is rebuilt with the original closure cells, globals and defaults: closures,
@@ -24,6 +25,7 @@ import os
 import types
 from typing import Any, cast
 
+from . import _rewrite_cache
 from ._errors import StaleSourceError
 
 __all__ = ["CALL_NAME", "is_rewritten", "rewritten_function"]
@@ -35,10 +37,12 @@ CALL_NAME = "__chainrules_call__"
 _FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec",
                              "breakpoint"})
 
-_code_cache: dict[types.CodeType, types.CodeType | None] = {}
+# Keyed by (code, file name): equal code objects from two files compare equal (the file
+# name is not part of a code object's equality), but one may be stale and the other not.
+_code_cache: dict[tuple[types.CodeType, str], types.CodeType | None] = {}
 _rewritten_codes: set[types.CodeType] = set()
 _file_trees: dict[tuple[str, int], ast.Module | None] = {}
-_stale: dict[types.CodeType, StaleSourceError] = {}
+_stale: dict[tuple[types.CodeType, str], StaleSourceError] = {}
 
 
 class _CallRewriter(ast.NodeTransformer):
@@ -129,6 +133,9 @@ _AUG_OPS = {ast.Add: "iadd", ast.Sub: "isub", ast.Mult: "imul", ast.Div: "itrued
 
 
 def _module_tree(filename: str) -> ast.Module | None:
+    # the file as it is now: linecache would keep the text of before an edit and a
+    # reload, and the reloaded code would not match it
+    linecache.checkcache(filename)
     lines = linecache.getlines(filename)
     if not lines:
         return None
@@ -454,22 +461,27 @@ def rewritten_code(code: types.CodeType) -> types.CodeType | None:
     The AD's own functions (``grad`` of ``grad``...) are never rewritten: they run as
     they are, on whatever tracers they receive.
     """
+    key = (code, code.co_filename)
     try:
-        return _code_cache[code]
+        return _code_cache[key]
     except KeyError:
         pass
-    stale = _stale.get(code)
+    stale = _stale.get(key)
     if stale is not None:
         raise stale
     if os.path.abspath(code.co_filename).startswith(_OPAQUE_DIR):
-        _code_cache[code] = None
+        _code_cache[key] = None
         return None
-    try:
-        new = _compile(code)
-    except StaleSourceError as e:
-        _stale[code] = e
-        raise
-    _code_cache[code] = new
+    new = _rewrite_cache.load(code)
+    if new is None:
+        try:
+            new = _compile(code)
+        except StaleSourceError as e:
+            _stale[key] = e
+            raise
+        if new is not None:
+            _rewrite_cache.store(code, new)
+    _code_cache[key] = new
     if new is not None:
         _rewritten_codes.add(new)
         _mark_nested(new)
