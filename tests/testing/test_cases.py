@@ -118,6 +118,23 @@ def test_case_errors():
         Case(halve, (1.0,))
     with pytest.raises(TesterUsageError, match=re.escape("unknown dtype(s) ['int32']")):
         Case(halve, build, dtypes=("int32",))
+    with pytest.raises(TesterUsageError, match=re.escape(
+            "`oracle` must be a dotted name such as 'jax.numpy.sin'")):
+        Case(halve, build, oracle=np.sin)
+
+
+def test_oracle_names_resolve_only_when_asked():
+    from chainrules.testing._cases import resolve_oracle
+
+    row = Case(halve, build, oracle="numpy.linalg.solve")
+    assert resolve_oracle(row) is np.linalg.solve
+    with pytest.raises(TesterUsageError, match=re.escape(
+            "oracle 'numpy.no_such_function' does not exist: numpy has no attribute")):
+        resolve_oracle(Case(halve, build, oracle="numpy.no_such_function"))
+    with pytest.raises(TesterUsageError, match="names no oracle"):
+        resolve_oracle(Case(halve, build))
+    with pytest.raises(ImportError):  # the library is imported only here
+        resolve_oracle(Case(halve, build, oracle="chainrules_no_such_library.sin"))
 
 
 def test_run_case_errors():

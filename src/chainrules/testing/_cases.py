@@ -68,6 +68,11 @@ class Case:
     - ``skip``: why the case cannot run with the installed libraries (an older
       SciPy without stacked inputs, say), or None; see `unsupported`. The case
       is reported as ``"skipped"`` with that reason.
+    - ``oracle``: the same function in another AD system, as a dotted name
+      (``"jax.numpy.sin"``), or None. It is imported only when an oracle test asks
+      for it (`resolve_oracle`): chainrules' test suite (``tests/oracles``) calls it
+      with the case's own arguments and compares JAX's ``vjp``/``jvp`` with the
+      rules' pullback and pushforward, so each function has one table of inputs.
 
     Examples:
         A module ``chainrules/testing/cases/mymath.py``:
@@ -96,6 +101,7 @@ class Case:
     output_tangent: Callable[..., Any] | None = None
     xfail: str | None = None
     skip: str | None = None
+    oracle: str | None = None
 
     def __post_init__(self) -> None:
         if not callable(self.f):
@@ -108,6 +114,12 @@ class Case:
                 f"Case({_function_name(self.f)}): `args` must be a callable "
                 f"args(rng, dtype) -> tuple, got {type(self.args).__name__}; "
                 "write e.g. args=lambda rng, dtype: (arr(rng, dtype, (3,)),)."
+            )
+        if self.oracle is not None and (
+                not isinstance(self.oracle, str) or "." not in self.oracle):
+            raise TesterUsageError(
+                f"Case({_function_name(self.f)}): `oracle` must be a dotted name such as "
+                f"'jax.numpy.sin' (imported only by the oracle tests), got {self.oracle!r}."
             )
         bad = [d for d in self.dtypes if d not in _DTYPES]
         if bad:
@@ -132,6 +144,32 @@ class Case:
             inner = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
             return f"{base}({inner})"
         return base
+
+
+def resolve_oracle(case: Case) -> Callable[..., Any]:
+    """The function that ``case.oracle`` names, imported now (``"jax.numpy.sin"`` ->
+    ``jax.numpy.sin``). Raises `TesterUsageError` if the case has none or the name does
+    not resolve, and ImportError if its library is not installed.
+
+    >>> import numpy as np
+    >>> from chainrules.testing import Case, arr
+    >>> from chainrules.testing._cases import resolve_oracle
+    >>> case = Case(np.sin, lambda rng, dt: (arr(rng, dt, (2,)),), oracle="numpy.sin")
+    >>> resolve_oracle(case) is np.sin
+    True
+    """
+    import importlib
+
+    if case.oracle is None:
+        raise TesterUsageError(f"Case({case.display_name}) names no oracle.")
+    module_name, _, attr = case.oracle.rpartition(".")
+    module = importlib.import_module(module_name)
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise TesterUsageError(
+            f"Case({case.display_name}): oracle {case.oracle!r} does not exist: "
+            f"{module_name} has no attribute {attr!r}.") from None
 
 
 def _function_name(f: Any) -> str:
