@@ -77,15 +77,46 @@ class _Partials:
         return tuple(q if self.nargs > 1 else (q,) for q in p)
 
 
+def _ignore_state() -> tuple[Any, Any]:
+    """NumPy's error-state context variable and its "ignore all" value, where NumPy keeps
+    its error state in one (2.x); (None, None) elsewhere. Setting it directly costs
+    0.4 µs where ``with np.errstate(all="ignore")`` costs 2.8 µs, paid by every
+    partial the reference AD evaluates."""
+    try:
+        from numpy._core._ufunc_config import _extobj_contextvar as var
+        with np.errstate(all="ignore"):
+            value = var.get()
+        return var, value
+    except Exception:  # another NumPy: the public context manager
+        return None, None
+
+
+_ERRSTATE, _IGNORE_ALL = _ignore_state()
+
+
 def _quiet(partials: Callable[..., Any]) -> Callable[..., Any]:
     """``partials`` under ``np.errstate(all="ignore")``, with the signature kept."""
+    if _ERRSTATE is None:
+
+        @functools.wraps(partials)
+        def quiet_partials(*args: Any, **kwargs: Any) -> Any:
+            with np.errstate(all="ignore"):
+                return partials(*args, **kwargs)
+
+        return quiet_partials
+
+    var, ignore = _ERRSTATE, _IGNORE_ALL
 
     @functools.wraps(partials)
-    def quiet_partials(*args: Any, **kwargs: Any) -> Any:
-        with np.errstate(all="ignore"):
+    def quiet_partials_fast(*args: Any, **kwargs: Any) -> Any:
+        token = var.set(ignore)
+        try:
             return partials(*args, **kwargs)
+        finally:
+            var.reset(token)
 
-    return quiet_partials
+    quiet_partials_fast.__name__ = "quiet_partials"
+    return quiet_partials_fast
 
 
 _PARTIALS: dict[Any, _Partials] = {}
