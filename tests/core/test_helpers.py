@@ -31,6 +31,7 @@ from chainrules import (
     scoped_rules,
 )
 from chainrules.core import HasForwardsMode, HasReverseMode, NoReverseMode, has_scalar_rule
+from chainrules.core._helpers import _quiet
 
 
 @pytest.fixture(autouse=True)
@@ -421,3 +422,15 @@ def test_lazily_loaded_rules_outlive_a_scope_open_when_they_load():
         rrule.register(scoped_only)(lambda x: (x, lambda y_bar: (None, y_bar)))
     assert rrule.has_rules(scaled)
     assert not rrule.has_rules(scoped_only)
+
+
+def test_partials_are_quiet_and_leave_the_callers_error_state(recwarn):
+    """An infinite partial (sqrt at 0) is the answer, not a warning or an error, whatever
+    error state the caller set; and the caller's state is the same afterwards."""
+    sqrt_partial = _quiet(lambda x: 0.5 / np.sqrt(x))
+    with np.errstate(divide="raise", invalid="raise"):
+        assert np.isinf(sqrt_partial(np.array([0.0, 1.0]))[0])
+        assert np.geterr()["divide"] == "raise"
+        with pytest.raises(FloatingPointError):
+            np.array([1.0]) / 0.0
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

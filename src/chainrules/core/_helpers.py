@@ -83,7 +83,9 @@ def _ignore_state() -> tuple[Any, Any]:
     0.4 µs where ``with np.errstate(all="ignore")`` costs 2.8 µs, paid by every
     partial the reference AD evaluates."""
     try:
-        from numpy._core._ufunc_config import _extobj_contextvar as var
+        from numpy._core import _ufunc_config
+
+        var = _ufunc_config._extobj_contextvar  # pyright: ignore[reportAttributeAccessIssue]
         with np.errstate(all="ignore"):
             value = var.get()
         return var, value
