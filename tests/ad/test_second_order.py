@@ -368,17 +368,26 @@ def test_setting_shape_of_tracer_error():
 # ------------------------------------------------------------ no silent wrong value
 
 
+def _times_three_module(tmp_path, monkeypatch, name):
+    """A module ``name`` in its own file whose ``f(x)`` is ``sum(x * 3.0)``, imported
+    without bytecode (an edit of the same size in the same second must not hit a .pyc)."""
+    import importlib
+    import sys
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / f"{name}.py"
+    path.write_text("import numpy as np\n\n\ndef f(x):\n    return np.sum(x * 3.0)\n")
+    return path, importlib.import_module(name)
+
+
 def test_edited_module_source_error(tmp_path, monkeypatch):
     import importlib
     import sys
 
     from chainrules.ad import StaleSourceError
 
-    monkeypatch.setattr(sys, "dont_write_bytecode", True)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    path = tmp_path / "chainrules_stale_demo.py"
-    path.write_text("import numpy as np\n\n\ndef f(x):\n    return np.sum(x * 3.0)\n")
-    mod = importlib.import_module("chainrules_stale_demo")
+    path, mod = _times_three_module(tmp_path, monkeypatch, "chainrules_stale_demo")
     try:
         # edited on disk, not reloaded: the text says 4, the code computes 3
         path.write_text("import numpy as np\n\n\ndef f(x):\n    return np.sum(x * 4.0)\n")
@@ -529,11 +538,7 @@ def test_a_module_edited_and_reloaded_after_a_grad(tmp_path, monkeypatch):
     import importlib
     import sys
 
-    monkeypatch.setattr(sys, "dont_write_bytecode", True)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    path = tmp_path / "chainrules_reload_demo.py"
-    path.write_text("import numpy as np\n\n\ndef f(x):\n    return np.sum(x * 3.0)\n")
-    mod = importlib.import_module("chainrules_reload_demo")
+    path, mod = _times_three_module(tmp_path, monkeypatch, "chainrules_reload_demo")
     try:
         np.testing.assert_array_equal(grad(mod.f)(np.ones(2)), [3.0, 3.0])
         path.write_text("import numpy as np\n\n\ndef f(x):\n    return np.sum(x * 4.5)\n")
