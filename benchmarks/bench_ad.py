@@ -14,13 +14,15 @@ re-mapped on every call). It prints the median time per call and the median over
 the paired ratio impl/ours (> 1: ours is faster) and checks that every
 implementation computes the same gradient.
 
-Three sections, each of which runs alone with ``--section NAME`` (repeatable):
+Four sections, each of which runs alone with ``--section NAME`` (repeatable):
 
 - ``gradients``: the above, one gradient per call;
 - ``first-call`` (``_ad_first_call.py``): ``import`` times and the first ``grad`` /
   ``hessian`` after the import, each in a fresh process, against the same peers;
 - ``training`` (``_ad_training.py``): 1,000-step gradient-descent loops (logistic
-  regression; the MLP), every implementation checked to end at the same parameters.
+  regression; the MLP), every implementation checked to end at the same parameters;
+- ``layers`` (``_ad_layers.py``): one traced NumPy call's cost, against NumPy alone and
+  the rules alone, and a profile splitting it among the AD's layers.
 
 Run: ``python benchmarks/bench_ad.py [--quick] [--cpu] [--section NAME] [program ...]``
 (or ``python benchmarks/run.py ad [options]``). ``--cpu`` times the gradients and
@@ -408,7 +410,7 @@ def run_gradients(quick: bool, wanted: set[str], clock: Callable[[], float]) -> 
     return status
 
 
-SECTIONS = ("gradients", "first-call", "training")
+SECTIONS = ("gradients", "first-call", "training", "layers")
 
 
 def _sections(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -448,6 +450,10 @@ def main(argv: list[str]) -> int:
         import _ad_training
 
         status |= _ad_training.run(quick, wanted, clock)
+    if "layers" in sections:
+        import _ad_layers
+
+        status |= _ad_layers.run(quick, clock)
     print(f"load average at the end: {_load()}")
     return status
 
