@@ -23,6 +23,7 @@ from chainrules.core import (
     cached_lookup,
     frule,
     rrule,
+    scalar_partials,
     unthunk,
 )
 
@@ -52,6 +53,7 @@ from ._tree import (
 __all__ = ["ForwardTrace"]
 
 _fr_lookup = cached_lookup(frule)
+_forward_partials: dict = {}  # frule -> its scalar_rule partials, or None
 _rr_lookup = cached_lookup(rrule)
 _ndarray = np.ndarray
 _ZERO = ZeroTangent()
@@ -81,9 +83,38 @@ class ForwardTrace:
         return Tracer(leaf, self, NotImplementedTangent(ControlFlowError(calls, where).args[0]))
 
     def binop(self, f: Any, a: Any, b: Any) -> Any:
+        # a tracer of this trace (a real array or float, with a tangent of its kind) and
+        # a plain float or int: the scalar_rule fast path, as for one argument
+        ta, tb = type(a), type(b)
+        if ta is Tracer and (tb is float or tb is int) and a._trace is self:
+            p = a.primal
+            tp = type(p)
+            if (tp is _ndarray or tp is float) and type(a.aux) is tp:
+                out = self._scalar(f, p, a.aux, tp, (p, b), 0)
+                if out is not _NO_RULE:
+                    return out
+        elif tb is Tracer and (ta is float or ta is int) and b._trace is self:
+            p = b.primal
+            tp = type(p)
+            if (tp is _ndarray or tp is float) and type(b.aux) is tp:
+                out = self._scalar(f, p, b.aux, tp, (a, p), 1)
+                if out is not _NO_RULE:
+                    return out
         return self.process(f, (a, b), _EMPTY)
 
     def process(self, f: Any, args: tuple, kwargs: dict, soft: bool = False) -> Any:
+        if len(args) == 1 and not kwargs:
+            # one tracer of this trace holding a real array or float with a tangent of
+            # its own kind, and a scalar_rule for it (np.sin(x)): y_dot = f'(x) * x_dot,
+            # what the general path's scalar frule computes, without its bookkeeping
+            a = args[0]
+            if type(a) is Tracer and a._trace is self:
+                p = a.primal
+                tp = type(p)
+                if (tp is _ndarray or tp is float) and type(a.aux) is tp:
+                    out = self._scalar(f, p, a.aux, tp)
+                    if out is not _NO_RULE:
+                        return out
         primals = list(args)
         dargs: list = [_NO]
         mixed = False
@@ -136,6 +167,35 @@ class ForwardTrace:
                 deep_primal(leaf) if type(leaf) is Tracer and leaf._trace is self
                 else leaf, missing))
         return self._process_rule(hit, f, primals, dargs, types_, kwargs, mixed)
+
+    def _scalar(self, f: Any, p: Any, d: Any, tp: type, primals: tuple | None = None,
+                pos: int = 0) -> Any:
+        """The fast path of `process` and `binop`: ``f(*primals)`` (default ``f(p)``)
+        whose only traced argument, at ``pos``, is the real ``p`` with tangent ``d``;
+        ``_NO_RULE`` where it does not apply (the general path then runs)."""
+        if tp is _ndarray and (p.dtype.kind != "f" or d.dtype != p.dtype
+                               or d.shape != p.shape):
+            return _NO_RULE
+        if primals is None:
+            primals = (p,)
+        hit = _fr_lookup(f, tuple(map(type, primals)), self.config)
+        if hit is None or hit[1] or hit[2]:
+            return _NO_RULE
+        part = _forward_partials.get(hit[0], _NO_RULE)
+        if part is _NO_RULE:
+            part = _forward_partials[hit[0]] = scalar_partials(f, hit[0], forward=True)
+        if part is None or part.nout != 1:
+            return _NO_RULE
+        y = f(*primals)
+        if type(y) is not tp or (tp is _ndarray and y.shape != p.shape):
+            return _NO_RULE  # (a broadcast against the other argument: the general path)
+        y_dot = part(y, primals)[0][pos] * d
+        if tp is _ndarray and (type(y_dot) is not _ndarray or y_dot.dtype != y.dtype
+                               or y_dot.shape != y.shape):
+            return _NO_RULE
+        if tp is float and type(y_dot) is not float:
+            return _NO_RULE
+        return Tracer(y, self, y_dot)
 
     def _process_rule(self, hit: Any, f: Any, primals: list, dargs: list, types_: tuple,
                       kwargs: dict, mixed: bool) -> Any:

@@ -63,8 +63,15 @@ class _Partials:
         if not self.quiet and any(isinstance(a, (np.ndarray, np.generic)) for a in args):
             # A derivative that is infinite at a singular point (sqrt at 0) is the
             # answer, not a warning; NumPy would warn, and warnings may be errors.
-            with np.errstate(all="ignore"):
-                p = self._evaluate(y, args)
+            if _ERRSTATE is None:
+                with np.errstate(all="ignore"):
+                    p = self._evaluate(y, args)
+            else:
+                token = _ERRSTATE.set(_IGNORE_ALL)
+                try:
+                    p = self._evaluate(y, args)
+                finally:
+                    _ERRSTATE.reset(token)
         else:
             p = self._evaluate(y, args)
         if self.nout == 1:

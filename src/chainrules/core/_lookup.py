@@ -15,7 +15,7 @@ from typing import Any
 
 from ._helpers import _PARTIALS
 from ._helpers import namespace_of as _namespace_of
-from ._rules import rrule_table
+from ._rules import frule_table, rrule_table
 
 __all__ = ["cached_lookup", "namespace_of", "registered_functions", "scalar_partials"]
 
@@ -75,16 +75,16 @@ def registered_functions(entry: Any) -> Mapping[Any, Any]:
     return _types.MappingProxyType(entry.table.by_func)
 
 
-def scalar_partials(f: Any, rule: Any = None) -> Any:
+def scalar_partials(f: Any, rule: Any = None, *, forward: bool = False) -> Any:
     """The partials ``scalar_rule`` registered for ``f``, or None.
 
     With ``rule`` (a rule function that a lookup returned for a call of ``f``), None
-    unless that is the rrule ``scalar_rule`` made, so a hand-written rule for some
-    argument types is never mistaken for the partials. The result has the attributes
-    ``fn`` (the partials function), ``nargs``, ``nout``, ``uses_output`` (``fn`` takes
-    the primal output as keyword ``y``) and ``uses_xp`` (``fn`` takes the array
-    namespace as keyword ``xp``, see `namespace_of`); calling it as ``part(y, args)``
-    gives what `derivatives_given_output` gives.
+    unless that is the rrule ``scalar_rule`` made (the frule, with ``forward=True``), so
+    a hand-written rule for some argument types is never mistaken for the partials. The
+    result has the attributes ``fn`` (the partials function), ``nargs``, ``nout``,
+    ``uses_output`` (``fn`` takes the primal output as keyword ``y``) and ``uses_xp``
+    (``fn`` takes the array namespace as keyword ``xp``, see `namespace_of`); calling it
+    as ``part(y, args)`` gives what `derivatives_given_output` gives.
 
     Example:
         >>> import math
@@ -101,7 +101,7 @@ def scalar_partials(f: Any, rule: Any = None) -> Any:
         return None
     if part is None or rule is None:
         return part
-    tab = rrule_table.by_func.get(f)
+    tab = (frule_table if forward else rrule_table).by_func.get(f)
     if tab is None:
         return None
     for e in tab.entries:
