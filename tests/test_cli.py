@@ -135,6 +135,10 @@ def test_check_unknown_namespace_error(capsys):
     err = capsys.readouterr().err
     assert "unknown namespace 'numpy.linalg2': no rule or catalog case is in it. " \
            "Did you mean 'numpy.linalg'" in err
+    listed = err.partition("Namespaces with rules: ")[2].rstrip(".\n").split(", ")
+    assert len(listed) == len(set(listed))  # each once, by the name one types
+    assert "functools" in listed and "functools + itertools" not in listed
+    assert "numpy.random" in listed and "numpy.random.mtrand" not in listed
     assert main(["coverage", "numpy.linalg2"]) == 2
     assert "Did you mean 'numpy.linalg'" in capsys.readouterr().err
 

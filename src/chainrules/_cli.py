@@ -90,8 +90,11 @@ def _known_namespaces(cases: list) -> set[str]:
 def _unknown_namespace_error(wanted: str, known: set[str]) -> str:
     close = difflib.get_close_matches(wanted, sorted(known), n=3)
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    # (the table's row names are accepted too, but each namespace is listed once, by the
+    # name one types)
+    listed = sorted(ns for ns in known if ns not in REPORT_ROWS.values())
     return (f"unknown namespace {wanted!r}: no rule or catalog case is in it.{hint} "
-            f"Namespaces with rules: {', '.join(sorted(known))}.")
+            f"Namespaces with rules: {', '.join(listed)}.")
 
 
 def _in_namespace(ns: str, wanted: str | None) -> bool:

@@ -145,9 +145,10 @@ def _clean_module(module: str) -> str:
     if module.startswith("_") and module[1:] in sys.modules:
         return module[1:]  # _operator -> operator, _functools -> functools
     parts = module.split(".")
-    # numpy._core.fromnumeric, scipy.special._logsumexp -> numpy, scipy.special
+    # numpy._core.fromnumeric, numpy.random.mtrand, scipy.special._logsumexp -> numpy,
+    # numpy.random, scipy.special
     for i, part in enumerate(parts):
-        if part.startswith("_") or (parts[0] == "numpy" and part in ("lib", "core")):
+        if part.startswith("_") or (parts[0] == "numpy" and part in ("lib", "core", "mtrand")):
             return ".".join(parts[:i]) or module
     return module
 
