@@ -22,6 +22,7 @@ This module is not a rule module (the loader skips ``_`` names).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -226,7 +227,13 @@ def _lazy_array_projector(shape: tuple, dtype: np.dtype) -> Callable[[Any], Any]
 
     def project_array(dx: Any) -> Any:
         if not built:
-            built.append(ProjectTo(np.broadcast_to(np.zeros((), dtype), shape)))
+            # ProjectTo reads only the shape and dtype of its array: an uninitialised one
+            # of that shape is the cheap stand-in (np.broadcast_to costs 5 µs), a
+            # broadcast view of one element where it would be large
+            size = math.prod(shape)
+            like = (np.empty(shape, dtype) if size <= 1 << 16
+                    else np.broadcast_to(np.zeros((), dtype), shape))
+            built.append(ProjectTo(like))
         return built[0](dx)
 
     return project_array

@@ -245,7 +245,8 @@ def reduction_rule(f: Any, weights: Callable[..., Any], *, nan: bool = False,
             w = weights(x, y, p, axes, keepdims)
             if w is None and not nan:  # a sum: the cotangent spread over the slice
                 return NoTangent(), project_a(_spread(g, x.shape, axes, keepdims)), *rest
-            g = _expand(g, x.shape, axes, keepdims)
+            # one element (a full reduction): np.full beats a broadcast view's 5 µs
+            g = (_spread if g.size == 1 else _expand)(g, x.shape, axes, keepdims)
             return NoTangent(), project_a(terms(None if w is None else kit.conj(w), x, g)), *rest
 
         return y, reduction_pullback
