@@ -17,7 +17,24 @@ import numpy as np
 from chainrules.core import NoTangent, OutArgumentError, ZeroTangent
 from chainrules.rules import _kit as kit
 
-__all__ = ["WhereArgumentError", "reduction_rule"]
+__all__ = [
+    "WhereArgumentError",
+    "axes_of",
+    "bind",
+    "count_of",
+    "expand",
+    "is_given",
+    "keepdims_of",
+    "no_tangent_output",
+    "prod_others",
+    "reduction_rule",
+    "refuse",
+    "rest_bars",
+    "spread",
+    "sum_to",
+    "to_end",
+    "zero_pullback_result",
+]
 
 
 class WhereArgumentError(OutArgumentError):
@@ -54,7 +71,7 @@ class WhereArgumentError(OutArgumentError):
 _SIG_DEFAULTS: dict = {}
 
 
-def _bind(sig: inspect.Signature, args: tuple, kwargs: dict) -> dict:
+def bind(sig: inspect.Signature, args: tuple, kwargs: dict) -> dict:
     """The call's arguments by name, defaults filled in (as ``Signature.bind``)."""
     cached = _SIG_DEFAULTS.get(id(sig))  # Signature.__hash__ is slow; ours live forever
     if cached is None:
@@ -80,25 +97,25 @@ def _bind(sig: inspect.Signature, args: tuple, kwargs: dict) -> dict:
     return dict(bound.arguments)
 
 
-def _given(v: Any) -> bool:
+def is_given(v: Any) -> bool:
     """Whether an optional NumPy argument was given (NumPy marks absent ones ``<no value>``)."""
     return v is not None and not (type(v).__name__ == "_NoValueType")
 
 
-def _refuse(f: Any, p: dict) -> None:
+def refuse(f: Any, p: dict) -> None:
     if p.get("out") is not None:
         raise OutArgumentError(f)
     where = p.get("where", True)
-    if _given(where) and not (isinstance(where, (bool, np.bool_)) and where):
+    if is_given(where) and not (isinstance(where, (bool, np.bool_)) and where):
         raise WhereArgumentError(f)
 
 
-def _no_tangent_output(y: Any) -> bool:
+def no_tangent_output(y: Any) -> bool:
     kind = getattr(np.asarray(y).dtype, "kind", "f")
     return kind not in "fc"
 
 
-def _axes(axis: Any, ndim: int) -> tuple:
+def axes_of(axis: Any, ndim: int) -> tuple:
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, (tuple, list)):
@@ -106,39 +123,39 @@ def _axes(axis: Any, ndim: int) -> tuple:
     return (int(axis) % ndim if ndim else 0,)
 
 
-def _expand(y_bar: np.ndarray, shape: tuple, axes: tuple, keepdims: bool) -> np.ndarray:
+def expand(y_bar: np.ndarray, shape: tuple, axes: tuple, keepdims: bool) -> np.ndarray:
     """Broadcast a reduced cotangent back over the reduced axes (read-only view)."""
     if not keepdims and axes and shape:
         y_bar = np.reshape(y_bar, tuple(1 if i in axes else n for i, n in enumerate(shape)))
     return np.broadcast_to(y_bar, shape)
 
 
-def _spread(y_bar: np.ndarray, shape: tuple, axes: tuple, keepdims: bool) -> np.ndarray:
-    """`_expand` as a fresh writeable array (callers may update cotangents in place)."""
+def spread(y_bar: np.ndarray, shape: tuple, axes: tuple, keepdims: bool) -> np.ndarray:
+    """`expand` as a fresh writeable array (callers may update cotangents in place)."""
     if y_bar.size == 1:
         return np.full(shape, y_bar.reshape(()), dtype=y_bar.dtype)
-    return np.array(_expand(y_bar, shape, axes, keepdims))
+    return np.array(expand(y_bar, shape, axes, keepdims))
 
 
-def _count(shape: tuple, axes: tuple) -> int:
+def count_of(shape: tuple, axes: tuple) -> int:
     return math.prod(shape[a] for a in axes)
 
 
-def _keepdims(p: dict) -> bool:
+def keepdims_of(p: dict) -> bool:
     k = p.get("keepdims", False)
-    return bool(k) if _given(k) else False
+    return bool(k) if is_given(k) else False
 
 
-def _rest_bars(args: tuple) -> tuple:
+def rest_bars(args: tuple) -> tuple:
     """NoTangent for each positional argument after the first (axis, dtype, ...)."""
     return (NoTangent(),) * len(args)
 
 
-def _zero_pullback_result(nargs: int) -> tuple:
+def zero_pullback_result(nargs: int) -> tuple:
     return (NoTangent(), ZeroTangent(), *(NoTangent(),) * nargs)
 
 
-def _to_end(x: np.ndarray, axes: tuple) -> tuple[np.ndarray, Any]:
+def to_end(x: np.ndarray, axes: tuple) -> tuple[np.ndarray, Any]:
     """View ``x`` as (kept..., n) with the reduced axes flattened last, and the inverse."""
     kept = [i for i in range(x.ndim) if i not in axes]
     perm = kept + list(axes)
@@ -153,7 +170,7 @@ def _to_end(x: np.ndarray, axes: tuple) -> tuple[np.ndarray, Any]:
     return xt, back
 
 
-def _prod_others(x: np.ndarray, axes: tuple) -> np.ndarray:
+def prod_others(x: np.ndarray, axes: tuple) -> np.ndarray:
     """For each element, the product of the other elements of its reduction slice.
 
     Without zeros (and when the product neither under- nor overflows) this is
@@ -165,7 +182,7 @@ def _prod_others(x: np.ndarray, axes: tuple) -> np.ndarray:
         total = np.prod(x, axis=axes, keepdims=True)
         if np.all(np.isfinite(total)) and np.all(total != 0):
             return total / x
-    xt, back = _to_end(x, axes)
+    xt, back = to_end(x, axes)
     n = xt.shape[-1]
     ones = np.ones((*xt.shape[:-1], 1), dtype=xt.dtype)
     left = np.concatenate([ones, np.cumprod(xt[..., : n - 1], axis=-1)], axis=-1)
@@ -177,7 +194,7 @@ def _prod_others(x: np.ndarray, axes: tuple) -> np.ndarray:
 
 
 
-def _sum_to(g: np.ndarray, shape: tuple) -> np.ndarray:
+def sum_to(g: np.ndarray, shape: tuple) -> np.ndarray:
     """Sum a broadcast result ``g`` back to ``shape``."""
     lead = g.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
@@ -219,13 +236,13 @@ def reduction_rule(f: Any, weights: Callable[..., Any], *, nan: bool = False,
     sig = inspect.signature(f)
 
     def setup(a: Any, args: tuple, kwargs: dict) -> tuple:
-        p = _bind(sig, (a, *args), kwargs)
-        _refuse(f, p)
+        p = bind(sig, (a, *args), kwargs)
+        refuse(f, p)
         if check is not None:
             check(f, p)
         y = call(a, p) if call is not None else f(a, *args, **kwargs)
         x = np.asarray(a)
-        return p, y, x, _axes(p.get("axis"), x.ndim), _keepdims(p)
+        return p, y, x, axes_of(p.get("axis"), x.ndim), keepdims_of(p)
 
     def terms(w: Any, x: np.ndarray, t: Any) -> Any:
         t = t if w is None else w * t
@@ -244,9 +261,9 @@ def reduction_rule(f: Any, weights: Callable[..., Any], *, nan: bool = False,
                 g = np.real(g)
             w = weights(x, y, p, axes, keepdims)
             if w is None and not nan:  # a sum: the cotangent spread over the slice
-                return NoTangent(), project_a(_spread(g, x.shape, axes, keepdims)), *rest
+                return NoTangent(), project_a(spread(g, x.shape, axes, keepdims)), *rest
             # one element (a full reduction): np.full beats a broadcast view's 5 µs
-            g = (_spread if g.size == 1 else _expand)(g, x.shape, axes, keepdims)
+            g = (spread if g.size == 1 else expand)(g, x.shape, axes, keepdims)
             return NoTangent(), project_a(terms(None if w is None else kit.conj(w), x, g)), *rest
 
         return y, reduction_pullback

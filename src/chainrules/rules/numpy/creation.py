@@ -41,7 +41,7 @@ def _linspace_along(v: np.ndarray, ndim: int, axis: int) -> np.ndarray:
 
 @rrule.register(np.linspace)
 def linspace_rrule(start, stop, *args, **kwargs):
-    p = kernel._bind(_LINSPACE_SIG, (start, stop, *args), kwargs)
+    p = kernel.bind(_LINSPACE_SIG, (start, stop, *args), kwargs)
     y = np.linspace(start, stop, *args, **kwargs)
     retstep = bool(p["retstep"])
     samples = y[0] if retstep else y
@@ -50,7 +50,7 @@ def linspace_rrule(start, stop, *args, **kwargs):
     t, inv_div = _linspace_weights(p)
     project_start, project_stop = kit.array_projector(start), kit.array_projector(stop)
     nargs = len(args)
-    no_tangent = kernel._no_tangent_output(samples)
+    no_tangent = kernel.no_tangent_output(samples)
 
     def linspace_pullback(y_bar):
         y_bar = unthunk(y_bar)
@@ -61,15 +61,15 @@ def linspace_rrule(start, stop, *args, **kwargs):
         y_bar = kit.nonzero_array(y_bar)
         if no_tangent or (y_bar is None and step_bar is None):
             return (NoTangent(), project_start(ZeroTangent()), project_stop(ZeroTangent()),
-                    *kernel._rest_bars(args))
+                    *kernel.rest_bars(args))
         tw = _linspace_along(t, ndim, axis)
         start_bar = 0 if y_bar is None else np.sum(y_bar * (1 - tw), axis=axis)
         stop_bar = 0 if y_bar is None else np.sum(y_bar * tw, axis=axis)
         if step_bar is not None:
             start_bar = start_bar - step_bar * inv_div
             stop_bar = stop_bar + step_bar * inv_div
-        return (NoTangent(), project_start(kernel._sum_to(np.asarray(start_bar), np.shape(start))),
-                project_stop(kernel._sum_to(np.asarray(stop_bar), np.shape(stop))),
+        return (NoTangent(), project_start(kernel.sum_to(np.asarray(start_bar), np.shape(start))),
+                project_stop(kernel.sum_to(np.asarray(stop_bar), np.shape(stop))),
                 *(NoTangent(),) * nargs)
 
     return y, linspace_pullback
@@ -77,13 +77,13 @@ def linspace_rrule(start, stop, *args, **kwargs):
 
 @frule.register(np.linspace)
 def linspace_frule(dargs, start, stop, *args, **kwargs):
-    p = kernel._bind(_LINSPACE_SIG, (start, stop, *args), kwargs)
+    p = kernel.bind(_LINSPACE_SIG, (start, stop, *args), kwargs)
     y = np.linspace(start, stop, *args, **kwargs)
     retstep = bool(p["retstep"])
     samples = y[0] if retstep else y
     start_dot = kit.dense_tangent(dargs[1], start, zeros=False)
     stop_dot = kit.dense_tangent(dargs[2], stop, zeros=False)
-    if (start_dot is None and stop_dot is None) or kernel._no_tangent_output(samples):
+    if (start_dot is None and stop_dot is None) or kernel.no_tangent_output(samples):
         return y, ZeroTangent()
     start_dot = 0 if start_dot is None else start_dot
     stop_dot = 0 if stop_dot is None else stop_dot
@@ -117,7 +117,7 @@ def arange_rrule(*args, **kwargs):
     # stop (and an int anywhere) only sets the length, a zero derivative almost everywhere.
     roles = ["stop"] if nargs == 1 else ["start", "stop", "step"][:nargs]
     projectors = [kit.array_projector(v) for v in args]
-    no_tangent = kernel._no_tangent_output(y)
+    no_tangent = kernel.no_tangent_output(y)
 
     def arange_pullback(y_bar):
         y_bar = kit.nonzero_array(y_bar)
@@ -139,7 +139,7 @@ def arange_rrule(*args, **kwargs):
 @frule.register(np.arange)
 def arange_frule(dargs, *args, **kwargs):
     y = np.arange(*args, **kwargs)
-    if len(args) < 2 or kernel._no_tangent_output(y):
+    if len(args) < 2 or kernel.no_tangent_output(y):
         return y, ZeroTangent()
     start_dot = kit.dense_tangent(dargs[1], args[0], zeros=False)
     step_dot = kit.dense_tangent(dargs[3], args[2], zeros=False) if len(args) > 2 else None
@@ -183,7 +183,7 @@ def _spaced_rules(f: Any, name: str, partials: Any, names: list) -> None:
     sig = inspect.signature(f)
 
     def setup(args: tuple, kwargs: dict) -> tuple:
-        p = kernel._bind(sig, args, kwargs)
+        p = kernel.bind(sig, args, kwargs)
         y = f(*args, **kwargs)
         axis = int(p["axis"]) % max(np.ndim(y), 1)
         return p, y, axis
@@ -191,7 +191,7 @@ def _spaced_rules(f: Any, name: str, partials: Any, names: list) -> None:
     def spaced_rrule(*args, **kwargs):
         p, y, axis = setup(args, kwargs)
         positional = names[: len(args)]
-        no_tangent = kernel._no_tangent_output(y)
+        no_tangent = kernel.no_tangent_output(y)
         projectors = {k: kit.array_projector(p[k]) for k in positional
                       if k in ("start", "stop", "base")}
 
@@ -206,14 +206,14 @@ def _spaced_rules(f: Any, name: str, partials: Any, names: list) -> None:
                     bars.append(projectors[k](ZeroTangent()))
                 else:
                     g = np.sum(np.conj(ds[k]) * y_bar, axis=axis)
-                    bars.append(projectors[k](kernel._sum_to(g, np.shape(p[k]))))
+                    bars.append(projectors[k](kernel.sum_to(g, np.shape(p[k]))))
             return (NoTangent(), *bars)
 
         return y, spaced_pullback
 
     def spaced_frule(dargs, *args, **kwargs):
         p, y, axis = setup(args, kwargs)
-        if kernel._no_tangent_output(y):
+        if kernel.no_tangent_output(y):
             return y, ZeroTangent()
         bshape = y.shape[:axis] + y.shape[axis + 1:]
         ds = None
@@ -250,7 +250,7 @@ def _fill_rules(f: Any, name: str) -> None:
     def fill_rrule(first, fill_value, *args, **kwargs):
         y = f(first, fill_value, *args, **kwargs)
         project_fill = kit.array_projector(fill_value)
-        no_tangent = kernel._no_tangent_output(y)
+        no_tangent = kernel.no_tangent_output(y)
         fill_shape = np.shape(fill_value)
 
         def fill_pullback(y_bar):
@@ -258,15 +258,15 @@ def _fill_rules(f: Any, name: str) -> None:
             if y_bar is None or no_tangent:
                 fill_bar = project_fill(ZeroTangent())
             else:
-                fill_bar = project_fill(kernel._sum_to(y_bar, fill_shape))
-            return (NoTangent(), NoTangent(), fill_bar, *kernel._rest_bars(args))
+                fill_bar = project_fill(kernel.sum_to(y_bar, fill_shape))
+            return (NoTangent(), NoTangent(), fill_bar, *kernel.rest_bars(args))
 
         return y, fill_pullback
 
     def fill_frule(dargs, first, fill_value, *args, **kwargs):
         y = f(first, fill_value, *args, **kwargs)
         fill_dot = kit.dense_tangent(dargs[2], fill_value, zeros=False)
-        if fill_dot is None or kernel._no_tangent_output(y):
+        if fill_dot is None or kernel.no_tangent_output(y):
             return y, ZeroTangent()
         return y, kit.fit_output(np.broadcast_to(fill_dot, y.shape), y)
 

@@ -62,8 +62,8 @@ kernel.reduction_rule(np.nansum, _ones, nan=True)
 
 def _prod_weights(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bool) -> Any:
     """The product of the other elements of each slice (times a keyword ``initial``)."""
-    others = kernel._prod_others(x, axes)
-    return others * p["initial"] if kernel._given(p.get("initial")) else others
+    others = kernel.prod_others(x, axes)
+    return others * p["initial"] if kernel.is_given(p.get("initial")) else others
 
 
 def _nanprod_weights(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bool) -> Any:
@@ -80,7 +80,7 @@ kernel.reduction_rule(np.nanprod, _nanprod_weights, nan=True)
 
 def _extremum_mask(x: np.ndarray, y: Any, axes: tuple, keepdims: bool) -> np.ndarray:
     """Where each element equals its slice's extremum, divided by the number of ties."""
-    mask = x == kernel._expand(np.asarray(y), x.shape, axes, keepdims)
+    mask = x == kernel.expand(np.asarray(y), x.shape, axes, keepdims)
     count = np.sum(mask, axis=axes, keepdims=True)
     return mask / np.maximum(count, 1)
 

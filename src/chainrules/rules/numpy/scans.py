@@ -132,8 +132,8 @@ def _scan_rules(f: Any, name: str, is_prod: bool, cumulative: bool, nan: bool = 
         return x, xs, ax, include, missing
 
     def scan_rrule(a, *args, **kwargs):
-        p = kernel._bind(sig, (a, *args), kwargs)
-        kernel._refuse(f, p)
+        p = kernel.bind(sig, (a, *args), kwargs)
+        kernel.refuse(f, p)
         y = f(a, *args, **kwargs)
         x, xs, ax, include, missing = _prepare(a, p)
         ys = np.cumprod(xs, axis=ax) if is_prod else None
@@ -143,7 +143,7 @@ def _scan_rules(f: Any, name: str, is_prod: bool, cumulative: bool, nan: bool = 
         def scan_pullback(y_bar):
             y_bar = kit.nonzero_array(y_bar)
             if y_bar is None:
-                return kernel._zero_pullback_result(nargs)
+                return kernel.zero_pullback_result(nargs)
             g = y_bar
             if include:
                 g = np.take(g, np.arange(1, g.shape[ax]), axis=ax)
@@ -153,16 +153,16 @@ def _scan_rules(f: Any, name: str, is_prod: bool, cumulative: bool, nan: bool = 
                 a_bar = _reverse_cumsum(g, ax)
             if missing is not None:
                 a_bar = np.where(missing, 0, a_bar)
-            return (NoTangent(), project_a(a_bar.reshape(x.shape)), *kernel._rest_bars(args))
+            return (NoTangent(), project_a(a_bar.reshape(x.shape)), *kernel.rest_bars(args))
 
         return y, scan_pullback
 
     def scan_frule(dargs, a, *args, **kwargs):
-        p = kernel._bind(sig, (a, *args), kwargs)
-        kernel._refuse(f, p)
+        p = kernel.bind(sig, (a, *args), kwargs)
+        kernel.refuse(f, p)
         y = f(a, *args, **kwargs)
         a_dot = kit.dense_tangent(dargs[1], a, zeros=False)
-        if a_dot is None or kernel._no_tangent_output(y):
+        if a_dot is None or kernel.no_tangent_output(y):
             return y, ZeroTangent()
         _, xs, ax, include, missing = _prepare(a, p)
         d = np.asarray(a_dot).reshape(xs.shape)
@@ -202,7 +202,7 @@ def _diff_parts(a: Any, p: dict) -> tuple:
     pieces = []
     for key in ("prepend", "append"):
         v = p[key]
-        if kernel._given(v):
+        if kernel.is_given(v):
             v = np.asarray(v)
             if v.ndim == 0:
                 shape = list(x.shape)
@@ -225,7 +225,7 @@ def _diff_adjoint(g: np.ndarray, ax: int, n: int) -> np.ndarray:
 
 @rrule.register(np.diff)
 def diff_rrule(a, *args, **kwargs):
-    p = kernel._bind(_DIFF_SIG, (a, *args), kwargs)
+    p = kernel.bind(_DIFF_SIG, (a, *args), kwargs)
     y = np.diff(a, *args, **kwargs)
     x, ax, pieces = _diff_parts(a, p)
     n = int(p["n"])
@@ -238,7 +238,7 @@ def diff_rrule(a, *args, **kwargs):
     def diff_pullback(y_bar):
         y_bar = kit.nonzero_array(y_bar)
         if y_bar is None:
-            return kernel._zero_pullback_result(nargs)
+            return kernel.zero_pullback_result(nargs)
         g = _diff_adjoint(y_bar, ax, n) if n else y_bar
         start = sizes.get("prepend", 0)
         stop = start + x.shape[ax]
@@ -247,10 +247,10 @@ def diff_rrule(a, *args, **kwargs):
         for k in positional:
             if k == "prepend" and k in projectors:
                 part = np.take(g, np.arange(0, start), axis=ax)
-                rest.append(projectors[k](kernel._sum_to(part, np.shape(p[k]))))
+                rest.append(projectors[k](kernel.sum_to(part, np.shape(p[k]))))
             elif k == "append" and k in projectors:
                 part = np.take(g, np.arange(stop, g.shape[ax]), axis=ax)
-                rest.append(projectors[k](kernel._sum_to(part, np.shape(p[k]))))
+                rest.append(projectors[k](kernel.sum_to(part, np.shape(p[k]))))
             else:
                 rest.append(NoTangent())
         return (NoTangent(), a_bar, *rest)
@@ -260,7 +260,7 @@ def diff_rrule(a, *args, **kwargs):
 
 @frule.register(np.diff)
 def diff_frule(dargs, a, *args, **kwargs):
-    p = kernel._bind(_DIFF_SIG, (a, *args), kwargs)
+    p = kernel.bind(_DIFF_SIG, (a, *args), kwargs)
     y = np.diff(a, *args, **kwargs)
     x, ax, pieces = _diff_parts(a, p)
     positional = ["a", "n", "axis", "prepend", "append"][: 1 + len(args)]
@@ -294,7 +294,7 @@ _EDIFF1D_SIG = inspect.signature(np.ediff1d)
 
 @rrule.register(np.ediff1d)
 def ediff1d_rrule(ary, *args, **kwargs):
-    p = kernel._bind(_EDIFF1D_SIG, (ary, *args), kwargs)
+    p = kernel.bind(_EDIFF1D_SIG, (ary, *args), kwargs)
     y = np.ediff1d(ary, *args, **kwargs)
     x = np.asarray(ary)
     # positional order: ary, to_end, to_begin
@@ -308,7 +308,7 @@ def ediff1d_rrule(ary, *args, **kwargs):
     def ediff1d_pullback(y_bar):
         y_bar = kit.nonzero_array(y_bar)
         if y_bar is None:
-            return kernel._zero_pullback_result(nargs)
+            return kernel.zero_pullback_result(nargs)
         mid = y_bar[n_begin:n_begin + n_mid]
         a_bar = _diff_adjoint(mid, 0, 1) if x.size else np.zeros(0, dtype=y_bar.dtype)
         rest = []
@@ -326,7 +326,7 @@ def ediff1d_rrule(ary, *args, **kwargs):
 
 @frule.register(np.ediff1d)
 def ediff1d_frule(dargs, ary, *args, **kwargs):
-    p = kernel._bind(_EDIFF1D_SIG, (ary, *args), kwargs)
+    p = kernel.bind(_EDIFF1D_SIG, (ary, *args), kwargs)
     y = np.ediff1d(ary, *args, **kwargs)
     positional = ["to_end", "to_begin"][: len(args)]
     tangents = dict(zip(positional, dargs[2:]))
@@ -367,7 +367,7 @@ if _TRAPEZOID_SIG is not None:
 
     @rrule.register(np.trapezoid)
     def trapezoid_rrule(y, *args, **kwargs):
-        p = kernel._bind(_TRAPEZOID_SIG, (y, *args), kwargs)
+        p = kernel.bind(_TRAPEZOID_SIG, (y, *args), kwargs)
         out = np.trapezoid(y, *args, **kwargs)
         axis = int(p["axis"])
         v, d = _trapezoid_parts(y, p["x"], p["dx"], axis)
@@ -381,7 +381,7 @@ if _TRAPEZOID_SIG is not None:
         def trapezoid_pullback(out_bar):
             g = kit.nonzero_array(out_bar)
             if g is None:
-                return kernel._zero_pullback_result(nargs)
+                return kernel.zero_pullback_result(nargs)
             g = np.asarray(g)[..., None]  # the integrated (last) axis
             avg = (v[..., 1:] + v[..., :-1]) / 2
 
@@ -401,7 +401,7 @@ if _TRAPEZOID_SIG is not None:
                     full = np.concatenate([pad, d_bar], -1) - np.concatenate([d_bar, pad], -1)
                     if np.ndim(x) == 1:
                         return project_x(np.sum(full.reshape(-1, full.shape[-1]), axis=0))
-                    return project_x(kernel._sum_to(np.moveaxis(full, -1, axis), np.shape(x)))
+                    return project_x(kernel.sum_to(np.moveaxis(full, -1, axis), np.shape(x)))
 
                 bars[2] = Thunk(x_bar_thunk)
             if project_dx is not None:
@@ -415,7 +415,7 @@ if _TRAPEZOID_SIG is not None:
 
     @frule.register(np.trapezoid)
     def trapezoid_frule(dargs, y, *args, **kwargs):
-        p = kernel._bind(_TRAPEZOID_SIG, (y, *args), kwargs)
+        p = kernel.bind(_TRAPEZOID_SIG, (y, *args), kwargs)
         out = np.trapezoid(y, *args, **kwargs)
         axis = int(p["axis"])
         names = ["x", "dx", "axis"][: len(args)]

@@ -37,7 +37,7 @@ from . import _reduce_kernel as kernel
 
 
 def _mean_weights(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bool) -> Any:
-    return 1.0 / max(kernel._count(x.shape, axes), 1)
+    return 1.0 / max(kernel.count_of(x.shape, axes), 1)
 
 
 def _nanmean_weights(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bool) -> Any:
@@ -50,7 +50,7 @@ kernel.reduction_rule(np.nanmean, _nanmean_weights, nan=True)
 
 
 def _refuse_mean(f: Any, p: dict) -> None:
-    if kernel._given(p.get("mean")):
+    if kernel.is_given(p.get("mean")):
         raise NotImplementedError(
             f"the rule for {kit.qualified_name(f)} does not support mean=: a precomputed mean "
             f"would be treated as a constant. Call {kit.qualified_name(f)} without mean=."
@@ -62,14 +62,14 @@ def _var_weights(nan: bool, std: bool) -> Any:
     standard deviation is 0 (there ``x - mean x`` is 0 too)."""
 
     def var_weights(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bool) -> Any:
-        ddof = p["correction"] if kernel._given(p.get("correction")) else p["ddof"]
+        ddof = p["correction"] if kernel.is_given(p.get("correction")) else p["ddof"]
         if nan:
             finite = ~np.isnan(x)
             denom = np.sum(finite, axis=axes, keepdims=True) - ddof
             centred = np.zeros(x.shape, x.dtype) if x.size == 0 else np.where(
                 finite, x - np.nanmean(x, axis=axes, keepdims=True), 0)
         else:
-            denom = kernel._count(x.shape, axes) - ddof
+            denom = kernel.count_of(x.shape, axes) - ddof
             # (the mean of an empty slice warns; the primal has warned already)
             centred = np.zeros(x.shape, x.dtype) if x.size == 0 else \
                 x - np.mean(x, axis=axes, keepdims=True)
@@ -79,7 +79,7 @@ def _var_weights(nan: bool, std: bool) -> Any:
             w = np.divide(2.0, denom) * np.conj(centred)
         if not std:
             return w
-        s = kernel._expand(np.asarray(y), x.shape, axes, keepdims)
+        s = kernel.expand(np.asarray(y), x.shape, axes, keepdims)
         return np.where(s == 0, 0, w / (2 * np.where(s == 0, 1, s)))
 
     return var_weights
@@ -95,7 +95,7 @@ for _f, _nan, _std in ((np.var, False, False), (np.std, False, True),
 
 def _median_weights(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bool) -> Any:
     """Weight 1 on the middle element of each slice (1/2 on each of two for even counts)."""
-    xt, back = kernel._to_end(x, axes)
+    xt, back = kernel.to_end(x, axes)
     n = xt.shape[-1]
     order = np.argsort(xt, axis=-1, kind="stable")
     w = np.zeros(xt.shape)
@@ -108,7 +108,7 @@ def _median_weights(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bool)
 
 def _nanmedian_weights(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bool) -> Any:
     """As `_median_weights`, over the non-NaN elements of each slice (NaNs sort last)."""
-    xt, back = kernel._to_end(x, axes)
+    xt, back = kernel.to_end(x, axes)
     order = np.argsort(xt, axis=-1, kind="stable")
     m = np.sum(~np.isnan(xt), axis=-1, keepdims=True)
     lo = np.maximum((m - 1) // 2, 0)
@@ -126,7 +126,7 @@ def _nanmedian_weights(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bo
 kernel.reduction_rule(np.median, _median_weights, call=lambda a, p: np.median(
     np.array(a), axis=p["axis"], keepdims=bool(p["keepdims"])))
 kernel.reduction_rule(np.nanmedian, _nanmedian_weights, nan=True, call=lambda a, p: np.nanmedian(
-    np.array(a), axis=p["axis"], keepdims=kernel._keepdims(p)))
+    np.array(a), axis=p["axis"], keepdims=kernel.keepdims_of(p)))
 
 
 # ------------------------------------------------------------------- quantile, percentile
@@ -141,7 +141,7 @@ class _Quantile:
     def __init__(self, x: np.ndarray, q: Any, axes: tuple, keepdims: bool,
                  scale: float) -> None:
         self.x, self.axes, self.keepdims, self.scale = x, axes, keepdims, scale
-        self.xt, self.back = kernel._to_end(x, axes)
+        self.xt, self.back = kernel.to_end(x, axes)
         n = self.xt.shape[-1]
         self.order = np.argsort(self.xt, axis=-1, kind="stable")
         self.q_shape = np.shape(q)
@@ -164,7 +164,7 @@ class _Quantile:
     def pushforward(self, x_dot: Any, q_dot: Any) -> np.ndarray:
         out = []
         qd = None if q_dot is None else np.asarray(q_dot, dtype=np.float64).reshape(-1)
-        dt = None if x_dot is None else kernel._to_end(np.broadcast_to(x_dot, self.x.shape),
+        dt = None if x_dot is None else kernel.to_end(np.broadcast_to(x_dot, self.x.shape),
                                                   self.axes)[0]
         for i, (f, c, t) in enumerate(zip(self.f, self.c, self.t)):
             v = np.zeros(self.xt.shape[:-1])
@@ -202,8 +202,8 @@ def _quantile_rules(f: Any, name: str, scale: float) -> None:
     sig = inspect.signature(f)
 
     def setup(a: Any, q: Any, args: tuple, kwargs: dict) -> tuple:
-        p = kernel._bind(sig, (a, q, *args), kwargs)
-        kernel._refuse(f, p)
+        p = kernel.bind(sig, (a, q, *args), kwargs)
+        kernel.refuse(f, p)
         if p["method"] != "linear" or p.get("weights") is not None:
             raise NotImplementedError(
                 f"the rule for {kit.qualified_name(f)} supports method='linear' "
@@ -211,7 +211,7 @@ def _quantile_rules(f: Any, name: str, scale: float) -> None:
             )
         y = f(np.array(a), q, axis=p["axis"], keepdims=bool(p["keepdims"]))
         x = np.asarray(a)
-        return y, _Quantile(x, q, kernel._axes(p["axis"], x.ndim), bool(p["keepdims"]), scale)
+        return y, _Quantile(x, q, kernel.axes_of(p["axis"], x.ndim), bool(p["keepdims"]), scale)
 
     def quantile_rrule(a, q, *args, **kwargs):
         y, quant = setup(a, q, args, kwargs)
@@ -221,9 +221,9 @@ def _quantile_rules(f: Any, name: str, scale: float) -> None:
             y_bar = kit.nonzero_array(y_bar)
             if y_bar is None:
                 return (NoTangent(), project_a(ZeroTangent()), project_q(ZeroTangent()),
-                        *kernel._rest_bars(args))
+                        *kernel.rest_bars(args))
             return (NoTangent(), Thunk(lambda: project_a(quant.x_bar(y_bar))),
-                    Thunk(lambda: project_q(quant.q_bar(y_bar))), *kernel._rest_bars(args))
+                    Thunk(lambda: project_q(quant.q_bar(y_bar))), *kernel.rest_bars(args))
 
         return y, quantile_pullback
 
@@ -251,7 +251,7 @@ def _average_parts(a: Any, p: dict) -> tuple:
     """(x, axes, keepdims, w_full, w_back, total): weights broadcast to ``x``'s shape,
     the map of a full-shape weight cotangent back to the weights, their sums."""
     x = np.asarray(a)
-    axes, keepdims = kernel._axes(p["axis"], x.ndim), kernel._keepdims(p)
+    axes, keepdims = kernel.axes_of(p["axis"], x.ndim), kernel.keepdims_of(p)
     w = p["weights"]
     if w is None:
         return x, axes, keepdims, None, None, None
@@ -278,7 +278,7 @@ def _reduce_out(g: np.ndarray, axes: tuple, keepdims: bool) -> np.ndarray:
 
 @rrule.register(np.average)
 def average_rrule(a, *args, **kwargs):
-    p = kernel._bind(_AVERAGE_SIG, (a, *args), kwargs)
+    p = kernel.bind(_AVERAGE_SIG, (a, *args), kwargs)
     y = np.average(a, *args, **kwargs)
     x, axes, keepdims, w_full, w_back, total = _average_parts(a, p)
     returned = bool(p["returned"])
@@ -291,19 +291,19 @@ def average_rrule(a, *args, **kwargs):
         y_bar = unthunk(y_bar)
         if returned:
             if isinstance(y_bar, (ZeroTangent, NoTangent)):
-                return kernel._zero_pullback_result(nargs)
+                return kernel.zero_pullback_result(nargs)
             parts = y_bar.backing if isinstance(y_bar, Tangent) else y_bar
             avg_bar, total_bar = kit.nonzero_array(parts[0]), kit.nonzero_array(parts[1])
         else:
             avg_bar, total_bar = kit.nonzero_array(y_bar), None
         if avg_bar is None and total_bar is None:
-            return kernel._zero_pullback_result(nargs)
-        avg_full = (kernel._expand(avg_bar, x.shape, axes, keepdims)
+            return kernel.zero_pullback_result(nargs)
+        avg_full = (kernel.expand(avg_bar, x.shape, axes, keepdims)
                     if avg_bar is not None else None)
         if w_full is None:
             a_bar = (ZeroTangent() if avg_full is None
-                     else project_a(avg_full / kernel._count(x.shape, axes)))
-            return (NoTangent(), a_bar, *kernel._rest_bars(args))
+                     else project_a(avg_full / kernel.count_of(x.shape, axes)))
+            return (NoTangent(), a_bar, *kernel.rest_bars(args))
 
         def a_bar_thunk():
             if avg_full is None:
@@ -313,13 +313,13 @@ def average_rrule(a, *args, **kwargs):
         def w_bar_thunk():
             g = 0
             if avg_full is not None:
-                centred = x - kernel._expand(np.asarray(avg), x.shape, axes, keepdims)
+                centred = x - kernel.expand(np.asarray(avg), x.shape, axes, keepdims)
                 g = np.conj(centred / total) * avg_full
             if total_bar is not None:
-                g = g + kernel._expand(total_bar, x.shape, axes, keepdims)
+                g = g + kernel.expand(total_bar, x.shape, axes, keepdims)
             return project_w(w_back(np.broadcast_to(g, x.shape)))
 
-        bars = [NoTangent(), Thunk(a_bar_thunk), *kernel._rest_bars(args)]
+        bars = [NoTangent(), Thunk(a_bar_thunk), *kernel.rest_bars(args)]
         if project_w is not None:
             bars[3] = Thunk(w_bar_thunk)
         return tuple(bars)
@@ -329,7 +329,7 @@ def average_rrule(a, *args, **kwargs):
 
 @frule.register(np.average)
 def average_frule(dargs, a, *args, **kwargs):
-    p = kernel._bind(_AVERAGE_SIG, (a, *args), kwargs)
+    p = kernel.bind(_AVERAGE_SIG, (a, *args), kwargs)
     y = np.average(a, *args, **kwargs)
     x, axes, keepdims, w_full, _, total = _average_parts(a, p)
     returned = bool(p["returned"])
@@ -351,7 +351,7 @@ def average_frule(dargs, a, *args, **kwargs):
                 np.moveaxis(np.asarray(w_dot).reshape((1,) * (x.ndim - 1) + np.shape(w_dot)),
                             -1, axes[0]),
                 x.shape)
-            centred = x - kernel._expand(np.asarray(avg), x.shape, axes, keepdims)
+            centred = x - kernel.expand(np.asarray(avg), x.shape, axes, keepdims)
             avg_dot = avg_dot + _reduce_out(w_dot_full * centred / total, axes, keepdims)
             total_dot = _reduce_out(w_dot_full, axes, keepdims)
     if a_dot is None and w_dot is None:
@@ -433,7 +433,7 @@ def _cov_uncentre(g: np.ndarray, w: Any) -> np.ndarray:
 
 @rrule.register(np.cov)
 def cov_rrule(m, *args, **kwargs):
-    p = kernel._bind(_COV_SIG, (m, *args), kwargs)
+    p = kernel.bind(_COV_SIG, (m, *args), kwargs)
     y = np.cov(m, *args, **kwargs)
     x, nm, back_m, back_y, w, fact = _cov_parts(m, p)
     xc = _cov_centred(x, w)
@@ -445,11 +445,11 @@ def cov_rrule(m, *args, **kwargs):
     def cov_pullback(c_bar):
         c_bar = kit.nonzero_array(c_bar)
         if c_bar is None:
-            return kernel._zero_pullback_result(nargs)
+            return kernel.zero_pullback_result(nargs)
         c_bar = np.reshape(c_bar, (x.shape[0], x.shape[0]))
         # C = Xc W Xc^H / fact: Xc_bar = (C_bar + C_bar^H) Xc W / fact
         g = _cov_uncentre((c_bar + np.conj(c_bar.T)) @ xcw / fact, w)
-        bars = [NoTangent(), project_m(back_m(g[:nm])), *kernel._rest_bars(args)]
+        bars = [NoTangent(), project_m(back_m(g[:nm])), *kernel.rest_bars(args)]
         if project_y is not None:
             bars[2] = project_y(back_y(g[nm:]))
         return tuple(bars)
@@ -459,12 +459,12 @@ def cov_rrule(m, *args, **kwargs):
 
 @frule.register(np.cov)
 def cov_frule(dargs, m, *args, **kwargs):
-    p = kernel._bind(_COV_SIG, (m, *args), kwargs)
+    p = kernel.bind(_COV_SIG, (m, *args), kwargs)
     y = np.cov(m, *args, **kwargs)
     has_y = len(args) >= 1 and p["y"] is not None
     m_dot = kit.dense_tangent(dargs[1], m, zeros=False)
     yv_dot = kit.dense_tangent(dargs[2], p["y"], zeros=False) if has_y else None
-    if kernel._no_tangent_output(y) or (m_dot is None and yv_dot is None):
+    if kernel.no_tangent_output(y) or (m_dot is None and yv_dot is None):
         return y, ZeroTangent()
     x, _, _, _, w, fact = _cov_parts(m, p)
     parts = [_cov_rows(np.zeros(np.shape(m)) if m_dot is None else m_dot, p["rowvar"],
@@ -497,14 +497,14 @@ def corrcoef_rrule(x, *args, **kwargs):
     c, cov_pullback = cov_rrule(x, *cov_args, **cov_kwargs)
     nargs = len(args)
     if np.ndim(c) == 0:  # one variable: c / c
-        return r, lambda r_bar: kernel._zero_pullback_result(nargs)
+        return r, lambda r_bar: kernel.zero_pullback_result(nargs)
     s = np.sqrt(np.diagonal(c).real)
     rn = c / s[:, None] / s[None, :]  # r before NumPy clips it to [-1, 1]
 
     def corrcoef_pullback(r_bar):
         r_bar = kit.nonzero_array(r_bar)
         if r_bar is None:
-            return kernel._zero_pullback_result(nargs)
+            return kernel.zero_pullback_result(nargs)
         # r = c / (s s^T), s = sqrt(Re diag(c))
         c_bar = r_bar / s[:, None] / s[None, :]
         t = np.real(np.conj(r_bar) * rn)
@@ -512,7 +512,7 @@ def corrcoef_rrule(x, *args, **kwargs):
         c_bar = c_bar + np.diag(s_bar / (2 * s))
         bars = cov_pullback(c_bar)
         return (NoTangent(), bars[1], *bars[2:2 + len(cov_args)],
-                *kernel._rest_bars(args[len(cov_args):]))
+                *kernel.rest_bars(args[len(cov_args):]))
 
     return r, corrcoef_pullback
 
