@@ -335,6 +335,7 @@ def define_rules(f: Any, *types: Any, frule_fn: Callable[..., Any] | None = None
 
     Examples:
         >>> import numpy as np
+        >>> from chainrules import NoTangent, frule
         >>> def my_square(x):
         ...     return x * x
         >>> define_rules(
