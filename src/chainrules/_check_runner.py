@@ -125,8 +125,12 @@ def _chunks(n: int, jobs: int) -> list[range]:
     return [range(i, min(i + size, n)) for i in range(0, n, size)]
 
 
+_parent = 0  # the pid of the check that started this worker
+
+
 def _init_worker() -> None:
-    global _worker_limits
+    global _worker_limits, _parent
+    _parent = os.getppid()
     from chainrules.testing._cases import _catalog_rows
 
     load_all_rules()
@@ -148,6 +152,9 @@ def _run_chunk(chunk: list[tuple[int, str, int, str, str, str, int]]) -> list:
 
     out = []
     for pos, module, k, name, dtype, mode, seed in chunk:
+        if os.getppid() != _parent:
+            # the check was killed (SIGTERM, SIGKILL): do not run on as an orphan
+            os._exit(1)
         table = getattr(importlib.import_module(module), "CASES", [])
         case = table[k] if k < len(table) else None
         if case is None or case.display_name != name:
