@@ -59,7 +59,7 @@ def bilinear_rules(f: Any, name: str, adjoint_fn: Callable[..., tuple], nargs: i
         return y, y_dot
 
     kit.define_rules(f, object, object, ..., frule_fn=bilinear_frule, rrule_fn=bilinear_rrule,
-                 name=name)
+                     name=name)
 
 
 # ---------------------------------------------------------------------------- matmul

@@ -28,7 +28,7 @@ def _where_rules(f: Any) -> None:
         project_x2 = ProjectTo(x2)
 
         @kit.zero_guard(lambda: (NoTangent(), NoTangent(), project_x1(ZeroTangent()),
-                             project_x2(ZeroTangent())))
+                                 project_x2(ZeroTangent())))
         def where_pullback(y_bar: Any) -> tuple:
             xp = array_namespace(y_bar)
             zero = xp.zeros_like(y_bar)
@@ -125,7 +125,7 @@ def _take_along_axis_rules(f: Any) -> None:
         return y, ZeroTangent() if x_dot is None else f(x_dot, indices, *rest, **kw)
 
     kit.define_rules(f, object, object, ..., frule_fn=take_along_axis_frule,
-                 rrule_fn=take_along_axis_rrule)
+                     rrule_fn=take_along_axis_rrule)
 
 
 def _sort_rules(f: Any, argsort: Any, take_along_axis: Any) -> None:

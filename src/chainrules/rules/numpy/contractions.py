@@ -234,7 +234,7 @@ def _tensordot_plan(args: tuple, kwargs: dict) -> tuple:
 
 
 tensordot_frule, tensordot_rrule = einsum_kernel.contraction_rules(np.tensordot, "tensordot",
-                                                     _tensordot_plan)
+                                                                   _tensordot_plan)
 
 
 # -------------------------------------------------------- matmul, vecdot, matvec, vecmat

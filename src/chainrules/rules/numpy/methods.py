@@ -70,7 +70,7 @@ def _delegate(method: Any, function: Any) -> None:
         return res
 
     kit.define_rules(method, np.ndarray, ..., frule_fn=delegating_frule,
-                 rrule_fn=delegating_rrule, name=f"ndarray_{method.__name__}")
+                     rrule_fn=delegating_rrule, name=f"ndarray_{method.__name__}")
 
 
 for _method, _function in [

@@ -192,8 +192,8 @@ def interp_rrule(x, xp, fp, *args, **kwargs):
     nargs = len(args)
 
     @kit.zero_guard(lambda: (NoTangent(), project_x(ZeroTangent()), project_xp(ZeroTangent()),
-                         project_fp(ZeroTangent()),
-                         *(NoTangent() if e is None else ZeroTangent() for e in extra)))
+                             project_fp(ZeroTangent()),
+                             *(NoTangent() if e is None else ZeroTangent() for e in extra)))
     def interp_pullback(y_bar):
         y_bar = np.broadcast_to(np.asarray(y_bar), np.shape(geometry.below))
         x_bar = Thunk(lambda: project_x(np.real(np.conj(geometry.slope) * y_bar)))

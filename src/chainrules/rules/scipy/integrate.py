@@ -178,7 +178,7 @@ class _RHS:
     def vjp(self, t: float, y: np.ndarray, a: np.ndarray) -> tuple:
         """``((df/dy)^T a, (f_bar, args_bars))`` at ``(t, y)``."""
         out, pullback = core.rrule_via_ad(self.config, self.f,
-                                     *self.order(y.reshape(self.shape), t), *self.args)
+                                          *self.order(y.reshape(self.shape), t), *self.args)
         g = pullback(np.reshape(a, np.shape(out)).astype(np.result_type(out, float)))
         y_bar = unthunk(g[2] if self.tfirst else g[1])
         theta = (unthunk(g[0]), tuple(unthunk(x) for x in g[3:]))
@@ -190,7 +190,7 @@ class _RHS:
         y_dot = s.reshape(self.shape)
         dots = (_ZERO, y_dot) if self.tfirst else (y_dot, _ZERO)
         _, d = core.frule_via_ad(self.config, (f_dot, *dots, *args_dots), self.f,
-                            *self.order(y.reshape(self.shape), t), *self.args)
+                                 *self.order(y.reshape(self.shape), t), *self.args)
         d = unthunk(d)
         return np.zeros(s.shape) if kit.is_zero(d) else np.reshape(d, -1)
 

@@ -191,7 +191,7 @@ class _Optimum:
             e.reshape(-1)[i] = 1
             direction = e if isinstance(x, np.ndarray) else type(x)(1.0)
             _, dots = core.frule_via_ad(config, (_ZERO, direction, *[_ZERO] * len(args)),
-                                   gradient_leaves, x, *args)
+                                        gradient_leaves, x, *args)
             dots = [unthunk(d) for d in dots]
             H[:, i] = 0.0 if kit.is_zero(dots[0]) else np.reshape(dots[0], -1)
             M[i] = np.concatenate([np.zeros(e.size) if kit.is_zero(d) else

@@ -272,7 +272,7 @@ def _dirichlet_rules(method: Any, pdf: bool) -> None:
         return y, kit.fit_output(np.reshape(y_dot, np.shape(y)), y)
 
     kit.define_rules(method, _DIRICHLET, object, object, frule_fn=dirichlet_frule,
-                 rrule_fn=dirichlet_rrule, name=label)
+                     rrule_fn=dirichlet_rrule, name=label)
 
 
 _dirichlet_rules(_DIRICHLET.logpdf, pdf=False)

@@ -151,7 +151,7 @@ def polar_frule(dargs: tuple, z) -> Any:
         return y, ZeroTangent()
     c = complex(z)
     return y, core.Tangent[tuple](_real_pushforward(_abs_gradient(c), z_dot),
-                             _real_pushforward(_phase_gradient(c), z_dot))
+                                  _real_pushforward(_phase_gradient(c), z_dot))
 
 
 for _f in (cmath.isclose, cmath.isfinite, cmath.isinf, cmath.isnan):
