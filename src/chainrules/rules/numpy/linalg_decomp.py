@@ -125,7 +125,7 @@ def qr_rrule(a, *args, **kwargs):
 
 def _svd_options(args: tuple, kwargs: dict) -> dict:
     return kernel.options(args, kwargs, ("full_matrices", True), ("compute_uv", True),
-                    ("hermitian", False))
+                          ("hermitian", False))
 
 
 class _HermitianSVD:
