@@ -121,6 +121,9 @@ def test_case_errors():
     with pytest.raises(TesterUsageError, match=re.escape(
             "`oracle` must be a dotted name such as 'jax.numpy.sin'")):
         Case(halve, build, oracle=np.sin)
+    with pytest.raises(TesterUsageError, match=re.escape(
+            "`fdm` must be an FDMethod (e.g. FDMethod(eps=1e-10)), got float")):
+        Case(halve, build, fdm=1e-10)
 
 
 def test_oracle_names_resolve_only_when_asked():

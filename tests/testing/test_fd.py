@@ -64,6 +64,50 @@ def test_fdmethod_adapt_error():
         FDMethod(adapt=-1)
 
 
+@pytest.mark.parametrize("eps", [0.0, 1.5, "1e-9"])
+def test_fdmethod_eps_error(eps):
+    with pytest.raises(TesterUsageError, match=re.escape(
+            "`eps` must be a relative error between 0 and 1")):
+        FDMethod(eps=eps)
+
+
+def _rounded_sin(x):
+    """sin good to 5e-10 only, as an adaptive solver's output is good to its tolerance."""
+    return np.round(np.sin(x), 9)
+
+
+@pytest.mark.parametrize("tester", ["rrule", "frule"])
+@pytest.mark.parametrize(("factor", "eps", "passes"), [
+    (1.0, None, False),  # a right rule, machine epsilon: the differences are noise
+    (1.0, 1e-9, True),   # told the function's accuracy: passes
+    (2.0, 1e-9, False),  # and a wrong rule still fails
+])
+def test_eps_states_a_less_accurate_function(tester, factor, eps, passes):
+    """With machine epsilon the differences of a function good to 5e-10 are noise at the
+    step they pick, and a right rule fails; told the function's accuracy, they pass it
+    and still fail a rule off by a factor of 2."""
+    from chainrules import frule, rrule, scoped_rules
+    from chainrules.testing import test_frule, test_rrule
+
+    x = np.linspace(0.1, 1.2, 4)
+    with scoped_rules():
+        @rrule.register(_rounded_sin)
+        def rounded_sin_rrule(x):
+            return _rounded_sin(x), lambda g: (NoTangent(), factor * np.cos(x) * g)
+
+        @frule.register(_rounded_sin)
+        def rounded_sin_frule(dargs, x):
+            return _rounded_sin(x), factor * np.cos(x) * dargs[1]
+
+        run = test_rrule if tester == "rrule" else test_frule
+        options = {} if eps is None else {"fdm": FDMethod(eps=eps)}
+        if passes:
+            run(_rounded_sin, x, seed=3, **options)
+        else:
+            with pytest.raises(AssertionError):
+                run(_rounded_sin, x, seed=3, **options)
+
+
 @dataclass(frozen=True)
 class Params:
     w: np.ndarray

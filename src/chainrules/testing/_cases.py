@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from chainrules.testing._errors import TesterUsageError
+from chainrules.testing._fd import FDMethod
 
 __all__ = [
     "Case",
@@ -68,6 +69,10 @@ class Case:
     - ``skip``: why the case cannot run with the installed libraries (an older
       SciPy without stacked inputs, say), or None; see `unsupported`. The case
       is reported as ``"skipped"`` with that reason.
+    - ``fdm``: the `FDMethod` of the finite differences, or None for the default.
+      For a function computed less accurately than its dtype (an adaptive ODE solver)
+      give its relative accuracy, ``fdm=FDMethod(eps=1e-10)``: steps and the
+      differences' error estimates then account for it, instead of a looser ``rtol``.
     - ``oracle``: the same function in another AD system, as a dotted name
       (``"jax.numpy.sin"``), or None. It is imported only when an oracle test asks
       for it (`resolve_oracle`): chainrules' test suite (``tests/oracles``) calls it
@@ -102,6 +107,7 @@ class Case:
     xfail: str | None = None
     skip: str | None = None
     oracle: str | None = None
+    fdm: FDMethod | None = None
 
     def __post_init__(self) -> None:
         if not callable(self.f):
@@ -114,6 +120,11 @@ class Case:
                 f"Case({_function_name(self.f)}): `args` must be a callable "
                 f"args(rng, dtype) -> tuple, got {type(self.args).__name__}; "
                 "write e.g. args=lambda rng, dtype: (arr(rng, dtype, (3,)),)."
+            )
+        if self.fdm is not None and not isinstance(self.fdm, FDMethod):
+            raise TesterUsageError(
+                f"Case({_function_name(self.f)}): `fdm` must be an FDMethod (e.g. "
+                f"FDMethod(eps=1e-10)), got {type(self.fdm).__name__}."
             )
         if self.oracle is not None and (
                 not isinstance(self.oracle, str) or "." not in self.oracle):

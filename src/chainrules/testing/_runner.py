@@ -86,6 +86,8 @@ def run_case(case: Case, dtype: str, mode: str, seed: int = 0) -> CaseResult:
             "fkwargs": dict(case.kwargs),
             "seed": seed,
         }
+        if case.fdm is not None:
+            options["fdm"] = case.fdm
         if case.output_tangent is not None:
             primals = [a.x if isinstance(a, PrimalAndTangent) else a for a in args]
             y = case.f(*primals, **case.kwargs)
