@@ -231,9 +231,11 @@ CASES: list[Case] = [
     Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 4),),
          kwargs={"subset_by_index": (1, 2), "driver": "evx"}, dtypes=R,
          name=_name(sla.eigh, "subset_by_index, evx")),
+    # float64 only, as the other rows with raw generalized vectors: in float32 ?sygvx
+    # flipped a vector's sign within the difference's reach (seed 26)
     Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 4), pd(rng, dt, 4)),
          kwargs={"subset_by_value": (0.0, np.inf), "driver": "gvx", "lower": False},
-         dtypes=R, name=_name(sla.eigh, "generalized, subset_by_value, gvx")),
+         dtypes=("float64",), name=_name(sla.eigh, "generalized, subset_by_value, gvx")),
     Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 3), pd(rng, dt, 3)),
          kwargs={"eigvals_only": True}, dtypes=C, name=_name(sla.eigh, "generalized values")),
     Case(sla.eigh, lambda rng, dt: (herm(rng, dt, 3),), kwargs={"driver": "evd"},
