@@ -30,38 +30,18 @@ from collections.abc import Callable
 import numpy as np
 
 from _bench_harness import fmt, measure
+from bench_ad import chain as _chain
+from bench_ad import hand_chain as _hand_grad
 from chainrules import rrule
 from chainrules.ad import grad, jvp
 
 _X = np.linspace(0.1, 1.0, 10)
 
 
-def _chain(x, n_blocks):
-    for _ in range(n_blocks):
-        x = np.sin(x)
-        x = x * 1.01
-        x = np.tanh(x)
-        x = x + 0.5
-    return np.sum(x)
-
-
 def _numpy_forward(x, n_blocks):
     for _ in range(n_blocks):
         x = np.tanh(np.sin(x) * 1.01) + 0.5
     return np.sum(x)
-
-
-def _hand_grad(x, n_blocks):
-    saved = []
-    for _ in range(n_blocks):
-        s = np.sin(x)
-        t = np.tanh(s * 1.01)
-        saved.append((x, t))
-        x = t + 0.5
-    g = np.ones_like(x)
-    for x_i, t in reversed(saved):
-        g = np.cos(x_i) * (1.01 * (1 - t * t) * g)
-    return g
 
 
 def _rules_only(x, n_blocks):

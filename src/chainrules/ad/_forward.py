@@ -86,21 +86,24 @@ class ForwardTrace:
         # a tracer of this trace (a real array or float, with a tangent of its kind) and
         # a plain float or int: the scalar_rule fast path, as for one argument
         ta, tb = type(a), type(b)
-        if ta is Tracer and (tb is float or tb is int) and a._trace is self:
-            p = a.primal
-            tp = type(p)
-            if (tp is _ndarray or tp is float) and type(a.aux) is tp:
-                out = self._scalar(f, p, a.aux, tp, (p, b), 0)
-                if out is not _NO_RULE:
-                    return out
-        elif tb is Tracer and (ta is float or ta is int) and b._trace is self:
-            p = b.primal
-            tp = type(p)
-            if (tp is _ndarray or tp is float) and type(b.aux) is tp:
-                out = self._scalar(f, p, b.aux, tp, (a, p), 1)
-                if out is not _NO_RULE:
-                    return out
-        return self.process(f, (a, b), _EMPTY)
+        if ta is Tracer and (tb is float or tb is int):
+            out = self._one_traced(f, a, 0, b)
+        elif tb is Tracer and (ta is float or ta is int):
+            out = self._one_traced(f, b, 1, a)
+        else:
+            out = _NO_RULE
+        return self.process(f, (a, b), _EMPTY) if out is _NO_RULE else out
+
+    def _one_traced(self, f: Any, t: Tracer, pos: int, other: Any) -> Any:
+        """`_scalar` for a binary operator whose argument ``pos`` is the tracer ``t``
+        and whose other argument is a plain number."""
+        if t._trace is not self:
+            return _NO_RULE
+        p = t.primal
+        tp = type(p)
+        if (tp is not _ndarray and tp is not float) or type(t.aux) is not tp:
+            return _NO_RULE
+        return self._scalar(f, p, t.aux, tp, (p, other) if pos == 0 else (other, p), pos)
 
     def process(self, f: Any, args: tuple, kwargs: dict, soft: bool = False) -> Any:
         if len(args) == 1 and not kwargs:
