@@ -247,6 +247,16 @@ def test_check_worker_refuses_a_changed_catalog():
                      "float64", "rrule", 0)])
 
 
+def test_check_worker_stops_once_its_check_is_gone():
+    # a worker whose parent died (the check killed) exits rather than running on
+    code = ("import chainrules._check_runner as r; r._parent = -1; "
+            "r._run_chunk([(0, 'chainrules.testing.cases.stdlib_math', 0, 'x', "
+            "'float64', 'rrule', 0)]); print('ran on')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1 and "ran on" not in done.stdout
+
+
 def test_check_without_jobs_uses_every_cpu_for_large_catalog_runs(monkeypatch):
     from chainrules._check_runner import resolve_jobs
     from chainrules._cli import AUTO_JOBS_MIN_RUNS, _workers

@@ -125,7 +125,7 @@ def _chunks(n: int, jobs: int) -> list[range]:
     return [range(i, min(i + size, n)) for i in range(0, n, size)]
 
 
-_parent = 0  # the pid of the check that started this worker
+_parent = 0  # the pid of the check that started this worker; 0 outside a worker
 
 
 def _init_worker() -> None:
@@ -152,7 +152,7 @@ def _run_chunk(chunk: list[tuple[int, str, int, str, str, str, int]]) -> list:
 
     out = []
     for pos, module, k, name, dtype, mode, seed in chunk:
-        if os.getppid() != _parent:
+        if _parent and os.getppid() != _parent:
             # the check was killed (SIGTERM, SIGKILL): do not run on as an orphan
             os._exit(1)
         table = getattr(importlib.import_module(module), "CASES", [])
