@@ -238,6 +238,7 @@ def _check(args: argparse.Namespace) -> int:
             "case": case.display_name, "function": key, "dtype": dtype, "mode": mode,
             "status": result.status, "message": result.message,
             "primal_calls": result.primal_calls, "seconds": round(result.seconds, 4),
+            "draws": result.draws,
             **({"seed": run_seed} if args.seeds else {}),
         })
     progress.close()
@@ -291,7 +292,15 @@ def _check(args: argparse.Namespace) -> int:
         if args.verbose:
             for r in skipped:
                 print(f"\nskipped {r['case']} [{r['dtype']}, {r['mode']}]: {r['message']}")
+        redrawn = [r for r in results if r["draws"] > 1 and r["status"] != "failed"]
+        if args.verbose:
+            for r in redrawn:
+                print(f"\nredrawn {r['case']} [{r['dtype']}, {r['mode']}]\n"
+                      f"{_indent(r['message'])}")
         also = f", {len(skipped)} skipped (see --verbose)" if skipped else ""
+        if redrawn:
+            also += (f", {len(redrawn)} at inputs drawn again where finite differences "
+                     "did not settle the first (see --verbose)")
         print(f"\n{len(failed)} failed, {sum(r['status'] == 'passed' for r in results)} passed, "
               f"{sum(r['status'] == 'xfail' for r in results)} xfailed{also} "
               f"in {total_seconds:.1f}s")

@@ -28,7 +28,7 @@ from chainrules.testing._cases import (
     well_conditioned,
 )
 from chainrules.testing._config import ADviaRuleConfig
-from chainrules.testing._errors import TesterUsageError
+from chainrules.testing._errors import TesterUsageError, UnsettledReferenceError
 from chainrules.testing._fd import (
     FDMethod,
     FDResult,
@@ -53,6 +53,7 @@ __all__ = [
     "PrimalAndTangent",
     "RuleTestReport",
     "TesterUsageError",
+    "UnsettledReferenceError",
     "arr",
     "case_id",
     "central_fdm",

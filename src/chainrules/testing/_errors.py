@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["TesterUsageError"]
+__all__ = ["TesterUsageError", "UnsettledReferenceError"]
 
 
 class TesterUsageError(TypeError):
@@ -22,3 +22,20 @@ class TesterUsageError(TypeError):
     """
 
     __test__ = False  # the name starts with "Test": keep pytest from collecting it
+
+
+class UnsettledReferenceError(AssertionError):
+    """A rule disagrees with finite differences at inputs where the finite differences
+    themselves do not settle the derivative.
+
+    Raised by the testers in place of a plain ``AssertionError`` when, along the
+    direction that failed, the finite difference moves by at least half the
+    disagreement as its step shrinks fourfold, or its own estimated error is that
+    large: the function is not smooth within the stencil of these inputs in their
+    precision (a kink, a jump, two eigenvalues or sort keys swapping places), so the
+    disagreement may be the reference's, not the rule's. It is still a failure for
+    the inputs given; `run_case` (and so ``python -m chainrules check``) draws the
+    case's inputs again, and a rule wrong at smooth inputs fails there.
+    """
+
+    __test__ = False

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -30,12 +30,14 @@ from chainrules.testing._harness import (
     _check_primal,
     _fd_along,
     _fd_combined,
+    _fd_doubt,
     _fd_note,
     _fd_slack,
     _include_output_dtype,
     _item_path,
     _names_rule_source,
     _note_source,
+    _raise_failure,
     _refuse_unknown,
     _same,
     _Setup,
@@ -135,16 +137,19 @@ def test_frule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
         report.checks.append("pushforward (cancelled along the direction; checked by columns)")
     else:
         culprits = _localise_frule(s, vs, run)
-        raise AssertionError(
+        doubt = "" if fd_res is None else _fd_doubt(
+            s, lambda h: _fd_combined(s, vs, h)[0], got, want, fd_res.step,
+            fd_res.accuracy * np.sqrt(got.size), "the tangents")
+        _raise_failure(
             f"{s.name}: wrong pushforward: y_dot differs from the finite-difference J·x_dot "
             f"by {float(np.linalg.norm(got - want)):.3g} (tolerance "
-            f"{_tol_vec(s, got, want, fd_res):.3g}){_fd_note(fd_res)}.\n{culprits}")
+            f"{_tol_vec(s, got, want, fd_res):.3g}){_fd_note(fd_res)}.\n{culprits}", doubt)
     _check_partial_zero_tangents(s, got, run, report)
     jac = jacobian()
     if jac is not None:
         problem = _jacobian_problem(s, jac, fd_res)
         if problem:
-            raise AssertionError(f"{s.name}: wrong pushforward: {problem}")
+            _raise_failure(f"{s.name}: wrong pushforward: {problem}", _column_doubt(s, jac))
         report.checks.append("full Jacobian (forward)")
     if check_zero_tangents:
         zargs = tuple(ZeroTangent() if sp.perturbable else NoTangent() for sp in s.specs)
@@ -204,6 +209,16 @@ class _Jacobian:
     want: np.ndarray
     names: list[str]
     accuracy: float = float("nan")  # the largest estimated error of the columns' references
+    #: per column: the argument, the basis direction and the step of its reference
+    columns: list[tuple[int, np.ndarray, float | None]] = field(default_factory=list)
+
+
+def _column_doubt(s: _Setup, jac: _Jacobian) -> str:
+    """`_fd_doubt` along the basis direction whose Jacobian column is furthest off."""
+    col = int(np.argmax(np.linalg.norm(jac.got - jac.want, axis=0)))
+    i, e, step = jac.columns[col]
+    return _fd_doubt(s, lambda h: _fd_along(s, i, e, h)[0], jac.got[:, col],
+                     jac.want[:, col], step, float("nan"), jac.names[col])
 
 
 def _forward_jacobian(s: _Setup, run: Callable, fd_res: Any) -> _Jacobian | None:
@@ -216,7 +231,7 @@ def _forward_jacobian(s: _Setup, run: Callable, fd_res: Any) -> _Jacobian | None
     if not active or n > FULL_JACOBIAN_MAX:
         return None
     zero = [ZeroTangent() if sp.perturbable else NoTangent() for sp in s.specs]
-    got_cols, want_cols, names = [], [], []
+    got_cols, want_cols, names, columns = [], [], [], []
     accuracy = float("nan")
     for i in active:
         spec = s.specs[i]
@@ -237,8 +252,9 @@ def _forward_jacobian(s: _Setup, run: Callable, fd_res: Any) -> _Jacobian | None
             got_cols.append(_pushforward_vec(s, unthunk(y_dot), "the pushforward"))
             want_cols.append(_fd_along(s, i, e, step)[0])
             names.append(spec.element_name(k))
+            columns.append((i, e, step))
     return _Jacobian(active, np.stack(got_cols, axis=1), np.stack(want_cols, axis=1), names,
-                     accuracy)
+                     accuracy, columns)
 
 
 def _jacobian_problem(s: _Setup, jac: _Jacobian, fd_res: Any) -> str:

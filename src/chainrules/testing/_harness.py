@@ -25,7 +25,7 @@ from chainrules.core import (
 )
 from chainrules.core._validate import unwrap_pullback
 from chainrules.testing._approx import _compare, default_tolerances
-from chainrules.testing._errors import TesterUsageError
+from chainrules.testing._errors import TesterUsageError, UnsettledReferenceError
 from chainrules.testing._fd import FDMethod, _with_range, fd_derivative
 from chainrules.testing._pairs import PrimalAndTangent
 from chainrules.testing._rand import make_rng, rand_tangent
@@ -255,7 +255,7 @@ def _fd_along(s: _Setup, i: int, v: np.ndarray, step: float | None = None) -> An
     return res.value * scale, dataclasses.replace(res, accuracy=res.accuracy * scale)
 
 
-def _fd_combined(s: _Setup, vs: list[np.ndarray]) -> Any:
+def _fd_combined(s: _Setup, vs: list[np.ndarray], step: float | None = None) -> Any:
     """Directional derivative moving every item ``i`` along ``vs[i]`` at once."""
     out_spec = s.out_spec
     assert out_spec is not None
@@ -271,7 +271,7 @@ def _fd_combined(s: _Setup, vs: list[np.ndarray]) -> Any:
         return out_spec.to_vec(s.counted(*xs))
 
     eps = max(whole.eps(), out_spec.eps())
-    res = fd_derivative(g, 0.0, _with_range(s.method, whole), eps=eps,
+    res = fd_derivative(g, 0.0, _with_range(s.method, whole), eps=eps, step=step,
                         f0=out_spec.to_vec(s.y))
     return res.value * scale, dataclasses.replace(res, accuracy=res.accuracy * scale)
 
@@ -359,6 +359,53 @@ def _fd_note(res: Any) -> str:
         return ""
     acc = "" if not np.isfinite(res.accuracy) else f", estimated FD error {res.accuracy:.2g}"
     return f" (FD step {res.step:.2g}{acc})"
+
+
+#: A disagreement is blamed on the reference when shrinking its step fourfold, or its
+#: own estimated error, moves it by at least this share of the disagreement.
+DOUBT_SHARE = 0.5
+
+
+def _fd_doubt(s: _Setup, probe: Callable[[float], Any], got: Any, want: Any,
+              step: float | None, accuracy: float, along: str) -> str:
+    """Whether finite differences settle the derivative that disagreed with the rule.
+
+    ``probe(h)`` is the compared quantity by finite differences at step ``h``,
+    ``want`` its value at the ``step`` the comparison used, ``got`` the rule's and
+    ``accuracy`` the reference's estimated error. Returns '' when the reference holds
+    still, else a sentence for the failure message (a failure at a point where the
+    function is not smooth in its precision, or where its differences are noise)."""
+    if step is None or not np.isfinite(step) or step <= 0:
+        return ""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    gap = float(np.linalg.norm(np.atleast_1d(got - want)))
+    if not np.isfinite(gap):
+        return ""
+    want_short = np.asarray(probe(step / 4), dtype=np.float64)
+    spread = float(np.linalg.norm(np.atleast_1d(want - want_short)))
+    doubt = max(spread if np.isfinite(spread) else np.inf,
+                accuracy if np.isfinite(accuracy) else 0.0)
+    if doubt < DOUBT_SHARE * gap:
+        return ""
+    eps = max(sp.eps() for sp in s.specs) if s.specs else 0.0
+    precision = next((f" in {np.dtype(t).name}" for t in (np.float16, np.float32, np.float64)
+                      if eps == float(np.finfo(t).eps)), "")
+    return (f"\n  The finite differences do not settle this derivative here: along {along} "
+            f"they move by {spread:.3g} when the step shrinks from {step:.2g} to "
+            f"{step / 4:.2g}"
+            + (f" (estimated error {accuracy:.2g})" if np.isfinite(accuracy) else "")
+            + f", against a disagreement of "
+            f"{gap:.3g}. f is probably not smooth within {2 * step:.2g} of these inputs"
+            f"{precision} (a kink, a jump, eigenvalues or sort keys swapping places), so "
+            "the disagreement may be the reference's: test at other inputs.")
+
+
+def _raise_failure(message: str, doubt: str) -> None:
+    """Raise a failed comparison: `UnsettledReferenceError` when the reference is in doubt."""
+    __tracebackhide__ = True
+    if doubt:
+        raise UnsettledReferenceError(message + doubt)
+    raise AssertionError(message)
 
 
 _SOURCES: list[list] = []  # per running tester: the rule code its failures name

@@ -33,12 +33,14 @@ from chainrules.testing._harness import (
     _check_not_mutated,
     _check_primal,
     _fd_along,
+    _fd_doubt,
     _fd_note,
     _fd_slack,
     _include_output_dtype,
     _item_path,
     _names_rule_source,
     _note_source,
+    _raise_failure,
     _refuse_unknown,
     _same,
     _Setup,
@@ -347,11 +349,14 @@ def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
             hint = ("\n  The rule is off by a complex conjugation: conj(pullback(conj(y_bar))) "
                     "passes. chainrules' convention is x_bar = conj(dy/dx) * y_bar for a "
                     "holomorphic f (JAX and autograd return the conjugate).")
-        raise AssertionError(
+        doubt = (_element_doubt(s, i, xb, w, step) if small else _fd_doubt(
+            s, lambda h: w @ _fd_along(s, i, v, h)[0], rhs, lhs, step,
+            _w_accuracy(w, fd_res), "x_dot"))
+        _raise_failure(
             f"{s.name}: wrong cotangent for {label} ({_item_path(i)}): the dot-product test "
             f"<y_bar, J·x_dot> = <x_bar, x_dot> fails: finite differences give {lhs:.6g}, "
             f"the pullback {rhs:.6g} (difference {abs(lhs - rhs):.3g} > tolerance "
-            f"{tol:.3g}){_fd_note(fd_res)}.{hint}\n{where}")
+            f"{tol:.3g}){_fd_note(fd_res)}.{hint}\n{where}", doubt)
     # Along the rule's own cotangent both sides equal |J^T y_bar| for a right rule, so
     # a wrong sign or scale changes the right side by its whole size, however large
     # the input, and cannot cancel by chance as it can along a random direction.
@@ -363,19 +368,42 @@ def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
         tol_u = _tol_dot(s, w, ju, fd_u, rhs_u, rhs_u, xb, u)
         if abs(lhs_u - rhs_u) > tol_u and not (small and not full_problem()):
             where = _localise(s, i, xb, w, u, step)
-            raise AssertionError(
+            doubt = (_element_doubt(s, i, xb, w, step) if small else _fd_doubt(
+                s, lambda h: w @ _fd_along(s, i, u, h)[0], rhs_u, lhs_u, step,
+                _w_accuracy(w, fd_u), "x_bar"))
+            _raise_failure(
                 f"{s.name}: wrong cotangent for {label} ({_item_path(i)}): along the "
                 f"pullback's own cotangent, <y_bar, J·x_bar>/|x_bar| from finite "
                 f"differences is {lhs_u:.6g} but |x_bar| is {rhs_u:.6g} (difference "
                 f"{abs(lhs_u - rhs_u):.3g} > tolerance {tol_u:.3g}){_fd_note(fd_u)}: the "
-                f"cotangent has the wrong sign or scale.\n{where}")
+                f"cotangent has the wrong sign or scale.\n{where}", doubt)
     report.checks.append(f"cotangent of {label}")
     if small:
         problem = full_problem()
         if problem:
-            raise AssertionError(
-                f"{s.name}: wrong cotangent for {label} ({_item_path(i)}): {problem}")
+            _raise_failure(
+                f"{s.name}: wrong cotangent for {label} ({_item_path(i)}): {problem}",
+                _element_doubt(s, i, xb, w, step))
         report.checks.append(f"full Jacobian of {label}")
+
+
+def _w_accuracy(w: np.ndarray, fd_res: Any) -> float:
+    """The estimated error of ``<w, J v>`` from that of ``J v`` (an ∞-norm)."""
+    if fd_res is None:
+        return float("nan")
+    return float(np.sum(np.abs(w))) * fd_res.accuracy
+
+
+def _element_doubt(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
+                   step: float | None) -> str:
+    """`_fd_doubt` along the scalar of item ``i`` whose cotangent is furthest off."""
+    spec = s.specs[i]
+    want = _jtv(s, i, w, np.arange(spec.size), step)
+    k = int(np.argmax(np.abs(xb - want)))
+    e = np.zeros(spec.size)
+    e[k] = 1.0
+    return _fd_doubt(s, lambda h: w @ _fd_along(s, i, e, h)[0], xb[k], want[k], step,
+                     float("nan"), spec.element_name(k))
 
 
 def _full_cotangent_problem(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,

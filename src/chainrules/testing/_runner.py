@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from chainrules.testing._cases import _DTYPES, _MODES, Case, case_id
-from chainrules.testing._errors import TesterUsageError
+from chainrules.testing._errors import TesterUsageError, UnsettledReferenceError
 from chainrules.testing._frule_tester import test_frule
 from chainrules.testing._outcome import ExpectedFailure, is_xfail_exception
 from chainrules.testing._pairs import PrimalAndTangent
@@ -29,7 +29,8 @@ class CaseResult:
     ``status`` is one of ``"passed"``, ``"failed"``, ``"xfail"``,
     ``"skipped"``; ``message`` explains failures, expected failures and skips;
     ``primal_calls`` counts the calls of ``f`` the tester made (finite
-    differences included); ``seconds`` is the wall time.
+    differences included); ``seconds`` is the wall time; ``draws`` counts the draws of
+    the inputs (more than 1 after failures the finite differences did not settle).
 
     >>> from chainrules.testing import CaseResult
     >>> CaseResult("passed", "", 12, 0.01).ok
@@ -40,6 +41,7 @@ class CaseResult:
     message: str
     primal_calls: int
     seconds: float
+    draws: int = 1
 
     @property
     def ok(self) -> bool:
@@ -52,6 +54,12 @@ def run_case(case: Case, dtype: str, mode: str, seed: int = 0) -> CaseResult:
 
     Never raises for a wrong rule: the outcome is in the returned `CaseResult`.
     A dtype the case does not list, or a mode it disables, is ``"skipped"``.
+
+    The inputs come from ``case.args`` with a generator seeded by ``seed``. When the
+    tester fails with `UnsettledReferenceError` (the rule disagrees with finite differences
+    where they do not settle the derivative: a kink or a jump of ``f`` within their
+    stencil), the inputs are drawn again from the same generator, up to `REDRAWS`
+    times; the result is that of the last draw, and its message says why.
 
     >>> import numpy as np
     >>> from chainrules.testing import Case, arr, run_case
@@ -78,6 +86,46 @@ def run_case(case: Case, dtype: str, mode: str, seed: int = 0) -> CaseResult:
     np_dtype = np.dtype(dtype)
     start = time.perf_counter()
     calls = 0
+    doubts: list[str] = []
+    while True:
+        status, message, used = _attempt(case, rng, np_dtype, mode, seed)
+        calls += used
+        if status != "unsettled":
+            break
+        doubts.append(message)
+        if len(doubts) > REDRAWS:
+            status = "failed"
+            message = (f"{message}\n  (the case's inputs were drawn {len(doubts)} times from "
+                       f"seed {seed}; the finite differences settled none of them)")
+            break
+    if doubts and len(doubts) <= REDRAWS:
+        # say why the inputs were drawn again: the outcome is the last draw's
+        message = (f"{status} at draw {len(doubts) + 1} of the case's inputs from seed "
+                   f"{seed}; draw 1 failed where finite differences do not settle the "
+                   f"derivative:\n{doubts[0]}" + (f"\n{message}" if message else ""))
+    seconds = time.perf_counter() - start
+    if case.xfail is not None:
+        if status == "failed":
+            status, message = "xfail", f"known limitation: {case.xfail}\n{message}"
+        elif status == "passed":
+            status = "failed"
+            message = (
+                f"{case_id(case, dtype, mode)} passed but is marked xfail "
+                f"({case.xfail!r}); remove the xfail marker."
+            )
+    return CaseResult(status, message, calls, seconds, len(doubts) + 1)
+
+
+#: How often `run_case` draws a case's inputs again when the rule disagreed with finite
+#: differences that do not settle the derivative there (`UnsettledReferenceError`).
+REDRAWS = 3
+
+
+def _attempt(case: Case, rng: np.random.Generator, np_dtype: np.dtype, mode: str,
+             seed: int) -> tuple[str, str, int]:
+    """One draw of the case's inputs through its tester: (status, message, primal calls);
+    status ``"unsettled"`` asks for another draw."""
+    calls = 0
     try:
         args = tuple(case.args(rng, np_dtype))
         options: dict[str, Any] = {
@@ -96,6 +144,8 @@ def run_case(case: Case, dtype: str, mode: str, seed: int = 0) -> CaseResult:
         report = tester(case.f, *args, **options)
         calls = report.primal_calls
         status, message = "passed", ""
+    except UnsettledReferenceError as e:
+        status, message = "unsettled", str(e)
     except AssertionError as e:
         status, message = "failed", str(e)
     except ExpectedFailure as e:
@@ -109,14 +159,4 @@ def run_case(case: Case, dtype: str, mode: str, seed: int = 0) -> CaseResult:
         if not is_xfail_exception(e):
             raise
         status, message = "xfail", str(e)
-    seconds = time.perf_counter() - start
-    if case.xfail is not None:
-        if status == "failed":
-            status, message = "xfail", f"known limitation: {case.xfail}\n{message}"
-        elif status == "passed":
-            status = "failed"
-            message = (
-                f"{case_id(case, dtype, mode)} passed but is marked xfail "
-                f"({case.xfail!r}); remove the xfail marker."
-            )
-    return CaseResult(status, message, calls, seconds)
+    return status, message, calls
