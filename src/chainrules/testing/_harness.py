@@ -381,7 +381,10 @@ def _fd_doubt(s: _Setup, probe: Callable[[float], Any], got: Any, want: Any,
     gap = float(np.linalg.norm(np.atleast_1d(got - want)))
     if not np.isfinite(gap):
         return ""
-    want_short = np.asarray(probe(step / 4), dtype=np.float64)
+    try:
+        want_short = np.asarray(probe(step / 4), dtype=np.float64)
+    except Exception:  # the failure stands as it is; the probe only explains it
+        return ""
     spread = float(np.linalg.norm(np.atleast_1d(want - want_short)))
     doubt = max(spread if np.isfinite(spread) else np.inf,
                 accuracy if np.isfinite(accuracy) else 0.0)
