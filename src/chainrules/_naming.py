@@ -60,9 +60,14 @@ def report_row(namespace: str) -> str:
 
 _index: dict[int, tuple[str, str]] = {}
 _indexed: set[str] = set()
+_seen: tuple[int, int] = (-1, -1)  # sizes at the last _refresh: unchanged, nothing is new
 
 
 def _refresh() -> None:
+    global _seen
+    if (len(sys.modules), len(NAMESPACES)) == _seen:
+        return
+    _seen = (len(sys.modules), len(NAMESPACES))
     for ns in NAMESPACES:
         if ns in _indexed:
             continue

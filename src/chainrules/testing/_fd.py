@@ -317,6 +317,11 @@ def fd_vjp(f: Callable[..., Any], y_bar: Any, args: tuple, method: FDMethod | No
 def _with_range(method: FDMethod, spec: Any) -> FDMethod:
     if method.max_range is not None:
         return method
+    return _ranged(method)
+
+
+@cache
+def _ranged(method: FDMethod) -> FDMethod:
     return FDMethod(method.points, method.adapt, 1e-2, method.condition, method.eps)
 
 

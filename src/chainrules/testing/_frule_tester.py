@@ -98,10 +98,14 @@ def test_frule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
     _include_output_dtype(s, rtol, atol)
     _check_not_mutated(s, before, "calling f")
 
-    def run(dargs: tuple, what: str) -> Any:
-        tangents_before = [_snapshot(t) for t in dargs]
+    def run(dargs: tuple, what: str, checked: bool = True) -> Any:
+        # checked=False (the Jacobian's columns): the caller checks the inputs once after
+        # its calls, and the fresh basis tangents are the rule's to spoil
+        tangents_before = [_snapshot(t) for t in dargs] if checked else []
         res = frule_f(config, dargs, *s.primals, **s.counted.fkwargs)
         y, y_dot = _as_rule_result(s, res, "frule", "(y, y_dot)", config)
+        if not checked:
+            return y, y_dot
         _check_not_mutated(s, before, "the frule")
         for i, (t, t0) in enumerate(zip(dargs, tangents_before)):
             if not _same(t, t0):
@@ -129,6 +133,7 @@ def test_frule(f: Any, *args: Any, output_tangent: Any = None, rtol: float | Non
     def jacobian() -> _Jacobian | None:
         if not jacobians:
             jacobians.append(_forward_jacobian(s, run, fd_res))
+            _check_not_mutated(s, before, "the frule")
         return jacobians[0]
 
     if _close(s, got, want, fd_res):
@@ -248,7 +253,7 @@ def _forward_jacobian(s: _Setup, run: Callable, fd_res: Any) -> _Jacobian | None
             e[k] = 1.0
             dargs = tuple(spec.vec_to_tangent(e) if j == i else zero[j]
                           for j in range(len(s.specs)))
-            _, y_dot = run(dargs, f"the basis direction {spec.element_name(k)}")
+            _, y_dot = run(dargs, f"the basis direction {spec.element_name(k)}", False)
             got_cols.append(_pushforward_vec(s, unthunk(y_dot), "the pushforward"))
             want_cols.append(_fd_along(s, i, e, step)[0])
             names.append(spec.element_name(k))
