@@ -223,7 +223,8 @@ def _column_doubt(s: _Setup, jac: _Jacobian) -> str:
     col = int(np.argmax(np.linalg.norm(jac.got - jac.want, axis=0)))
     i, e, step = jac.columns[col]
     return _fd_doubt(s, lambda h: _fd_along(s, i, e, h)[0], jac.got[:, col],
-                     jac.want[:, col], step, float("nan"), jac.names[col])
+                     jac.want[:, col], step, jac.accuracy * np.sqrt(jac.got.shape[0]),
+                     jac.names[col])
 
 
 def _forward_jacobian(s: _Setup, run: Callable, fd_res: Any) -> _Jacobian | None:

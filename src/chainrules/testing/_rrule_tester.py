@@ -328,6 +328,7 @@ def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
     typical = float(np.linalg.norm(xb)) * float(np.linalg.norm(v)) / np.sqrt(max(v.size, 1))
     tol = _tol_dot(s, w, jv, fd_res, rhs, typical, xb, v)
     step = fd_res.step if fd_res is not None else None
+    acc = _w_accuracy(w, fd_res)  # about each element's reference error too, at this step
     full: list = []  # the element-wise comparison, computed at most once
 
     def full_problem() -> str:
@@ -349,9 +350,8 @@ def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
             hint = ("\n  The rule is off by a complex conjugation: conj(pullback(conj(y_bar))) "
                     "passes. chainrules' convention is x_bar = conj(dy/dx) * y_bar for a "
                     "holomorphic f (JAX and autograd return the conjugate).")
-        doubt = (_element_doubt(s, i, xb, w, step) if small else _fd_doubt(
-            s, lambda h: w @ _fd_along(s, i, v, h)[0], rhs, lhs, step,
-            _w_accuracy(w, fd_res), "x_dot"))
+        doubt = (_element_doubt(s, i, xb, w, step, acc) if small else _fd_doubt(
+            s, lambda h: w @ _fd_along(s, i, v, h)[0], rhs, lhs, step, acc, "x_dot"))
         _raise_failure(
             f"{s.name}: wrong cotangent for {label} ({_item_path(i)}): the dot-product test "
             f"<y_bar, J·x_dot> = <x_bar, x_dot> fails: finite differences give {lhs:.6g}, "
@@ -368,7 +368,7 @@ def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
         tol_u = _tol_dot(s, w, ju, fd_u, rhs_u, rhs_u, xb, u)
         if abs(lhs_u - rhs_u) > tol_u and not (small and not full_problem()):
             where = _localise(s, i, xb, w, u, step)
-            doubt = (_element_doubt(s, i, xb, w, step) if small else _fd_doubt(
+            doubt = (_element_doubt(s, i, xb, w, step, acc) if small else _fd_doubt(
                 s, lambda h: w @ _fd_along(s, i, u, h)[0], rhs_u, lhs_u, step,
                 _w_accuracy(w, fd_u), "x_bar"))
             _raise_failure(
@@ -383,7 +383,7 @@ def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
         if problem:
             _raise_failure(
                 f"{s.name}: wrong cotangent for {label} ({_item_path(i)}): {problem}",
-                _element_doubt(s, i, xb, w, step))
+                _element_doubt(s, i, xb, w, step, acc))
         report.checks.append(f"full Jacobian of {label}")
 
 
@@ -395,15 +395,16 @@ def _w_accuracy(w: np.ndarray, fd_res: Any) -> float:
 
 
 def _element_doubt(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
-                   step: float | None) -> str:
-    """`_fd_doubt` along the scalar of item ``i`` whose cotangent is furthest off."""
+                   step: float | None, accuracy: float) -> str:
+    """`_fd_doubt` along the scalar of item ``i`` whose cotangent is furthest off;
+    ``accuracy``: the estimated error of one element's reference."""
     spec = s.specs[i]
     want = _jtv(s, i, w, np.arange(spec.size), step)
     k = int(np.argmax(np.abs(xb - want)))
     e = np.zeros(spec.size)
     e[k] = 1.0
     return _fd_doubt(s, lambda h: w @ _fd_along(s, i, e, h)[0], xb[k], want[k], step,
-                     float("nan"), spec.element_name(k))
+                     accuracy, spec.element_name(k))
 
 
 def _full_cotangent_problem(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
