@@ -73,7 +73,7 @@ def test_run_case_draws_again_after_an_unsettled_failure(mode):
     with scoped_rules():
         _register(1.0)
         res = run_case(_case([ON_THE_JUMP, [0.3, 0.2]]), "float64", mode, seed=7)
-    assert res.status == "passed"
+    assert res.status == "passed" and res.draws == 2
     assert res.message.startswith("passed at draw 2 of the case's inputs from seed 7; "
                                   "draw 1 failed where finite differences do not settle")
 
@@ -94,6 +94,6 @@ def test_run_case_gives_up_when_no_draw_is_settled():
     with scoped_rules():
         _register(1.0)
         res = run_case(_case(list(itertools.repeat(ON_THE_JUMP, 10))), "float64", "rrule")
-    assert res.status == "failed"
+    assert res.status == "failed" and res.draws == REDRAWS + 1
     assert (f"the case's inputs were drawn {REDRAWS + 1} times from seed 0; the finite "
             "differences settled none of them") in res.message

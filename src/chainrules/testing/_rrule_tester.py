@@ -329,12 +329,15 @@ def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
     tol = _tol_dot(s, w, jv, fd_res, rhs, typical, xb, v)
     step = fd_res.step if fd_res is not None else None
     acc = _w_accuracy(w, fd_res)  # about each element's reference error too, at this step
-    full: list = []  # the element-wise comparison, computed at most once
+    full: list = []  # the element-wise comparison (problem, J^T·y_bar), computed once
 
     def full_problem() -> str:
         if not full:
-            full.append(_full_cotangent_problem(s, i, xb, w, step, fd_res))
+            full.extend(_full_cotangent_problem(s, i, xb, w, step, fd_res))
         return full[0]
+
+    def element_doubt() -> str:  # only after full_problem() found a problem
+        return _element_doubt(s, i, xb, full[1], w, step, acc)
 
     # A small input is also compared element by element. That comparison is the
     # stronger one, so when it agrees, a failed one-direction test means only that
@@ -350,7 +353,7 @@ def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
             hint = ("\n  The rule is off by a complex conjugation: conj(pullback(conj(y_bar))) "
                     "passes. chainrules' convention is x_bar = conj(dy/dx) * y_bar for a "
                     "holomorphic f (JAX and autograd return the conjugate).")
-        doubt = (_element_doubt(s, i, xb, w, step, acc) if small else _fd_doubt(
+        doubt = (element_doubt() if small else _fd_doubt(
             s, lambda h: w @ _fd_along(s, i, v, h)[0], rhs, lhs, step, acc, "x_dot"))
         _raise_failure(
             f"{s.name}: wrong cotangent for {label} ({_item_path(i)}): the dot-product test "
@@ -368,7 +371,7 @@ def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
         tol_u = _tol_dot(s, w, ju, fd_u, rhs_u, rhs_u, xb, u)
         if abs(lhs_u - rhs_u) > tol_u and not (small and not full_problem()):
             where = _localise(s, i, xb, w, u, step)
-            doubt = (_element_doubt(s, i, xb, w, step, acc) if small else _fd_doubt(
+            doubt = (element_doubt() if small else _fd_doubt(
                 s, lambda h: w @ _fd_along(s, i, u, h)[0], rhs_u, lhs_u, step,
                 _w_accuracy(w, fd_u), "x_bar"))
             _raise_failure(
@@ -383,7 +386,7 @@ def _check_cotangent(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
         if problem:
             _raise_failure(
                 f"{s.name}: wrong cotangent for {label} ({_item_path(i)}): {problem}",
-                _element_doubt(s, i, xb, w, step, acc))
+                element_doubt())
         report.checks.append(f"full Jacobian of {label}")
 
 
@@ -394,12 +397,12 @@ def _w_accuracy(w: np.ndarray, fd_res: Any) -> float:
     return float(np.sum(np.abs(w))) * fd_res.accuracy
 
 
-def _element_doubt(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
+def _element_doubt(s: _Setup, i: int, xb: np.ndarray, want: np.ndarray, w: np.ndarray,
                    step: float | None, accuracy: float) -> str:
-    """`_fd_doubt` along the scalar of item ``i`` whose cotangent is furthest off;
-    ``accuracy``: the estimated error of one element's reference."""
+    """`_fd_doubt` along the scalar of item ``i`` whose cotangent ``xb`` is furthest
+    from ``want`` (J^T·y_bar); ``accuracy``: the estimated error of one element's
+    reference."""
     spec = s.specs[i]
-    want = _jtv(s, i, w, np.arange(spec.size), step)
     k = int(np.argmax(np.abs(xb - want)))
     e = np.zeros(spec.size)
     e[k] = 1.0
@@ -408,8 +411,9 @@ def _element_doubt(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
 
 
 def _full_cotangent_problem(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
-                            step: float | None, fd_res: Any) -> str:
-    """Compare x_bar with J^T·y_bar from one finite difference per scalar; '' if they agree."""
+                            step: float | None, fd_res: Any) -> tuple[str, np.ndarray]:
+    """Compare x_bar with J^T·y_bar from one finite difference per scalar: the problem
+    ('' if they agree) and J^T·y_bar."""
     spec = s.specs[i]
     want = _jtv(s, i, w, np.arange(spec.size), step)
     err = float(np.linalg.norm(xb - want))
@@ -417,12 +421,12 @@ def _full_cotangent_problem(s: _Setup, i: int, xb: np.ndarray, w: np.ndarray,
     tol_full = s.atol + s.rtol * scale_full
     if fd_res is not None:
         # each element's reference has about the error of the random-direction one
-        err_fd = float(np.sum(np.abs(w))) * fd_res.accuracy * np.sqrt(spec.size)
+        err_fd = _w_accuracy(w, fd_res) * np.sqrt(spec.size)
         tol_full += _fd_slack(err_fd, scale_full)
     if err > tol_full:
         return (f"it differs from the finite-difference J^T·y_bar by {err:.3g} (tolerance "
-                f"{tol_full:.3g}); worst elements:\n{_worst_lines(spec, xb, want)}")
-    return ""
+                f"{tol_full:.3g}); worst elements:\n{_worst_lines(spec, xb, want)}"), want
+    return "", want
 
 
 def _conj(t: Any) -> Any:

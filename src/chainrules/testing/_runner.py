@@ -86,23 +86,21 @@ def run_case(case: Case, dtype: str, mode: str, seed: int = 0) -> CaseResult:
     np_dtype = np.dtype(dtype)
     start = time.perf_counter()
     calls = 0
-    doubts: list[str] = []
-    while True:
+    first_doubt = ""
+    for draw in range(1, REDRAWS + 2):
         status, message, used = _attempt(case, rng, np_dtype, mode, seed)
         calls += used
         if status != "unsettled":
+            if draw > 1:  # say why the inputs were drawn again: the outcome is this draw's
+                message = (f"{status} at draw {draw} of the case's inputs from seed {seed}; "
+                           f"draw 1 failed where finite differences do not settle the "
+                           f"derivative:\n{first_doubt}" + (f"\n{message}" if message else ""))
             break
-        doubts.append(message)
-        if len(doubts) > REDRAWS:
-            status = "failed"
-            message = (f"{message}\n  (the case's inputs were drawn {len(doubts)} times from "
-                       f"seed {seed}; the finite differences settled none of them)")
-            break
-    if doubts and len(doubts) <= REDRAWS:
-        # say why the inputs were drawn again: the outcome is the last draw's
-        message = (f"{status} at draw {len(doubts) + 1} of the case's inputs from seed "
-                   f"{seed}; draw 1 failed where finite differences do not settle the "
-                   f"derivative:\n{doubts[0]}" + (f"\n{message}" if message else ""))
+        first_doubt = first_doubt or message
+    else:
+        status = "failed"
+        message = (f"{message}\n  (the case's inputs were drawn {draw} times from seed "
+                   f"{seed}; the finite differences settled none of them)")
     seconds = time.perf_counter() - start
     if case.xfail is not None:
         if status == "failed":
@@ -113,7 +111,7 @@ def run_case(case: Case, dtype: str, mode: str, seed: int = 0) -> CaseResult:
                 f"{case_id(case, dtype, mode)} passed but is marked xfail "
                 f"({case.xfail!r}); remove the xfail marker."
             )
-    return CaseResult(status, message, calls, seconds, len(doubts) + 1)
+    return CaseResult(status, message, calls, seconds, draw)
 
 
 #: How often `run_case` draws a case's inputs again when the rule disagreed with finite
