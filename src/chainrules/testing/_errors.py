@@ -36,6 +36,19 @@ class UnsettledReferenceError(AssertionError):
     disagreement may be the reference's, not the rule's. It is still a failure for
     the inputs given; `run_case` (and so ``python -m chainrules check``) draws the
     case's inputs again, and a rule wrong at smooth inputs fails there.
+
+    >>> import numpy as np
+    >>> from chainrules import NoTangent, rrule, scoped_rules
+    >>> from chainrules.testing import UnsettledReferenceError, test_rrule
+    >>> def jump(x):
+    ...     return x + (x > 0.5)  # derivative 1 wherever it exists
+    >>> with scoped_rules():
+    ...     _ = rrule.register(jump)(lambda x: (jump(x), lambda y_bar: (NoTangent(), y_bar)))
+    ...     try:
+    ...         test_rrule(jump, np.array([0.5, 0.2]))  # on the jump
+    ...     except UnsettledReferenceError as e:
+    ...         print("not smooth within" in str(e))
+    True
     """
 
     __test__ = False
