@@ -220,8 +220,13 @@ def test_check_jobs_argument():
     from chainrules._check_runner import _chunks, resolve_jobs
 
     assert resolve_jobs(0) >= 1 and resolve_jobs(3) == 3
-    chunks = _chunks(1000, 2)
+    chunks = _chunks(list(range(1000)), 2)
     assert [i for c in chunks for i in c] == list(range(1000)) and len(chunks) > 2 * 8
+    # a case's runs at one dtype and seed (its frule and rrule) stay in one chunk
+    groups = [k // 2 for k in range(1, 1001)]  # pairs that straddle every even boundary
+    chunks = _chunks(groups, 2)
+    assert [i for c in chunks for i in c] == list(range(1000))
+    assert all(groups[c[0]] != groups[c[0] - 1] for c in chunks[1:])
 
 
 def test_check_jobs_negative_error(capsys):

@@ -75,11 +75,12 @@ def run_all(runs: Sequence[tuple], seed: int | Sequence[int], jobs: int,
     order when ``jobs > 1``), for the progress bar.
     """
     from chainrules.testing import run_case
+    from chainrules.testing._memo import sharing
 
     seeds = [seed] * len(runs) if isinstance(seed, int) else list(seed)
     results: list = [None] * len(runs)
     if jobs <= 1 or len(runs) <= 1:
-        with one_blas_thread():
+        with one_blas_thread(), sharing():
             for pos, (case, dtype, mode) in enumerate(runs):
                 results[pos] = run_case(case, dtype, mode, seed=seeds[pos])
                 on_result(pos, results[pos])
@@ -96,7 +97,8 @@ def run_all(runs: Sequence[tuple], seed: int | Sequence[int], jobs: int,
                 "chainrules.testing.cases, so a worker process cannot find it; "
                 "run it with -j 1.")
         sent.append((*origin, case.display_name, dtype, mode, run_seed))
-    chunks = _chunks(len(runs), jobs)
+    chunks = _chunks([(id(case), dtype, run_seed)
+                      for (case, dtype, _), run_seed in zip(runs, seeds)], jobs)
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)),
                                mp_context=multiprocessing.get_context("spawn"),
                                initializer=_init_worker)
@@ -118,11 +120,24 @@ def run_all(runs: Sequence[tuple], seed: int | Sequence[int], jobs: int,
     return results
 
 
-def _chunks(n: int, jobs: int) -> list[range]:
+def _chunks(groups: Sequence, jobs: int) -> list[range]:
     """Consecutive runs in chunks small enough to balance the load (a case's runs
-    cost alike, cases do not) and large enough that sending them costs little."""
+    cost alike, cases do not) and large enough that sending them costs little.
+
+    ``groups[pos]`` names the inputs of run ``pos``: consecutive runs of one group (a
+    case's frule and rrule at one dtype and seed) stay in one chunk, so that one worker
+    runs them one after the other and they share their finite differences."""
+    n = len(groups)
     size = max(1, min(16, n // (jobs * 8)))
-    return [range(i, min(i + size, n)) for i in range(0, n, size)]
+    chunks: list[range] = []
+    start = 0
+    while start < n:
+        end = min(start + size, n)
+        while end < n and groups[end] == groups[end - 1]:
+            end += 1
+        chunks.append(range(start, end))
+        start = end
+    return chunks
 
 
 _parent = 0  # the pid of the check that started this worker; 0 outside a worker
@@ -148,19 +163,24 @@ def _init_worker() -> None:
 
 
 def _run_chunk(chunk: list[tuple[int, str, int, str, str, str, int]]) -> list:
+    from chainrules.testing._memo import sharing
+
+    with sharing():
+        return [_run_one(*run) for run in chunk]
+
+
+def _run_one(pos: int, module: str, k: int, name: str, dtype: str, mode: str,
+             seed: int) -> tuple:
     from chainrules.testing import run_case
 
-    out = []
-    for pos, module, k, name, dtype, mode, seed in chunk:
-        if _parent and os.getppid() != _parent:
-            # the check was killed (SIGTERM, SIGKILL): do not run on as an orphan
-            os._exit(1)
-        table = getattr(importlib.import_module(module), "CASES", [])
-        case = table[k] if k < len(table) else None
-        if case is None or case.display_name != name:
-            raise RuntimeError(
-                f"check -j: row {k} of {module}.CASES in a worker is not {name!r} as in "
-                "the parent process; a catalog that changes at run time can only be "
-                "checked with -j 1.")
-        out.append((pos, run_case(case, dtype, mode, seed=seed)))
-    return out
+    if _parent and os.getppid() != _parent:
+        # the check was killed (SIGTERM, SIGKILL): do not run on as an orphan
+        os._exit(1)
+    table = getattr(importlib.import_module(module), "CASES", [])
+    case = table[k] if k < len(table) else None
+    if case is None or case.display_name != name:
+        raise RuntimeError(
+            f"check -j: row {k} of {module}.CASES in a worker is not {name!r} as in "
+            "the parent process; a catalog that changes at run time can only be "
+            "checked with -j 1.")
+    return pos, run_case(case, dtype, mode, seed=seed)
