@@ -113,3 +113,16 @@ def test_fingerprints_keep_what_they_name_by_identity():
     thing = object()
     assert _fingerprint((1, thing), kept) == ("tuple", (("int", "1"), ("id", id(thing))))
     assert kept == [thing]
+
+
+def test_the_catalogs_pytest_tests_share_between_a_cases_modes():
+    from chainrules.testing import Case, arr
+    from chainrules.testing.pytest_plugin import check_case
+
+    case = Case(_g, lambda rng, dt: (arr(rng, dt, (4,)),), frule=False, dtypes=("float64",))
+    other = Case(_f, lambda rng, dt: (arr(rng, dt, (2, 3)), arr(rng, dt, (2,))),
+                 dtypes=("float64",))
+    assert check_case(other, "float64", "rrule", seed=5).status == "passed"
+    first = check_case(case, "float64", "rrule", seed=5).primal_calls
+    # the same case and seed again (as its rrule test after its frule test)
+    assert check_case(case, "float64", "rrule", seed=5).primal_calls < first / 2

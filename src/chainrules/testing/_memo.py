@@ -30,11 +30,17 @@ class _Memo:
         self.entries: dict = {}
 
 
+#: What the catalog's pytest tests (``check_case``) share: they run one at a time, a
+#: case's frule test just before its rrule test.
+between_tests = _Memo()
+
+
 @contextlib.contextmanager
-def sharing() -> Iterator[None]:
-    """Inside the block, testers at equal inputs share their finite differences."""
+def sharing(memo: _Memo | None = None) -> Iterator[None]:
+    """Inside the block, testers at equal inputs share their finite differences (kept
+    in ``memo``, a new one by default)."""
     global _active
-    outer, _active = _active, _Memo()
+    outer, _active = _active, _Memo() if memo is None else memo
     try:
         yield
     finally:

@@ -81,10 +81,12 @@ def check_case(case: Any, dtype: str, mode: str, seed: int | None = None) -> Any
     Failed: ...no_rule: no rrule found for ...no_rule(ndarray); ...
     """
     __tracebackhide__ = True
+    from chainrules.testing import _memo
     from chainrules.testing._rand import default_seed
     from chainrules.testing._runner import run_case
 
-    result = run_case(case, dtype, mode, default_seed() if seed is None else seed)
+    with _memo.sharing(_memo.between_tests):  # the case's other mode's differences
+        result = run_case(case, dtype, mode, default_seed() if seed is None else seed)
     if result.status == "failed":
         pytest.fail(result.message, pytrace=False)
     if result.status == "xfail":
