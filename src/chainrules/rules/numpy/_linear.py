@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrules import core
 from chainrules.core import NoTangent, Tangent, ZeroTangent, unthunk
 from chainrules.rules import _kit as kit
 from chainrules.rules.array_api import _adjoints as adjoints
@@ -34,6 +35,7 @@ __all__ = [
     "ravel_adjoint",
     "ravel_pushforward",
     "reshape_back",
+    "scalar_type_rules",
     "scatter",
     "unbroadcast",
     "zero_given_output",
@@ -296,6 +298,40 @@ def astype_rules(f: Any) -> None:
         return y, astype_pullback
 
     kit.define_rules(f, frule_fn=astype_frule, rrule_fn=astype_rrule)
+
+
+def scalar_type_rules(t: type) -> None:
+    """Rules for a NumPy scalar type called as a cast (``np.float32(x)`` of a number or
+    an array): a float or complex type as `astype_rules`; an integer or bool type is not
+    differentiable (the AD passes its result on as a constant, as for ``astype(int)``)."""
+    if not issubclass(t, np.inexact):
+        core.non_differentiable(t)
+        return
+
+    def cast_frule(dargs: tuple, x: Any) -> Any:
+        y = t(x)
+        x_dot = kit.nonzero(dargs[1])
+        if x_dot is None or not kit.is_differentiable(x):
+            return y, kit.zero_for(y)
+        y_dot = np.asarray(kit.dense_tangent(x_dot, x))
+        if y.dtype.kind == "f":
+            y_dot = y_dot.real
+        return y, kit.fit_output(y_dot.astype(y.dtype), y)
+
+    def cast_rrule(x: Any) -> Any:
+        y = t(x)
+        project_x = core.ProjectTo(x)
+        zeros = (NoTangent(), kit.zero_for(x))
+
+        @kit.zero_guard(zeros)
+        def cast_pullback(y_bar: Any) -> tuple:
+            if not kit.is_differentiable(x):
+                return zeros
+            return NoTangent(), project_x(fresh(np.asarray(y_bar), y_bar))
+
+        return y, cast_pullback
+
+    kit.define_rules(t, object, frule_fn=cast_frule, rrule_fn=cast_rrule)
 
 
 def gather_rules(f: Any, drop: tuple = (), out_at: int | None = None) -> None:

@@ -318,15 +318,15 @@ def choose_rrule(a: Any, choices: Any, *args: Any, **kwargs: Any) -> Any:
 def _sort_gather(x: Any, args: tuple, kwargs: dict) -> Callable[[np.ndarray], np.ndarray]:
     """``pos -> pos`` sorted like ``x`` (by a stable argsort of ``x``)."""
     axis = linear.argument(args, kwargs, 0, "axis", -1)
-    xa = np.asarray(x)
+    # argsort of x itself, not of np.asarray(x): a higher-order derivative runs this on
+    # traced values, whose argsort is a constant
+    perm = np.argsort(x, axis=axis, kind="stable")
     if axis is None:
-        perm = np.argsort(xa.ravel(), kind="stable")
 
         def sort_flat_gather(pos: np.ndarray) -> np.ndarray:
             return np.ravel(pos)[perm]
 
         return sort_flat_gather
-    perm = np.argsort(xa, axis=axis, kind="stable")
 
     def sort_gather(pos: np.ndarray) -> np.ndarray:
         return np.take_along_axis(pos, perm, axis)

@@ -333,6 +333,9 @@ for _f in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortr
            np.copy):
     linear.linear_rules(_f, linear.reshape_back)
 linear.astype_rules(np.astype)
+# np.float32(x), np.int64(x): casts too
+for _t in {np.dtype(c).type for c in "efdgFDGbhilqBHILQ?"}:
+    linear.scalar_type_rules(_t)
 
 
 # (shape, ndim, size, zeros, ones, empty, *_like, eye, identity, tri, full and full_like

@@ -46,9 +46,20 @@ def _partition_axis(args: tuple, kwargs: dict) -> Any:
     return bound.arguments["axis"]
 
 
-def _flat_if_none(x: Any, axis: Any) -> tuple[np.ndarray, int]:
-    x = np.asarray(x)
-    return (x.reshape(-1), 0) if axis is None else (x, axis)
+def _flat_if_none(x: Any, axis: Any) -> tuple[Any, int]:
+    # no np.asarray(x): a higher-order derivative runs the rules on traced values
+    return (np.reshape(x, -1), 0) if axis is None else (x, axis)
+
+
+def _as_dtype(a: Any, dtype: np.dtype) -> Any:
+    # a.astype, not np.asarray: a higher-order derivative runs the rules on traced values
+    return a.astype(dtype) if hasattr(a, "astype") else np.asarray(a, dtype=dtype)
+
+
+def _scatter_back(y_bar: Any, idx: np.ndarray, axis: int) -> Any:
+    """``x_bar`` with ``x_bar[idx] = y_bar`` along ``axis`` (``idx`` a permutation), as a
+    gather by the inverse permutation: differentiable again, unlike a write."""
+    return np.take_along_axis(y_bar, np.argsort(idx, axis=axis), axis)
 
 
 @frule.register(np.partition, object, ...)
@@ -61,7 +72,7 @@ def partition_frule(dargs: tuple, a: Any, *args: Any, **kwargs: Any) -> Any:
     x, ax = _flat_if_none(a, axis)
     idx = _source_positions(x, y, ax)
     t, _ = _flat_if_none(kit.dense_tangent(a_dot, a), axis)
-    return y, kit.fit_output(np.take_along_axis(np.broadcast_to(t, x.shape), idx, ax), y)
+    return y, kit.fit_output(np.take_along_axis(np.broadcast_to(t, np.shape(x)), idx, ax), y)
 
 
 @rrule.register(np.partition, object, ...)
@@ -75,10 +86,8 @@ def partition_rrule(a: Any, *args: Any, **kwargs: Any) -> Any:
     def partition_pullback(y_bar: Any) -> tuple:
         x, ax = _flat_if_none(a, axis)
         idx = _source_positions(x, y, ax)
-        y_bar = np.broadcast_to(np.asarray(y_bar), y.shape)
-        x_bar = np.zeros(x.shape, np.result_type(y_bar, np.float64))
-        np.put_along_axis(x_bar, idx, y_bar, axis=ax)
-        return (NoTangent(), project_a(x_bar.reshape(np.shape(a))), *rest)
+        x_bar = _scatter_back(np.broadcast_to(y_bar, np.shape(y)), idx, ax)
+        return (NoTangent(), project_a(np.reshape(x_bar, np.shape(a))), *rest)
 
     return y, partition_pullback
 
@@ -89,9 +98,8 @@ def sort_complex_frule(dargs: tuple, a: Any) -> Any:
     a_dot = kit.nonzero(dargs[1])
     if a_dot is None:
         return y, kit.zero_for(y)
-    x = np.asarray(a)
-    idx = _source_positions(x.astype(y.dtype), y, -1)
-    t = np.broadcast_to(kit.dense_tangent(a_dot, a), x.shape)
+    idx = _source_positions(_as_dtype(a, y.dtype), y, -1)
+    t = np.broadcast_to(kit.dense_tangent(a_dot, a), np.shape(a))
     return y, kit.fit_output(np.take_along_axis(t, idx, -1), y)
 
 
@@ -102,10 +110,8 @@ def sort_complex_rrule(a: Any) -> Any:
 
     @kit.zero_guard(lambda: (NoTangent(), kit.zero_for(a)))
     def sort_complex_pullback(y_bar: Any) -> tuple:
-        x = np.asarray(a)
-        idx = _source_positions(x.astype(y.dtype), y, -1)
-        x_bar = np.zeros(x.shape, np.result_type(np.asarray(y_bar), np.float64))
-        np.put_along_axis(x_bar, idx, np.broadcast_to(np.asarray(y_bar), y.shape), axis=-1)
+        idx = _source_positions(_as_dtype(a, y.dtype), y, -1)
+        x_bar = _scatter_back(np.broadcast_to(y_bar, np.shape(y)), idx, -1)
         # a real input's cotangent is the real part (its values entered as x + 0j)
         return NoTangent(), project_a(x_bar)
 

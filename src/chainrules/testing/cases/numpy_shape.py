@@ -209,4 +209,18 @@ CASES: list[Case] = [
          name="numpy.astype(float32 -> float64)"),
     Case(np.astype, lambda rng, dt: (arr(rng, dt, (3,)), np.complex128),
          dtypes=("float64", "float32"), name="numpy.astype(real -> complex)"),
+    # NumPy's scalar types called as casts, of arrays and of numbers
+    Case(np.float32, _a(3), dtypes=("float64", "float32")),
+    Case(np.float32, lambda rng, dt: (float(scalar(rng, dt)),), dtypes=("float64",),
+         name="numpy.float32(float)"),
+    Case(np.float64, _a(2, 2), dtypes=("float64", "float32")),
+    Case(np.float64, lambda rng, dt: (scalar(rng, dt),), dtypes=("float64", "float32"),
+         name="numpy.float64(scalar)"),
+    Case(np.float16, _a(3), dtypes=("float32",)),
+    Case(np.longdouble, _a(3), dtypes=("float64",)),
+    Case(np.complex64, _a(3), dtypes=_ALL),
+    Case(np.complex128, _a(3), dtypes=_ALL),
+    Case(np.complex128, lambda rng, dt: (scalar(rng, dt),), dtypes=_ALL,
+         name="numpy.complex128(scalar)"),
+    Case(np.clongdouble, _a(3), dtypes=("complex128",)),
 ]

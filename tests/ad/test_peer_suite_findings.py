@@ -1,0 +1,84 @@
+"""What running a peer AD's test suite on chainrules.ad found (HIPS autograd's tests,
+whose ``check_grads`` differentiates every jvp and vjp once more): rules that were not
+differentiable again, and casts by NumPy's scalar types. Second derivatives are checked
+against finite differences of the first ones, in all four nestings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chainrules.ad import grad, jvp, vjp
+from chainrules.testing import fd_jvp
+
+X = np.array([0.3, -1.2, 0.5, 2.0, -0.7, 1.1])
+U = np.array([1.0, -2.0, 0.5, 3.0, 1.5, -1.0])
+W = np.array([0.2, 1.0, -0.4, 0.8, 2.0, -1.5])
+
+REARRANGEMENTS = {
+    "sort": np.sort,
+    "sort axis=None": lambda x: np.sort(x.reshape(2, 3), axis=None),
+    "sort rows": lambda x: np.sort(x.reshape(2, 3), axis=1).ravel(),
+    "partition": lambda x: np.partition(x, 2),
+    "partition axis=None": lambda x: np.partition(x.reshape(3, 2), 1, axis=None),
+    "sort_complex": lambda x: np.real(np.sort_complex(x) * (1 - 2j)),
+}
+
+
+def _close(got, want):
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("name", REARRANGEMENTS)
+def test_rearrangements_are_differentiable_again(name):
+    f = REARRANGEMENTS[name]
+
+    def pushforward(x, u):
+        return jvp(f, (x,), (u,))[1]
+
+    def pullback(x, w):
+        return vjp(f, x)[1](w)[0]
+
+    # forward over forward, w.r.t. the tangent and the primal
+    _close(jvp(lambda u: pushforward(X, u), (U,), (W,))[1], fd_jvp(f, (X,), (W,)))
+    _close(jvp(lambda x: pushforward(x, U), (X,), (W,))[1],
+           fd_jvp(lambda x: pushforward(x, U), (X,), (W,)))
+    # reverse over reverse, w.r.t. the cotangent (its pullback is the pushforward)
+    _close(vjp(lambda w: pullback(X, w), W)[1](U)[0], fd_jvp(f, (X,), (U,)))
+    # forward over reverse (the Hessian's way) and reverse over reverse, w.r.t. x
+    _close(jvp(lambda x: pullback(x, W), (X,), (U,))[1],
+           fd_jvp(lambda x: pullback(x, W), (X,), (U,)))
+    _close(vjp(lambda x: pullback(x, W), X)[1](U)[0],
+           np.zeros_like(X))  # piecewise linear: pullback(x, w) is constant in x
+
+
+@pytest.mark.parametrize("cast", [np.int64, np.intp, np.int32, np.uint8, np.bool_])
+def test_integer_scalar_types_are_casts_without_derivative(cast):
+    # an index from traced values: a constant, as for x.astype(int)
+    m = np.arange(12.0).reshape(3, 4) / 7
+    m[:, -1] = [1.5, 0.25, 2.5]  # rows 1, 0, 2, away from where the cast jumps
+
+    def f(m):
+        return np.sum(m[:, :-1][cast(m[:, -1])] ** 2)
+
+    g = grad(f)(m)
+    for k in range(m.size):  # the finite-difference gradient, entry by entry
+        e = np.zeros(m.size)
+        e[k] = 1.0
+        _close(g.ravel()[k], fd_jvp(f, (m,), (e.reshape(m.shape),)))
+
+
+@pytest.mark.parametrize("cast", [np.float32, np.float64, np.complex128, np.longdouble])
+def test_float_scalar_types_are_differentiable_casts(cast):
+    def f(x):
+        return np.real(np.sum(cast(x) ** 2 * W)).astype(np.float64)
+
+    x = X.astype(np.float32) if cast is np.float64 else X
+    g = grad(f)(x)
+    assert g.dtype == x.dtype
+    rtol = 1e-3 if cast is np.float32 or x.dtype == np.float32 else 1e-7
+    np.testing.assert_allclose(g @ U, fd_jvp(f, (x,), (U.astype(x.dtype),)), rtol=rtol)
+    # and again: the cast's pushforward is linear, so the Hessian is f's
+    h = jvp(lambda x: grad(f)(x), (X,), (U,))[1]
+    np.testing.assert_allclose(h, fd_jvp(lambda x: grad(f)(x), (X,), (U,)),
+                               rtol=1e-6, atol=1e-2 if cast is np.float32 else 1e-8)
