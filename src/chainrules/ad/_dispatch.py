@@ -68,7 +68,7 @@ def _run_mixed(rule: Callable, f: Any, call_args: tuple, kwargs: dict) -> Any:
     """Run ``rule`` on arguments that hold tracers of outer traces, tracing its code."""
     try:
         res = call(_traceable(rule), *call_args, **kwargs)
-    except (ADError, OutArgumentError) as e:
+    except (ADError, OutArgumentError, NotImplementedError) as e:
         if _is_builtin_rule(rule):
             raise _not_twice_differentiable(e, f"the built-in rule for {func_name(f)}") \
                 from e
@@ -110,7 +110,7 @@ def _run_pullback_traced(pullback: Callable, b: Any) -> Any:
     """A pullback run on a cotangent of an outer trace (its own code is traced)."""
     try:
         return call(_traceable(pullback), b)
-    except (ADError, OutArgumentError) as e:
+    except (ADError, OutArgumentError, NotImplementedError) as e:
         if _is_builtin_rule(pullback):
             owner = _PULLBACK_OWNER.get(pullback) if _weakrefable(pullback) else None
             what = (f"the built-in rule for {owner}" if owner else

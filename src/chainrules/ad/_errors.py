@@ -68,8 +68,12 @@ def func_name(f: Any) -> str:
         return name
     if module == "_operator":
         module = "operator"
-    if module.startswith("numpy.") and any(p.startswith("_") for p in module.split(".")):
-        module = "numpy"  # numpy._core.fromnumeric.sum -> numpy.sum; numpy.linalg stays
+    if module.split(".")[0] in ("numpy", "scipy"):
+        from chainrules import _naming
+
+        # numpy._core.fromnumeric.sum -> numpy.sum, scipy.integrate._odepack_py.odeint
+        # -> scipy.integrate.odeint; numpy.linalg stays
+        module = _naming._clean_module(module)
     return f"{module}.{name}"
 
 

@@ -56,6 +56,13 @@ class SolverError(ChainRulesError, RuntimeError):
         super().__init__(f"{function}: {reason}; {fix}")
 
 
+class SolverOptionError(SolverError, NotImplementedError):
+    """A `SolverError` for an option the rule does not differentiate (``events``,
+    ``dense_output``): not written, rather than undefined (a ``NotImplementedError``
+    too, so that an AD reaching it inside a rule's own code, for a second derivative,
+    says which rule is not twice differentiable)."""
+
+
 def not_converged(function: str, detail: str) -> SolverError:
     return SolverError(
         function, f"the solve did not converge ({detail}), so the derivative of the "

@@ -333,9 +333,9 @@ def _solve_ivp_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
     arguments = bound.arguments
     options = arguments.get("options", {})
     if arguments.get("events") is not None or arguments.get("dense_output"):
-        raise SolverError("scipy.integrate.solve_ivp", "events and dense_output are not "
-                          "differentiated", "expected the solution at t_eval (or the "
-                          "solver's steps)")
+        raise solvers.SolverOptionError(
+            "scipy.integrate.solve_ivp", "events and dense_output are not differentiated",
+            "expected the solution at t_eval (or the solver's steps)")
     res = si.solve_ivp(*bound.args, **bound.kwargs)
     if not res.success:
         raise solvers.not_converged("scipy.integrate.solve_ivp", str(res.message))

@@ -446,24 +446,43 @@ def _eigh_opts(args: tuple, kwargs: dict) -> dict:
     return o
 
 
-def _eigh_full(a: np.ndarray, o: dict, y: Any) -> tuple:
-    """All eigenpairs and the indices of those the call returned (``y``).
+def _eigh_full(a: Any, o: dict, y: Any) -> tuple:
+    """All eigenpairs and the span ``(start, stop)`` of those the call returned (``y``).
 
     The returned vectors replace their counterparts so that signs and phases,
-    which LAPACK drivers choose differently, are those of ``y``.
+    which LAPACK drivers choose differently, are those of ``y``. Nothing is written
+    into an array (a higher-order derivative runs this on traced values).
     """
+    full = o.get("subset_by_index") is None and o.get("subset_by_value") is None
+    if full and not o["eigvals_only"]:
+        w, v = y
+        return w, v, (0, np.shape(w)[-1])
     w, v = sla.eigh(a, o["b"], lower=o["lower"], type=1, check_finite=False)
-    idx = np.arange(w.shape[-1])
+    n = np.shape(w)[-1]
     if o.get("subset_by_index") is not None:
         lo, hi = o["subset_by_index"]
-        idx = idx[lo:hi + 1]
+        span = (int(lo), int(hi) + 1)
     elif o.get("subset_by_value") is not None:
         lo, hi = o["subset_by_value"]
-        idx = idx[(w > lo) & (w <= hi)]
+        inside = np.flatnonzero((w > lo) & (w <= hi))  # ascending w: one run
+        span = (int(inside[0]), int(inside[-1]) + 1) if inside.size else (0, 0)
+    else:
+        span = (0, n)
     if not o["eigvals_only"]:
-        v = v.astype(np.result_type(v, y[1]))
-        v[:, idx] = y[1]
-    return w, v, idx
+        s, e = span
+        v = np.concatenate([v[:, :s], y[1], v[:, e:]], axis=1)
+    return w, v, span
+
+
+def _widen(part: Any, n: int, span: tuple, dtype: Any) -> Any:
+    """``part`` (the entries ``span`` of the last axis) within zeros of length ``n``."""
+    s, e = span
+    part = part.astype(dtype) if np.result_type(part.dtype, dtype) != part.dtype else part
+    if (s, e) == (0, n):
+        return part
+    lead = np.shape(part)[:-1]
+    return np.concatenate([np.zeros((*lead, s), dtype), part, np.zeros((*lead, n - e), dtype)],
+                          axis=-1)
 
 
 _EIGH_TYPE = "eigh(type=2 or 3): derivative not written (only type=1, A v = w B v)"
@@ -479,20 +498,20 @@ def eigh_frule(dargs, a, *args, **kwargs):
     o = _eigh_opts(args, kwargs)
     if o["type"] != 1:
         return y, not_implemented(_EIGH_TYPE)
-    w, v, idx = _eigh_full(a, o, y)
+    w, v, (start, stop) = _eigh_full(a, o, y)
     uplo_kind = ("her", bool(o["lower"]))
     m_a = 0 if a_dot is None else kernel.H(v) @ kernel.structured(np.asarray(a_dot), *uplo_kind) @ v
     m_b = 0 if b_dot is None else kernel.H(v) @ kernel.structured(np.asarray(b_dot), *uplo_kind) @ v
     m_a, m_b = np.asarray(m_a), np.asarray(m_b)
     w_dot = (np.real(kernel.diag(m_a)) if m_a.ndim else 0) - (
         w * np.real(kernel.diag(m_b)) if m_b.ndim else 0)
-    w_dot = ProjectTo(w[idx])(np.broadcast_to(w_dot, w.shape)[idx])
+    w_dot = ProjectTo(w[start:stop])(np.broadcast_to(w_dot, w.shape)[start:stop])
     if o["eigvals_only"]:
         return y, w_dot
     c = deriv.eigh_gaps(w) * (m_a - (m_b * w[None, :] if m_b.ndim else 0))
     if m_b.ndim:
         c = c - 0.5 * kernel.diag_embed(np.real(kernel.diag(m_b)).astype(c.dtype))
-    v_dot = (v @ c)[:, idx]
+    v_dot = (v @ c)[:, start:stop]
     return y, core.Tangent[tuple](w_dot, ProjectTo(y[1])(v_dot))
 
 
@@ -517,16 +536,12 @@ def eigh_rrule(a, *args, **kwargs):
         if o["type"] != 1:
             b_out = (not_implemented(_EIGH_TYPE),) if b_positional else ()
             return NoTangent(), not_implemented(_EIGH_TYPE), *b_out, *rest
-        w, v, idx = _eigh_full(a, o, y)
-        n = w.shape[-1]
-        wb = np.zeros(n)
-        if w_bar is not None:
-            wb[idx] = np.real(w_bar)
+        w, v, span = _eigh_full(a, o, y)
+        n = np.shape(w)[-1]
+        wb = np.zeros(n) if w_bar is None else _widen(np.real(w_bar), n, span, np.float64)
         g = np.zeros((n, n), dtype=v.dtype)
         if v_bar is not None:
-            vb = np.zeros(v.shape, dtype=np.result_type(v, v_bar))
-            vb[:, idx] = v_bar
-            g = kernel.H(v) @ vb
+            g = kernel.H(v) @ _widen(v_bar, n, span, v.dtype)
         fg = deriv.eigh_gaps(w) * g
         lower = bool(o["lower"])
 
