@@ -135,3 +135,71 @@ def test_odeint_second_derivatives():
         jvp(lambda y: grad(f)(y), (y0,), (v,))
     with pytest.raises(NotImplementedError, match="events and dense_output"):
         vjp(lambda y: grad(f)(y), y0)[1](v)
+
+
+def test_spence_second_derivative_at_one():
+    # the partial's special value at z = 1 must carry its own slope (the second
+    # derivative there), not be a constant
+    sp = pytest.importorskip("scipy.special")
+
+    def gradient(z):
+        return grad(lambda z: np.sum(sp.spence(z)))(z)
+
+    for z in (np.array([1.0, 0.5, 2.0]), 1.0):
+        dz = np.ones_like(z)
+        _close(jvp(gradient, (z,), (dz,))[1], fd_jvp(gradient, (z,), (dz,)))
+
+
+@pytest.mark.parametrize("roots", [np.array([0.7]), np.array([0.7, -0.3])])
+def test_poly_second_derivative_with_one_root(roots):
+    # poly of the other roots is poly([]) = 1.0 for one root: a scalar cotangent
+    def gradient(r):
+        return grad(lambda r: np.sum(np.poly(r) ** 2))(r)
+
+    _close(jvp(gradient, (roots,), (np.ones_like(roots),))[1],
+           fd_jvp(gradient, (roots,), (np.ones_like(roots),)))
+    assert np.isclose(grad(lambda r: np.sum(gradient(r) ** 2))(roots) @ np.ones_like(roots),
+                      fd_jvp(lambda r: np.sum(gradient(r) ** 2), (roots,),
+                             (np.ones_like(roots),)), rtol=1e-6)
+
+
+_B = np.array([[2.0, 0.3, 0.1], [0.3, 1.5, 0.2], [0.1, 0.2, 1.0]])
+
+
+def _delegating():
+    sla = pytest.importorskip("scipy.linalg")
+    return {
+        "ndarray.sum": lambda x: np.ndarray.sum(x ** 3),
+        "ndarray.cumprod": lambda x: np.sum(np.ndarray.cumprod(x) ** 2),
+        "ndarray.clip": lambda x: np.sum(np.ndarray.clip(x, -1, 0.5) ** 2),
+        "linalg.tensordot": lambda x: np.linalg.tensordot(x, x ** 2, axes=1),
+        "linalg.outer": lambda x: np.sum(np.linalg.outer(x, x ** 2) ** 2),
+        "linalg.trace": lambda x: np.linalg.trace(np.outer(x, x ** 2)),
+        "linalg.vecdot": lambda x: np.linalg.vecdot(x, x ** 3),
+        "scipy.linalg.det": lambda x: sla.det(_B * x),
+        "scipy.linalg.cholesky": lambda x: np.sum(sla.cholesky(_B + np.diag(x ** 2))),
+        "scipy.linalg.eigvalsh": lambda x: np.sum(sla.eigvalsh(_B + np.diag(x)) ** 3),
+        "scipy.linalg.lstsq": lambda x: np.sum(sla.lstsq(_B * x, x)[0]),
+    }
+
+
+@pytest.mark.parametrize("name", ["ndarray.sum", "ndarray.cumprod", "ndarray.clip",
+                                  "linalg.tensordot", "linalg.outer", "linalg.trace",
+                                  "linalg.vecdot", "scipy.linalg.det", "scipy.linalg.cholesky",
+                                  "scipy.linalg.eigvalsh", "scipy.linalg.lstsq"])
+def test_rules_that_delegate_are_differentiable_again(name):
+    # an alias or a method whose rule is another function's (np.linalg.outer, ndarray.sum,
+    # scipy.linalg.det): the AD traces into that function's rule
+    f = _delegating()[name]
+    x = np.array([0.3, -1.2, 0.7])
+    u = np.array([1.0, 0.5, -2.0])
+
+    def gradient(x):
+        return grad(f)(x)
+
+    def pushforward(x):
+        return jvp(f, (x,), (u,))[1]
+
+    _close(jvp(gradient, (x,), (u,))[1], fd_jvp(gradient, (x,), (u,)))
+    assert np.isclose(jvp(pushforward, (x,), (u,))[1], fd_jvp(pushforward, (x,), (u,)),
+                      rtol=1e-6, atol=1e-8)

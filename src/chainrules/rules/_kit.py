@@ -351,3 +351,36 @@ def define_rules(f: Any, *types: Any, frule_fn: Callable[..., Any] | None = None
             continue
         fn.__name__ = fn.__qualname__ = f"{label}_{suffix}"
         table.register(f, *types)(fn)
+
+
+# ------------------------------------------------------------------ rules that delegate
+
+
+def argument_types(*args: Any) -> tuple:
+    """The types of the arguments, for a rule lookup; not differentiable, so an AD
+    running a rule's code on traced values gives it the values' own types."""
+    return tuple(map(type, args))
+
+
+core.non_differentiable(argument_types)
+
+
+def delegate(table: Any, g: Any, lead: tuple, args: tuple, kwargs: dict) -> Any:
+    """``table(*lead, g, *args, **kwargs)`` (``table`` is ``core.rrule`` with ``lead``
+    ``()`` or ``core.frule`` with ``lead`` ``(dargs,)``) for a rule that is ``g``'s:
+    an alias or a method. It calls ``g``'s rule function itself where it can, so that a
+    higher-order derivative, which runs the rule's code on traced values, traces into
+    that function (the entry point's dispatch cannot be traced). None when ``g`` has no
+    rule for these arguments.
+
+    Examples:
+        >>> import numpy as np
+        >>> from chainrules import rrule
+        >>> y, pullback = delegate(rrule, np.sum, (), (np.ones(3),), {})
+        >>> float(y), pullback(2.0)[1]
+        (3.0, array([2., 2., 2.]))
+    """
+    hit = table.lookup(g, argument_types(*args))
+    if hit is None or hit[1] or hit[2]:
+        return table(*lead, g, *args, **kwargs)  # a config or the callable itself: as is
+    return hit[0](*lead, *args, **kwargs)

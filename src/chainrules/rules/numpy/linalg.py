@@ -95,10 +95,10 @@ def _alias(f: Any, g: Any, keywords: Callable[..., dict] | None = None) -> None:
         return keywords(**kwargs) if keywords is not None else kwargs
 
     def alias_frule(dargs: tuple, *args: Any, **kwargs: Any) -> Any:
-        return frule(dargs, g, *args, **translate(kwargs))
+        return kit.delegate(frule, g, (dargs,), args, translate(kwargs))
 
     def alias_rrule(*args: Any, **kwargs: Any) -> Any:
-        return rrule(g, *args, **translate(kwargs))
+        return kit.delegate(rrule, g, (), args, translate(kwargs))
 
     kit.define_rules(f, frule_fn=alias_frule, rrule_fn=alias_rrule, name=f.__name__)
 
@@ -137,12 +137,12 @@ def _vectors(x1: Any, x2: Any) -> None:
 
 def outer_frule(dargs: tuple, x1: Any, x2: Any) -> Any:
     _vectors(x1, x2)
-    return frule(dargs, np.outer, x1, x2)
+    return kit.delegate(frule, np.outer, (dargs,), (x1, x2), {})
 
 
 def outer_rrule(x1: Any, x2: Any) -> Any:
     _vectors(x1, x2)
-    return rrule(np.outer, x1, x2)
+    return kit.delegate(rrule, np.outer, (), (x1, x2), {})
 
 
 kit.define_rules(np.linalg.outer, frule_fn=outer_frule, rrule_fn=outer_rrule, name="outer")
@@ -155,11 +155,12 @@ def _last(x: Any, axis: int) -> Any:
 def vecdot_frule(dargs: tuple, x1: Any, x2: Any, *, axis: int = -1) -> Any:
     # np.vecdot's rule reads the vectors from the last axis: move them there
     dots = tuple(d if kit.is_zero(unthunk(d)) else _last(unthunk(d), axis) for d in dargs[1:])
-    return frule((dargs[0], *dots), np.vecdot, _last(x1, axis), _last(x2, axis))
+    return kit.delegate(frule, np.vecdot, ((dargs[0], *dots),), (_last(x1, axis), _last(x2, axis)),
+                        {})
 
 
 def vecdot_rrule(x1: Any, x2: Any, *, axis: int = -1) -> Any:
-    y, pullback = rrule(np.vecdot, _last(x1, axis), _last(x2, axis))
+    y, pullback = kit.delegate(rrule, np.vecdot, (), (_last(x1, axis), _last(x2, axis)), {})
     if axis == -1:
         return y, pullback
     project_x1, project_x2 = kit.array_projector(x1), kit.array_projector(x2)

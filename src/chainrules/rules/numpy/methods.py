@@ -58,13 +58,13 @@ def _delegate(method: Any, function: Any) -> None:
     """Rules for ``method(x, *args)`` equal to ``function(x, *args)``: the same positional
     arguments, so the function's results (and cotangent tuples) serve as they are."""
     def delegating_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
-        res = rrule(function, x, *args, **kwargs)
+        res = kit.delegate(rrule, function, (), (x, *args), kwargs)
         if res is None:
             raise MissingDelegateRuleError("rrule", method, function, (x, *args))
         return res
 
     def delegating_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
-        res = frule(dargs, function, x, *args, **kwargs)
+        res = kit.delegate(frule, function, (dargs,), (x, *args), kwargs)
         if res is None:
             raise MissingDelegateRuleError("frule", method, function, (x, *args))
         return res

@@ -356,7 +356,8 @@ def poly_rrule(seq_of_zeros: Any) -> Any:
 
     @kit.zero_guard(lambda: (NoTangent(), kit.zero_for(seq_of_zeros)))
     def poly_pullback(y_bar: Any) -> tuple:
-        r_bar = _poly_columns(r).conj().T @ np.asarray(y_bar)
+        # no roots: poly is the number 1 (its cotangent a scalar), r_bar is empty
+        r_bar = _poly_columns(r).conj().T @ np.atleast_1d(y_bar)
         return NoTangent(), project_r(r_bar.reshape(np.shape(seq_of_zeros)))
 
     return y, poly_pullback

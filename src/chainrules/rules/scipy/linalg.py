@@ -146,15 +146,16 @@ def _lower_opt(args: tuple, kwargs: dict) -> bool:
 @frule.register(sla.cholesky)
 def cholesky_frule(dargs, a, *args, **kwargs):
     y = sla.cholesky(a, *args, **kwargs)
-    _, y_dot = frule((NoTangent(), dargs[1]), np.linalg.cholesky, a,
-                     upper=not _lower_opt(args, kwargs))
+    _, y_dot = kit.delegate(frule, np.linalg.cholesky, ((NoTangent(), dargs[1]),), (a,),
+                            {"upper": not _lower_opt(args, kwargs)})
     return y, ProjectTo(y)(y_dot)
 
 
 @rrule.register(sla.cholesky)
 def cholesky_rrule(a, *args, **kwargs):
     y = sla.cholesky(a, *args, **kwargs)
-    _, pullback = rrule(np.linalg.cholesky, a, upper=not _lower_opt(args, kwargs))
+    _, pullback = kit.delegate(rrule, np.linalg.cholesky, (), (a,),
+                               {"upper": not _lower_opt(args, kwargs)})
 
     def cholesky_pullback(y_bar):
         return NoTangent(), pullback(y_bar)[1], *kernel.nots(args)
@@ -180,7 +181,8 @@ def cho_factor_frule(dargs, a, *args, **kwargs):
     if a_dot is None:
         return y, ZeroTangent()
     lower = _lower_opt(args, kwargs)
-    _, f_dot = frule((NoTangent(), a_dot), np.linalg.cholesky, a, upper=not lower)
+    _, f_dot = kit.delegate(frule, np.linalg.cholesky, ((NoTangent(), a_dot),), (a,),
+                            {"upper": not lower})
     c_dot = ProjectTo(y[0])(core.unthunk(f_dot) + _other(np.asarray(a_dot), lower))
     return y, core.Tangent[tuple](c_dot, NoTangent())
 
@@ -189,7 +191,7 @@ def cho_factor_frule(dargs, a, *args, **kwargs):
 def cho_factor_rrule(a, *args, **kwargs):
     y = sla.cho_factor(a, *args, **kwargs)
     lower = _lower_opt(args, kwargs)
-    _, pullback = rrule(np.linalg.cholesky, a, upper=not lower)
+    _, pullback = kit.delegate(rrule, np.linalg.cholesky, (), (a,), {"upper": not lower})
     project_a = ProjectTo(a)
 
     def cho_factor_pullback(y_bar):
@@ -567,7 +569,7 @@ def eigh_rrule(a, *args, **kwargs):
 @frule.register(sla.det)
 def det_frule(dargs, a, *args, **kwargs):
     y = sla.det(a, *args, **kwargs)
-    _, y_dot = frule((NoTangent(), dargs[1]), np.linalg.det, a)
+    _, y_dot = kit.delegate(frule, np.linalg.det, ((NoTangent(), dargs[1]),), (a,), {})
     # SciPy returns float64 for float32 input where NumPy keeps float32
     return y, ProjectTo(y)(y_dot)
 
@@ -575,7 +577,7 @@ def det_frule(dargs, a, *args, **kwargs):
 @rrule.register(sla.det)
 def det_rrule(a, *args, **kwargs):
     y = sla.det(a, *args, **kwargs)
-    _, pullback = rrule(np.linalg.det, a)
+    _, pullback = kit.delegate(rrule, np.linalg.det, (), (a,), {})
 
     def det_pullback(y_bar):
         return NoTangent(), pullback(y_bar)[1], *kernel.nots(args)

@@ -280,12 +280,12 @@ def eigvals_rrule(a, *args, **kwargs):
 
 @frule.register(sla.eigvalsh)
 def eigvalsh_frule(dargs, a, *args, **kwargs):
-    return frule(dargs, sla.eigh, a, *args, eigvals_only=True, **kwargs)
+    return kit.delegate(frule, sla.eigh, (dargs,), (a, *args), {**kwargs, "eigvals_only": True})
 
 
 @rrule.register(sla.eigvalsh)
 def eigvalsh_rrule(a, *args, **kwargs):
-    return rrule(sla.eigh, a, *args, eigvals_only=True, **kwargs)
+    return kit.delegate(rrule, sla.eigh, (), (a, *args), {**kwargs, "eigvals_only": True})
 
 
 # ------------------------------------------------------------------------ pinv, norm

@@ -52,8 +52,9 @@ def lstsq_frule(dargs, a, b, *args, **kwargs):
         return y, ZeroTangent()
     if not _lstsq_full_rank(a, y):
         return y, not_implemented(_RANK_DEFICIENT)
-    _, (x_dot, res_dot, _, s_dot) = frule(dargs[:3], np.linalg.lstsq, np.asarray(a),
-                                          np.asarray(b))
+    _, (x_dot, res_dot, _, s_dot) = kit.delegate(frule, np.linalg.lstsq, (dargs[:3],), (
+        a if hasattr(a, "shape") else np.asarray(a), b if hasattr(b, "shape") else np.asarray(b)),
+        {})
     if not isinstance(res_dot, (ZeroTangent, NoTangent)):
         res_dot = ProjectTo(y[1])(np.reshape(res_dot, np.shape(y[1])))
     return y, Tangent[tuple](x_dot, res_dot, NoTangent(), s_dot)

@@ -389,9 +389,11 @@ scalar_rule(sc.cosdg, lambda x: -math.pi / 180 * sc.sindg(x))
 
 def _spence_dz(z: Any) -> Any:
     # spence(z) = int_1^z log(t) / (1 - t) dt; the integrand tends to -1 at t = 1.
-    one = np.asarray(z) == 1
+    # At 1 the limit's own Taylor line, -1 + (z - 1) / 2: its value is the limit and its
+    # slope the second derivative there (a constant -1 would make that 0).
+    one = z == 1
     safe = np.where(one, 2, z)
-    return np.where(one, -1, np.log(safe) / (1 - safe))
+    return np.where(one, -1 + (z - 1) / 2, np.log(safe) / (1 - safe))
 
 
 scalar_rule(sc.spence, _spence_dz)
