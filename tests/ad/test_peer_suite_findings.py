@@ -130,8 +130,8 @@ def test_odeint_second_derivatives():
     got = jvp(pushforward, (y0,), (v,))[1]
     assert np.isclose(got, fd_jvp(pushforward, (y0,), (v,)), rtol=1e-5)
     # the adjoint method's pullback is not (yet): a named error, never a value
-    with pytest.raises(SolverError, match="the built-in rule for scipy.integrate.odeint is "
-                                          "not twice differentiable"):
+    with pytest.raises(SolverError, match=r"the built-in rule for scipy\.integrate\.odeint is "
+                                          r"not twice differentiable"):
         jvp(lambda y: grad(f)(y), (y0,), (v,))
     with pytest.raises(NotImplementedError, match="events and dense_output"):
         vjp(lambda y: grad(f)(y), y0)[1](v)
@@ -203,3 +203,56 @@ def test_rules_that_delegate_are_differentiable_again(name):
     _close(jvp(gradient, (x,), (u,))[1], fd_jvp(gradient, (x,), (u,)))
     assert np.isclose(jvp(pushforward, (x,), (u,))[1], fd_jvp(pushforward, (x,), (u,)),
                       rtol=1e-6, atol=1e-8)
+
+
+def _abs_of(x):
+    return abs(x)
+
+
+def _max_of_squares(x):
+    return np.max(x * x)
+
+
+def _clipped(x):
+    return np.sum(np.clip(x, -0.5, 0.5) ** 2)
+
+
+@pytest.mark.parametrize("f", [_abs_of, _max_of_squares, _clipped])
+def test_a_jvp_inside_a_jvp_is_no_solver(f):
+    # the inner jvp is handed a Python function: not a solver whose answer depends on
+    # the traced values only through comparisons; the slope of abs, max or clip is
+    # piecewise constant and its own derivative is zero (not an error)
+    x = 1.4 if f is _abs_of else np.array([0.3, -1.2, 0.7])
+    u = 0.5 if f is _abs_of else np.array([1.0, 0.5, -2.0])
+
+    def pushforward(x):
+        return jvp(f, (x,), (u,))[1]
+
+    assert np.isclose(jvp(pushforward, (x,), (u,))[1], fd_jvp(pushforward, (x,), (u,)),
+                      atol=1e-8)
+
+
+def test_root_finders_are_differentiable_again():
+    so = pytest.importorskip("scipy.optimize")
+
+    def cubic(t, a, b):
+        return t ** 3 + b * t - a
+
+    def root(a, b):
+        return so.brentq(cubic, 0.0, 3.0, args=(a, b), xtol=1e-14)
+
+    gradient = grad(root)
+    _close(jvp(gradient, (2.0, 0.5), (1.0, 0.0))[1], fd_jvp(gradient, (2.0, 0.5), (1.0, 0.0)))
+
+
+def test_a_users_own_solver_is_still_watched():
+    from chainrules.ad import ControlFlowError
+
+    def solver(fn, a):
+        t = 0.0
+        while fn(t, a) < 0:
+            t += 0.25
+        return t
+
+    with pytest.raises(ControlFlowError):
+        grad(lambda a: solver(lambda t, a: t - a, a))(1.1)
