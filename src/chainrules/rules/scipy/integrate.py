@@ -335,7 +335,9 @@ def _solve_ivp_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
     if arguments.get("events") is not None or arguments.get("dense_output"):
         raise solvers.SolverOptionError(
             "scipy.integrate.solve_ivp", "events and dense_output are not differentiated",
-            "expected the solution at t_eval (or the solver's steps)")
+            "expected the solution at t_eval (or the solver's steps). (A second derivative "
+            "through odeint's or solve_ivp's reverse rule meets this too: their adjoint "
+            "method re-solves with dense_output; jvp of jvp works there)")
     res = si.solve_ivp(*bound.args, **bound.kwargs)
     if not res.success:
         raise solvers.not_converged("scipy.integrate.solve_ivp", str(res.message))
