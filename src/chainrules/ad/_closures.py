@@ -4,6 +4,7 @@ plain results of code that branched on traced values (a solver's answer)."""
 from __future__ import annotations
 
 import functools
+import os
 import types
 from collections.abc import Callable
 from typing import Any
@@ -79,7 +80,7 @@ def _watched(f: Any, run: Callable, args: tuple, kwargs: dict) -> Any:
     `ControlFlowError` (reverse mode) or gives a ``NotImplementedTangent``
     (forward mode). A rule for ``f`` (or for the solver inside it) avoids all this.
     """
-    if (getattr(f, "__module__", None) or "").startswith("chainrules."):
+    if _own_code(f):
         # the AD's own transformations (a jvp inside a jvp) and the built-in rules'
         # helpers differentiate what they are handed: a value decided by comparisons
         # there is piecewise constant (the slope of abs), its derivative zero
@@ -103,6 +104,16 @@ def _watched(f: Any, run: Callable, args: tuple, kwargs: dict) -> Any:
         return _decided(trace, calls, path, leaf)
 
     return _replace_leaves(y, (), mark)
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _own_code(f: Any) -> bool:
+    """Whether ``f`` is a function of chainrules' own files (not one a user defined,
+    not even in a docstring example of a chainrules module)."""
+    code = getattr(getattr(f, "__func__", f), "__code__", None)
+    return code is not None and code.co_filename.startswith(_PACKAGE)
 
 
 def _reachable_trace(x: Any, top: Any, depth: int) -> Any:
