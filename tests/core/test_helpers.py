@@ -434,3 +434,21 @@ def test_partials_are_quiet_and_leave_the_callers_error_state(recwarn):
         with pytest.raises(FloatingPointError):
             np.array([1.0]) / 0.0
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_derived_cache_is_emptied_by_a_registration():
+    """An AD's derived facts never outlive the registration that would change them."""
+    from chainrules import rrule, scoped_rules
+    from chainrules.core import derived_cache
+
+    def f(x):
+        return x
+
+    get, fill = derived_cache(rrule, lambda f, types, config, hit: hit is not None)
+    with scoped_rules():
+        assert fill((f, float), f, (float,), None) is False
+        assert get((f, float)) is False
+        rrule.register(f, float)(lambda x: (x, lambda y_bar: (None, y_bar)))
+        assert get((f, float)) is None  # emptied: the next read derives again
+        assert fill((f, float), f, (float,), None) is True
+    assert get((f, float)) is None  # and emptied when the scope removed the rule

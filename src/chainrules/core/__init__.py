@@ -38,7 +38,13 @@ from ._helpers import (
     not_implemented,
     scalar_rule,
 )
-from ._lookup import cached_lookup, namespace_of, registered_functions, scalar_partials
+from ._lookup import (
+    cached_lookup,
+    derived_cache,
+    namespace_of,
+    registered_functions,
+    scalar_partials,
+)
 from ._projection import ProjectTo
 from ._rules import frule, persistent_rules, rrule, scoped_rules
 from ._tangent_types import (
@@ -96,6 +102,7 @@ __all__ = [
     "canonicalize",
     "debug_mode",
     "derivatives_given_output",
+    "derived_cache",
     "frule",
     "frule_via_ad",
     "has_scalar_rule",

@@ -17,7 +17,8 @@ from ._helpers import _PARTIALS
 from ._helpers import namespace_of as _namespace_of
 from ._rules import frule_table, rrule_table
 
-__all__ = ["cached_lookup", "namespace_of", "registered_functions", "scalar_partials"]
+__all__ = ["cached_lookup", "derived_cache", "namespace_of", "registered_functions",
+           "scalar_partials"]
 
 _MISS = object()
 
@@ -56,6 +57,44 @@ def cached_lookup(entry: Any) -> Callable[[Any, tuple, Any], Any]:
         return slow(f, argtypes, config)
 
     return lookup
+
+
+def derived_cache(entry: Any, derive: Callable[[Any, tuple, Any, Any], Any]
+                  ) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """A cache of facts an AD derives from lookups, emptied by every registration.
+
+    ``entry`` is `rrule` or `frule`; ``derive(f, argtypes, config, hit)`` turns a
+    lookup's answer ``hit`` (as `cached_lookup` gives it) into what the AD wants to know
+    (say, whether the call is a ``scalar_rule`` it can record as partials). Returns
+    ``(get, fill)``: ``get(key, default)`` reads the cache (a dict's ``get``; the key
+    is the AD's, e.g. ``(f, type(x), type(config))``), ``fill(key, f, argtypes,
+    config)`` derives, stores and returns the fact. A registration (or a debug-mode
+    switch) empties the cache as it empties the tables' own, so a stale fact is never
+    read. An unhashable ``f`` makes ``get`` raise ``TypeError``, as a dict does.
+
+    Example:
+        >>> import math
+        >>> from chainrules import rrule
+        >>> from chainrules.core import derived_cache
+        >>> get, fill = derived_cache(rrule, lambda f, types, config, hit: hit is not None)
+        >>> get((math.sin, float), None) is None
+        True
+        >>> fill((math.sin, float), math.sin, (float,), None), get((math.sin, float))
+        (True, True)
+    """
+    table = entry.table
+    lookup = cached_lookup(entry)
+    cache: dict = {}
+    dirty = table.dirty
+
+    def fill(key: Any, f: Any, argtypes: tuple, config: Any) -> Any:
+        fact = derive(f, argtypes, config, lookup(f, argtypes, config))
+        if not cache:
+            dirty.append(cache)  # its first entry since the last registration
+        cache[key] = fact
+        return fact
+
+    return cache.get, fill
 
 
 def registered_functions(entry: Any) -> Mapping[Any, Any]:
