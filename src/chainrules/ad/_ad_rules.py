@@ -28,6 +28,7 @@ from chainrules.core import (
     unthunk,
 )
 
+from . import _reverse
 from ._api import ADConfig
 from ._dispatch import _array_of, _stack_nested, _unstack_cotangent, call, project_traced
 from ._reverse import FreshInplaceableThunk
@@ -73,6 +74,9 @@ def getitem_index_rrule(config: ADConfig, x: np.ndarray, i: int) -> Any:
         return _NO, x_bar, _NO
 
     return y, getitem_index_pullback
+
+
+_reverse._INDEX_RULE[0] = getitem_index_rrule  # the reverse trace's index nodes
 
 
 def index_scatter(shape: tuple, dtype: Any, i: int, v: Any) -> np.ndarray:

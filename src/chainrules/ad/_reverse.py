@@ -8,6 +8,7 @@ cotangent of every entry.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,7 @@ from chainrules.core import (
     Thunk,
     ZeroTangent,
     cached_lookup,
+    derived_cache,
     iadd,
     namespace_of,
     rrule,
@@ -76,6 +78,7 @@ from ._tree import (
 __all__ = ["FreshInplaceableThunk", "ReverseTrace"]
 
 _rr_lookup = cached_lookup(rrule)
+_getitem = operator.getitem
 _ndarray = np.ndarray
 _FunctionType = type(lambda: None)
 _ZERO = ZeroTangent()
@@ -104,78 +107,116 @@ class _MultiOut:
 
 
 class _ScalarNode:
-    """Tape entry of a ``scalar_rule`` call: the cotangent is ``conj(partial) * y_bar``."""
+    """Tape entry of a ``scalar_rule`` call on values of an outer trace (a higher-order
+    derivative): its partials' own code is traced in the backward pass.
 
-    __slots__ = ("args", "mixed", "parents", "part", "y")
+    A call on plain values is recorded as the tuple ``(part, args, y, parents)`` instead
+    (cheaper to make), whose cotangents `_scalar_backward` computes."""
 
-    def __init__(self, part: Any, args: tuple, y: Any, parents: list, mixed: bool) -> None:
+    __slots__ = ("args", "parents", "part", "y")
+
+    def __init__(self, part: Any, args: tuple, y: Any, parents: list) -> None:
         self.part = part
         self.args = args
         self.y = y
         self.parents = parents
-        self.mixed = mixed
 
-    def backward(self, b: Any, bars: list, owned: bytearray, tape: list) -> None:
-        args = self.args
-        if self.mixed or type(b) is Tracer:
-            self._backward_traced(b, bars, owned, tape)
-            return
-        part = self.part
-        fn = part.fn
-        if part.uses_xp:  # partials written against xp (the array-API rules)
-            if part.uses_output:
-                p = fn(*args, y=self.y, xp=namespace_of(args))
-            else:
-                p = fn(*args, xp=namespace_of(args))
-        elif part.uses_output:
-            p = fn(*args, y=self.y)
+
+def _scalar_backward(entry: tuple, b: Any, bars: list, owned: bytearray, tape: list) -> None:
+    """The cotangents of a scalar node ``(part, args, y, parents)`` for a plain ``b``: for
+    each traced argument, ``conj(partial) * b``."""
+    part, args, y, parents = entry
+    fn = part.fn
+    if part.uses_xp:  # partials written against xp (the array-API rules)
+        a0 = args[0]
+        # NumPy's namespace for one array argument (namespace_of's answer, at a tenth
+        # of its cost)
+        xp = np if len(args) == 1 and type(a0) is _ndarray else namespace_of(args)
+        if part.uses_output:
+            p = fn(*args, y=y, xp=xp)
         else:
-            p = fn(*args)
-        ps = p if part.nargs > 1 else (p,)
-        tb = type(b)
-        # 1.0 * b is b itself (same values, dtype and shape) for a real b: no new array
-        # (a complex b is excluded: (1+0j) * b turns an infinite part into nan)
-        unit_ok = tb is float or (tb is _ndarray and b.ndim and b.dtype.kind == "f")
-        for par in self.parents:
-            pos = par[0] - 1
-            p = ps[pos]
-            x = args[pos]
-            tp = type(p)
-            if unit_ok and tp is float and p == 1.0:
-                g = b
-            else:
-                if tp is _ndarray:
-                    if p.dtype.kind == "c":
-                        p = p.conj()
-                elif tp is complex or isinstance(p, np.complexfloating):
-                    p = p.conjugate()
-                g = p * b
-            tx = type(x)
-            if tx is not type(g) or (tx is _ndarray and (
-                    g.shape != x.shape or (g.dtype is not x.dtype and g.dtype != x.dtype))):
-                g = _project_plain(x, g)
-            j = par[1]
-            if bars[j] is None and type(tape[j]) is not _Leaf:
-                bars[j] = g  # the first cotangent of j (not owned: never written into)
-            else:
-                _accumulate(bars, owned, j, g, tape)
-
-    def _backward_traced(self, b: Any, bars: list, owned: bytearray, tape: list) -> None:
-        """`backward` on values of an outer trace: the partials' own code is traced."""
-        args = self.args
-        ps = _partials(self.part, self.y, args, True)
-        for par in self.parents:
-            pos = par[0] - 1
-            p = ps[pos]
-            x = args[pos]
-            if np.iscomplexobj(deep_primal(p)):
-                p = call(np.conj, p)
+            p = fn(*args, xp=xp)
+    elif part.uses_output:
+        p = fn(*args, y=y)
+    else:
+        p = fn(*args)
+    ps = p if part.nargs > 1 else (p,)
+    tb = type(b)
+    # 1.0 * b is b itself (same values, dtype and shape) for a real b: no new array
+    # (a complex b is excluded: (1+0j) * b turns an infinite part into nan)
+    unit_ok = tb is float or (tb is _ndarray and b.ndim and b.dtype.kind == "f")
+    for par in parents:
+        pos = par[0] - 1
+        p = ps[pos]
+        x = args[pos]
+        tp = type(p)
+        if unit_ok and tp is float and p == 1.0:
+            g = b
+        else:
+            if tp is _ndarray:
+                if p.dtype.kind == "c":
+                    p = p.conj()
+            elif tp is complex or isinstance(p, np.complexfloating):
+                p = p.conjugate()
             g = p * b
-            if type(x) is Tracer or type(g) is Tracer:
-                g = project_traced(ProjectTo(deep_primal(x)), g)
-            else:
-                g = _project_plain(x, g)
-            _accumulate(bars, owned, par[1], g, tape)
+        tx = type(x)
+        if tx is not type(g) or (tx is _ndarray and (
+                g.shape != x.shape or (g.dtype is not x.dtype and g.dtype != x.dtype))):
+            g = _project_plain(x, g)
+        j = par[1]
+        if bars[j] is None and type(tape[j]) is not _Leaf:
+            bars[j] = g  # the first cotangent of j (not owned: never written into)
+        else:
+            _accumulate(bars, owned, j, g, tape)
+
+
+def _index_backward(entry: tuple, b: Any, bars: list, owned: bytearray, tape: list) -> bool:
+    """Add the cotangent ``b`` of ``x[i]`` into ``x``'s at ``i`` (``entry = (x, i, j)``,
+    ``j`` the tape index of ``x``), as `_accumulate` adds the rule's
+    FreshInplaceableThunk; False (nothing done) for a cotangent that is not a plain
+    number or array, or a parent that is not a plain entry."""
+    x, i, j = entry
+    tb = type(b)
+    if tb is Tracer:  # (first: a tracer passes isinstance tests for its primal's type)
+        return False
+    if tb is not float and tb is not _ndarray and not isinstance(b, _PLAIN_NUMBERS):
+        return False
+    cur = bars[j]
+    if type(tape[j]) is _Leaf or (cur is not None and not owned[j]):
+        return False
+    if x.dtype.kind == "f" and (tb is _ndarray or tb is complex
+                                or isinstance(b, np.complexfloating)):
+        b = np.real(b)  # project onto the real array's tangent space
+    if cur is None:
+        acc = np.zeros(x.shape, dtype=x.dtype)
+        acc[i] = b
+        bars[j] = acc
+        owned[j] = 1
+    else:
+        cur[i] += b
+    return True
+
+
+_PLAIN_NUMBERS = (float, complex, np.floating, np.complexfloating)
+
+
+def _scalar_backward_traced(part: Any, args: tuple, y: Any, parents: list, b: Any,
+                            bars: list, owned: bytearray, tape: list) -> None:
+    """The cotangents of a scalar node on values of an outer trace (``b`` or the
+    arguments): the partials' own code is traced."""
+    ps = _partials(part, y, args, True)
+    for par in parents:
+        pos = par[0] - 1
+        p = ps[pos]
+        x = args[pos]
+        if np.iscomplexobj(deep_primal(p)):
+            p = call(np.conj, p)
+        g = p * b
+        if type(x) is Tracer or type(g) is Tracer:
+            g = project_traced(ProjectTo(deep_primal(x)), g)
+        else:
+            g = _project_plain(x, g)
+        _accumulate(bars, owned, par[1], g, tape)
 
 
 def _project_plain(x: Any, g: Any) -> Any:
@@ -221,6 +262,32 @@ def _scalar_partials(f: Any, rule: Any) -> Any:
     found = scalar_partials(f, rule)
     _scalar_rule_fns[rule] = found
     return found
+
+
+# The AD's own rule for ``x[i]`` (``_ad_rules.getitem_index_rrule``, which imports this
+# module and puts itself here): recorded as an index node, ``(x, i, parent)``.
+_INDEX_RULE: list = [None]
+_INDEX = object()
+
+
+def _derive_scalar(f: Any, argtypes: tuple, config: Any, hit: Any) -> Any:
+    """What `ReverseTrace`'s fast paths need to know of a call: ``_NO_RULE`` (no rule),
+    the partials of a one-output ``scalar_rule`` (recorded as a `_ScalarNode` tuple),
+    ``_INDEX`` (``x[i]`` by the AD's own rule, recorded as an index node) or None (any
+    other rule: the general path)."""
+    if hit is None:
+        return _NO_RULE
+    if hit[0] is _INDEX_RULE[0] and not hit[2]:
+        return _INDEX
+    if hit[1] or hit[2]:
+        return None
+    part = _scalar_partials(f, hit[0])
+    return part if part is not None and part.nout == 1 else None
+
+
+# (f, argument types..., config type) -> `_derive_scalar`'s answer; emptied by registrations
+_fast_get, _fast_fill = derived_cache(rrule, _derive_scalar)
+_MISS = object()
 
 
 class _Leaf:
@@ -294,27 +361,23 @@ class ReverseTrace:
             pb = b
         else:
             return self.process(f, (a, b), _EMPTY)
-        types_ = (type(pa), type(pb))
-        hit = _rr_lookup(f, types_, self.config)
-        if hit is None:
-            return _NO_RULE
-        rule = hit[0]
-        if hit[1] or hit[2]:
+        key = (f, type(pa), type(pb), self.ctype)
+        part = _fast_get(key, _MISS)
+        if part is _MISS:
+            part = _fast_fill(key, f, key[1:3], self.config)
+        if part is None:
             return self.process(f, (a, b), _EMPTY)
-        part = _scalar_rule_fns.get(rule, _NO_RULE)
         if part is _NO_RULE:
-            part = _scalar_partials(f, rule)
-        if part is not None and part.nout == 1:
-            y = f(pa, pb)
-            ty = type(y)
-            if (ty is _ndarray and y.dtype.kind not in "fc") or (
-                    ty is not float and ty is not _ndarray and not _boxable(y)):
-                return y
-            tape = self.tape
-            idx = len(tape)
-            tape.append(_ScalarNode(part, (pa, pb), y, parents, False))
-            return Tracer(y, self, idx)
-        return self.process(f, (a, b), _EMPTY)
+            return _NO_RULE
+        y = f(pa, pb)
+        ty = type(y)
+        if (ty is _ndarray and y.dtype.kind not in "fc") or (
+                ty is not float and ty is not _ndarray and not _boxable(y)):
+            return y
+        tape = self.tape
+        idx = len(tape)
+        tape.append((part, (pa, pb), y, parents))
+        return Tracer(y, self, idx)
 
     def new_input(self, x: Any) -> Tracer:
         idx = len(self.tape)
@@ -327,26 +390,50 @@ class ReverseTrace:
             # one tracer of this trace holding a plain value, and a scalar_rule for it
             # (np.sin(x)): what the general path below does, without its bookkeeping
             a = args[0]
-            if type(a) is Tracer and a._trace is self and type(a.primal) is not Tracer:
+            if type(a) is Tracer and a._trace is self:
                 p = a.primal
-                hit = _rr_lookup(f, (type(p),), self.config)
-                if hit is None:
-                    return _NO_RULE
-                rule = hit[0]
-                part = _scalar_rule_fns.get(rule, _NO_RULE)
-                if part is _NO_RULE:
-                    part = _scalar_partials(f, rule)
-                if part is not None and part.nout == 1 and not hit[1] and not hit[2]:
-                    y = f(p)
-                    ty = type(y)
-                    if ty is _ndarray:
-                        if y.dtype.kind not in "fc":
+                tp = type(p)
+                if tp is not Tracer:
+                    key = (f, tp, self.ctype)
+                    try:
+                        part = _fast_get(key, _MISS)
+                    except TypeError:  # an unhashable callable: the general path
+                        part = None
+                    if part is _MISS:
+                        part = _fast_fill(key, f, (tp,), self.config)
+                    if part is _NO_RULE:
+                        return _NO_RULE
+                    if part is not None:
+                        y = f(p)
+                        ty = type(y)
+                        if ty is _ndarray:
+                            if y.dtype.kind not in "fc":
+                                return y
+                        elif ty is not float and not _boxable(y):
                             return y
-                    elif ty is not float and not _boxable(y):
+                        tape = self.tape
+                        idx = len(tape)
+                        tape.append((part, (p,), y, [(1, a.aux)]))
+                        return Tracer(y, self, idx)
+        elif f is _getitem and len(args) == 2 and type(args[1]) is int and not kwargs:
+            # x[i] of a float array (a loop over its elements): an index node, whose
+            # cotangent is added into x's accumulator in place (as the rule's
+            # FreshInplaceableThunk would be), without the rule's closures
+            a = args[0]
+            if type(a) is Tracer and a._trace is self and type(a.primal) is _ndarray:
+                key = (f, _ndarray, int, self.ctype)
+                kind = _fast_get(key, _MISS)
+                if kind is _MISS:
+                    kind = _fast_fill(key, f, (_ndarray, int), self.config)
+                if kind is _INDEX:
+                    p = a.primal
+                    i = args[1]
+                    y = p[i]
+                    if p.dtype.kind not in "fc":
                         return y
                     tape = self.tape
                     idx = len(tape)
-                    tape.append(_ScalarNode(part, (p,), y, [(1, a.aux)], False))
+                    tape.append((p, i, a.aux))
                     return Tracer(y, self, idx)
         primals = list(args)
         parents: list = []
@@ -416,7 +503,8 @@ class ReverseTrace:
             if ty is _ndarray and y.dtype.kind not in "fc":
                 return y
             idx = len(self.tape)
-            self.tape.append(_ScalarNode(part, call_args, y, parents, mixed))
+            self.tape.append(_ScalarNode(part, call_args, y, parents) if mixed
+                             else (part, call_args, y, parents))
             return Tracer(y, self, idx)
         if mixed:
             res = _run_mixed(rule, f, call_args, kwargs)
@@ -464,25 +552,40 @@ class ReverseTrace:
                 continue
             entry = tape[i]
             te = type(entry)
-            if te is _ScalarNode:
+            if (te is tuple and len(entry) == 4) or te is _ScalarNode:  # a scalar_rule's
                 tb = type(b)
-                if tb is _ndarray or tb is float:
-                    entry.backward(b, bars, owned, tape)
+                if te is tuple and (tb is _ndarray or tb is float):
+                    _scalar_backward(entry, b, bars, owned, tape)
                     continue
+                parents = entry[3] if te is tuple else entry.parents
                 if isinstance(b, AbstractTangent):
                     if type(b) is ZeroTangent or type(b) is NoTangent:
                         continue
                     if type(b) is NotImplementedTangent:
-                        for par in entry.parents:
+                        for par in parents:
                             _accumulate(bars, owned, par[1], b, tape)
                         continue
                     b = unthunk(b)
-                entry.backward(b, bars, owned, tape)
+                if te is tuple and type(b) is not Tracer:
+                    _scalar_backward(entry, b, bars, owned, tape)
+                elif te is tuple:
+                    _scalar_backward_traced(entry[0], entry[1], entry[2], parents, b, bars,
+                                            owned, tape)
+                else:
+                    _scalar_backward_traced(entry.part, entry.args, entry.y, parents, b,
+                                            bars, owned, tape)
                 continue
             if te is tuple:
-                pullback, parents = entry
-                if pullback is None:
-                    continue
+                if len(entry) == 3:  # x[i] (an index node)
+                    if _index_backward(entry, b, bars, owned, tape):
+                        continue
+                    # a cotangent it does not take in place: the rule's pullback
+                    pullback = _INDEX_RULE[0](self.config, entry[0], entry[1])[1]
+                    parents = [(1, entry[2])]
+                else:
+                    pullback, parents = entry
+                    if pullback is None:
+                        continue
             elif te is _MultiOut:
                 pullback, parents = entry.pullback, entry.parents
                 b = _assemble(entry, bars)

@@ -1,0 +1,144 @@
+"""Reverse mode's fast paths (``ReverseTrace``: scalar_rule calls recorded as partials
+through a lookup cache, and ``x[i]`` recorded as an index node whose cotangent is added
+in place) give what the general path gives, value, gradient, dtype and shape; they step
+aside where they do not apply; and a registration is seen at once."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import pytest
+
+from chainrules import RuleOverwriteWarning, rrule, scalar_rule
+from chainrules.ad import _reverse, grad, hessian, value_and_grad, vjp
+
+
+def _loop_sum(x):
+    s = 0.0
+    for i in range(len(x)):
+        s = s + x[i] * x[i]
+    return s
+
+
+def _rows(x):
+    return sum(np.sum(np.sin(x[i]) * (i + 1)) for i in range(x.shape[0]))
+
+
+def _programs():
+    return {
+        "unary": lambda x: np.sum(np.tanh(np.sin(x))),
+        "constants": lambda x: np.sum((x * 1.5 + 2) / 3.0 - 1),
+        "powers": lambda x: np.sum(x ** 2 + x ** 3.5 + 2.0 ** x),
+        "two traced": lambda x: np.sum(x * x + np.arctan2(x, x + 1.0)),
+        "mean": lambda x: np.mean((x - 0.5) ** 2),
+        "loop over elements": _loop_sum,
+        "repeated reads": lambda x: x[0] * x[0] * x[-1] + x[0],
+        # x's first cotangent comes from a scalar node (not owned): x[0]'s goes the
+        # rule's way, as a thunk added out of place
+        "read before an array op": lambda x: x[0] + np.sum(x * 2.0),
+        "read after an array op": lambda x: np.sum(x * 2.0) + x[1],
+    }
+
+
+def _general(monkeypatch):
+    """Turn the fast paths off: every call takes `process`'s general path."""
+    monkeypatch.setattr(_reverse, "_fast_get", lambda key, default=None: None)
+
+
+_INPUTS = {
+    "f8": np.linspace(0.2, 1.4, 6),
+    "f4": np.linspace(0.2, 1.4, 6, dtype=np.float32),
+    "non-contiguous": np.linspace(0.2, 1.4, 12)[::2],
+}
+
+
+@pytest.mark.parametrize("name", list(_programs()))
+@pytest.mark.parametrize("xname", list(_INPUTS))
+def test_same_as_the_general_path(name, xname, monkeypatch):
+    f, x = _programs()[name], _INPUTS[xname]
+    before = x.copy()
+    fast = value_and_grad(f)(x)
+    _general(monkeypatch)
+    general = value_and_grad(f)(x)
+    np.testing.assert_array_equal(x, before)  # never written into
+    for a, b in zip(fast, general):
+        assert type(a) is type(b)
+        assert np.shape(a) == np.shape(b) and np.asarray(a).dtype == np.asarray(b).dtype
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("f, x", [
+    (_rows, np.arange(1.0, 7.0).reshape(3, 2)),  # x[i] is a row (an array cotangent)
+    (lambda z: abs(z[0] * z[1]) ** 2, np.array([1.0 + 2.0j, 0.5 - 1.0j])),  # complex
+    (lambda x: np.sum(x[1] * 3.0), np.array([[1.0, 2.0], [3.0, 4.0]])),
+    (lambda a: np.linalg.eigh(a)[0][0] * np.linalg.eigh(a)[0][1],  # a multi-output leaf
+     np.array([[2.0, 0.5], [0.5, 1.0]])),
+])
+def test_index_nodes_same_as_the_rule(f, x, monkeypatch):
+    fast = grad(f)(x)
+    _general(monkeypatch)
+    np.testing.assert_array_equal(fast, grad(f)(x))
+
+
+def test_index_nodes_take_the_fast_path(monkeypatch):
+    """Not only equal results: the path is taken, in place, and steps aside for a
+    cotangent of an outer trace (a second derivative), which the rule's pullback takes."""
+    taken = []
+    original = _reverse._index_backward
+
+    def spy(*args):
+        out = original(*args)
+        taken.append(out)
+        return out
+
+    monkeypatch.setattr(_reverse, "_index_backward", spy)
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(grad(_loop_sum)(x), 2 * x)
+    assert taken and all(taken)
+    taken.clear()
+    # a pullback of plain values run on a cotangent of an outer trace
+    d = grad(lambda s: np.sum(vjp(lambda u: u[0] * u[1], x)[1](s)[0]))(1.0)
+    assert d == 3.0
+    assert False in taken  # traced cotangents went the rule's way
+    h = hessian(lambda v: v[0] ** 3 * v[1])(x)  # forward over reverse: no index nodes
+    np.testing.assert_allclose(h, [[12.0, 3.0, 0.0], [3.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+
+
+def test_a_rule_for_getitem_of_ones_own_is_used():
+    """A user's rule for x[i] is not the AD's: the index node never stands in for it."""
+
+    def getitem_rrule(config, x, i):
+        def getitem_pullback(y_bar):
+            out = np.zeros_like(x)
+            out[i] = 10.0 * y_bar  # deliberately not the derivative: shows which ran
+            return None, out, None
+
+        return x[i], getitem_pullback
+
+    from chainrules.ad import ADConfig
+
+    with pytest.warns(RuleOverwriteWarning, match="replaces it"):
+        rrule.register(operator.getitem, np.ndarray, int, config=ADConfig)(getitem_rrule)
+    np.testing.assert_array_equal(grad(lambda x: x[1])(np.ones(3)), [0.0, 10.0, 0.0])
+
+
+def test_a_registration_is_seen_by_the_next_gradient():
+    """The lookup cache of the fast paths is emptied by a registration: a function traced
+    through (no rule) gets its new rule on the next call, and so does an operator."""
+
+    def triple(x):
+        return x * 3.0
+
+    g = grad(lambda x: np.sum(triple(x)))
+    np.testing.assert_array_equal(g(np.ones(2)), [3.0, 3.0])
+    scalar_rule(triple, lambda x: 5.0)  # deliberately wrong: shows that the rule ran
+    np.testing.assert_array_equal(g(np.ones(2)), [5.0, 5.0])
+
+    class Num(float):
+        pass
+
+    h = grad(lambda x: x * Num(2.0))
+    assert h(1.0) == 2.0
+    scalar_rule(operator.mul, lambda a, b: (7.0, 7.0), types=(float, Num))
+    assert h(1.0) == 7.0
