@@ -55,3 +55,19 @@ def test_the_fast_path_runs(monkeypatch):
 
     jvp(lambda x: np.sin(x) * 1.5, (np.ones(3),), (np.ones(3),))
     assert (np.sin, True) in taken and (operator.mul, True) in taken
+
+
+def test_a_registration_is_seen_by_the_next_jvp():
+    """The fast path's lookup cache is emptied by a registration: a replaced rule is not
+    used after its replacement."""
+    from chainrules import RuleOverwriteWarning, scalar_rule
+
+    def triple(x):
+        return x * 3.0
+
+    x, dx = np.ones(2), np.ones(2)
+    scalar_rule(triple, lambda x: 3.0)
+    np.testing.assert_array_equal(jvp(triple, (x,), (dx,))[1], [3.0, 3.0])
+    with pytest.warns(RuleOverwriteWarning):
+        scalar_rule(triple, lambda x: 5.0)  # deliberately wrong: shows that it ran
+    np.testing.assert_array_equal(jvp(triple, (x,), (dx,))[1], [5.0, 5.0])

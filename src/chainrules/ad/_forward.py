@@ -21,6 +21,7 @@ from chainrules.core import (
     Thunk,
     ZeroTangent,
     cached_lookup,
+    derived_cache,
     frule,
     rrule,
     scalar_partials,
@@ -53,23 +54,37 @@ from ._tree import (
 __all__ = ["ForwardTrace"]
 
 _fr_lookup = cached_lookup(frule)
-_forward_partials: dict = {}  # frule -> its scalar_rule partials, or None
 _rr_lookup = cached_lookup(rrule)
 _ndarray = np.ndarray
 _ZERO = ZeroTangent()
 _NO = NoTangent()
 _FunctionType = type(lambda: None)
 
+def _derive_scalar(f: Any, argtypes: tuple, config: Any, hit: Any) -> Any:
+    """The partials of a one-output ``scalar_rule`` (what `ForwardTrace._scalar` needs to
+    know of a call), or None (no rule, or another rule: the general path)."""
+    if hit is None or hit[1] or hit[2]:
+        return None
+    part = scalar_partials(f, hit[0], forward=True)
+    return part if part is not None and part.nout == 1 else None
+
+
+# (f, argument types..., config type) -> `_derive_scalar`'s answer; emptied by registrations
+_fast_get, _fast_fill = derived_cache(frule, _derive_scalar)
+_MISS = object()
+
+
 class ForwardTrace:
     """One level of forward-mode differentiation: tracers carry their tangent."""
 
-    __slots__ = ("config", "level")
+    __slots__ = ("config", "ctype", "level")
     mode = "frule"  # the rule kind it applies (for messages)
     ended = False  # see `end`
 
     def __init__(self, config: RuleConfig) -> None:
         self.level = new_level()
         self.config = config
+        self.ctype = type(config)
 
     def end(self) -> None:
         """Mark the trace ended: any later operation on its tracers raises
@@ -181,13 +196,16 @@ class ForwardTrace:
             return _NO_RULE
         if primals is None:
             primals = (p,)
-        hit = _fr_lookup(f, tuple(map(type, primals)), self.config)
-        if hit is None or hit[1] or hit[2]:
+            key: tuple = (f, tp, self.ctype)
+        else:
+            key = (f, type(primals[0]), type(primals[1]), self.ctype)
+        try:
+            part = _fast_get(key, _MISS)
+        except TypeError:  # an unhashable callable: the general path
             return _NO_RULE
-        part = _forward_partials.get(hit[0], _NO_RULE)
-        if part is _NO_RULE:
-            part = _forward_partials[hit[0]] = scalar_partials(f, hit[0], forward=True)
-        if part is None or part.nout != 1:
+        if part is _MISS:
+            part = _fast_fill(key, f, key[1:-1], self.config)
+        if part is None:
             return _NO_RULE
         y = f(*primals)
         if type(y) is not tp or (tp is _ndarray and y.shape != p.shape):
