@@ -22,8 +22,11 @@ def is_numpy(xp: Any) -> bool:
 def as_arrays(xp: Any, *values: Any) -> tuple:
     """``values`` as arrays of ``xp``; a Python number takes the dtype of the first array
     among them (the array API forbids mixing float32 and float64 arrays)."""
-    if is_numpy(xp):
-        return tuple(np.asarray(v) for v in values)
+    if xp is np or is_numpy(xp):
+        if len(values) == 1:  # the common case, without a generator (a partial's hot path)
+            v = values[0]
+            return (v if type(v) is np.ndarray else np.asarray(v),)
+        return tuple(v if type(v) is np.ndarray else np.asarray(v) for v in values)
     like = next((v for v in values if not isinstance(v, _NUMBERS)), None)
     out = []
     for v in values:

@@ -129,6 +129,12 @@ def pow_partials(x: Any, p: Any, *, y: Any) -> tuple:
 def _real_array_pow_partials(x: np.ndarray, p: float, y: np.ndarray) -> tuple:
     """`_np_pow_partials` for a real array to a Python number (``x ** 2``, the common
     case): the same values in four NumPy calls instead of ten."""
+    if p == 2:  # the square, without np.errstate (2 µs): nothing here can warn
+        ax = np.abs(x)
+        zero = ax == 0
+        if zero.any():
+            ax[zero] = 1  # log|x| = 0 there: dp is 0 at x = 0, as below
+        return 2 * x, y * np.log(ax)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         dx = np.zeros_like(x) if p == 0 else 2 * x if p == 2 else p * x ** (p - 1)
         dp = y * np.log(np.abs(x))
