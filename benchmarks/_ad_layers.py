@@ -9,7 +9,10 @@ process, interleaved round by round (medians):
 - **rules, no AD**: ``rrule`` of each call through the rule table, then its pullback:
   what the rules cost when an AD calls them with no tracing of its own;
 - **grad**: ``grad(chain)``, per call (the slope between two chain lengths, so the
-  fixed cost of ``grad`` itself is left out);
+  fixed cost of ``grad`` itself is left out), and its two halves: **recording** (``vjp``
+  without calling the pullback: the forward NumPy call, dispatch, the rule lookup, the
+  tape entry and the tracer) and **backward** (the pullback: the partials, the product
+  with the cotangent and its accumulation);
 - **jvp**: ``jvp(chain)``, the same for forward mode.
 
 Then a profile (``cProfile``) of ``grad`` splits its per-call time among the AD's
@@ -33,7 +36,7 @@ from _bench_harness import fmt, measure
 from bench_ad import chain as _chain
 from bench_ad import hand_chain as _hand_grad
 from chainrules import rrule
-from chainrules.ad import grad, jvp
+from chainrules.ad import grad, jvp, vjp
 
 _X = np.linspace(0.1, 1.0, 10)
 
@@ -95,6 +98,8 @@ def run(quick: bool, clock: Callable[[], float]) -> int:
     impls = {}
     for label, fn in (("NumPy forward", _numpy_forward), ("hand-written gradient", _hand_grad),
                       ("rules, no AD", _rules_only), ("grad", grad(_chain)),
+                      ("grad: recording", lambda x, n: vjp(lambda v: _chain(v, n), x)),
+                      ("grad: backward", lambda x, n: vjp(lambda v: _chain(v, n), x)[1](1.0)),
                       ("jvp", lambda x, n: jvp(lambda v: _chain(v, n), (x,), (x,)))):
         for size in (short, long):
             impls[f"{label} @{size}"] = (lambda fn=fn, size=size: fn(_X, size))
@@ -105,8 +110,13 @@ def run(quick: bool, clock: Callable[[], float]) -> int:
           f"{calls} calls; medians of {rounds} rounds)")
     print(f"{'':<26}{'per call':>12}{'÷ NumPy':>10}")
     base = (medians[f"NumPy forward @{long}"] - medians[f"NumPy forward @{short}"]) / calls
-    for label in ("NumPy forward", "hand-written gradient", "rules, no AD", "grad", "jvp"):
-        per = (medians[f"{label} @{long}"] - medians[f"{label} @{short}"]) / calls
+    per_call = {
+        label: (medians[f"{label} @{long}"] - medians[f"{label} @{short}"]) / calls
+        for label in ("NumPy forward", "hand-written gradient", "rules, no AD", "grad",
+                      "grad: recording", "grad: backward", "jvp")}
+    # the "backward" runs measure recording and backward together
+    per_call["grad: backward"] -= per_call["grad: recording"]
+    for label, per in per_call.items():
         print(f"{label:<26}{fmt(per):>12}{per / base:>9.1f}x")
     print(f"\nwhere grad's time goes (cProfile, own time, chain of {4 * long} calls):")
     for label, share in _profile_split(long, 20 if quick else 100):
