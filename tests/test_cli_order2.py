@@ -65,3 +65,40 @@ def test_second_order_of_the_ufunc_catalog():
     errors = {name for name, s in statuses.items() if s == "error"}
     assert errors <= known_errors
     assert sum(s == "passed" for s in statuses.values()) >= 75
+
+
+_SCATTERING = ("numpy.interp", "numpy.quantile", "numpy.percentile", "numpy.nanquantile",
+               "numpy.nanpercentile")
+
+
+def test_rules_that_scatter_are_twice_differentiable():
+    """interp and the quantiles sum their cotangents into positions by np.bincount, which
+    the AD follows, instead of np.add.at / np.put_along_axis, which write into an array:
+    their Hessian-vector products match differences of the gradient."""
+    cases = [c for c in iter_catalog("numpy")
+             if c.display_name.split("(")[0] in _SCATTERING]
+    assert {c.display_name.split("(")[0] for c in cases} == set(_SCATTERING)
+    for case in cases:
+        result = check_second_order(case)
+        assert result.status == "passed", f"{case.display_name}: {result.message}"
+
+
+def test_rules_that_scatter_reverse_over_reverse():
+    """The same pullbacks run on cotangents of an outer reverse trace."""
+    from chainrules.ad import grad, vjp
+
+    rng = np.random.default_rng(3)
+    x, v = rng.standard_normal((3, 5)), rng.standard_normal((3, 5))
+    programs = {
+        "quantile": lambda x: np.sum(np.quantile(x, [0.3, 0.8], axis=1) ** 2 * [1, 2, 3]),
+        "nanquantile": lambda x: np.sum(np.nanquantile(x, [0.3, 0.8], axis=1) ** 3),
+        "percentile": lambda x: np.percentile(x, 40.0) ** 3,
+        "interp": lambda fp: np.sum(np.interp(np.linspace(-1, 5, 7), np.arange(5.0), fp[0])
+                                    ** 3),
+    }
+    for name, f in programs.items():
+        g = grad(f)
+        hvp = vjp(g, x)[1](v)[0]
+        h = 1e-6
+        np.testing.assert_allclose(hvp, (g(x + h * v) - g(x - h * v)) / (2 * h),
+                                   rtol=1e-6, atol=1e-7, err_msg=name)

@@ -19,6 +19,7 @@ Examples:
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ try:
 except ImportError:  # NumPy < 2
     from numpy.core.numeric import normalize_axis_tuple  # type: ignore[no-redef]
 from chainrules.rules import _kit as kit
+from chainrules.rules.numpy._linear import scatter
 
 
 class _NanOrderStatistics:
@@ -76,11 +78,13 @@ class _NanOrderStatistics:
 
     def a_bar(self, y_bar: np.ndarray) -> np.ndarray:
         g = np.broadcast_to(y_bar.reshape(self.t.shape), self.t.shape)
-        out = np.zeros(self.xt.shape, np.result_type(g, np.float64))
-        for idx, w in ((self.i_f, self.keep * (1 - self.t)), (self.i_c, self.keep * self.t)):
-            for k in range(idx.shape[0]):  # one quantile at a time: positions may repeat
-                cur = np.take_along_axis(out, idx[k][..., None], -1)
-                np.put_along_axis(out, idx[k][..., None], cur + (w[k] * g[k])[..., None], -1)
+        rows = self.xt.shape[:-1]
+        # summed into flat positions by np.bincount (positions may repeat), not written
+        # into an array: run on values of an outer trace this stays differentiable
+        base = np.arange(math.prod(rows), dtype=np.intp).reshape(rows) * self.xt.shape[-1]
+        out = (scatter(self.keep * (1 - self.t) * g, base + self.i_f, self.xt.size)
+               + scatter(self.keep * self.t * g, base + self.i_c, self.xt.size))
+        out = out.reshape(self.xt.shape)
         kept_shape = tuple(self.shape[i] for i in self.perm)
         return np.transpose(out.reshape(kept_shape), np.argsort(self.perm))
 

@@ -34,6 +34,7 @@ import numpy as np
 from chainrules.core import NoTangent, Thunk, ZeroTangent, frule, rrule
 from chainrules.rules import _kit as kit
 from chainrules.rules.numpy import _einsum as einsum_kernel
+from chainrules.rules.numpy._linear import scatter
 
 __all__: list[str] = []
 
@@ -153,24 +154,25 @@ class _Interp:
         self.left_is_fp = left is None
         self.right_is_fp = right is None
 
+    # (sums by np.bincount, not np.add.at, which writes into an array: run on values of
+    # an outer trace, for a second derivative, these stay differentiable)
     def xp_bar(self, y_bar: np.ndarray) -> np.ndarray:
-        out = np.zeros(self.n)
-        np.add.at(out, self.lo.ravel(), np.real(np.conj(self.d_xp_lo) * y_bar).ravel())
-        np.add.at(out, self.hi.ravel(), np.real(np.conj(self.d_xp_hi) * y_bar).ravel())
-        return out
+        return (scatter(np.real(np.conj(self.d_xp_lo) * y_bar), self.lo, self.n)
+                + scatter(np.real(np.conj(self.d_xp_hi) * y_bar), self.hi, self.n))
 
     def xp_pushforward(self, xp_dot: np.ndarray) -> np.ndarray:
         return self.d_xp_lo * xp_dot[self.lo] + self.d_xp_hi * xp_dot[self.hi]
 
     def fp_bar(self, y_bar: np.ndarray) -> np.ndarray:
-        # an integer y_bar (the cotangent 1) must not truncate the interpolation weights
-        out = np.zeros(self.n, dtype=np.result_type(y_bar.dtype, self.w_lo.dtype))
-        np.add.at(out, self.lo.ravel(), (self.w_lo * y_bar).ravel())
-        np.add.at(out, self.hi.ravel(), (self.w_hi * y_bar).ravel())
+        # (float64 or complex128 sums: an integer y_bar, the cotangent 1, does not
+        # truncate the interpolation weights)
+        out = scatter(self.w_lo * y_bar, self.lo, self.n) + scatter(self.w_hi * y_bar,
+                                                                      self.hi, self.n)
         if self.left_is_fp:
-            out[0] += np.sum(y_bar[self.below])
+            out = out + scatter(np.sum(y_bar[self.below]), np.zeros(1, np.intp), self.n)
         if self.right_is_fp:
-            out[-1] += np.sum(y_bar[self.above])
+            out = out + scatter(np.sum(y_bar[self.above]), np.full(1, self.n - 1, np.intp),
+                                self.n)
         return out
 
 

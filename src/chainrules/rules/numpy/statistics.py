@@ -24,6 +24,7 @@ Conventions (and those of ``reductions.py`` for ``axis``, ``keepdims``, ``out=``
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from chainrules.core import NoTangent, Tangent, Thunk, ZeroTangent, frule, rrule
 from chainrules.rules import _kit as kit
 
 from . import _reduce_kernel as kernel
+from ._linear import scatter
 
 # ----------------------------------------------------------------------------- mean, var
 
@@ -182,14 +184,19 @@ class _Quantile:
     def x_bar(self, y_bar: np.ndarray) -> np.ndarray:
         g = np.broadcast_to(y_bar, self.q_shape + self.red_shape).reshape(
             (len(self.f), *self.xt.shape[:-1]))
-        out = np.zeros(self.xt.shape)
+        rows = self.xt.shape[:-1]
+        # each weighted cotangent summed into its order statistic's flat position (by
+        # np.bincount, not writes into an array: run on values of an outer trace, for a
+        # second derivative, this stays differentiable)
+        base = np.arange(math.prod(rows), dtype=np.intp).reshape(rows) * self.n
+        parts, srcs = [], []
         for gi, f, c, t in zip(g, self.f, self.c, self.t):
             for pos, w in ((f, 1 - t), (c, t)):
-                idx = np.broadcast_to(np.intp(pos), self.xt.shape[:-1])[..., None]
-                where = np.take_along_axis(self.order, idx, -1)
-                cur = np.take_along_axis(out, where, -1)
-                np.put_along_axis(out, where, cur + w * gi[..., None], -1)
-        return self.back(out)
+                idx = np.broadcast_to(np.intp(pos), rows)[..., None]
+                srcs.append(base + np.take_along_axis(self.order, idx, -1)[..., 0])
+                parts.append(w * gi)
+        out = scatter(np.stack(parts), np.stack(srcs), self.xt.size)
+        return self.back(out.reshape(self.xt.shape))
 
     def q_bar(self, y_bar: np.ndarray) -> np.ndarray:
         g = np.broadcast_to(y_bar, self.q_shape + self.red_shape).reshape(
