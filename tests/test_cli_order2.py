@@ -84,7 +84,8 @@ def test_rules_that_scatter_are_twice_differentiable():
 
 
 def test_rules_that_scatter_reverse_over_reverse():
-    """The same pullbacks run on cotangents of an outer reverse trace."""
+    """The same pullbacks run on cotangents of an outer reverse trace (and einsum's,
+    whose cotangent for a repeated index is summed onto the diagonal the same way)."""
     from chainrules.ad import grad, vjp
 
     rng = np.random.default_rng(3)
@@ -96,7 +97,11 @@ def test_rules_that_scatter_reverse_over_reverse():
         "interp": lambda fp: np.sum(np.interp(np.linspace(-1, 5, 7), np.arange(5.0), fp[0])
                                     ** 3),
     }
+    # einsum with a repeated index (a diagonal): its cotangent goes onto the diagonal
+    a, w = rng.standard_normal((3, 3)), rng.standard_normal((3, 3))
+    programs["einsum('ii,i->i')"] = lambda a: np.sum(np.einsum("ii,i->i", a, w[0]) ** 3)
     for name, f in programs.items():
+        x, v = (a, w) if name.startswith("einsum") else (x, v)
         g = grad(f)
         hvp = vjp(g, x)[1](v)[0]
         h = 1e-6

@@ -16,6 +16,7 @@ import numpy as np
 
 from chainrules.core import NoTangent, Thunk, ZeroTangent
 from chainrules.rules import _kit as kit
+from chainrules.rules.numpy._linear import scatter
 
 __all__ = [
     "LETTERS",
@@ -142,9 +143,12 @@ class Contraction:
         if private:
             g = np.broadcast_to(np.expand_dims(g, private), tuple(size[c] for c in uniq))
         if uniq != t:
-            full = np.zeros(x.shape, dtype=np.result_type(g, x))
-            np.einsum(t + "->" + uniq, full)[...] = g  # a writeable view of the diagonal
-            g = full
+            # g onto the diagonal of a repeated index: summed into the diagonal's flat
+            # positions by np.bincount (not written into a view of zeros: run on values of
+            # an outer trace, for a second derivative, this stays differentiable)
+            where = np.einsum(t + "->" + uniq, np.arange(x.size).reshape(x.shape))
+            g = scatter(g, where, x.size).reshape(x.shape).astype(np.result_type(g, x),
+                                                                  copy=False)
         elif np.may_share_memory(g, y_bar) or not g.flags.writeable:
             g = np.array(g)  # never hand out a view of y_bar (or a read-only broadcast)
         return np.conj(g) if self.conj[k] else g
