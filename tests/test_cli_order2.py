@@ -107,3 +107,27 @@ def test_rules_that_scatter_reverse_over_reverse():
         h = 1e-6
         np.testing.assert_allclose(hvp, (g(x + h * v) - g(x - h * v)) / (2 * h),
                                    rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+def test_truncnorm_is_twice_differentiable_in_its_bounds():
+    """truncnorm's partials w.r.t. its bounds (log Phi(b) - Phi(a), by the tail formula
+    of each element's side) choose their formula with np.where instead of writing into
+    an array: Hessians w.r.t. a and b, in both tails and between, match differences of
+    the gradient."""
+    from scipy import stats
+
+    from chainrules.ad import grad, jvp, vjp
+
+    for a, b, points in [(-1.0, 2.0, [0.1, 0.5, -0.3]), (3.0, 6.0, [3.2, 4.0, 5.5]),
+                         (-6.0, -3.0, [-5.0, -3.5, -4.0])]:
+        xs = np.array(points)
+        for method in ("pdf", "logpdf", "cdf", "logsf"):
+            def f(p, method=method, xs=xs):
+                return np.sum(getattr(stats.truncnorm, method)(xs * p[2], p[0], p[1]) ** 2)
+
+            g, p, v = grad(f), np.array([a, b, 1.0]), np.array([0.3, -0.2, 0.5])
+            h = 1e-5
+            fd = (g(p + h * v) - g(p - h * v)) / (2 * h)
+            for hvp in (vjp(g, p)[1](v)[0], jvp(g, (p,), (v,))[1]):
+                np.testing.assert_allclose(hvp, fd, rtol=1e-5, atol=1e-6,
+                                           err_msg=f"truncnorm.{method} on [{a}, {b}]")

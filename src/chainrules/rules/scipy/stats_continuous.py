@@ -93,17 +93,21 @@ def _log_phi(z: Any) -> Any:
 
 def _log_gauss_mass(a: Any, b: Any) -> Any:
     """log(Phi(b) - Phi(a)) for a < b, in the tail where it is accurate."""
-    a, b = np.broadcast_arrays(a, b)
-    out = np.empty(a.shape)
     left, right = b <= 0, a >= 0
-    mid = ~(left | right)
+    # Each formula on its own elements, chosen by np.where (no writes into an array: run
+    # on values of an outer trace, for a second derivative, this stays differentiable).
+    # The other elements get harmless stand-ins (a < b, both finite), so that a formula
+    # not chosen never makes an infinite or NaN partial that a zero cotangent would turn
+    # into NaN.
     with np.errstate(divide="ignore"):
-        out[left] = sc.log_ndtr(b[left]) + np.log1p(
-            -np.exp(sc.log_ndtr(a[left]) - sc.log_ndtr(b[left])))
-        out[right] = sc.log_ndtr(-a[right]) + np.log1p(
-            -np.exp(sc.log_ndtr(-b[right]) - sc.log_ndtr(-a[right])))
-        out[mid] = np.log1p(-sc.ndtr(a[mid]) - sc.ndtr(-b[mid]))
-    return out
+        al, bl = np.where(left, a, -1.0), np.where(left, b, 0.0)
+        lo = sc.log_ndtr(bl) + np.log1p(-np.exp(sc.log_ndtr(al) - sc.log_ndtr(bl)))
+        ar, br = np.where(right, a, 0.0), np.where(right, b, 1.0)
+        hi = sc.log_ndtr(-ar) + np.log1p(-np.exp(sc.log_ndtr(-br) - sc.log_ndtr(-ar)))
+        mid = left | right
+        am, bm = np.where(mid, -1.0, a), np.where(mid, 1.0, b)
+        between = np.log1p(-sc.ndtr(am) - sc.ndtr(-bm))
+        return np.where(left, lo, np.where(right, hi, between))
 
 
 def _phi_over_mass(c: Any, a: Any, b: Any) -> Any:
