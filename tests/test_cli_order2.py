@@ -131,3 +131,25 @@ def test_truncnorm_is_twice_differentiable_in_its_bounds():
             for hvp in (vjp(g, p)[1](v)[0], jvp(g, (p,), (v,))[1]):
                 np.testing.assert_allclose(hvp, fd, rtol=1e-5, atol=1e-6,
                                            err_msg=f"truncnorm.{method} on [{a}, {b}]")
+
+
+def test_i0_is_differentiable_at_every_order():
+    """np.i0's rules use I1 (its derivative), which has a rule of its own whose partial
+    calls np.i0: a Hessian through np.i0, in all four nestings, matches differences of
+    the gradient, in both of I1's series, at 0 and for negative x."""
+    from chainrules.ad import grad, jvp, vjp
+
+    x = np.array([-25.0, -0.5, 0.0, 0.3, 7.0, 19.9, 20.1, 40.0])
+    v = np.linspace(0.5, 1.5, 8)
+
+    def f(x):
+        return np.sum(np.i0(x) * np.cos(x))
+
+    g = grad(f)
+    h = 1e-5
+    hv = (g(x + h * v) - g(x - h * v)) / (2 * h)
+    for got in (vjp(g, x)[1](v)[0], jvp(g, (x,), (v,))[1],
+                grad(lambda x: jvp(f, (x,), (v,))[1])(x)):
+        np.testing.assert_allclose(got, hv, rtol=1e-7)
+    np.testing.assert_allclose(jvp(lambda x: jvp(f, (x,), (v,))[1], (x,), (v,))[1], v @ hv,
+                               rtol=1e-7)

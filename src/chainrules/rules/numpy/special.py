@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import NoTangent, ZeroTangent, frule, rrule
+from chainrules.core import NoTangent, ZeroTangent, frule, rrule, scalar_rule
 from chainrules.rules import _kit as kit
 
 
@@ -54,6 +54,19 @@ def _i1(x: Any) -> np.ndarray:
         with np.errstate(over="ignore"):
             out[~small] = np.exp(xb) / np.sqrt(2 * np.pi * xb) * total
     return np.sign(x) * out
+
+
+def _i1_partial(x: Any, *, y: Any) -> Any:
+    """I1'(x) = I0(x) - I1(x) / x (1/2 at 0; infinite where I1 overflows)."""
+    x = np.asarray(x, dtype=np.float64)
+    zero = x == 0
+    slope = np.i0(x) - y / np.where(zero, 1.0, x)
+    return np.where(zero, 0.5, np.where(np.isinf(y), np.inf, slope))
+
+
+# i0's rules call _i1: with a rule of its own, they are differentiable again (a Hessian
+# through np.i0), and _i1's partial calls np.i0, so every order is
+scalar_rule(_i1, _i1_partial)
 
 
 @frule.register(np.i0, object)
