@@ -116,10 +116,12 @@ class _Filter:
             xr = np.flip(xm[..., n - tail:], -1)
             yr = np.flip(ym[..., n - tail:], -1)
             batch = tuple(range(xm.ndim - 1))
+            # (np.outer of the 1-D signal and state, not np.multiply.outer: the AD has
+            # rules for np.outer, so this stays differentiable for a second derivative)
             px = np.tensordot(np.conj(xr), zfm, axes=(batch, batch)) if batch else \
-                np.multiply.outer(np.conj(xr), zfm)
+                np.outer(np.conj(xr), zfm)
             py = np.tensordot(np.conj(yr), zfm, axes=(batch, batch)) if batch else \
-                np.multiply.outer(np.conj(yr), zfm)
+                np.outer(np.conj(yr), zfm)
             bn_bar = np.einsum("ji,jim->m", px, onehot)
             an_bar = -np.einsum("ji,jim->m", py, onehot)
             if n < k:  # a short signal passes part of zi straight through to zf
