@@ -164,3 +164,13 @@ def test_lfilter_with_initial_state_is_twice_differentiable():
     for case in cases:
         result = check_second_order(case)
         assert result.status == "passed", f"{case.display_name}: {result.message}"
+
+
+def test_companion_is_twice_differentiable():
+    """companion's rules stack their first row onto zeros instead of writing it in."""
+    cases = [c for c in iter_catalog("scipy.linalg")
+             if c.display_name.startswith("scipy.linalg.companion")]
+    assert cases
+    for case in cases:
+        result = check_second_order(case)
+        assert result.status == "passed", f"{case.display_name}: {result.message}"

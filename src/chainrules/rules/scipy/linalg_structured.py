@@ -91,9 +91,12 @@ def companion_frule(dargs, a):
         return y, ZeroTangent()
     a, a_dot = np.asarray(a), np.asarray(a_dot)
     a0, a0_dot = a[..., :1], a_dot[..., :1]
-    y_dot = np.zeros(y.shape, dtype=y.dtype)
-    y_dot[..., 0, :] = -a_dot[..., 1:] / a0 + a[..., 1:] * a0_dot / (a0 * a0)
-    return y, y_dot
+    row = -a_dot[..., 1:] / a0 + a[..., 1:] * a0_dot / (a0 * a0)
+    # the first row above zeros, stacked (not written into an array: run on values of an
+    # outer trace, for a second derivative, this stays differentiable)
+    below = np.zeros((*y.shape[:-2], y.shape[-2] - 1, y.shape[-1]), dtype=y.dtype)
+    return y, np.concatenate([row[..., None, :], below], axis=-2).astype(y.dtype,
+                                                                         copy=False)
 
 
 @rrule.register(sla.companion)
@@ -106,9 +109,8 @@ def companion_rrule(a):
         a_arr = np.asarray(a)
         g = np.asarray(y_bar)[..., 0, :]  # only the first row depends on a
         a0 = np.conj(a_arr[..., :1])
-        a_bar = np.zeros(a_arr.shape, dtype=np.result_type(a_arr, g))
-        a_bar[..., 1:] = -g / a0
-        a_bar[..., 0] = np.sum(np.conj(a_arr[..., 1:]) * g, axis=-1) / (a0[..., 0] ** 2)
-        return NoTangent(), project_a(a_bar)
+        first = np.sum(np.conj(a_arr[..., 1:]) * g, axis=-1, keepdims=True) / (a0 * a0)
+        a_bar = np.concatenate([first, -g / a0], axis=-1)  # (stacked, not written)
+        return NoTangent(), project_a(a_bar.astype(np.result_type(a_arr, g), copy=False))
 
     return y, companion_pullback
