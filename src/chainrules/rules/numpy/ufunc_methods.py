@@ -178,13 +178,16 @@ _register_reduce(np.minimum, _selection_weights)
 def _scan_forward(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``t[k] = a[k] + b[k] * t[k-1]`` along the last axis (``t[0] = a[0]``)."""
     shape: tuple[int, ...] = np.broadcast_shapes(a.shape, b.shape)
-    t = np.empty(shape, dtype=np.result_type(a, b))
+    dtype = np.result_type(a, b)
     if shape[-1] == 0:
-        return t
-    t[..., 0] = a[..., 0]
+        return np.empty(shape, dtype=dtype)
+    a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+    # the columns stacked at the end, not written into an array: run on values of an
+    # outer trace (a second derivative) this stays differentiable
+    cols = [a[..., 0]]
     for k in range(1, shape[-1]):
-        t[..., k] = a[..., k] + b[..., k] * t[..., k - 1]
-    return t
+        cols.append(a[..., k] + b[..., k] * cols[-1])
+    return np.stack(cols, axis=-1).astype(dtype, copy=False)
 
 
 def _scan_backward(a: np.ndarray, b: np.ndarray) -> np.ndarray:
