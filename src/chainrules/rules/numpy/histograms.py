@@ -34,6 +34,7 @@ import numpy as np
 
 from chainrules.core import NoTangent, NotImplementedTangent, Tangent, frule, not_implemented, rrule
 from chainrules.rules import _kit as kit
+from chainrules.rules.numpy._linear import scatter
 
 _SIG = inspect.signature(np.histogram)
 _NAMES = ("a", "bins", "range", "density", "weights")
@@ -110,10 +111,10 @@ class _Histogram:
         n_c = np.conj(self.n)
         n_bar = h_bar / (db * s) - np.sum(h_bar * n_c / (db * s * s))
         db_bar = -h_bar * n_c / (db * db * s)
-        e_bar = np.zeros(self.nb + 1, np.result_type(db_bar, np.float64))
-        e_bar[1:] += db_bar
-        e_bar[:-1] -= db_bar
-        return n_bar, e_bar
+        # each bin width is the difference of its edges (joined, not added into an array
+        # in place: run on values of an outer trace this stays differentiable)
+        zero = np.zeros(1, np.result_type(db_bar, np.float64))
+        return n_bar, np.concatenate([zero, db_bar]) - np.concatenate([db_bar, zero])
 
 
 def _bind(args: tuple, kwargs: dict) -> dict:
@@ -199,9 +200,9 @@ def histogram_rrule(*args: Any, **kwargs: Any) -> Any:
                 bars["a"] = not_implemented(_ESTIMATED)
             elif (ends := h.extremes()) is not None:
                 w_lo, w_hi = h.edge_weights()
-                a_bar = np.zeros(h.a.size, np.result_type(e_total, np.float64))
-                a_bar[ends[0]] += np.sum(w_lo * e_total)
-                a_bar[ends[1]] += np.sum(w_hi * e_total)
+                # the two extremes' cotangents summed into their places (np.bincount)
+                a_bar = scatter(np.stack([np.sum(w_lo * e_total), np.sum(w_hi * e_total)]),
+                                np.array([ends[0], ends[1]]), h.a.size)
                 bars["a"] = a_bar.reshape(h.a.shape)
         out: list = [NoTangent()]
         for name, x in zip(_NAMES, args):

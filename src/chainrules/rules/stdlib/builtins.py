@@ -172,9 +172,12 @@ def _extreme_rules(f: Any) -> None:
                 if kit.is_zero(y_bar):
                     return NoTangent(), ZeroTangent()
                 if isinstance(x, np.ndarray):
-                    x_bar = np.zeros_like(x)
-                    x_bar[i] = project_item(y_bar)
-                    return NoTangent(), x_bar
+                    # the item's cotangent between zeros (joined, not written into an
+                    # array: run on values of an outer trace this stays differentiable)
+                    item = np.reshape(project_item(y_bar), (1, *x.shape[1:]))
+                    x_bar = np.concatenate([np.zeros_like(x[:i]), item,
+                                            np.zeros_like(x[i + 1:])])
+                    return NoTangent(), x_bar.astype(x.dtype, copy=False)
                 items: list = [ZeroTangent()] * n
                 items[i] = project_item(y_bar)
                 return NoTangent(), Tangent[type(x)](*items)
