@@ -393,17 +393,17 @@ def test_scalar_rule_refuses_positional_out_after_a_list():
 
 
 def test_scalar_rule_elementwise_partials_are_quiet_wherever_they_run():
-    from chainrules.core._helpers import _PARTIALS
+    from chainrules.core import scalar_partials as _partials
 
     def root(x):
         return np.sqrt(x)
 
     scalar_rule(root, lambda x, *, y: 0.5 / y, elementwise=True)
     # an AD's fused backward calls the stored partials directly (warnings are errors here)
-    p = _PARTIALS[root].fn(np.array([0.0, 4.0]), y=np.array([0.0, 2.0]))
+    p = _partials(root).fn(np.array([0.0, 4.0]), y=np.array([0.0, 2.0]))
     np.testing.assert_array_equal(p, [np.inf, 0.25])
     scalar_rule(cube := (lambda x: x ** 3), lambda x: 3 * x ** 2)
-    assert _PARTIALS[cube].fn(2.0) == 12.0  # plain Python functions are not wrapped
+    assert _partials(cube).fn(2.0) == 12.0  # plain Python functions are not wrapped
 
 
 def test_lazily_loaded_rules_outlive_a_scope_open_when_they_load():
@@ -452,3 +452,26 @@ def test_derived_cache_is_emptied_by_a_registration():
         assert get((f, float)) is None  # emptied: the next read derives again
         assert fill((f, float), f, (float,), None) is True
     assert get((f, float)) is None  # and emptied when the scope removed the rule
+
+
+def test_scalar_partials_belong_to_their_rule():
+    """Two scalar_rules of one function (for two argument types) keep their own partials,
+    and a scoped registration's partials end with its scope: an AD that asks for the
+    partials of the rule a lookup returned gets that rule's."""
+    import operator
+
+    from chainrules import rrule, scoped_rules
+    from chainrules.core import cached_lookup, scalar_partials
+
+    class Num(float):
+        pass
+
+    lookup = cached_lookup(rrule)
+    plain = lookup(operator.mul, (float, float), None)[0]
+    with scoped_rules():
+        scalar_rule(operator.mul, lambda a, b: (7.0, 7.0), types=(float, Num))
+        mine = lookup(operator.mul, (float, Num), None)[0]
+        assert scalar_partials(operator.mul, mine)(6.0, (2.0, Num(3.0))) == ((7.0, 7.0),)
+        assert scalar_partials(operator.mul, plain)(6.0, (2.0, 3.0)) == ((3.0, 2.0),)
+    assert scalar_partials(operator.mul, mine) is None  # no longer registered
+    assert scalar_partials(operator.mul)(6.0, (2.0, 3.0)) == ((3.0, 2.0),)

@@ -63,9 +63,9 @@ def test_register_namespace_skips_missing_names_and_own_rules():
 
 
 def test_numpy_ufuncs_share_the_generic_partials():
-    from chainrules.core._helpers import _PARTIALS
+    from chainrules.core import scalar_partials
 
-    assert _PARTIALS[np.sin].fn is not None
+    assert scalar_partials(np.sin).fn is not None
     assert "xp" in __import__("inspect").signature(PARTIALS["sin"]).parameters
     y, pullback = rrule(np.sin, np.array([0.0, 1.0]))
     np.testing.assert_allclose(pullback(np.ones(2))[1], np.cos([0.0, 1.0]))

@@ -128,7 +128,26 @@ def _quiet(partials: Callable[..., Any]) -> Callable[..., Any]:
     return quiet_partials_fast
 
 
-_PARTIALS: dict[Any, _Partials] = {}
+# The partials of a scalar_rule are an attribute of the rules it makes (not a table by
+# function: a function may have several scalar_rules, for several argument types, and a
+# scoped registration must not outlive its scope). Sequence rules (lists as arrays)
+# carry none: their partials would see lists, so an AD calls the rule itself.
+_PARTIALS_ATTR = "_chainrules_partials"
+
+
+def registered_partials(f: Any) -> _Partials | None:
+    """The partials of the most recently registered ``scalar_rule`` of ``f``, or None."""
+    try:
+        tab = rrule_table.by_func.get(f)
+    except TypeError:
+        return None
+    if tab is None:
+        return None
+    for e in reversed(tab.entries):
+        part = getattr(e.rule, _PARTIALS_ATTR, None)
+        if part is not None:
+            return part
+    return None
 _NUMPY_XP = array_namespace()
 _PLAIN_TYPES = frozenset((float, int, complex, bool, np.ndarray, np.float64, np.float32,
                           np.complex128, np.complex64))
@@ -275,7 +294,6 @@ def scalar_rule(
     if elementwise is None:
         elementwise = isinstance(f, np.ufunc)
     part = _Partials(partials, nargs, nout, uses_output, uses_xp, quiet=elementwise)
-    _PARTIALS[f] = part
     frule_table.add_rule(f, _scalar_frule(f, part), tuple(types), kind="scalar")
     rrule_table.add_rule(f, _scalar_rrule(f, part), tuple(types), kind="scalar")
     if all(t is object for t in types) and nargs <= _MAX_SEQUENCE_ARGS:
@@ -384,6 +402,8 @@ def _scalar_frule(f: Any, part: _Partials, sequences: bool = False) -> Callable:
         return y, Tangent[type(y)](*y_dots) if type(y) in (tuple, list) else tuple(y_dots)
 
     scalar_frule.__qualname__ = f"{getattr(f, '__name__', 'f')}_frule"
+    if not sequences:
+        setattr(scalar_frule, _PARTIALS_ATTR, part)
     return scalar_frule
 
 
@@ -459,6 +479,8 @@ def _scalar_rrule(f: Any, part: _Partials, sequences: bool = False) -> Callable:
         return y, scalar_pullback
 
     scalar_rrule.__qualname__ = f"{name}_rrule"
+    if not sequences:
+        setattr(scalar_rrule, _PARTIALS_ATTR, part)
     return scalar_rrule
 
 
@@ -476,9 +498,8 @@ def derivatives_given_output(y: Any, f: Any, *args: Any) -> tuple:
         >>> derivatives_given_output(math.exp(1.0), math.exp, 1.0)
         ((2.718281828459045,),)
     """
-    try:
-        part = _PARTIALS[f]
-    except (KeyError, TypeError):
+    part = registered_partials(f)
+    if part is None:
         raise KeyError(
             f"{func_name(f)} has no scalar_rule, so its partials are not known; define it "
             f"with scalar_rule({func_name(f)}, partials)"
@@ -488,10 +509,7 @@ def derivatives_given_output(y: Any, f: Any, *args: Any) -> tuple:
 
 def has_scalar_rule(f: Any) -> bool:
     """Whether ``f`` was defined with `scalar_rule` (its partials are known)."""
-    try:
-        return f in _PARTIALS
-    except TypeError:
-        return False
+    return registered_partials(f) is not None
 
 
 def non_differentiable(f: Any, *types: Any) -> None:

@@ -13,7 +13,7 @@ import types as _types
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._helpers import _PARTIALS
+from ._helpers import _PARTIALS_ATTR, registered_partials
 from ._helpers import namespace_of as _namespace_of
 from ._rules import frule_table, rrule_table
 
@@ -134,17 +134,19 @@ def scalar_partials(f: Any, rule: Any = None, *, forward: bool = False) -> Any:
         >>> scalar_partials(print) is None
         True
     """
+    if rule is None:
+        return registered_partials(f)
+    part = getattr(rule, _PARTIALS_ATTR, None)
+    if part is None:
+        return None
     try:
-        part = _PARTIALS.get(f)
+        tab = (frule_table if forward else rrule_table).by_func.get(f)
     except TypeError:
         return None
-    if part is None or rule is None:
-        return part
-    tab = (frule_table if forward else rrule_table).by_func.get(f)
     if tab is None:
         return None
     for e in tab.entries:
-        if e.rule is rule:
+        if e.rule is rule:  # the rule scalar_rule made for f, still registered for it
             return part if e.kind == "scalar" else None
     return None
 
