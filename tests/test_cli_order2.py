@@ -209,3 +209,13 @@ def test_histogram_density_and_max_reverse_over_reverse():
         g, h = grad(f), 1e-6
         np.testing.assert_allclose(vjp(g, x)[1](v)[0], (g(x + h * v) - g(x - h * v)) / (2 * h),
                                    rtol=1e-6, atol=1e-8)
+
+
+def test_polydiv_is_twice_differentiable():
+    """polydiv's division matrices are built from rows kept in lists and stacked, not by
+    writes into arrays: its Hessian-vector products (w.r.t. both polynomials) match."""
+    cases = [c for c in iter_catalog() if c.f is np.polydiv]
+    assert cases
+    for case in cases:
+        result = check_second_order(case)
+        assert result.status == "passed", f"{case.display_name}: {result.message}"

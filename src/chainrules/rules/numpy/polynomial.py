@@ -169,12 +169,17 @@ def _division_matrices(v: np.ndarray, n: int, nr: int) -> tuple[np.ndarray, np.n
     if n < m:  # q = [0], r = w
         return np.zeros((1, n), dtype), np.eye(n, dtype=dtype)[n - nr:]
     nq = n - m + 1
-    w = np.eye(n, dtype=dtype)  # column j: the division of the j-th unit polynomial
-    q = np.zeros((nq, n), dtype)
+    # column j: the division of the j-th unit polynomial. Rows are kept in lists and
+    # stacked at the end (no writes into an array: run on values of an outer trace, for
+    # a second derivative, this stays differentiable)
+    w = list(np.eye(n, dtype=dtype))
+    q = []
     for k in range(nq):
-        q[k] = w[k] / v[0]
-        w[k:k + m] -= v[:, None] * q[k]
-    return q, w[n - nr:]
+        q.append(w[k] / v[0])
+        for i in range(m):
+            w[k + i] = w[k + i] - v[i] * q[k]
+    return np.stack(q).astype(dtype, copy=False), np.stack(w[n - nr:]).reshape(
+        nr, n).astype(dtype, copy=False)
 
 
 @frule.register(np.polydiv, object, object)
