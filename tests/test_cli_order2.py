@@ -219,3 +219,15 @@ def test_polydiv_is_twice_differentiable():
     for case in cases:
         result = check_second_order(case)
         assert result.status == "passed", f"{case.display_name}: {result.message}"
+
+
+def test_banded_solves_are_twice_differentiable():
+    """solve_banded's and solveh_banded's band helpers pad and stack their pieces instead
+    of writing into arrays of zeros: their Hessian-vector products match."""
+    import scipy.linalg as sla
+
+    cases = [c for c in iter_catalog() if c.f in (sla.solve_banded, sla.solveh_banded)]
+    assert {c.f for c in cases} == {sla.solve_banded, sla.solveh_banded}
+    for case in cases:
+        result = check_second_order(case)
+        assert result.status == "passed", f"{case.display_name}: {result.message}"

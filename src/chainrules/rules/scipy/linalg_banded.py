@@ -37,30 +37,46 @@ def _band_rows(l: int, u: int, n: int):
         yield k, j, j + shift
 
 
+# The helpers below build their results from padded pieces, summed or stacked, not by
+# writes into arrays of zeros: run on values of an outer trace (a second derivative),
+# they stay differentiable.
+
+
+def _placed(v: np.ndarray, start: int, n: int) -> np.ndarray:
+    """``v`` as rows ``start, start + 1, ...`` of ``n`` rows, zeros elsewhere."""
+    return np.pad(v, [(start, n - start - v.shape[0])] + [(0, 0)] * (v.ndim - 1))
+
+
 def _band_matmul(l: int, u: int, ab: np.ndarray, x: np.ndarray) -> np.ndarray:
     """``A @ x`` for ``A`` in band storage and a matrix ``x``."""
-    out = np.zeros(x.shape, dtype=np.result_type(ab, x))
+    dtype = np.result_type(ab, x)
+    out = np.zeros(x.shape, dtype=dtype)
     for k, j, i in _band_rows(l, u, ab.shape[1]):
-        out[i] += ab[k, j][:, None] * x[j]
-    return out
+        if j.size:
+            out = out + _placed(ab[k, j][:, None] * x[j], int(i[0]), x.shape[0])
+    return out.astype(dtype, copy=False)
 
 
 def _band_adjoint(l: int, u: int, ab: np.ndarray) -> np.ndarray:
     """Band storage (bandwidths ``(u, l)``) of ``A^H``."""
-    out = np.zeros_like(ab)
     n = ab.shape[1]
+    rows = [np.zeros(n, dtype=ab.dtype)] * ab.shape[0]
     for k, j, i in _band_rows(l, u, n):
-        # A^H[j, i] = conj(A[i, j]), stored at row l + j - i of column i
-        out[l + u - k, i] = np.conj(ab[k, j])
-    return out
+        if j.size:
+            # A^H[j, i] = conj(A[i, j]), stored at row l + j - i of column i
+            rows[l + u - k] = _placed(np.conj(ab[k, j]), int(i[0]), n)
+    return np.stack(rows).astype(ab.dtype, copy=False)
 
 
 def _band_outer(l: int, u: int, g: np.ndarray, x: np.ndarray, like: np.ndarray) -> np.ndarray:
     """The band entries of ``g @ x^H``."""
-    out = np.zeros(like.shape, dtype=np.result_type(g, x, like))
-    for k, j, i in _band_rows(l, u, like.shape[1]):
-        out[k, j] = np.sum(g[i] * np.conj(x[j]), axis=-1)
-    return out
+    n = like.shape[1]
+    dtype = np.result_type(g, x, like)
+    rows = [np.zeros(n, dtype=dtype)] * like.shape[0]
+    for k, j, i in _band_rows(l, u, n):
+        if j.size:
+            rows[k] = _placed(np.sum(g[i] * np.conj(x[j]), axis=-1), int(j[0]), n)
+    return np.stack(rows).astype(dtype, copy=False)
 
 
 def _solve_banded_parts(l_and_u: Any, ab: Any, b: Any, args: tuple, kwargs: dict) -> tuple:
@@ -122,21 +138,22 @@ def _lower(args: tuple, kwargs: dict) -> bool:
 def _her_full(ab: np.ndarray, lower: bool) -> tuple:
     """General band storage ``(l, u, full)`` of the Hermitian matrix stored in ``ab``."""
     w = ab.shape[0] - 1
-    n = ab.shape[1]
-    full = np.zeros((2 * w + 1, n), dtype=ab.dtype)
     upper = _band_adjoint(w, 0, ab) if lower else ab  # the upper triangle, rows 0..w
-    full[:w + 1] = upper
-    # the lower triangle is the conjugate transpose of the upper one
-    full[w:] = _band_adjoint(0, w, upper)
-    full[w] = upper[w].real
-    return w, full
+    # the lower triangle is the conjugate transpose of the upper one; the diagonal (row
+    # w) is real
+    lower_rows = _band_adjoint(0, w, upper)
+    diagonal = np.real(upper[w])[None].astype(ab.dtype)
+    return w, np.concatenate([upper[:w], diagonal, lower_rows[1:]]).astype(ab.dtype,
+                                                                            copy=False)
 
 
 def _her_full_adjoint(w: int, full_bar: np.ndarray, lower: bool) -> np.ndarray:
     """Adjoint of `_her_full`: cotangent of the stored triangle."""
     # _band_adjoint is a real-linear involution up to conjugation: its adjoint is itself
     upper_bar = full_bar[:w + 1] + _band_adjoint(w, 0, full_bar[w:])
-    upper_bar[w] = full_bar[w].real  # only the real part of the diagonal is read
+    # only the real part of the diagonal is read
+    upper_bar = np.concatenate([upper_bar[:w],
+                                np.real(full_bar[w])[None].astype(upper_bar.dtype)])
     return _band_adjoint(0, w, upper_bar) if lower else upper_bar
 
 
