@@ -231,3 +231,15 @@ def test_banded_solves_are_twice_differentiable():
     for case in cases:
         result = check_second_order(case)
         assert result.status == "passed", f"{case.display_name}: {result.message}"
+
+
+def test_lu_factor_is_twice_differentiable():
+    """lu_factor's pullback gathers its rows back by the inverse permutation instead of
+    writing them into an empty array."""
+    import scipy.linalg as sla
+
+    cases = [c for c in iter_catalog() if c.f is sla.lu_factor]
+    assert cases
+    for case in cases:
+        result = check_second_order(case)
+        assert result.status == "passed", f"{case.display_name}: {result.message}"

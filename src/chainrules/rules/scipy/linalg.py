@@ -319,8 +319,9 @@ def lu_factor_rrule(a, *args, **kwargs):
             return NoTangent(), not_implemented(_LU_SQUARE), *kernel.nots(args)
         low, up = _unpack(lu)
         pa_bar = _lu_cotangent(low, up, np.tril(lu_bar, -1), np.triu(lu_bar))
-        a_bar = np.empty_like(pa_bar)
-        a_bar[_perm(piv)] = pa_bar
+        # rows back in A's order: gathered by the inverse permutation (not written into
+        # an array: run on values of an outer trace this stays differentiable)
+        a_bar = pa_bar[np.argsort(_perm(piv))]
         return NoTangent(), project_a(a_bar), *kernel.nots(args)
 
     return y, lu_factor_pullback
