@@ -243,3 +243,16 @@ def test_lu_factor_is_twice_differentiable():
     for case in cases:
         result = check_second_order(case)
         assert result.status == "passed", f"{case.display_name}: {result.message}"
+
+
+def test_qr_with_pivoting_or_r_only_is_twice_differentiable():
+    """qr's rules put columns back by the inverse permutation and stack R's tangent
+    above zero rows, instead of writing into arrays."""
+    import scipy.linalg as sla
+
+    cases = [c for c in iter_catalog() if c.f is sla.qr]
+    assert any("pivoting" in c.display_name for c in cases)
+    assert any("mode='r'" in c.display_name for c in cases)
+    for case in cases:
+        result = check_second_order(case)
+        assert result.status == "passed", f"{case.display_name}: {result.message}"

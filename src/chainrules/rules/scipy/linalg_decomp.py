@@ -149,9 +149,10 @@ def qr_frule(dargs, a, *args, **kwargs):
         a, a_dot = a[:, perm], a_dot[:, perm]
     q_dot, r_dot = deriv.qr_tangent(q, r, a, a_dot)
     if opts["mode"] == "r":
-        r_full = np.zeros(y[0].shape, dtype=r_dot.dtype)
-        r_full[:r_dot.shape[0]] = r_dot
-        dots: tuple = (ProjectTo(y[0])(r_full),)
+        # R's tangent above zero rows (stacked, not written into zeros: run on values of
+        # an outer trace this stays differentiable)
+        below = np.zeros((y[0].shape[0] - r_dot.shape[0], y[0].shape[1]), dtype=r_dot.dtype)
+        dots: tuple = (ProjectTo(y[0])(np.concatenate([r_dot, below])),)
     else:
         dots = (ProjectTo(y[0])(q_dot), ProjectTo(y[1])(r_dot))
     return y, core.Tangent[tuple](*dots, *((NoTangent(),) if perm is not None else ()))
@@ -176,10 +177,8 @@ def qr_rrule(a, *args, **kwargs):
         a_p = a_arr if perm is None else a_arr[:, perm]
         g = deriv.qr_cotangent(q, r, a_p, None if q_bar is None else np.asarray(q_bar),
                           None if r_bar is None else np.asarray(r_bar))
-        if perm is not None:
-            a_bar = np.empty_like(g)
-            a_bar[:, perm] = g
-            g = a_bar
+        if perm is not None:  # columns back in A's order, by the inverse permutation
+            g = g[:, np.argsort(perm)]
         return NoTangent(), project_a(g), *kernel.nots(args)
 
     return y, qr_pullback
