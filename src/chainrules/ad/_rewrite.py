@@ -66,6 +66,19 @@ class _CallRewriter(ast.NodeTransformer):
         return ast.copy_location(new, node)
 
 
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        # ``a @ b`` goes through the dispatch point's ``matmul``: Python asks the left
+        # operand first, and a foreign one (a SciPy sparse matrix) would convert a traced
+        # right operand to a plain array instead of deferring to its rule
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.MatMult):
+            return node
+        new = ast.Call(
+            func=ast.Attribute(value=ast.Name(id=CALL_NAME, ctx=ast.Load()), attr="matmul",
+                               ctx=ast.Load()),
+            args=[node.left, node.right], keywords=[])
+        return ast.copy_location(new, node)
+
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         # A value read as an attribute (obj.prop, not obj.method(...)): it may be a
         # property whose getter computes with traced fields, so it goes through the

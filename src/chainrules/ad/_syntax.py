@@ -41,6 +41,17 @@ def _setitem_inplace(obj: Any, key: Any, op: str, value: Any) -> None:
     obj[key] = getattr(operator, op)(obj[key], value)
 
 
+_PLAIN = (float, int, _ndarray, Tracer)
+
+
+def _matmul(a: Any, b: Any) -> Any:
+    """``a @ b`` in traced code. A traced right operand of a foreign left one (a SciPy
+    sparse matrix, which would convert it to a plain array) goes to the operator's rule."""
+    if type(b) is Tracer and type(a) not in _PLAIN:
+        return call(operator.matmul, a, b)
+    return a @ b
+
+
 _AUG_SYMBOLS = {"iadd": "+=", "isub": "-=", "imul": "*=", "itruediv": "/=", "ipow": "**=",
                 "imatmul": "@="}
 
@@ -102,3 +113,4 @@ call.attr = _getattr  # type: ignore[attr-defined]
 call.setitem = _setitem  # type: ignore[attr-defined]
 call.setitem_inplace = _setitem_inplace  # type: ignore[attr-defined]
 call.slice = slice  # type: ignore[attr-defined]
+call.matmul = _matmul  # type: ignore[attr-defined]
