@@ -353,3 +353,27 @@ def test_sparse_matrix_times_traced_vector(fmt):
     np.testing.assert_allclose(g(x), want_g, rtol=1e-6, atol=1e-8)
     want_h = np.stack([(g(x + h * e) - g(x - h * e)) / (2 * h) for e in np.eye(3)])
     np.testing.assert_allclose(hessian(f)(x), want_h, rtol=1e-6, atol=1e-8)
+
+
+def test_not_twice_differentiable_builtin_rule_message():
+    """A second derivative through a built-in rule whose own code cannot run on traced
+    values (odeint's adjoint pullback solves again with dense output, which the solve_ivp
+    rule refuses) names the rule; first derivatives and jvp of jvp are unaffected."""
+    si = pytest.importorskip("scipy.integrate")
+    from chainrules.ad import jvp
+    from chainrules.rules.scipy.integrate import SolverError
+
+    t, a = np.linspace(0.1, 0.2, 4), np.array([0.5, -0.3])
+
+    def rhs(y, t, a):
+        return -y + a
+
+    def f(y0):
+        return np.sum(si.odeint(rhs, y0, t, (a,)) ** 2)
+
+    y0, v = np.array([1.0, 2.0]), np.ones(2)
+    with pytest.raises(SolverError, match=re.escape(
+            "the built-in rule for scipy.integrate.odeint is not twice differentiable")):
+        hessian(f)(y0)
+    assert np.isfinite(grad(f)(y0)).all()
+    assert np.isfinite(jvp(lambda y: jvp(f, (y,), (v,))[1], (y0,), (v,))[1])
