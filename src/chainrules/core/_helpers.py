@@ -148,6 +148,8 @@ def registered_partials(f: Any) -> _Partials | None:
         if part is not None:
             return part
     return None
+
+
 _NUMPY_XP = array_namespace()
 _PLAIN_TYPES = frozenset((float, int, complex, bool, np.ndarray, np.float64, np.float32,
                           np.complex128, np.complex64))
