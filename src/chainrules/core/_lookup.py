@@ -70,7 +70,8 @@ def derived_cache(entry: Any, derive: Callable[[Any, tuple, Any, Any], Any]
     is the AD's, e.g. ``(f, type(x), type(config))``), ``fill(key, f, argtypes,
     config)`` derives, stores and returns the fact. A registration (or a debug-mode
     switch) empties the cache as it empties the tables' own, so a stale fact is never
-    read. An unhashable ``f`` makes ``get`` raise ``TypeError``, as a dict does.
+    read; ``derive`` must therefore depend on nothing but its arguments and the rules
+    registered. An unhashable ``f`` makes ``get`` raise ``TypeError``, as a dict does.
 
     Example:
         >>> import math
