@@ -377,3 +377,27 @@ def test_not_twice_differentiable_builtin_rule_message():
         hessian(f)(y0)
     assert np.isfinite(grad(f)(y0)).all()
     assert np.isfinite(jvp(lambda y: jvp(f, (y,), (v,))[1], (y0,), (v,))[1])
+
+
+def test_matmul_of_a_users_operator_runs_as_python_runs_it():
+    """``A @ x`` goes to the operator's rule only for a left operand with a matmul rule
+    (sparse matrices); a user's class defining ``__matmul__`` (callable, here) is
+    called as before, and its NumPy code on the tracer is followed."""
+    M = np.array([[2.0, 1.0], [0.5, 3.0]])
+
+    class Op:
+        def __init__(self, m):
+            self.m = m
+
+        def __matmul__(self, x):
+            return self.m @ x
+
+        def __call__(self, x):
+            return self @ x
+
+    def f(x):
+        return np.sum((Op(M) @ x) ** 2)
+
+    x, h = np.array([0.3, -0.4]), 1e-6
+    want = np.array([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(2)])
+    np.testing.assert_allclose(grad(f)(x), want, rtol=1e-6, atol=1e-8)

@@ -11,9 +11,11 @@ from typing import Any
 
 import numpy as np
 
+from chainrules.core import cached_lookup, frule, rrule
+
 from ._dispatch import call
 from ._errors import MutationError, TracerConversionError
-from ._tracer import Tracer, _describe
+from ._tracer import Tracer, _describe, deep_primal
 from ._tree import _top_trace_deep
 
 _ndarray = np.ndarray
@@ -42,13 +44,22 @@ def _setitem_inplace(obj: Any, key: Any, op: str, value: Any) -> None:
 
 
 _PLAIN = (float, int, _ndarray, Tracer)
+_rr_lookup, _fr_lookup = cached_lookup(rrule), cached_lookup(frule)
 
 
 def _matmul(a: Any, b: Any) -> Any:
-    """``a @ b`` in traced code. A traced right operand of a foreign left one (a SciPy
-    sparse matrix, which would convert it to a plain array) goes to the operator's rule."""
+    """``a @ b`` in traced code. A traced right operand of a foreign left one with a
+    matmul rule (a SciPy sparse matrix, which would convert the tracer to a plain array)
+    goes to the operator's rule; any other ``a @ b`` runs as Python runs it."""
     if type(b) is Tracer and type(a) not in _PLAIN:
-        return call(operator.matmul, a, b)
+        types = (type(a), type(deep_primal(b)))
+        try:
+            ruled = (_rr_lookup(operator.matmul, types, None) is not None
+                     or _fr_lookup(operator.matmul, types, None) is not None)
+        except TypeError:  # (an unhashable type cannot have been registered)
+            ruled = False
+        if ruled:
+            return call(operator.matmul, a, b)
     return a @ b
 
 
