@@ -237,18 +237,13 @@ def reduction_rule(f: Any, weights: Callable[..., Any], *, nan: bool = False,
                [2., 2., 2.]])
     """
     sig = inspect.signature(f)
-    params = list(sig.parameters.values())
-    first = params[0].name
-    defaults = {q.name: q.default for q in params if q.default is not q.empty}
     plain = check is None and call is None
 
     def setup(a: Any, args: tuple, kwargs: dict) -> tuple:
         if plain and not args and not kwargs and type(a) is np.ndarray:
             # f(x) of an array, nothing else given: the defaults pass `refuse`, and the
             # reduction is over every axis
-            p = dict(defaults)
-            p[first] = a
-            return p, f(a), a, tuple(range(a.ndim)), False
+            return bind(sig, (a,), {}), f(a), a, tuple(range(a.ndim)), False
         p = bind(sig, (a, *args), kwargs)
         refuse(f, p)
         if check is not None:
