@@ -21,7 +21,10 @@ layers by the functions' own time: call dispatch (``ad/_dispatch.py``), the trac
 and partials' Python code (``chainrules/rules``, ``core``), and NumPy itself (time
 spent in NumPy's C code is charged to the Python function that called it). Profiling
 slows Python code more than C code, so the split is a guide, not a measurement; the
-per-call figures above it are measured without the profiler.
+per-call figures above it are measured without the profiler. The C tape's recording
+(``ad/_tape.c``: the dispatch point, the operators and ``x[i]`` of tracers) is invisible
+to ``cProfile``, which sees only built-in functions: its time, and that of the NumPy
+calls it makes, is charged to the program that calls it.
 """
 
 from __future__ import annotations
@@ -66,7 +69,8 @@ _GROUPS = (
     ("tape: record and run (ad/_reverse.py)", ("chainrules/ad/_reverse.py",)),
     ("grad's entry and exit (ad/_api.py)", ("chainrules/ad/_api.py",)),
     ("rules and partials (rules/, core/)", ("chainrules/rules/", "chainrules/core/")),
-    ("the program itself", ("_ad_layers.py",)),
+    ("the program itself, and the C tape's recording (ad/_tape.c)", ("_ad_layers.py",)),
+    ("the C tape's backward loop (ad/_tape.c)", ("chainrules.ad._tape",)),
 )
 
 
@@ -80,10 +84,10 @@ def _profile_split(n_blocks: int, reps: int) -> list[tuple[str, float]]:
     prof.disable()
     stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
     totals: dict[str, float] = {}
-    for (filename, _, _name), (_, _, tottime, _, _) in stats.items():
+    for (filename, _, name), (_, _, tottime, _, _) in stats.items():
         label = "other (NumPy's Python wrappers, builtins)"
         for group, parts in _GROUPS:
-            if any(p in filename for p in parts):
+            if any(p in filename or p in name for p in parts):
                 label = group
                 break
         totals[label] = totals.get(label, 0.0) + tottime

@@ -10,8 +10,8 @@ import operator
 import numpy as np
 import pytest
 
-from chainrules import RuleOverwriteWarning, rrule, scalar_rule
-from chainrules.ad import _reverse, grad, hessian, value_and_grad, vjp
+from chainrules import NoTangent, RuleOverwriteWarning, rrule, scalar_rule
+from chainrules.ad import _native, _reverse, grad, hessian, value_and_grad, vjp
 
 
 def _loop_sum(x):
@@ -42,8 +42,17 @@ def _programs():
 
 
 def _general(monkeypatch):
-    """Turn the fast paths off: every call takes `process`'s general path."""
+    """Turn the fast paths off: every call takes `process`'s general path (and the C
+    tape, which reads the cache itself, is off too; `_c_tape_restored` turns it back)."""
     monkeypatch.setattr(_reverse, "_fast_get", lambda key, default=None: None)
+    _native.set_enabled(False)
+
+
+@pytest.fixture(autouse=True)
+def _c_tape_restored():
+    was = _native.enabled()
+    yield
+    _native.set_enabled(was)
 
 
 _INPUTS = {
@@ -83,7 +92,9 @@ def test_index_nodes_same_as_the_rule(f, x, monkeypatch):
 
 def test_index_nodes_take_the_fast_path(monkeypatch):
     """Not only equal results: the path is taken, in place, and steps aside for a
-    cotangent of an outer trace (a second derivative), which the rule's pullback takes."""
+    cotangent of an outer trace (a second derivative), which the rule's pullback takes.
+    (The Python code's path: the C tape calls the function it was configured with.)"""
+    _native.set_enabled(False)
     taken = []
     original = _reverse._index_backward
 
@@ -142,3 +153,24 @@ def test_a_registration_is_seen_by_the_next_gradient():
     assert h(1.0) == 2.0
     scalar_rule(operator.mul, lambda a, b: (7.0, 7.0), types=(float, Num))
     assert h(1.0) == 7.0
+
+
+def test_a_replaced_rrule_is_seen_by_the_next_gradient():
+    """A call whose rule is an ordinary rrule (recorded with its pullback through the
+    cached fact of the call) gets a replacing rule on the next gradient."""
+
+    def scale(x, k):
+        return x * k
+
+    def rrule_with(factor):
+        def scale_rrule(x, k):
+            return x * k, lambda y_bar: (NoTangent(), factor * y_bar, NoTangent())
+
+        return scale_rrule
+
+    g = grad(lambda x: np.sum(scale(x, 2.0)))
+    rrule.register(scale)(rrule_with(2.0))
+    np.testing.assert_array_equal(g(np.ones(2)), [2.0, 2.0])
+    with pytest.warns(RuleOverwriteWarning):
+        rrule.register(scale)(rrule_with(5.0))  # deliberately wrong: shows which ran
+    np.testing.assert_array_equal(g(np.ones(2)), [5.0, 5.0])

@@ -32,6 +32,7 @@ from chainrules.core import (
     rrule,
 )
 
+from . import _native
 from ._closures import _passes_function, _reachable_trace, _watched
 from ._errors import (
     ADError,
@@ -673,4 +674,8 @@ def _ufunc_arrays(args: tuple) -> tuple:
                  and _top_trace_deep(a, None) is not None else a for a in args)
 
 
+if _native.TAPE is not None:
+    # the common traced call (a scalar_rule of one tracer of a reverse trace) recorded in
+    # C; every other call goes to the Python dispatch point above
+    call = functools.update_wrapper(_native.TAPE.Dispatch(call), call)  # type: ignore[assignment]
 connect(call, apply)

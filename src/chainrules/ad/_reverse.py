@@ -33,6 +33,7 @@ from chainrules.core import (
     unthunk,
 )
 
+from . import _native
 from ._closures import _captures_tracers, _detach_closure
 from ._dispatch import (
     _PULLBACK_OWNER,
@@ -270,11 +271,22 @@ _INDEX_RULE: list = [None]
 _INDEX = object()
 
 
+class _PlainRule:
+    """The fast fact of a call whose rule takes neither the config nor the callable (the
+    rule is called with the primals, and its pullback recorded)."""
+
+    __slots__ = ("rule",)
+
+    def __init__(self, rule: Any) -> None:
+        self.rule = rule
+
+
 def _derive_scalar(f: Any, argtypes: tuple, config: Any, hit: Any) -> Any:
     """What `ReverseTrace`'s fast paths need to know of a call: ``_NO_RULE`` (no rule),
     the partials of a one-output ``scalar_rule`` (recorded as a `_ScalarNode` tuple),
-    ``_INDEX`` (``x[i]`` by the AD's own rule, recorded as an index node) or None (any
-    other rule: the general path)."""
+    ``_INDEX`` (``x[i]`` by the AD's own rule, recorded as an index node), a `_PlainRule`
+    (any other rule taking neither the config nor the callable) or None (the general
+    path)."""
     if hit is None:
         return _NO_RULE
     if hit[0] is _INDEX_RULE[0] and not hit[2]:
@@ -282,7 +294,7 @@ def _derive_scalar(f: Any, argtypes: tuple, config: Any, hit: Any) -> Any:
     if hit[1] or hit[2]:
         return None
     part = _scalar_partials(f, hit[0])
-    return part if part is not None and part.nout == 1 else None
+    return part if part is not None and part.nout == 1 else _PlainRule(hit[0])
 
 
 # (f, argument types..., config type) -> `_derive_scalar`'s answer; emptied by registrations
@@ -365,10 +377,10 @@ class ReverseTrace:
         part = _fast_get(key, _MISS)
         if part is _MISS:
             part = _fast_fill(key, f, key[1:3], self.config)
-        if part is None:
-            return self.process(f, (a, b), _EMPTY)
         if part is _NO_RULE:
             return _NO_RULE
+        if part is None or type(part) is _PlainRule:
+            return self.process(f, (a, b), _EMPTY)
         y = f(pa, pb)
         ty = type(y)
         if (ty is _ndarray and y.dtype.kind not in "fc") or (
@@ -403,6 +415,11 @@ class ReverseTrace:
                         part = _fast_fill(key, f, (tp,), self.config)
                     if part is _NO_RULE:
                         return _NO_RULE
+                    if type(part) is _PlainRule:
+                        res = part.rule(p)
+                        if res is None:
+                            return _NO_RULE
+                        return self._record_rule(f, res, [(1, a.aux)])
                     if part is not None:
                         y = f(p)
                         ty = type(y)
@@ -438,6 +455,7 @@ class ReverseTrace:
         primals = list(args)
         parents: list = []
         mixed = False
+        simple = True  # no structure or closure among the arguments
         for i, a in enumerate(args):
             ta = type(a)
             if ta is Tracer:
@@ -452,6 +470,7 @@ class ReverseTrace:
             elif ta is float or ta is _ndarray or ta is int:
                 pass
             elif _is_struct(a):
+                simple = False
                 found: list = []
                 primals[i] = _find_tracers(a, self, (), found)
                 for path, idx in found:
@@ -459,6 +478,7 @@ class ReverseTrace:
                 if _top_trace_deep(primals[i], None) is not None:
                     mixed = True
             elif ta is _FunctionType and a.__closure__ is not None:
+                simple = False
                 found = []
                 primals[i] = _detach_closure(a, self, found)
                 for path, idx in found:
@@ -471,6 +491,22 @@ class ReverseTrace:
             types_ = (type(primals[0]),)
         else:
             types_ = tuple(map(type, primals))
+        if simple and not mixed:
+            # plain values and tracers of this trace: the cached fact of the call
+            key = (f, *types_, self.ctype)
+            try:
+                fact = _fast_get(key, _MISS)
+            except TypeError:  # an unhashable callable or argument type
+                fact = None
+            if fact is _MISS:
+                fact = _fast_fill(key, f, types_, self.config)
+            if fact is _NO_RULE:
+                return _NO_RULE
+            if type(fact) is _PlainRule:
+                res = fact.rule(*primals, **kwargs)
+                if res is None:
+                    return _NO_RULE
+                return self._record_rule(f, res, parents)
         hit = _rr_lookup(f, types_, self.config)
         if hit is None:
             return _NO_RULE
@@ -512,6 +548,10 @@ class ReverseTrace:
             res = rule(*call_args, **kwargs)
         if res is None:
             return _NO_RULE
+        return self._record_rule(f, res, parents)
+
+    def _record_rule(self, f: Any, res: tuple, parents: list) -> Any:
+        """Record ``(y, pullback) = res``, a rule's answer for ``f``; the traced output."""
         y, pullback = res
         if type(y) is Tracer and y._trace is self:
             return y  # the rule returned one of its inputs unchanged (identity-like)
@@ -546,87 +586,103 @@ class ReverseTrace:
         owned = bytearray(n)
         for idx, s in seeds:
             _accumulate(bars, owned, idx, s, tape)
+        if _native.ON[0]:  # the loop in C (_tape.c), with `_step` for every other entry
+            _native.TAPE.backward(self._step, bars, owned, tape, start)
+            return bars
+        step = self._step
         for i in range(n - 1, start - 1, -1):
             b = bars[i]
             if b is None:
                 continue
             entry = tape[i]
             te = type(entry)
-            if (te is tuple and len(entry) == 4) or te is _ScalarNode:  # a scalar_rule's
-                tb = type(b)
-                if te is tuple and (tb is _ndarray or tb is float):
-                    _scalar_backward(entry, b, bars, owned, tape)
-                    continue
-                parents = entry[3] if te is tuple else entry.parents
-                if isinstance(b, AbstractTangent):
-                    if type(b) is ZeroTangent or type(b) is NoTangent:
-                        continue
-                    if type(b) is NotImplementedTangent:
-                        for par in parents:
-                            _accumulate(bars, owned, par[1], b, tape)
-                        continue
-                    b = unthunk(b)
-                if te is tuple and type(b) is not Tracer:
-                    _scalar_backward(entry, b, bars, owned, tape)
-                elif te is tuple:
-                    _scalar_backward_traced(entry[0], entry[1], entry[2], parents, b, bars,
-                                            owned, tape)
-                else:
-                    _scalar_backward_traced(entry.part, entry.args, entry.y, parents, b,
-                                            bars, owned, tape)
-                continue
-            if te is tuple:
-                if len(entry) == 3:  # x[i] (an index node)
-                    if _index_backward(entry, b, bars, owned, tape):
-                        continue
-                    # a cotangent it does not take in place: the rule's pullback
-                    pullback = _INDEX_RULE[0](self.config, entry[0], entry[1])[1]
-                    parents = [(1, entry[2])]
-                else:
-                    pullback, parents = entry
-                    if pullback is None:
-                        continue
-            elif te is _MultiOut:
-                pullback, parents = entry.pullback, entry.parents
-                b = _assemble(entry, bars)
+            if te is tuple and len(entry) == 4 and (type(b) is _ndarray or type(b) is float):
+                _scalar_backward(entry, b, bars, owned, tape)  # a scalar_rule's call
+            elif te is tuple and len(entry) == 3 and _index_backward(entry, b, bars, owned,
+                                                                       tape):
+                pass  # x[i]'s cotangent added in place
             else:
-                continue
+                step(entry, b, bars, owned, tape)
+        return bars
+
+    def _step(self, entry: Any, b: Any, bars: list, owned: bytearray, tape: list) -> None:
+        """The backward pass at one tape entry with the cotangent ``b`` (not None): its
+        parents' cotangents accumulated."""
+        te = type(entry)
+        if (te is tuple and len(entry) == 4) or te is _ScalarNode:  # a scalar_rule's
+            tb = type(b)
+            if te is tuple and (tb is _ndarray or tb is float):
+                _scalar_backward(entry, b, bars, owned, tape)
+                return
+            parents = entry[3] if te is tuple else entry.parents
             if isinstance(b, AbstractTangent):
                 if type(b) is ZeroTangent or type(b) is NoTangent:
-                    continue
+                    return
                 if type(b) is NotImplementedTangent:
                     for par in parents:
                         _accumulate(bars, owned, par[1], b, tape)
-                    continue
-                if isinstance(b, Thunk):
-                    b = unthunk(b)
-            if type(b) is Tracer:
-                # a cotangent of an outer trace: trace the pullback's own code
-                grads = _run_pullback_traced(pullback, b)
+                    return
+                b = unthunk(b)
+            if te is tuple and type(b) is not Tracer:
+                _scalar_backward(entry, b, bars, owned, tape)
+            elif te is tuple:
+                _scalar_backward_traced(entry[0], entry[1], entry[2], parents, b, bars,
+                                        owned, tape)
             else:
-                try:
-                    grads = pullback(b)
-                except (ADError, OutArgumentError) as e:
-                    owner = (_PULLBACK_OWNER.get(pullback) if _weakrefable(pullback)
-                             else None)  # a built-in pullback over values of an outer trace
-                    if owner is None:
-                        raise
-                    raise _not_twice_differentiable(
-                        e, f"the built-in rule for {owner}") from e
-                except _RULE_CRASHES as e:
-                    owner = (_PULLBACK_OWNER.get(pullback) if _weakrefable(pullback)
-                             else None)
-                    if owner is None:
-                        raise
-                    raise _crash_error(e, pullback, f"the built-in rule for {owner}") from e
-            for par in parents:
-                g = grads[par[0]]
-                if len(par) >= 3:
-                    if len(par) == 4 and type(g) is NoTangent:
-                        raise ClosureTangentError(pullback, par[3], par[2][0])
-                    g = _get_path(g, par[2])
-                _accumulate(bars, owned, par[1], g, tape)
-        return bars
+                _scalar_backward_traced(entry.part, entry.args, entry.y, parents, b,
+                                        bars, owned, tape)
+            return
+        if te is tuple:
+            if len(entry) == 3:  # x[i] (an index node)
+                if _index_backward(entry, b, bars, owned, tape):
+                    return
+                # a cotangent it does not take in place: the rule's pullback
+                pullback = _INDEX_RULE[0](self.config, entry[0], entry[1])[1]
+                parents = [(1, entry[2])]
+            else:
+                pullback, parents = entry
+                if pullback is None:
+                    return
+        elif te is _MultiOut:
+            pullback, parents = entry.pullback, entry.parents
+            b = _assemble(entry, bars)
+        else:
+            return
+        if isinstance(b, AbstractTangent):
+            if type(b) is ZeroTangent or type(b) is NoTangent:
+                return
+            if type(b) is NotImplementedTangent:
+                for par in parents:
+                    _accumulate(bars, owned, par[1], b, tape)
+                return
+            if isinstance(b, Thunk):
+                b = unthunk(b)
+        if type(b) is Tracer:
+            # a cotangent of an outer trace: trace the pullback's own code
+            grads = _run_pullback_traced(pullback, b)
+        else:
+            try:
+                grads = pullback(b)
+            except (ADError, OutArgumentError) as e:
+                owner = (_PULLBACK_OWNER.get(pullback) if _weakrefable(pullback)
+                         else None)  # a built-in pullback over values of an outer trace
+                if owner is None:
+                    raise
+                raise _not_twice_differentiable(
+                    e, f"the built-in rule for {owner}") from e
+            except _RULE_CRASHES as e:
+                owner = (_PULLBACK_OWNER.get(pullback) if _weakrefable(pullback)
+                         else None)
+                if owner is None:
+                    raise
+                raise _crash_error(e, pullback, f"the built-in rule for {owner}") from e
+        for par in parents:
+            g = grads[par[0]]
+            if len(par) >= 3:
+                if len(par) == 4 and type(g) is NoTangent:
+                    raise ClosureTangentError(pullback, par[3], par[2][0])
+                g = _get_path(g, par[2])
+            _accumulate(bars, owned, par[1], g, tape)
 
 
 def _assemble(node: _MultiOut, bars: list) -> Any:
@@ -683,3 +739,32 @@ class _EndedReverseTrace(EndedTrace, ReverseTrace):
     (``backward``), but it records nothing new."""
 
     __slots__ = ()
+
+
+def _configure_native() -> None:
+    """Hand the C fast paths (``_tape.c``) the classes and functions they work with, and
+    switch them on."""
+    tape = _native.TAPE
+    if tape is None:
+        return
+    from chainrules.core._helpers import _ERRSTATE, _IGNORE_ALL, _Partials
+
+    from ._dispatch import _NumpyFunctionType
+    from ._tracer import _INPLACE_FUNCS
+
+    tape.configure(
+        tracer=Tracer, reverse_trace=ReverseTrace, ndarray=_ndarray, partials=_Partials,
+        leaf=_Leaf, ufunc=np.ufunc, npfunc=_NumpyFunctionType,
+        fast_cache=_fast_get.__self__, fill=_fast_fill, boxable=_boxable,  # type: ignore[attr-defined]
+        inplace_ids=_INPLACE_FUNCS, project_plain=_project_plain, accumulate=_accumulate,
+        namespace_of=namespace_of, numpy=np, complexfloating=np.complexfloating,
+        errstate_var=_ERRSTATE, ignore_all=_IGNORE_ALL, index_backward=_index_backward,
+        index_fact=_INDEX,
+        # cotangents `_step` hands to `_scalar_backward` unchanged (not tangent types)
+        plain_numbers=(complex, np.float64, np.float32, np.float16, np.longdouble,
+                       np.complex128, np.complex64, np.clongdouble),
+        input_entry=_INPUT)
+    _native.ON[0] = True
+
+
+_configure_native()

@@ -38,6 +38,7 @@ from chainrules.core import (
     is_foreign_array,
 )
 
+from . import _native
 from ._errors import (
     ADError,
     DeadTracerError,
@@ -323,7 +324,7 @@ class Tracer:
 
     def __getitem__(self, key: Any) -> Any:
         if type(key) is int:
-            out = self._trace.process(operator.getitem, (self, key), _EMPTY)
+            out = _getitem_int(self, key)
             if out is not _NO_RULE:
                 return out
         return apply(operator.getitem, (self, key), {})
@@ -635,6 +636,31 @@ def _binop(op: Callable, ufunc: Any, a: Any, b: Any) -> Any:
     if out is not _NO_RULE:
         return out
     return apply(_in_namespace(ufunc, a, b), (a, b), _EMPTY)
+
+
+def _getitem_int(a: Any, i: int) -> Any:
+    """``a[i]`` for an int ``i`` by the rule of the tracer's trace; ``_NO_RULE`` when
+    there is none."""
+    return a._trace.process(operator.getitem, (a, i), _EMPTY)
+
+
+if _native.TAPE is not None:
+    # x[i] of a traced float array, as an index node of a reverse trace, in C
+    _getitem_int = functools.update_wrapper(_native.TAPE.Index(_getitem_int), _getitem_int)
+    # the operators: the common case (tracers of one reverse trace, a scalar_rule)
+    # recorded in C, every other call passed to `_binop` (the methods above are the
+    # reference; CHAINRULES_PURE_PYTHON=1 keeps them)
+    for _name, _op, _ufunc in (("add", operator.add, np.add),
+                               ("sub", operator.sub, np.subtract),
+                               ("mul", operator.mul, np.multiply),
+                               ("truediv", operator.truediv, np.true_divide),
+                               ("pow", operator.pow, np.power),
+                               ("matmul", operator.matmul, np.matmul),
+                               ("mod", operator.mod, np.mod)):
+        for _reflected in (False, True):
+            _dunder = f"__{'r' if _reflected else ''}{_name}__"
+            setattr(Tracer, _dunder, _native.TAPE.OpMethod(_op, _ufunc, _binop, _dunder,
+                                                           _reflected))
 
 
 def _unop(op: Callable, ufunc: Any, a: Any) -> Any:

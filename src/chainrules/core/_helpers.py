@@ -37,13 +37,15 @@ __all__ = [
 
 
 class _Partials:
-    __slots__ = ("fn", "nargs", "nout", "quiet", "uses_output", "uses_xp")
+    __slots__ = ("fn", "nargs", "nout", "quiet", "raw", "uses_output", "uses_xp")
 
     def __init__(self, fn: Callable, nargs: int, nout: int, uses_output: bool,
                  uses_xp: bool = False, quiet: bool = False) -> None:
         # A quiet fn silences NumPy's floating-point warnings itself, wherever it runs
-        # (an AD's fused backward calls ``fn`` directly).
+        # (an AD's fused backward calls ``fn`` directly); ``raw`` is ``fn`` unwrapped, for
+        # a caller that silences the warnings itself (the reference AD's C tape).
         self.fn = _quiet(fn) if quiet else fn
+        self.raw = fn
         self.nargs = nargs
         self.nout = nout
         self.quiet = quiet
