@@ -211,7 +211,7 @@ for _f in (operator.abs, abs):
 
 def _matmul_a_bar(y_bar: Any, a: np.ndarray, b: np.ndarray) -> Any:
     y_bar = np.asarray(y_bar)
-    bc = b.conj()
+    bc = b if b.dtype.kind in "fiub" else b.conj()  # (conj copies a real array)
     if a.ndim == 1 and b.ndim == 1:
         return y_bar * bc
     if b.ndim == 1:  # y[..., m] = a[..., m, n] b[n]
@@ -223,7 +223,7 @@ def _matmul_a_bar(y_bar: Any, a: np.ndarray, b: np.ndarray) -> Any:
 
 def _matmul_b_bar(y_bar: Any, a: np.ndarray, b: np.ndarray) -> Any:
     y_bar = np.asarray(y_bar)
-    ac = a.conj()
+    ac = a if a.dtype.kind in "fiub" else a.conj()  # (conj copies a real array)
     if a.ndim == 1 and b.ndim == 1:
         return ac * y_bar
     if a.ndim == 1:  # y[..., p] = a[n] b[..., n, p]
