@@ -13,25 +13,13 @@ its entry points pass every call to the Python code.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from chainrules.core._validate import native_module
 
-def _load() -> Any:
-    if os.environ.get("CHAINRULES_PURE_PYTHON", "0") not in ("", "0"):
-        return None
-    try:
-        from . import _tape  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    if not hasattr(_tape, "set_enabled"):
-        return None  # built from an older _tape.c: rebuild it (setup.py build_ext)
-    return _tape
-
-
-TAPE: Any = _load()
+TAPE: Any = native_module("chainrules.ad._tape", "set_enabled")
 
 # Whether ReverseTrace.backward runs its loop in C (switched with the fast paths)
 ON = [False]

@@ -616,13 +616,9 @@ class ReverseTrace:
                 return
             parents = entry[3] if te is tuple else entry.parents
             if isinstance(b, AbstractTangent):
-                if type(b) is ZeroTangent or type(b) is NoTangent:
+                b = _pulled_back(b, parents, bars, owned, tape)
+                if b is _DONE:
                     return
-                if type(b) is NotImplementedTangent:
-                    for par in parents:
-                        _accumulate(bars, owned, par[1], b, tape)
-                    return
-                b = unthunk(b)
             if te is tuple and type(b) is not Tracer:
                 _scalar_backward(entry, b, bars, owned, tape)
             elif te is tuple:
@@ -649,14 +645,9 @@ class ReverseTrace:
         else:
             return
         if isinstance(b, AbstractTangent):
-            if type(b) is ZeroTangent or type(b) is NoTangent:
+            b = _pulled_back(b, parents, bars, owned, tape)
+            if b is _DONE:
                 return
-            if type(b) is NotImplementedTangent:
-                for par in parents:
-                    _accumulate(bars, owned, par[1], b, tape)
-                return
-            if isinstance(b, Thunk):
-                b = unthunk(b)
         if type(b) is Tracer:
             # a cotangent of an outer trace: trace the pullback's own code
             grads = _run_pullback_traced(pullback, b)
@@ -683,6 +674,23 @@ class ReverseTrace:
                     raise ClosureTangentError(pullback, par[3], par[2][0])
                 g = _get_path(g, par[2])
             _accumulate(bars, owned, par[1], g, tape)
+
+
+_DONE = object()
+
+
+def _pulled_back(b: AbstractTangent, parents: list, bars: list, owned: bytearray,
+                 tape: list) -> Any:
+    """The value of a tangent-type cotangent ``b`` to pull back, or ``_DONE`` where there
+    is nothing to pull back: a zero, or ``NotImplementedTangent`` (passed on to every
+    parent as it is)."""
+    if type(b) is ZeroTangent or type(b) is NoTangent:
+        return _DONE
+    if type(b) is NotImplementedTangent:
+        for par in parents:
+            _accumulate(bars, owned, par[1], b, tape)
+        return _DONE
+    return unthunk(b)
 
 
 def _assemble(node: _MultiOut, bars: list) -> Any:

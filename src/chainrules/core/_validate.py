@@ -36,6 +36,7 @@ and a closure. The Python wrappers below are the reference and the fallback.
 
 from __future__ import annotations
 
+import importlib
 import numbers
 import os
 from typing import Any
@@ -494,18 +495,26 @@ def _checked_pullback_call(self: Any, y_bar: Any) -> Any:
     return pullback(y_bar)
 
 
+def native_module(name: str, attribute: str) -> Any:
+    """The optional C extension ``name`` (a module's full name), or None where it is not
+    built, was built from an older source (it lacks ``attribute``: rebuild it with
+    ``setup.py build_ext``), or ``CHAINRULES_PURE_PYTHON`` is set to anything but 0."""
+    if os.environ.get("CHAINRULES_PURE_PYTHON", "0") not in ("", "0"):
+        return None
+    try:
+        module = importlib.import_module(name)
+    except ImportError:
+        return None
+    return module if hasattr(module, attribute) else None
+
+
 def _load_native() -> tuple[Any, bool] | None:
     """The C extension ``_fastcall``, configured with the checks above, and whether it
     checks arrays itself; None where it is not built or ``CHAINRULES_PURE_PYTHON`` is
     set."""
-    if os.environ.get("CHAINRULES_PURE_PYTHON", "0") not in ("", "0"):
+    _fastcall = native_module("chainrules.core._fastcall", "configure")
+    if _fastcall is None:
         return None
-    try:
-        from . import _fastcall  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    if not hasattr(_fastcall, "configure"):
-        return None  # built from an older _fastcall.c: rebuild it (setup.py build_ext)
     # arrays the extension reads NumPy's array layout from, to confirm it before relying
     # on it (else arrays are checked by tangent_mismatch)
     samples = tuple((a, a.shape, a.dtype, a.dtype.kind) for a in (
