@@ -256,3 +256,28 @@ def test_operator_methods_bind_as_methods():
     assert fast[1] == 2.0 - 1.0 + 1.0 + np.log(2.0) * 2.0 ** 0.5
     with pytest.raises(TypeError, match="takes a tracer and one operand"):
         grad(lambda x: Tracer.__mul__(x))(1.0)
+
+
+def test_a_failed_setup_leaves_the_python_code(monkeypatch):
+    """Classes the C code cannot read (another layout) switch the C paths off with a
+    warning; gradients go on through the Python code."""
+
+    class Bare:  # no `primal` slot to read
+        pass
+
+    real = _native.TAPE
+
+    class Refusing:
+        def configure(self, **objects):
+            real.configure(**{**objects, "tracer": Bare})
+
+    monkeypatch.setattr(_native, "TAPE", Refusing())
+    _native.ON[0] = False
+    with pytest.warns(RuntimeWarning, match="the optional C fast path could not be set up"):
+        _reverse._configure_native()
+    assert not _native.enabled()
+    monkeypatch.undo()
+    assert grad(lambda x: np.sin(x) * 2.0)(0.0) == 2.0  # the C paths are off: Python's
+    _reverse._configure_native()  # set up again, as at import
+    assert _native.enabled()
+    assert grad(lambda x: np.sin(x) * 2.0)(0.0) == 2.0

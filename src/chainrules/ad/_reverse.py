@@ -9,6 +9,7 @@ cotangent of every entry.
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -755,6 +756,18 @@ def _configure_native() -> None:
     tape = _native.TAPE
     if tape is None:
         return
+    try:
+        _configure_tape(tape)
+    except Exception as e:  # a class laid out otherwise than the C code expects
+        # the C entry points stay off (they pass every call to the Python code)
+        warnings.warn(f"chainrules.ad: the optional C fast path could not be set up ({e}); "
+                      "the Python code runs alone, with the same results", RuntimeWarning,
+                      stacklevel=2)
+        return
+    _native.ON[0] = True
+
+
+def _configure_tape(tape: Any) -> None:
     from chainrules.core._helpers import _ERRSTATE, _IGNORE_ALL, _Partials
 
     from ._dispatch import _NumpyFunctionType
@@ -772,7 +785,6 @@ def _configure_native() -> None:
         plain_numbers=(complex, np.float64, np.float32, np.float16, np.longdouble,
                        np.complex128, np.complex64, np.clongdouble),
         input_entry=_INPUT)
-    _native.ON[0] = True
 
 
 _configure_native()
