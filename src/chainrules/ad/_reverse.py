@@ -380,7 +380,12 @@ class ReverseTrace:
             part = _fast_fill(key, f, key[1:3], self.config)
         if part is _NO_RULE:
             return _NO_RULE
-        if part is None or type(part) is _PlainRule:
+        if type(part) is _PlainRule:  # an ordinary rrule: its pullback recorded
+            res = part.rule(pa, pb)
+            if res is None:
+                return _NO_RULE
+            return self._record_rule(f, res, parents)
+        if part is None:
             return self.process(f, (a, b), _EMPTY)
         y = f(pa, pb)
         ty = type(y)

@@ -152,30 +152,80 @@ record(PyObject *trace, PyObject *part, PyObject *args, PyObject *y, PyObject *p
     return new_tracer(y, trace, idx);
 }
 
-/* The fast fact of key (a new reference), filled on a miss; FALLBACK for an unhashable
- * key (the Python path decides), NULL on an error of the fill. */
+/* The fast fact of a call of f on arguments of the types argtypes (a tuple) traced by
+ * trace: the cache's entry for (f, types..., config type), filled on a miss (a new
+ * reference); FALLBACK for an unhashable key (the Python path decides), NULL on an
+ * error of the fill. */
 static PyObject *
-fact_of(PyObject *key, PyObject *f, PyObject *argtypes, PyObject *trace)
+fact_for(PyObject *f, PyObject *argtypes, PyObject *trace)
 {
-    PyObject *v = PyDict_GetItemWithError(fast_cache, key);
-    if (v != NULL) {
-        return Py_NewRef(v);
+    PyObject *ctype = SLOT(trace, off_ctype), *config = SLOT(trace, off_config);
+    if (ctype == NULL || config == NULL) {
+        return FALLBACK;
     }
-    if (PyErr_Occurred()) {
+    Py_ssize_t n = PyTuple_GET_SIZE(argtypes);
+    PyObject *key = PyTuple_New(n + 2);
+    if (key == NULL) {
+        return NULL;
+    }
+    PyTuple_SET_ITEM(key, 0, Py_NewRef(f));
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyTuple_SET_ITEM(key, k + 1, Py_NewRef(PyTuple_GET_ITEM(argtypes, k)));
+    }
+    PyTuple_SET_ITEM(key, n + 1, Py_NewRef(ctype));
+    PyObject *fact = PyDict_GetItemWithError(fast_cache, key);
+    if (fact != NULL) {
+        fact = Py_NewRef(fact);
+    }
+    else if (PyErr_Occurred()) {
         PyErr_Clear();
-        return FALLBACK;
+        fact = FALLBACK;
     }
-    PyObject *config = SLOT(trace, off_config);
-    if (config == NULL) {
-        return FALLBACK;
+    else {
+        fact = PyObject_CallFunctionObjArgs(fill, key, f, argtypes, config, NULL);
     }
-    return PyObject_CallFunctionObjArgs(fill, key, f, argtypes, config, NULL);
+    Py_DECREF(key);
+    return fact;
 }
 
+/* The partials of a one-output scalar_rule when that is the call's fast fact (a new
+ * reference); FALLBACK for any other fact, NULL on an error. */
 static PyObject *
-parent_pair(PyObject *pos, PyObject *aux)
+partials_for(PyObject *f, PyObject *argtypes, PyObject *trace)
 {
-    return PyTuple_Pack(2, pos, aux);
+    if (argtypes == NULL) {
+        return NULL;
+    }
+    PyObject *part = fact_for(f, argtypes, trace);
+    Py_DECREF(argtypes);
+    if (part != NULL && part != FALLBACK && Py_TYPE(part) != partials_t) {
+        Py_DECREF(part);
+        return FALLBACK;
+    }
+    return part;
+}
+
+/* y = f(*args) of a scalar_rule whose partials are part: y itself when it carries no
+ * tangent, else the tracer of the tape entry (part, args, y, parents). */
+static PyObject *
+record_scalar(PyObject *trace, PyObject *part, PyObject *f, PyObject *args,
+              PyObject *parents)
+{
+    PyObject *y = PyObject_Vectorcall(f, PySequence_Fast_ITEMS(args), PyTuple_GET_SIZE(args),
+                                      NULL);
+    if (y == NULL) {
+        return NULL;
+    }
+    int traced = output_traced(y);
+    if (traced <= 0) {
+        if (traced < 0) {
+            Py_CLEAR(y);
+        }
+        return y;
+    }
+    PyObject *res = record(trace, part, args, y, parents);
+    Py_DECREF(y);
+    return res;
 }
 
 /* ---- recording ---------------------------------------------------------------------- */
@@ -191,57 +241,19 @@ unary(PyObject *f, PyObject *a)
             || Py_TYPE(p) == tracer_t) {
         return FALLBACK;
     }
-    PyObject *ctype = SLOT(trace, off_ctype);
-    if (ctype == NULL) {
-        return FALLBACK;
-    }
-    PyObject *tp = (PyObject *)Py_TYPE(p);
-    PyObject *key = PyTuple_Pack(3, f, tp, ctype);
-    if (key == NULL) {
-        return NULL;
-    }
-    PyObject *argtypes = PyTuple_Pack(1, tp);
-    if (argtypes == NULL) {
-        Py_DECREF(key);
-        return NULL;
-    }
-    PyObject *part = fact_of(key, f, argtypes, trace);
-    Py_DECREF(key);
-    Py_DECREF(argtypes);
+    PyObject *part = partials_for(f, PyTuple_Pack(1, (PyObject *)Py_TYPE(p)), trace);
     if (part == NULL || part == FALLBACK) {
         return part;
     }
-    if (Py_TYPE(part) != partials_t) {
-        Py_DECREF(part);
-        return FALLBACK;
-    }
-    PyObject *y = PyObject_CallOneArg(f, p);
-    if (y == NULL) {
-        Py_DECREF(part);
-        return NULL;
-    }
-    int traced = output_traced(y);
-    if (traced <= 0) {
-        Py_DECREF(part);
-        if (traced < 0) {
-            Py_DECREF(y);
-            return NULL;
-        }
-        return y;
-    }
     PyObject *res = NULL;
     PyObject *args = PyTuple_Pack(1, p);
-    PyObject *pair = parent_pair(one, aux);
-    PyObject *parents = PyList_New(1);
-    if (args != NULL && pair != NULL && parents != NULL) {
-        PyList_SET_ITEM(parents, 0, Py_NewRef(pair));
-        res = record(trace, part, args, y, parents);
+    PyObject *parents = Py_BuildValue("[(OO)]", one, aux);
+    if (args != NULL && parents != NULL) {
+        res = record_scalar(trace, part, f, args, parents);
     }
     Py_XDECREF(args);
-    Py_XDECREF(pair);
     Py_XDECREF(parents);
     Py_DECREF(part);
-    Py_DECREF(y);
     return res;
 }
 
@@ -283,66 +295,23 @@ binary(PyObject *op, PyObject *a, PyObject *b)
     if (trace == NULL || Py_TYPE(trace) != rtrace_t) {
         return FALLBACK;
     }
-    PyObject *ctype = SLOT(trace, off_ctype);
-    if (ctype == NULL) {
-        return FALLBACK;
-    }
-    PyObject *key = PyTuple_Pack(4, op, (PyObject *)Py_TYPE(pa), (PyObject *)Py_TYPE(pb),
-                                 ctype);
-    if (key == NULL) {
-        return NULL;
-    }
-    PyObject *argtypes = PyTuple_Pack(2, (PyObject *)Py_TYPE(pa), (PyObject *)Py_TYPE(pb));
-    if (argtypes == NULL) {
-        Py_DECREF(key);
-        return NULL;
-    }
-    PyObject *part = fact_of(key, op, argtypes, trace);
-    Py_DECREF(key);
-    Py_DECREF(argtypes);
+    PyObject *part = partials_for(
+        op, PyTuple_Pack(2, (PyObject *)Py_TYPE(pa), (PyObject *)Py_TYPE(pb)), trace);
     if (part == NULL || part == FALLBACK) {
         return part;
     }
-    if (Py_TYPE(part) != partials_t) {
-        Py_DECREF(part);
-        return FALLBACK;
-    }
-    PyObject *stack[2] = {pa, pb};
-    PyObject *y = PyObject_Vectorcall(op, stack, 2, NULL);
-    if (y == NULL) {
-        Py_DECREF(part);
-        return NULL;
-    }
-    int traced = output_traced(y);
-    if (traced <= 0) {
-        Py_DECREF(part);
-        if (traced < 0) {
-            Py_DECREF(y);
-            return NULL;
-        }
-        return y;
-    }
     PyObject *res = NULL;
     PyObject *args = PyTuple_Pack(2, pa, pb);
-    PyObject *parents = PyList_New(0);
-    int ok = args != NULL && parents != NULL;
-    if (ok && ta) {
-        PyObject *pair = parent_pair(one, SLOT(a, off_aux));
-        ok = pair != NULL && PyList_Append(parents, pair) == 0;
-        Py_XDECREF(pair);
-    }
-    if (ok && tb) {
-        PyObject *pair = parent_pair(two, SLOT(b, off_aux));
-        ok = pair != NULL && PyList_Append(parents, pair) == 0;
-        Py_XDECREF(pair);
-    }
-    if (ok) {
-        res = record(trace, part, args, y, parents);
+    PyObject *parents = ta && tb ? Py_BuildValue("[(OO)(OO)]", one, SLOT(a, off_aux), two,
+                                                 SLOT(b, off_aux))
+                        : ta ? Py_BuildValue("[(OO)]", one, SLOT(a, off_aux))
+                             : Py_BuildValue("[(OO)]", two, SLOT(b, off_aux));
+    if (args != NULL && parents != NULL) {
+        res = record_scalar(trace, part, op, args, parents);
     }
     Py_XDECREF(args);
     Py_XDECREF(parents);
     Py_DECREF(part);
-    Py_DECREF(y);
     return res;
 }
 
@@ -612,22 +581,11 @@ index_node(PyObject *a, PyObject *i)
             || Py_TYPE(p) != ndarray_t) {
         return FALLBACK;
     }
-    PyObject *ctype = SLOT(trace, off_ctype);
-    if (ctype == NULL) {
-        return FALLBACK;
-    }
-    PyObject *key = PyTuple_Pack(4, getitem, (PyObject *)ndarray_t, (PyObject *)&PyLong_Type,
-                                 ctype);
-    if (key == NULL) {
-        return NULL;
-    }
     PyObject *argtypes = PyTuple_Pack(2, (PyObject *)ndarray_t, (PyObject *)&PyLong_Type);
     if (argtypes == NULL) {
-        Py_DECREF(key);
         return NULL;
     }
-    PyObject *fact = fact_of(key, getitem, argtypes, trace);
-    Py_DECREF(key);
+    PyObject *fact = fact_for(getitem, argtypes, trace);
     Py_DECREF(argtypes);
     if (fact == NULL || fact == FALLBACK) {
         return fact;
