@@ -228,6 +228,22 @@ record_scalar(PyObject *trace, PyObject *part, PyObject *f, PyObject *args,
     return res;
 }
 
+/* Append (pos, aux) to parents, unless aux is NULL (an untraced operand): 0, or -1. */
+static int
+add_parent(PyObject *parents, PyObject *pos, PyObject *aux)
+{
+    if (parents == NULL) {
+        return -1;
+    }
+    if (aux == NULL) {
+        return 0;
+    }
+    PyObject *pair = PyTuple_Pack(2, pos, aux);
+    int rc = pair == NULL ? -1 : PyList_Append(parents, pair);
+    Py_XDECREF(pair);
+    return rc;
+}
+
 /* ---- recording ---------------------------------------------------------------------- */
 
 /* f(a), a a Tracer: recorded here, or FALLBACK. */
@@ -247,8 +263,8 @@ unary(PyObject *f, PyObject *a)
     }
     PyObject *res = NULL;
     PyObject *args = PyTuple_Pack(1, p);
-    PyObject *parents = Py_BuildValue("[(OO)]", one, aux);
-    if (args != NULL && parents != NULL) {
+    PyObject *parents = PyList_New(0);
+    if (args != NULL && add_parent(parents, one, aux) == 0) {
         res = record_scalar(trace, part, f, args, parents);
     }
     Py_XDECREF(args);
@@ -302,11 +318,9 @@ binary(PyObject *op, PyObject *a, PyObject *b)
     }
     PyObject *res = NULL;
     PyObject *args = PyTuple_Pack(2, pa, pb);
-    PyObject *parents = ta && tb ? Py_BuildValue("[(OO)(OO)]", one, SLOT(a, off_aux), two,
-                                                 SLOT(b, off_aux))
-                        : ta ? Py_BuildValue("[(OO)]", one, SLOT(a, off_aux))
-                             : Py_BuildValue("[(OO)]", two, SLOT(b, off_aux));
-    if (args != NULL && parents != NULL) {
+    PyObject *parents = PyList_New(0);
+    if (args != NULL && add_parent(parents, one, ta ? SLOT(a, off_aux) : NULL) == 0
+            && add_parent(parents, two, tb ? SLOT(b, off_aux) : NULL) == 0) {
         res = record_scalar(trace, part, op, args, parents);
     }
     Py_XDECREF(args);
