@@ -174,3 +174,56 @@ def test_a_replaced_rrule_is_seen_by_the_next_gradient():
     with pytest.warns(RuleOverwriteWarning):
         rrule.register(scale)(rrule_with(5.0))  # deliberately wrong: shows which ran
     np.testing.assert_array_equal(g(np.ones(2)), [5.0, 5.0])
+
+
+# --------------------------------------------------------------------------------------
+# value_and_grad's one-leaf path (`_api._leaf_value_and_grad`): float and real float
+# array arguments; `vjp` always takes the general path, which is the reference here.
+
+def _general(f, args, argnums):
+    y, pullback = vjp(f, *args)
+    grads = pullback(np.ones_like(y) if isinstance(y, np.ndarray) else type(y)(1.0))
+    return y, tuple(grads[i] for i in argnums)
+
+
+_X = np.linspace(0.2, 1.4, 5)
+_LEAF_CASES = {
+    "np.float64 output": (lambda x, c: np.sum(np.sin(x) * c), (_X, 2.0), (0, 1)),
+    "float output": (lambda a, b: a * b + a, (1.5, -2.0), (0, 1)),
+    "0-d output": (lambda x: np.sum(x, keepdims=True).reshape(()), (_X,), (0,)),
+    "size-1 output": (lambda x: np.sum(x, keepdims=True), (_X,), (0,)),
+    "float32": (lambda x: np.sum(x * x), (_X.astype(np.float32),), (0,)),
+    "unused argument": (lambda x, c: np.sum(x), (_X, 2.0), (0, 1)),
+    "untraced output": (lambda x: 3.0, (_X,), (0,)),
+    "only the second": (lambda x, c: np.sum(x) * c, (_X, 2.0), (1,)),
+    "non-contiguous": (lambda x: np.sum(np.exp(x)), (np.linspace(0, 1, 10)[::2],), (0,)),
+}
+
+
+@pytest.mark.parametrize("name", list(_LEAF_CASES))
+def test_one_leaf_gradients_as_the_general_path(name):
+    f, args, argnums = _LEAF_CASES[name]
+    value, grads = value_and_grad(f, argnums)(*args)
+    y, want = _general(f, args, argnums)
+    assert type(value) is type(y) and np.shape(value) == np.shape(y)
+    assert value == y
+    for g, w in zip(grads, want):
+        assert type(g) is type(w) and np.shape(g) == np.shape(w)
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(g, w)
+
+
+def test_one_leaf_path_outputs_it_refuses():
+    from chainrules.ad import NonScalarOutputError
+
+    with pytest.raises(NonScalarOutputError, match="ndarray"):
+        grad(lambda x: x * 2.0)(_X)
+    with pytest.raises(NonScalarOutputError, match="tuple"):
+        grad(lambda x: (np.sum(x), 1.0))(_X)
+
+
+def test_one_leaf_path_repeated_positions_and_nesting():
+    f = lambda a, b: a * a * b  # noqa: E731
+    assert value_and_grad(f, (0, 0))(3.0, 2.0) == (18.0, (12.0, 12.0))
+    # the inner gradient's output is a tracer of the outer trace
+    assert grad(lambda x: grad(lambda y: x * y * y)(1.0))(3.0) == 2.0

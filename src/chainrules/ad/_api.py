@@ -32,7 +32,7 @@ from ._closures import with_cells
 from ._dispatch import call, project_traced
 from ._errors import InputTypeError, NonScalarOutputError
 from ._forward import ForwardTrace
-from ._reverse import ReverseTrace
+from ._reverse import _INPUT, ReverseTrace
 from ._tracer import Tracer, deep_primal
 from ._tree import (
     _CONSTANT_LEAVES,
@@ -50,6 +50,8 @@ from ._tree import (
 )
 
 __all__ = ["ADConfig", "grad", "jvp", "value_and_grad", "vjp"]
+
+_ndarray = np.ndarray
 
 
 class ADConfig(RuleConfig, HasReverseMode, HasForwardsMode):
@@ -398,6 +400,54 @@ def _scalar_seed(y: Any, api: str) -> Any:
     raise NonScalarOutputError(api, desc)
 
 
+def _leaf_value_and_grad(f: Callable, args: tuple, kwargs: dict,
+                         nums: tuple[int, ...]) -> tuple[Any, tuple] | None:
+    """`value_and_grad`'s common case, or None where it does not apply (then the
+    general code runs, and nothing has been evaluated): every differentiated argument a
+    float or a real float array, and a traced real scalar output. The same steps as
+    `_vjp` and its pullback for one-leaf inputs and outputs, without their walks over
+    structures."""
+    for i in nums:
+        a = args[i]
+        ta = type(a)
+        if ta is not float and not (ta is _ndarray and a.dtype.kind == "f"):
+            return None
+    if len(set(nums)) != len(nums):
+        return None
+    trace = ReverseTrace(_CONFIG)
+    tape = trace.tape
+    boxed = list(args)
+    for i in nums:
+        boxed[i] = Tracer(args[i], trace, len(tape))
+        tape.append(_INPUT)
+    try:
+        y = call(f, *boxed, **kwargs)
+    finally:
+        trace.end()
+    if type(y) is not Tracer or y._trace is not trace:
+        # an untraced or structured output: what `_vjp`'s pullback would do with it
+        out_leaves: list = []
+        y_primal = _unbox_output(trace, y, out_leaves)
+        seed = _scalar_seed(deep_primal(y_primal), "grad")
+        seeds = [(t.aux, b) for (_, t), b in zip(out_leaves,
+                                                   _output_cotangent_leaves(y_primal, seed))
+                 if t is not None]
+    else:
+        y_primal = y.primal  # (a tracer of an outer trace under nested grads)
+        seeds = [(y.aux, _scalar_seed(deep_primal(y_primal), "grad"))]
+    bars = trace.backward(seeds) if seeds else None
+    grads = []
+    for k, i in enumerate(nums):
+        primal = args[i]
+        g: Any = bars[k] if bars is not None else None  # the inputs are entries 0, 1, ...
+        tg = type(g)
+        if tg is not type(primal) or (tg is _ndarray and (g.shape != primal.shape
+                                                          or g.dtype != primal.dtype)):
+            g = _natural(primal, g, f"argument {i} (leaf 0)")
+        grads.append(g)
+    return y_primal, tuple(grads)
+
+
 def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     """Like `grad`, returning ``(f(*args), gradient)``.
 
@@ -408,14 +458,25 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         (0.0, 1.0)
     """
 
+    single = isinstance(argnums, int)
+    last: list = [-1, ()]  # the argument count of the last call and its positions
+
     @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        nums = _argnums_tuple(argnums, len(args), "grad")
-        _check_float_inputs("grad", f, args, nums)
-        y, pullback = _vjp(_CONFIG, f, args, kwargs, nums)
-        seed = _scalar_seed(deep_primal(y), "grad")
-        grads = pullback(seed)
-        return y, grads[0] if isinstance(argnums, int) else grads
+        if len(args) == last[0]:
+            nums = last[1]
+        else:
+            nums = _argnums_tuple(argnums, len(args), "grad")
+            last[:] = len(args), nums
+        out = _leaf_value_and_grad(f, args, kwargs, nums)
+        if out is not None:
+            y, grads = out
+        else:
+            _check_float_inputs("grad", f, args, nums)
+            y, pullback = _vjp(_CONFIG, f, args, kwargs, nums)
+            seed = _scalar_seed(deep_primal(y), "grad")
+            grads = pullback(seed)
+        return y, grads[0] if single else grads
 
     return value_and_grad_f
 

@@ -296,6 +296,18 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
             if out is not _NO_RULE:
                 return out
             return _through(f, args, kwargs, top)
+    if plain and not kwargs and tf is _FunctionType and top is not None \
+            and id(f) not in _INPLACE_FUNCS:
+        # the user's own function on tracers and plain values (a helper, the function
+        # being differentiated): its rule if it has one, else its rewritten code, as the
+        # general path below would decide (no structure, function or keyword to look at)
+        out = top.process(f, args, _EMPTY)
+        if out is not _NO_RULE:
+            return out
+        g = _rewritten(f)
+        if g is not None:
+            return g(*args)
+        return _through(f, args, kwargs, top)
     if top is None:
         if tf is _FunctionType and f not in _r_by_func and f not in _f_by_func:
             g = _rewritten(f) or f
