@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from chainrules import scalar_rule
+from chainrules import scalar_rule, scoped_rules
 from chainrules.ad import (
     DeadTracerError,
     _native,
@@ -19,6 +19,7 @@ from chainrules.ad import (
     grad,
     hessian,
     jacobian,
+    jvp,
     value_and_grad,
     vjp,
 )
@@ -281,3 +282,36 @@ def test_a_failed_setup_leaves_the_python_code(monkeypatch):
     _reverse._configure_native()  # set up again, as at import
     assert _native.enabled()
     assert grad(lambda x: np.sin(x) * 2.0)(0.0) == 2.0
+
+
+def _power(x, p):
+    return x ** p
+
+
+def test_partials_are_asked_only_for_the_traced_arguments():
+    """A partials function taking ``wrt`` is told which arguments are traced, by the C
+    backward, the Python one, forward mode and a traced (second-order) backward; the
+    partials it leaves out (None) are never used."""
+    seen = []
+
+    def partials(x, p, *, y, wrt):
+        seen.append(wrt)
+        return p * x ** (p - 1), (y * np.log(x) if wrt[1] else None)
+
+    x = np.array([0.5, 1.5])
+    programs = [(lambda v: np.sum(_power(v, 3.0)), (True, False)),
+                (lambda v: np.sum(_power(2.0, v)), (False, True)),
+                (lambda v: np.sum(_power(v, v)), (True, True))]
+    with scoped_rules():
+        scalar_rule(_power, partials)
+        for f, wanted in programs:
+            seen.clear()
+            fast, slow = _both(lambda f=f: grad(f)(x))
+            _same(fast, slow)
+            assert seen == [wanted, wanted]
+            seen.clear()
+            jvp(f, (x,), (np.ones(2),))
+            assert seen == [wanted]
+            seen.clear()
+            hessian(f)(x)
+            assert seen and all(w == wanted for w in seen)

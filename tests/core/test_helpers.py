@@ -475,3 +475,44 @@ def test_scalar_partials_belong_to_their_rule():
         assert scalar_partials(operator.mul, plain)(6.0, (2.0, 3.0)) == ((3.0, 2.0),)
     assert scalar_partials(operator.mul, mine) is None  # no longer registered
     assert scalar_partials(operator.mul)(6.0, (2.0, 3.0)) == ((3.0, 2.0),)
+
+
+def _logpow(x, p):
+    return x ** p
+
+
+def _logpow_partials(seen):
+    def partials(x, p, *, y, wrt):
+        seen.append(wrt)
+        dx = p * x ** (p - 1)
+        return dx, (y * np.log(x) if wrt[1] else None)
+
+    return partials
+
+
+def test_scalar_rule_wrt_names_the_needed_partials():
+    seen = []
+    scalar_rule(_logpow, _logpow_partials(seen))
+    # an frule needs the partials of the arguments with a nonzero tangent only
+    y, y_dot = frule((NoTangent(), 1.0, ZeroTangent()), _logpow, 2.0, 3.0)
+    assert (y, y_dot) == (8.0, 12.0)
+    y, y_dot = frule((NoTangent(), 0.0, 1.0), _logpow, 2.0, 3.0)
+    assert y_dot == pytest.approx(8.0 * math.log(2.0))
+    assert seen == [(True, False), (True, True)]
+    # an rrule's pullback returns every cotangent: every partial
+    seen.clear()
+    _, pullback = rrule(_logpow, 2.0, 3.0)
+    assert pullback(1.0)[1:] == pytest.approx((12.0, 8.0 * math.log(2.0)))
+    assert derivatives_given_output(8.0, _logpow, 2.0, 3.0)[0][0] == 12.0
+    assert seen == [(True, True), (True, True)]
+
+
+def test_scalar_rule_with_wrt_passes_the_testers():
+    from chainrules.testing import test_frule, test_rrule
+
+    scalar_rule(_logpow, _logpow_partials([]))
+    x = np.array([0.7, 1.3, 2.1])
+    test_frule(_logpow, x, 1.7)
+    test_rrule(_logpow, x, 1.7)
+    test_frule(_logpow, 1.3, 2.5)
+    test_rrule(_logpow, 1.3, 2.5)

@@ -210,7 +210,8 @@ class ForwardTrace:
         y = f(*primals)
         if type(y) is not tp or (tp is _ndarray and y.shape != p.shape):
             return _NO_RULE  # (a broadcast against the other argument: the general path)
-        y_dot = part(y, primals)[0][pos] * d
+        wrt = tuple(i == pos for i in range(len(primals))) if part.uses_wrt else None
+        y_dot = part(y, primals, wrt)[0][pos] * d
         if tp is _ndarray and (type(y_dot) is not _ndarray or y_dot.dtype != y.dtype
                                or y_dot.shape != y.shape):
             return _NO_RULE

@@ -129,15 +129,16 @@ def _scalar_backward(entry: tuple, b: Any, bars: list, owned: bytearray, tape: l
     each traced argument, ``conj(partial) * b``."""
     part, args, y, parents = entry
     fn = part.fn
-    if part.uses_xp:  # partials written against xp (the array-API rules)
-        a0 = args[0]
-        # NumPy's namespace for one array argument (namespace_of's answer, at a tenth
-        # of its cost)
-        xp = np if len(args) == 1 and type(a0) is _ndarray else namespace_of(args)
-        if part.uses_output:
-            p = fn(*args, y=y, xp=xp)
-        else:
-            p = fn(*args, xp=xp)
+    if part.uses_xp or part.uses_wrt:
+        kw: dict = {"y": y} if part.uses_output else {}
+        if part.uses_xp:  # partials written against xp (the array-API rules)
+            # NumPy's namespace for one array argument (namespace_of's answer, at a
+            # tenth of its cost)
+            kw["xp"] = (np if len(args) == 1 and type(args[0]) is _ndarray
+                        else namespace_of(args))
+        if part.uses_wrt:
+            kw["wrt"] = _wrt(part, parents)
+        p = fn(*args, **kw)
     elif part.uses_output:
         p = fn(*args, y=y)
     else:
@@ -170,6 +171,14 @@ def _scalar_backward(entry: tuple, b: Any, bars: list, owned: bytearray, tape: l
             bars[j] = g  # the first cotangent of j (not owned: never written into)
         else:
             _accumulate(bars, owned, j, g, tape)
+
+
+def _wrt(part: Any, parents: list) -> tuple:
+    """The ``wrt`` of a scalar node's partials: True for each traced argument."""
+    wrt = [False] * part.nargs
+    for par in parents:
+        wrt[par[0] - 1] = True
+    return tuple(wrt)
 
 
 def _index_backward(entry: tuple, b: Any, bars: list, owned: bytearray, tape: list) -> bool:
@@ -206,7 +215,7 @@ def _scalar_backward_traced(part: Any, args: tuple, y: Any, parents: list, b: An
                             bars: list, owned: bytearray, tape: list) -> None:
     """The cotangents of a scalar node on values of an outer trace (``b`` or the
     arguments): the partials' own code is traced."""
-    ps = _partials(part, y, args, True)
+    ps = _partials(part, y, args, True, parents)
     for par in parents:
         pos = par[0] - 1
         p = ps[pos]
@@ -238,13 +247,16 @@ def _project_plain(x: Any, g: Any) -> Any:
     return ProjectTo(x)(g)
 
 
-def _partials(part: Any, y: Any, args: tuple, traced: bool) -> tuple:
+def _partials(part: Any, y: Any, args: tuple, traced: bool, parents: list) -> tuple:
+    wrt = _wrt(part, parents) if part.uses_wrt else None
     if not traced:
-        return part(y, args)[0]
+        return part(y, args, wrt)[0]
     fn = _traceable(part.fn)
     kw: dict = {"y": y} if part.uses_output else {}
     if part.uses_xp:
         kw["xp"] = namespace_of(tuple(deep_primal(a) for a in args))
+    if wrt is not None:
+        kw["wrt"] = wrt
     p = call(fn, *args, **kw)
     return p if part.nargs > 1 else (p,)
 

@@ -35,7 +35,8 @@ static PyTypeObject *tracer_t, *rtrace_t, *ndarray_t, *partials_t, *leaf_t;
 static PyTypeObject *ufunc_t, *npfunc_t;
 static Py_ssize_t off_primal, off_trace, off_aux;            /* Tracer */
 static Py_ssize_t off_tape, off_ctype, off_config;           /* ReverseTrace */
-static Py_ssize_t off_raw, off_fn, off_nargs, off_quiet, off_uses_output, off_uses_xp;
+static Py_ssize_t off_raw, off_fn, off_nargs, off_quiet, off_uses_output, off_uses_xp,
+    off_uses_wrt;
 static PyObject *fast_cache;     /* dict: (f, types..., config type) -> fact */
 static PyObject *fill;           /* fill(key, f, argtypes, config) -> fact */
 static PyObject *boxable;        /* _tracer._boxable */
@@ -55,7 +56,7 @@ static PyObject *ignore_all;     /* its "ignore all" value */
 static PyObject *one, *two;      /* the ints 1 and 2 */
 static PyObject *getitem;        /* operator.getitem */
 static PyObject *s_dtype, *s_kind, *s_shape, *s_conj, *s_conjugate, *s_ndim;
-static PyObject *kw_y, *kw_xp, *kw_y_xp;
+static PyObject *kw_y, *kw_xp, *kw_y_xp, *s_y, *s_xp, *s_wrt;
 
 /* The marker of "not a fast case": go to the Python code. Never returned to Python. */
 static PyObject fallback_marker;
@@ -690,14 +691,45 @@ static PyTypeObject IndexType = {
 
 /* ---- the backward pass ---------------------------------------------------------------- */
 
+/* The wrt of a scalar node's partials (_reverse._wrt): True for each traced argument. */
+static PyObject *
+wrt_of(Py_ssize_t n, PyObject *parents)
+{
+    PyObject *wrt = PyTuple_New(n);
+    if (wrt == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(wrt, i, Py_NewRef(Py_False));
+    }
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(parents); k++) {
+        PyObject *par = PyList_GET_ITEM(parents, k);
+        Py_ssize_t pos = -1;
+        if (PyTuple_CheckExact(par) && PyTuple_GET_SIZE(par) >= 1) {
+            pos = PyLong_AsSsize_t(PyTuple_GET_ITEM(par, 0)) - 1;
+        }
+        if (pos < 0 || pos >= n) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_IndexError, "a scalar node's parent out of range");
+            }
+            Py_DECREF(wrt);
+            return NULL;
+        }
+        Py_SETREF(PyTuple_GET_ITEM(wrt, pos), Py_NewRef(Py_True));
+    }
+    return wrt;
+}
+
 /* The partials of a scalar node (as the Python _scalar_backward calls them). */
 static PyObject *
-call_partials(PyObject *part, PyObject *args, PyObject *y)
+call_partials(PyObject *part, PyObject *args, PyObject *y, PyObject *parents)
 {
     PyObject *raw = SLOT(part, off_raw), *fn = SLOT(part, off_fn);
     PyObject *quiet = SLOT(part, off_quiet);
     PyObject *uo = SLOT(part, off_uses_output), *ux = SLOT(part, off_uses_xp);
-    if (raw == NULL || fn == NULL || quiet == NULL || uo == NULL || ux == NULL) {
+    PyObject *uw = SLOT(part, off_uses_wrt);
+    if (raw == NULL || fn == NULL || quiet == NULL || uo == NULL || ux == NULL
+            || uw == NULL) {
         PyErr_SetString(PyExc_TypeError, "partials without their fields");
         return NULL;
     }
@@ -705,7 +737,7 @@ call_partials(PyObject *part, PyObject *args, PyObject *y)
     if (n > 8) {
         return FALLBACK;
     }
-    PyObject *stack[10];
+    PyObject *stack[11];  /* up to 8 arguments, y, xp and wrt */
     for (Py_ssize_t i = 0; i < n; i++) {
         stack[i] = PyTuple_GET_ITEM(args, i);
     }
@@ -729,6 +761,30 @@ call_partials(PyObject *part, PyObject *args, PyObject *y)
         stack[k++] = xp;
         kwnames = uo == Py_True ? kw_y_xp : kw_xp;
     }
+    PyObject *wrt = NULL;
+    if (uw == Py_True) {
+        /* wrt: which partials are needed; its own keyword names tuple */
+        wrt = wrt_of(n, parents);
+        if (wrt == NULL) {
+            Py_XDECREF(xp);
+            return NULL;
+        }
+        stack[k++] = wrt;
+        kwnames = PyTuple_New(k - n);
+        if (kwnames == NULL) {
+            Py_DECREF(wrt);
+            Py_XDECREF(xp);
+            return NULL;
+        }
+        Py_ssize_t q = 0;
+        if (uo == Py_True) {
+            PyTuple_SET_ITEM(kwnames, q++, Py_NewRef(s_y));
+        }
+        if (ux == Py_True) {
+            PyTuple_SET_ITEM(kwnames, q++, Py_NewRef(s_xp));
+        }
+        PyTuple_SET_ITEM(kwnames, q, Py_NewRef(s_wrt));
+    }
     PyObject *p;
     if (quiet == Py_True && errstate_var != NULL) {
         /* what the quiet wrapper (part.fn) does, without its frame */
@@ -747,6 +803,10 @@ call_partials(PyObject *part, PyObject *args, PyObject *y)
         p = PyObject_Vectorcall(fn, stack, n, kwnames);
     }
     Py_XDECREF(xp);
+    if (wrt != NULL) {
+        Py_DECREF(wrt);
+        Py_DECREF(kwnames);
+    }
     return p;
 }
 
@@ -870,7 +930,7 @@ scalar_backward(PyObject *entry, PyObject *b, PyObject *bars, PyObject *owned,
         }
         return -1;
     }
-    PyObject *ps = call_partials(part, args, y);
+    PyObject *ps = call_partials(part, args, y, parents);
     if (ps == NULL) {
         return -1;
     }
@@ -1114,7 +1174,8 @@ configure(PyObject *module, PyObject *args, PyObject *kwargs)
             || slot_offset(o[3], "nargs", &off_nargs) < 0
             || slot_offset(o[3], "quiet", &off_quiet) < 0
             || slot_offset(o[3], "uses_output", &off_uses_output) < 0
-            || slot_offset(o[3], "uses_xp", &off_uses_xp) < 0) {
+            || slot_offset(o[3], "uses_xp", &off_uses_xp) < 0
+            || slot_offset(o[3], "uses_wrt", &off_uses_wrt) < 0) {
         return NULL;
     }
     if (take_type(o[0], &tracer_t) < 0 || take_type(o[1], &rtrace_t) < 0
@@ -1212,6 +1273,12 @@ PyInit__tape(void)
     kw_y = Py_BuildValue("(s)", "y");
     kw_xp = Py_BuildValue("(s)", "xp");
     kw_y_xp = Py_BuildValue("(ss)", "y", "xp");
+    s_y = PyUnicode_InternFromString("y");
+    s_xp = PyUnicode_InternFromString("xp");
+    s_wrt = PyUnicode_InternFromString("wrt");
+    if (s_y == NULL || s_xp == NULL || s_wrt == NULL) {
+        return NULL;
+    }
     if (one == NULL || two == NULL || s_dtype == NULL || s_kind == NULL || s_shape == NULL
             || s_conj == NULL || s_conjugate == NULL || s_ndim == NULL || kw_y == NULL
             || kw_xp == NULL || kw_y_xp == NULL) {

@@ -37,10 +37,11 @@ __all__ = [
 
 
 class _Partials:
-    __slots__ = ("fn", "nargs", "nout", "quiet", "raw", "uses_output", "uses_xp")
+    __slots__ = ("all", "fn", "nargs", "nout", "quiet", "raw", "uses_output", "uses_wrt",
+                 "uses_xp")
 
     def __init__(self, fn: Callable, nargs: int, nout: int, uses_output: bool,
-                 uses_xp: bool = False, quiet: bool = False) -> None:
+                 uses_xp: bool = False, quiet: bool = False, uses_wrt: bool = False) -> None:
         # A quiet fn silences NumPy's floating-point warnings itself, wherever it runs
         # (an AD's fused backward calls ``fn`` directly); ``raw`` is ``fn`` unwrapped, for
         # a caller that silences the warnings itself (the reference AD's C tape).
@@ -51,31 +52,38 @@ class _Partials:
         self.quiet = quiet
         self.uses_output = uses_output
         self.uses_xp = uses_xp
+        # ``fn`` takes ``wrt``: which arguments' partials are needed (the others may be
+        # None); ``all`` is its value when every one is
+        self.uses_wrt = uses_wrt
+        self.all = (True,) * nargs
 
-    def _evaluate(self, y: Any, args: tuple) -> Any:
+    def _evaluate(self, y: Any, args: tuple, wrt: tuple | None) -> Any:
         kwargs: dict[str, Any] = {}
         if self.uses_output:
             kwargs["y"] = y
         if self.uses_xp:
             kwargs["xp"] = namespace_of(args)
+        if self.uses_wrt:
+            kwargs["wrt"] = self.all if wrt is None else wrt
         return self.fn(*args, **kwargs)
 
-    def __call__(self, y: Any, args: tuple) -> tuple:
-        """Partials as a tuple (per output) of tuples (per argument)."""
+    def __call__(self, y: Any, args: tuple, wrt: tuple | None = None) -> tuple:
+        """Partials as a tuple (per output) of tuples (per argument); with ``wrt`` (a
+        bool per argument), the entries where it is False may be None."""
         if not self.quiet and any(isinstance(a, (np.ndarray, np.generic)) for a in args):
             # A derivative that is infinite at a singular point (sqrt at 0) is the
             # answer, not a warning; NumPy would warn, and warnings may be errors.
             if _ERRSTATE is None:
                 with np.errstate(all="ignore"):
-                    p = self._evaluate(y, args)
+                    p = self._evaluate(y, args, wrt)
             else:
                 token = _ERRSTATE.set(_IGNORE_ALL)
                 try:
-                    p = self._evaluate(y, args)
+                    p = self._evaluate(y, args, wrt)
                 finally:
                     _ERRSTATE.reset(token)
         else:
-            p = self._evaluate(y, args)
+            p = self._evaluate(y, args, wrt)
         if self.nout == 1:
             return (p if self.nargs > 1 else (p,),)
         if not isinstance(p, tuple) or len(p) != self.nout:
@@ -229,6 +237,12 @@ def scalar_rule(
     a keyword-only parameter ``xp`` receives the arguments' array namespace
     (`array_namespace`), so one definition serves NumPy, JAX, PyTorch
     and ``array_api_strict`` arrays (``scalar_rule(f, lambda x, *, xp: xp.cos(x))``).
+    A keyword-only parameter ``wrt`` receives a tuple with a bool per argument: whether
+    that argument's partial is needed. The partials where it is False are not used and
+    may be returned as None, so a partial that costs work and often goes unused (the
+    exponent's, ``y * log(x)``, in ``x ** 2``) is computed only when asked for; an
+    argument with a zero tangent in an frule, or a constant in the reference AD, is not
+    needed. Calls that need every partial pass all True.
     With ``nout > 1`` outputs, return a tuple with one such entry per output.
 
     The same definition works elementwise for NumPy arrays and ufuncs with
@@ -280,6 +294,8 @@ def scalar_rule(
     uses_output = y_param is not None and y_param.kind == inspect.Parameter.KEYWORD_ONLY
     xp_param = sig.parameters.get("xp")
     uses_xp = xp_param is not None and xp_param.kind == inspect.Parameter.KEYWORD_ONLY
+    wrt_param = sig.parameters.get("wrt")
+    uses_wrt = wrt_param is not None and wrt_param.kind == inspect.Parameter.KEYWORD_ONLY
     nargs = len(positional)
     if nargs == 0:
         raise RuleRegistrationError(
@@ -297,7 +313,8 @@ def scalar_rule(
         )
     if elementwise is None:
         elementwise = isinstance(f, np.ufunc)
-    part = _Partials(partials, nargs, nout, uses_output, uses_xp, quiet=elementwise)
+    part = _Partials(partials, nargs, nout, uses_output, uses_xp, quiet=elementwise,
+                     uses_wrt=uses_wrt)
     frule_table.add_rule(f, _scalar_frule(f, part), tuple(types), kind="scalar")
     rrule_table.add_rule(f, _scalar_rrule(f, part), tuple(types), kind="scalar")
     if all(t is object for t in types) and nargs <= _MAX_SEQUENCE_ARGS:
@@ -388,8 +405,10 @@ def _scalar_frule(f: Any, part: _Partials, sequences: bool = False) -> Callable:
         y = f(*args, **kwargs)
         if sequences:
             args = tuple(map(_as_array, args))
-        ps = part(y, args)
         x_dots = dargs[1:]
+        # the partials of arguments with a zero tangent are not needed
+        ps = part(y, args, tuple(not _is_zero_like(d) for d in x_dots)
+                  if part.uses_wrt else None)
         if nout == 1:
             y_dot = _pushforward(ps[0], x_dots)
             if not isinstance(y_dot, AbstractTangent) and (

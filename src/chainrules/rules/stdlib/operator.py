@@ -99,7 +99,7 @@ def _py_pow_dp(x: Any, p: Any, y: Any) -> Any:
     return y * math.log(-x)  # real x < 0, integer p: the real part of y * log(x)
 
 
-def _np_pow_partials(x: Any, p: Any, y: Any) -> tuple:
+def _np_pow_partials(x: Any, p: Any, y: Any, need_dp: bool = True) -> tuple:
     dt = np.result_type(y, 1.0)
     xf = np.asarray(x).astype(dt, copy=False)
     pf = np.asarray(p).astype(np.result_type(p, 1.0), copy=False)
@@ -107,6 +107,8 @@ def _np_pow_partials(x: Any, p: Any, y: Any) -> tuple:
         # masked where-branches get harmless inputs, so that zero cotangents times
         # infinite partials (log 0) do not make second derivatives NaN
         dx = np.where(pf == 0, 0, pf * np.where(pf == 0, 1, xf) ** (pf - 1))
+        if not need_dp:
+            return dx, None
         x_safe = np.where(xf == 0, 1, xf)
         # real x < 0 (integer p): the real part of y * log(x)
         logx = np.log(x_safe) if dt.kind == "c" else np.log(np.abs(x_safe))
@@ -114,29 +116,37 @@ def _np_pow_partials(x: Any, p: Any, y: Any) -> tuple:
     return dx, dp
 
 
-def pow_partials(x: Any, p: Any, *, y: Any) -> tuple:
-    """Partials of ``x ** p`` (conventions in the module docstring)."""
+def pow_partials(x: Any, p: Any, *, y: Any, wrt: tuple = (True, True)) -> tuple:
+    """Partials of ``x ** p`` (conventions in the module docstring); the exponent's
+    (a logarithm) only when ``wrt`` asks for it, which ``x ** 2`` with a constant 2 does
+    not."""
+    need_dp = wrt[1]
     if type(p) in _PY_NUMBERS and (type(x) in _PY_NUMBERS or (  # np.float64 ** 2.0: fast path
             type(x) is np.float64 and type(p) is not complex and p >= 1 and abs(y) < 1e150
             and (x > 0 or (x < 0 and p == int(p))))):
-        return _py_pow_dx(x, p), _py_pow_dp(x, p, y)
+        return _py_pow_dx(x, p), _py_pow_dp(x, p, y) if need_dp else None
     if (type(p) is float or type(p) is int) and type(x) is np.ndarray \
             and type(y) is np.ndarray and x.dtype.kind == "f" and x.dtype == y.dtype:
-        return _real_array_pow_partials(x, p, y)
-    return _np_pow_partials(x, p, y)
+        return _real_array_pow_partials(x, p, y, need_dp)
+    return _np_pow_partials(x, p, y, need_dp)
 
 
-def _real_array_pow_partials(x: np.ndarray, p: float, y: np.ndarray) -> tuple:
+def _real_array_pow_partials(x: np.ndarray, p: float, y: np.ndarray,
+                             need_dp: bool = True) -> tuple:
     """`_np_pow_partials` for a real array to a Python number (``x ** 2``, the common
     case): the same values in four NumPy calls instead of ten."""
     if p == 2:  # the square, without np.errstate (2 µs): nothing here can warn
+        if not need_dp:
+            return 2 * x, None
         ax = np.abs(x)
         zero = ax == 0
         if zero.any():
             ax[zero] = 1  # log|x| = 0 there: dp is 0 at x = 0, as below
         return 2 * x, y * np.log(ax)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        dx = np.zeros_like(x) if p == 0 else 2 * x if p == 2 else p * x ** (p - 1)
+        dx = np.zeros_like(x) if p == 0 else p * x ** (p - 1)
+        if not need_dp:
+            return dx, None
         dp = y * np.log(np.abs(x))
     zero = x == 0
     if zero.any():
