@@ -122,9 +122,11 @@ def scalar_partials(f: Any, rule: Any = None, *, forward: bool = False) -> Any:
     unless that is the rrule ``scalar_rule`` made (the frule, with ``forward=True``), so
     a hand-written rule for some argument types is never mistaken for the partials. The
     result has the attributes ``fn`` (the partials function), ``nargs``, ``nout``,
-    ``uses_output`` (``fn`` takes the primal output as keyword ``y``) and ``uses_xp``
-    (``fn`` takes the array namespace as keyword ``xp``, see `namespace_of`); calling it
-    as ``part(y, args)`` gives what `derivatives_given_output` gives.
+    ``uses_output`` (``fn`` takes the primal output as keyword ``y``), ``uses_xp``
+    (``fn`` takes the array namespace as keyword ``xp``, see `namespace_of`) and
+    ``uses_wrt`` (``fn`` takes keyword ``wrt``, a bool per argument: whether its partial
+    is needed); calling it as ``part(y, args)`` gives what `derivatives_given_output`
+    gives, and ``part(y, args, wrt)`` may leave the partials not asked for as None.
 
     Example:
         >>> import math
