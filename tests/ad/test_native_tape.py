@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import operator
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -315,3 +316,159 @@ def test_partials_are_asked_only_for_the_traced_arguments():
             seen.clear()
             hessian(f)(x)
             assert seen and all(w == wanted for w in seen)
+
+
+# --------------------------------------------------------------------------------------
+# Forward mode: a call on one tracer of a ForwardTrace (ForwardTrace._scalar's case)
+
+
+def _jvp_of(f, x):
+    t = np.linspace(1.0, -0.5, x.size).reshape(x.shape).astype(x.dtype) if isinstance(
+        x, np.ndarray) else 0.75
+    return jvp(f, (x,), (t,))
+
+
+@pytest.mark.parametrize("name", list(_programs()))
+@pytest.mark.parametrize("xname", list(_INPUTS))
+def test_forward_same_as_the_python_code(name, xname):
+    f, x = _programs()[name], _INPUTS[xname]
+    if xname == "c16" and name in ("math functions", "two traced operands",
+                                   "loop over elements"):
+        pytest.skip("math functions and arctan2 take no complex numbers")
+    before = x.copy()
+    fast, slow = _both(lambda: _jvp_of(f, x))
+    np.testing.assert_array_equal(x, before)
+    for a, b in zip(fast, slow):
+        _same(a, b)
+
+
+@pytest.mark.parametrize("x", [np.float64(0.7), 0.7, np.array(0.7), np.zeros(0),
+                               np.linspace(0.5, 1.5, 6).reshape(2, 3).T],
+                         ids=["np.float64", "float", "0-d", "empty", "transposed"])
+def test_forward_same_on_scalars_0d_empty_and_views(x):
+    f = lambda x: np.sin(x) * x + 2.0 * np.exp(-x) - 1  # noqa: E731
+    fast, slow = _both(lambda: _jvp_of(f, x))
+    for a, b in zip(fast, slow):
+        _same(a, b)
+
+
+def test_forward_same_for_higher_orders():
+    """Forward over reverse, reverse over forward and forward over forward: the inner
+    trace's C path meets tracers of the outer one and steps aside for them."""
+    f = lambda v: np.sum(np.tanh(v) ** 3 * np.sin(v) * 1.5)  # noqa: E731
+    x = np.array([0.3, -0.8, 1.1])
+    t = np.array([1.0, 0.5, -2.0])
+    fast, slow = _both(lambda: jvp(grad(f), (x,), (t,)))
+    for a, b in zip(fast, slow):
+        _same(a, b)
+    fast, slow = _both(lambda: grad(lambda v: jvp(f, (v,), (t,))[1])(x))
+    _same(fast, slow)
+    fast, slow = _both(lambda: jvp(lambda v: jvp(f, (v,), (t,))[1], (x,), (t,)))
+    for a, b in zip(fast, slow):
+        _same(a, b)
+
+
+def test_forward_c_path_is_taken(monkeypatch):
+    from chainrules.ad import _forward
+
+    seen = []
+    for name in ("process", "binop", "_scalar"):
+        original = getattr(_forward.ForwardTrace, name)
+
+        def spy(self, first, *args, _name=name, _original=original, **kwargs):
+            seen.append((_name, first))
+            return _original(self, first, *args, **kwargs)
+
+        monkeypatch.setattr(_forward.ForwardTrace, name, spy)
+
+    def f(x):
+        return np.tanh(np.sin(x) * 2.0 + 1)
+
+    def taken():
+        return [(name, first) for name, first in seen
+                if first in (np.sin, np.tanh, operator.mul, operator.add)]
+
+    x = np.array([0.5, 1.0])
+    y, y_dot = jvp(f, (x,), (np.ones(2),))
+    assert taken() == []
+    with _native.python_only():
+        y2, y_dot2 = jvp(f, (x,), (np.ones(2),))
+    assert [name for name, _ in taken()].count("_scalar") == 4
+    _same(y, y2)
+    _same(y_dot, y_dot2)
+
+
+def test_forward_steps_aside_for_what_it_does_not_do():
+    """Two traced operands, an array operand, a complex or integer-valued input and a
+    tangent of another dtype go to the Python code, with its results."""
+    x = np.array([0.5, 1.0])
+    cases = [
+        (lambda v: v * v, x, np.ones(2)),
+        (lambda v: v * np.array([2.0, 3.0]), x, np.ones(2)),
+        (lambda v: np.sin(v) * 2.0, x + 0.5j, np.ones(2) + 0j),
+        (lambda v: np.sin(v) * 2.0, x, np.ones(2, dtype=np.float32)),
+        (lambda v: np.floor(v) * 2.0, x, np.ones(2)),
+    ]
+    for f, v, t in cases:
+        fast, slow = _both(lambda f=f, v=v, t=t: jvp(f, (v,), (t,)))
+        for a, b in zip(fast, slow):
+            _same(a, b)
+
+
+def test_forward_errors_are_the_python_codes():
+    def bad_partial(x):
+        return x * 2.0
+
+    scalar_rule(bad_partial, lambda x: 1.0 / 0.0)
+    for on in (True, False):
+        _native.set_enabled(on)
+        with pytest.raises(ZeroDivisionError):
+            jvp(lambda x: np.sin(bad_partial(x)), (1.0,), (1.0,))
+        with pytest.raises(ValueError, match="operands could not be broadcast"):
+            jvp(lambda x: np.sin(x) * np.ones(3), (np.ones(2),), (np.ones(2),))
+
+
+def test_forward_dead_tracers_are_refused():
+    kept = []
+
+    def f(x):
+        kept.append(x)
+        return np.sin(x)
+
+    jvp(f, (np.ones(2),), (np.ones(2),))
+    with pytest.raises(DeadTracerError):
+        np.sin(kept[0])
+    with pytest.raises(DeadTracerError):
+        kept[0] * 2.0
+
+
+def test_forward_no_references_kept():
+    x = np.linspace(0.1, 1.0, 5)
+    t = np.ones(5)
+    c = 1.25
+    f = lambda v: np.tanh(np.sin(v) * c) + c  # noqa: E731
+    jvp(f, (x,), (t,))
+    before = (sys.getrefcount(x), sys.getrefcount(t), sys.getrefcount(c))
+    for _ in range(50):
+        jvp(f, (x,), (t,))
+    assert (sys.getrefcount(x), sys.getrefcount(t), sys.getrefcount(c)) == before
+
+
+def test_forward_partials_get_wrt():
+    """An operator's partials taking wrt are told which operand is traced."""
+    seen = []
+
+    def partials(a, b, *, wrt):
+        seen.append(wrt)
+        return (b if wrt[0] else None), (a if wrt[1] else None)
+
+    x = np.array([2.0, 0.5])
+    with scoped_rules(), warnings.catch_warnings():
+        warnings.simplefilter("error")  # a new signature, not a replaced rule
+        scalar_rule(operator.mul, partials, types=(float, np.ndarray))
+        for on in (True, False):
+            seen.clear()
+            _native.set_enabled(on)
+            y, y_dot = jvp(lambda v: 3.0 * v, (x,), (np.ones(2),))
+            _same(y_dot, np.full(2, 3.0))
+            assert seen == [(False, True)]

@@ -180,7 +180,7 @@ def test_a_replaced_rrule_is_seen_by_the_next_gradient():
 # value_and_grad's one-leaf path (`_api._leaf_value_and_grad`): float and real float
 # array arguments; `vjp` always takes the general path, which is the reference here.
 
-def _general(f, args, argnums):
+def _via_vjp(f, args, argnums):
     y, pullback = vjp(f, *args)
     grads = pullback(np.ones_like(y) if isinstance(y, np.ndarray) else type(y)(1.0))
     return y, tuple(grads[i] for i in argnums)
@@ -204,7 +204,7 @@ _LEAF_CASES = {
 def test_one_leaf_gradients_as_the_general_path(name):
     f, args, argnums = _LEAF_CASES[name]
     value, grads = value_and_grad(f, argnums)(*args)
-    y, want = _general(f, args, argnums)
+    y, want = _via_vjp(f, args, argnums)
     assert type(value) is type(y) and np.shape(value) == np.shape(y)
     assert value == y
     for g, w in zip(grads, want):

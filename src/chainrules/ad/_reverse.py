@@ -802,6 +802,11 @@ def _configure_tape(tape: Any) -> None:
         plain_numbers=(complex, np.float64, np.float32, np.float16, np.longdouble,
                        np.complex128, np.complex64, np.clongdouble),
         input_entry=_INPUT)
+    from . import _forward
+
+    tape.configure_forward(forward_trace=_forward.ForwardTrace,
+                           fast_cache=_forward._fast_get.__self__,  # type: ignore[attr-defined]
+                           fill=_forward._fast_fill)
 
 
 _configure_native()

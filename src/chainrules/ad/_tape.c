@@ -13,6 +13,10 @@
  *     a * b ... on tracers of one ReverseTrace and plain floats, ints and ndarrays.
  *   - Index: x[i] of a traced float array and an int, recorded as the index node
  *     (x, i, index) where x[i] is the AD's own rule.
+ *   - Forward mode: Dispatch and OpMethod do what ForwardTrace._scalar does for a
+ *     call on one tracer of a ForwardTrace holding a real float or array with a tangent
+ *     of its kind (and a plain float or int as an operator's other operand):
+ *     y = f(x), y_dot = partial * x_dot, the tracer (y, trace, y_dot).
  *   - backward: the loop of ReverseTrace.backward. A scalar tuple whose cotangent is a
  *     plain float or ndarray gets its cotangents here (`_scalar_backward`); every other
  *     entry goes to the trace's Python `_step`.
@@ -30,6 +34,7 @@
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
 
 static int enabled;  /* configured and switched on */
+static int forward;  /* forward mode configured too (configure_forward) */
 
 static PyTypeObject *tracer_t, *rtrace_t, *ndarray_t, *partials_t, *leaf_t;
 static PyTypeObject *ufunc_t, *npfunc_t;
@@ -39,6 +44,10 @@ static Py_ssize_t off_raw, off_fn, off_nargs, off_quiet, off_uses_output, off_us
     off_uses_wrt;
 static PyObject *fast_cache;     /* dict: (f, types..., config type) -> fact */
 static PyObject *fill;           /* fill(key, f, argtypes, config) -> fact */
+static PyTypeObject *ftrace_t;   /* ForwardTrace */
+static Py_ssize_t off_fctype, off_fconfig;
+static PyObject *ffast_cache;    /* _forward's cache: (f, types..., config type) -> fact */
+static PyObject *ffill;
 static PyObject *boxable;        /* _tracer._boxable */
 static PyObject *inplace_ids;    /* _tracer._INPLACE_FUNCS: id(f) -> name */
 static PyObject *project_plain;  /* _reverse._project_plain */
@@ -158,9 +167,9 @@ record(PyObject *trace, PyObject *part, PyObject *args, PyObject *y, PyObject *p
  * reference); FALLBACK for an unhashable key (the Python path decides), NULL on an
  * error of the fill. */
 static PyObject *
-fact_for(PyObject *f, PyObject *argtypes, PyObject *trace)
+fact_in(PyObject *cache, PyObject *filler, PyObject *f, PyObject *argtypes,
+        PyObject *ctype, PyObject *config)
 {
-    PyObject *ctype = SLOT(trace, off_ctype), *config = SLOT(trace, off_config);
     if (ctype == NULL || config == NULL) {
         return FALLBACK;
     }
@@ -174,7 +183,7 @@ fact_for(PyObject *f, PyObject *argtypes, PyObject *trace)
         PyTuple_SET_ITEM(key, k + 1, Py_NewRef(PyTuple_GET_ITEM(argtypes, k)));
     }
     PyTuple_SET_ITEM(key, n + 1, Py_NewRef(ctype));
-    PyObject *fact = PyDict_GetItemWithError(fast_cache, key);
+    PyObject *fact = PyDict_GetItemWithError(cache, key);
     if (fact != NULL) {
         fact = Py_NewRef(fact);
     }
@@ -183,10 +192,18 @@ fact_for(PyObject *f, PyObject *argtypes, PyObject *trace)
         fact = FALLBACK;
     }
     else {
-        fact = PyObject_CallFunctionObjArgs(fill, key, f, argtypes, config, NULL);
+        fact = PyObject_CallFunctionObjArgs(filler, key, f, argtypes, config, NULL);
     }
     Py_DECREF(key);
     return fact;
+}
+
+/* fact_in for a reverse trace's call: _reverse's cache. */
+static PyObject *
+fact_for(PyObject *f, PyObject *argtypes, PyObject *trace)
+{
+    return fact_in(fast_cache, fill, f, argtypes, SLOT(trace, off_ctype),
+                   SLOT(trace, off_config));
 }
 
 /* The partials of a one-output scalar_rule when that is the call's fast fact (a new
@@ -245,6 +262,171 @@ add_parent(PyObject *parents, PyObject *pos, PyObject *aux)
     return rc;
 }
 
+/* ---- forward mode --------------------------------------------------------------------- */
+
+static PyObject *call_partials(PyObject *part, PyObject *args, PyObject *y, PyObject *wrt,
+                               int quiet_arrays);
+static PyObject *wrt_at(Py_ssize_t n, Py_ssize_t pos);
+
+/* Whether two ndarrays have equal shapes (1), not (0), or an error (-1). */
+static int
+same_shape(PyObject *a, PyObject *b)
+{
+    PyObject *sa = PyObject_GetAttr(a, s_shape);
+    if (sa == NULL) {
+        return -1;
+    }
+    PyObject *sb = PyObject_GetAttr(b, s_shape);
+    if (sb == NULL) {
+        Py_DECREF(sa);
+        return -1;
+    }
+    int r = PyObject_RichCompareBool(sa, sb, Py_EQ);
+    Py_DECREF(sa);
+    Py_DECREF(sb);
+    return r;
+}
+
+/* Whether two ndarrays have equal dtypes (1), not (0), or an error (-1). */
+static int
+same_dtype(PyObject *a, PyObject *b)
+{
+    PyObject *da = PyObject_GetAttr(a, s_dtype);
+    if (da == NULL) {
+        return -1;
+    }
+    PyObject *db = PyObject_GetAttr(b, s_dtype);
+    if (db == NULL) {
+        Py_DECREF(da);
+        return -1;
+    }
+    int r = da == db ? 1 : PyObject_RichCompareBool(da, db, Py_EQ);
+    Py_DECREF(da);
+    Py_DECREF(db);
+    return r;
+}
+
+/* ForwardTrace._scalar: f(*args) whose only traced argument, at pos, is the tracer t of
+ * a forward trace; the traced output, or FALLBACK (the Python code decides). */
+static PyObject *
+forward_scalar(PyObject *f, PyObject *t, PyObject *args, Py_ssize_t pos)
+{
+    PyObject *trace = SLOT(t, off_trace), *p = SLOT(t, off_primal), *d = SLOT(t, off_aux);
+    if (!forward || trace == NULL || p == NULL || d == NULL) {
+        return FALLBACK;
+    }
+    PyTypeObject *tp = Py_TYPE(p);
+    if ((tp != ndarray_t && tp != &PyFloat_Type) || Py_TYPE(d) != tp) {
+        return FALLBACK;
+    }
+    if (tp == ndarray_t) {
+        char k = array_kind(p);
+        if (k == 0) {
+            return NULL;
+        }
+        int ok = k == 'f' ? same_dtype(d, p) : 0;
+        if (ok > 0) {
+            ok = same_shape(d, p);
+        }
+        if (ok <= 0) {
+            return ok < 0 ? NULL : FALLBACK;
+        }
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *argtypes = PyTuple_New(n);
+    if (argtypes == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyTuple_SET_ITEM(argtypes, k, Py_NewRef(Py_TYPE(PyTuple_GET_ITEM(args, k))));
+    }
+    PyObject *part = fact_in(ffast_cache, ffill, f, argtypes, SLOT(trace, off_fctype),
+                             SLOT(trace, off_fconfig));
+    Py_DECREF(argtypes);
+    if (part == NULL || part == FALLBACK) {
+        return part;
+    }
+    if (Py_TYPE(part) != partials_t) {  /* None: no scalar_rule, the general path */
+        Py_DECREF(part);
+        return FALLBACK;
+    }
+    PyObject *res = FALLBACK, *y = NULL, *ps = NULL, *wrt = NULL, *pd = NULL, *y_dot = NULL;
+    PyObject *nargs_o = SLOT(part, off_nargs), *uw = SLOT(part, off_uses_wrt);
+    Py_ssize_t nargs = nargs_o != NULL ? PyLong_AsSsize_t(nargs_o) : -1;
+    if (nargs < 0 || uw == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "partials without their fields");
+        }
+        res = NULL;
+        goto done;
+    }
+    y = PyObject_Vectorcall(f, PySequence_Fast_ITEMS(args), n, NULL);
+    if (y == NULL) {
+        res = NULL;
+        goto done;
+    }
+    if (Py_TYPE(y) != tp) {
+        goto done;
+    }
+    if (tp == ndarray_t) {
+        int ok = same_shape(y, p);  /* (a broadcast against the other argument: Python) */
+        if (ok <= 0) {
+            res = ok < 0 ? NULL : FALLBACK;
+            goto done;
+        }
+    }
+    if (uw == Py_True) {
+        wrt = wrt_at(n, pos);
+        if (wrt == NULL) {
+            res = NULL;
+            goto done;
+        }
+    }
+    ps = call_partials(part, args, y, wrt, tp == ndarray_t);
+    if (ps == NULL || ps == FALLBACK) {
+        res = ps;
+        ps = NULL;
+        goto done;
+    }
+    pd = nargs > 1 ? PySequence_GetItem(ps, pos) : Py_NewRef(ps);
+    if (pd == NULL) {
+        res = NULL;
+        goto done;
+    }
+    y_dot = PyNumber_Multiply(pd, d);
+    if (y_dot == NULL) {
+        res = NULL;
+        goto done;
+    }
+    if (Py_TYPE(y_dot) != tp) {
+        goto done;
+    }
+    if (tp == ndarray_t) {
+        int ok = same_dtype(y_dot, y);
+        if (ok > 0) {
+            ok = same_shape(y_dot, y);
+        }
+        if (ok <= 0) {
+            res = ok < 0 ? NULL : FALLBACK;
+            goto done;
+        }
+    }
+    res = tracer_t->tp_alloc(tracer_t, 0);
+    if (res != NULL) {
+        SLOT(res, off_primal) = Py_NewRef(y);
+        SLOT(res, off_trace) = Py_NewRef(trace);
+        SLOT(res, off_aux) = Py_NewRef(y_dot);
+    }
+done:
+    Py_DECREF(part);
+    Py_XDECREF(y);
+    Py_XDECREF(wrt);
+    Py_XDECREF(ps);
+    Py_XDECREF(pd);
+    Py_XDECREF(y_dot);
+    return res;
+}
+
 /* ---- recording ---------------------------------------------------------------------- */
 
 /* f(a), a a Tracer: recorded here, or FALLBACK. */
@@ -254,6 +436,15 @@ unary(PyObject *f, PyObject *a)
     PyObject *trace = SLOT(a, off_trace);
     PyObject *p = SLOT(a, off_primal);
     PyObject *aux = SLOT(a, off_aux);
+    if (trace != NULL && p != NULL && Py_TYPE(trace) == ftrace_t) {
+        PyObject *args = PyTuple_Pack(1, p);
+        if (args == NULL) {
+            return NULL;
+        }
+        PyObject *res = forward_scalar(f, a, args, 0);
+        Py_DECREF(args);
+        return res;
+    }
     if (trace == NULL || p == NULL || aux == NULL || Py_TYPE(trace) != rtrace_t
             || Py_TYPE(p) == tracer_t) {
         return FALLBACK;
@@ -308,6 +499,20 @@ binary(PyObject *op, PyObject *a, PyObject *b)
     }
     else if (!plain_operand(b)) {
         return FALLBACK;
+    }
+    if (trace != NULL && Py_TYPE(trace) == ftrace_t) {
+        /* ForwardTrace.binop's fast case: one tracer, a plain float or int */
+        PyObject *other = ta ? b : a;
+        if ((ta && tb) || !(PyFloat_CheckExact(other) || PyLong_CheckExact(other))) {
+            return FALLBACK;
+        }
+        PyObject *args = PyTuple_Pack(2, pa, pb);
+        if (args == NULL) {
+            return NULL;
+        }
+        PyObject *res = forward_scalar(op, ta ? a : b, args, ta ? 0 : 1);
+        Py_DECREF(args);
+        return res;
     }
     if (trace == NULL || Py_TYPE(trace) != rtrace_t) {
         return FALLBACK;
@@ -721,8 +926,25 @@ wrt_of(Py_ssize_t n, PyObject *parents)
 }
 
 /* The partials of a scalar node (as the Python _scalar_backward calls them). */
+/* The wrt of forward mode's partials: True at pos only. */
 static PyObject *
-call_partials(PyObject *part, PyObject *args, PyObject *y, PyObject *parents)
+wrt_at(Py_ssize_t n, Py_ssize_t pos)
+{
+    PyObject *wrt = PyTuple_New(n);
+    if (wrt == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(wrt, i, Py_NewRef(i == pos ? Py_True : Py_False));
+    }
+    return wrt;
+}
+
+/* wrt: the partials' keyword argument when they take one (uses_wrt), else NULL;
+ * quiet_arrays: silence NumPy's warnings for partials that are not quiet themselves too
+ * (as _Partials.__call__ does when an argument is an array). */
+static PyObject *
+call_partials(PyObject *part, PyObject *args, PyObject *y, PyObject *wrt, int quiet_arrays)
 {
     PyObject *raw = SLOT(part, off_raw), *fn = SLOT(part, off_fn);
     PyObject *quiet = SLOT(part, off_quiet);
@@ -761,18 +983,16 @@ call_partials(PyObject *part, PyObject *args, PyObject *y, PyObject *parents)
         stack[k++] = xp;
         kwnames = uo == Py_True ? kw_y_xp : kw_xp;
     }
-    PyObject *wrt = NULL;
     if (uw == Py_True) {
         /* wrt: which partials are needed; its own keyword names tuple */
-        wrt = wrt_of(n, parents);
         if (wrt == NULL) {
+            PyErr_SetString(PyExc_SystemError, "partials taking wrt called without it");
             Py_XDECREF(xp);
             return NULL;
         }
         stack[k++] = wrt;
         kwnames = PyTuple_New(k - n);
         if (kwnames == NULL) {
-            Py_DECREF(wrt);
             Py_XDECREF(xp);
             return NULL;
         }
@@ -786,11 +1006,14 @@ call_partials(PyObject *part, PyObject *args, PyObject *y, PyObject *parents)
         PyTuple_SET_ITEM(kwnames, q, Py_NewRef(s_wrt));
     }
     PyObject *p;
-    if (quiet == Py_True && errstate_var != NULL) {
+    if ((quiet == Py_True || quiet_arrays) && errstate_var != NULL) {
         /* what the quiet wrapper (part.fn) does, without its frame */
         PyObject *token = PyContextVar_Set(errstate_var, ignore_all);
         if (token == NULL) {
             Py_XDECREF(xp);
+            if (uw == Py_True) {
+                Py_DECREF(kwnames);
+            }
             return NULL;
         }
         p = PyObject_Vectorcall(raw, stack, n, kwnames);
@@ -803,8 +1026,7 @@ call_partials(PyObject *part, PyObject *args, PyObject *y, PyObject *parents)
         p = PyObject_Vectorcall(fn, stack, n, kwnames);
     }
     Py_XDECREF(xp);
-    if (wrt != NULL) {
-        Py_DECREF(wrt);
+    if (uw == Py_True) {
         Py_DECREF(kwnames);
     }
     return p;
@@ -930,7 +1152,15 @@ scalar_backward(PyObject *entry, PyObject *b, PyObject *bars, PyObject *owned,
         }
         return -1;
     }
-    PyObject *ps = call_partials(part, args, y, parents);
+    PyObject *wrt = NULL;
+    if (SLOT(part, off_uses_wrt) == Py_True) {
+        wrt = wrt_of(PyTuple_GET_SIZE(args), parents);
+        if (wrt == NULL) {
+            return -1;
+        }
+    }
+    PyObject *ps = call_partials(part, args, y, wrt, 0);
+    Py_XDECREF(wrt);
     if (ps == NULL) {
         return -1;
     }
@@ -1207,6 +1437,35 @@ configure(PyObject *module, PyObject *args, PyObject *kwargs)
 }
 
 static PyObject *
+configure_forward(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"forward_trace", "fast_cache", "fill", NULL};
+    PyObject *o[3];
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!O:configure_forward", names, &o[0],
+                                     &PyDict_Type, &o[1], &o[2])) {
+        return NULL;
+    }
+    forward = 0;
+    if (tracer_t == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "configure the reverse trace first");
+        return NULL;
+    }
+    if (!PyType_Check(o[0])) {
+        PyErr_SetString(PyExc_TypeError, "configure_forward: forward_trace must be a class");
+        return NULL;
+    }
+    if (slot_offset(o[0], "ctype", &off_fctype) < 0
+            || slot_offset(o[0], "config", &off_fconfig) < 0
+            || take_type(o[0], &ftrace_t) < 0) {
+        return NULL;
+    }
+    take(o[1], &ffast_cache);
+    take(o[2], &ffill);
+    forward = 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 set_enabled(PyObject *module, PyObject *flag)
 {
     int on = PyObject_IsTrue(flag);
@@ -1226,6 +1485,10 @@ static PyMethodDef module_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
      "configure(**objects): the classes and functions of chainrules.ad the fast paths "
      "use; switches them on."},
+    {"configure_forward", (PyCFunction)(void (*)(void))configure_forward,
+     METH_VARARGS | METH_KEYWORDS,
+     "configure_forward(forward_trace=, fast_cache=, fill=): forward mode's class and "
+     "lookup cache; its fast path then runs wherever the reverse trace's are on."},
     {"set_enabled", set_enabled, METH_O,
      "set_enabled(flag) -> the previous setting: the fast paths on or off (off: every "
      "call goes to the Python code)."},
