@@ -1,5 +1,7 @@
 """reduction_rule (rules/numpy/_reduce_kernel.py): a reduction defined by its weights."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -88,3 +90,40 @@ def test_check_refuses_arguments():
     reduction_rule(total, lambda x, y, p, axes, keepdims: 1.0, check=refuse_dtype)
     with pytest.raises(NotImplementedError, match="no dtype= here"):
         rrule(total, np.ones(2), dtype=np.float32)
+
+
+_WHOLE_INPUTS = [
+    np.linspace(-1.0, 2.0, 7),
+    np.linspace(-1.0, 2.0, 7, dtype=np.float32),
+    np.float32(1e7) + np.arange(1001, dtype=np.float32) / 3,  # rounding in the sum
+    np.random.default_rng(0).standard_normal((37, 53)),  # pairwise summation, 2-d
+    np.linspace(0.0, 1.0, 20)[::3],  # non-contiguous
+    np.linspace(0.0, 1.0, 12).reshape(3, 4).T,
+    np.array(2.5),  # 0-d
+    np.zeros(0),  # empty: NumPy's own code (a warning and nan for the mean)
+    np.linspace(0.0, 1.0, 5) + 1j * np.linspace(2.0, -1.0, 5),
+    (np.linspace(0.0, 1.0, 5) + 1j).astype(np.complex64),
+    np.linspace(0.0, 1.0, 5, dtype=np.float16),
+    np.arange(6), np.array([True, False, True]),
+    np.linspace(0.0, 1.0, 5, dtype=np.longdouble),
+]
+
+
+@pytest.mark.parametrize("x", _WHOLE_INPUTS, ids=lambda x: f"{x.dtype}{x.shape}")
+def test_whole_reductions_are_numpys_bit_for_bit(x):
+    """``np.sum(x)`` and ``np.mean(x)`` of a whole array, which the rules compute
+    without NumPy's Python wrappers: the same value, type and dtype."""
+    from chainrules.rules.numpy.reductions import _sum_whole
+    from chainrules.rules.numpy.statistics import _mean_whole
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for ours, numpys in ((_sum_whole(x), np.sum(x)), (_mean_whole(x), np.mean(x))):
+            assert type(ours) is type(numpys)
+            assert ours.dtype == numpys.dtype
+            np.testing.assert_array_equal(ours, numpys)
+        if x.dtype.kind in "fc":  # the rules' primals are these
+            for f in (np.sum, np.mean):
+                y = rrule(f, x)[0]
+                assert type(y) is type(f(x))
+                np.testing.assert_array_equal(y, f(x))

@@ -136,7 +136,10 @@ def expand(y_bar: np.ndarray, shape: tuple, axes: tuple, keepdims: bool) -> np.n
 def spread(y_bar: np.ndarray, shape: tuple, axes: tuple, keepdims: bool) -> np.ndarray:
     """`expand` as a fresh writeable array (callers may update cotangents in place)."""
     if y_bar.size == 1:
-        return np.full(shape, y_bar.reshape(()), dtype=y_bar.dtype)
+        # np.full's work (empty, then fill) without its Python wrapper
+        out = np.empty(shape, dtype=y_bar.dtype)
+        out.fill(y_bar.reshape(()))
+        return out
     return np.array(expand(y_bar, shape, axes, keepdims))
 
 
@@ -208,7 +211,8 @@ def sum_to(g: np.ndarray, shape: tuple) -> np.ndarray:
 
 def reduction_rule(f: Any, weights: Callable[..., Any], *, nan: bool = False,
                    real: bool = False, check: Callable[[Any, dict], None] | None = None,
-                   call: Callable[[Any, dict], Any] | None = None) -> None:
+                   call: Callable[[Any, dict], Any] | None = None,
+                   whole: Callable[[np.ndarray], Any] | None = None) -> None:
     """Define the frule and rrule of a reduction ``f(a, axis=..., ...)`` from its weights.
 
     ``weights(x, y, p, axes, keepdims)`` gives the partial derivative of each output
@@ -223,7 +227,9 @@ def reduction_rule(f: Any, weights: Callable[..., Any], *, nan: bool = False,
     ``nan``: NaN elements of ``x`` get zero (their tangents are ignored); ``real``: the
     output is real for complex ``x`` (``var``), so the derivative takes the real part;
     ``check(f, p)`` refuses unsupported arguments; ``call(a, p)`` computes the primal
-    (default: ``f(a, *args, **kwargs)``).
+    (default: ``f(a, *args, **kwargs)``); ``whole(a)`` computes ``f(a)`` of an ndarray
+    ``a`` with no other argument, bit for bit, without ``f``'s Python wrapper (the
+    common ``np.sum(x)`` of a loss).
 
     Examples:
         >>> import numpy as np
@@ -243,7 +249,8 @@ def reduction_rule(f: Any, weights: Callable[..., Any], *, nan: bool = False,
         if plain and not args and not kwargs and type(a) is np.ndarray:
             # f(x) of an array, nothing else given: the defaults pass `refuse`, and the
             # reduction is over every axis
-            return bind(sig, (a,), {}), f(a), a, tuple(range(a.ndim)), False
+            y = f(a) if whole is None else whole(a)
+            return bind(sig, (a,), {}), y, a, tuple(range(a.ndim)), False
         p = bind(sig, (a, *args), kwargs)
         refuse(f, p)
         if check is not None:

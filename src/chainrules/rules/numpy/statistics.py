@@ -47,7 +47,17 @@ def _nanmean_weights(x: np.ndarray, y: Any, p: dict, axes: tuple, keepdims: bool
     return finite / np.sum(finite, axis=axes, keepdims=True)
 
 
-kernel.reduction_rule(np.mean, _mean_weights)
+def _mean_whole(a: np.ndarray) -> Any:
+    """``np.mean(a)``: what NumPy's ``_mean`` computes for a non-empty float or complex
+    array of at least single precision (the sum, divided by the count as an ``intp``,
+    in the sum's type); NumPy's own code for the rest (float16, integers, empty)."""
+    if a.dtype.kind not in "fc" or a.dtype.itemsize < 4 or a.size == 0:
+        return np.mean(a)
+    total = np.add.reduce(a, None)
+    return total.dtype.type(total / np.intp(a.size))
+
+
+kernel.reduction_rule(np.mean, _mean_weights, whole=_mean_whole)
 kernel.reduction_rule(np.nanmean, _nanmean_weights, nan=True)
 
 
