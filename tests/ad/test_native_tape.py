@@ -136,19 +136,25 @@ def test_same_second_derivatives(f):
     _same(fast, slow)
 
 
-def test_the_c_paths_are_taken(monkeypatch):
-    """Not only equal results: with the C paths on, a traced np.sin, x * 2.0, x[1] and
-    their backward pass never reach the Python methods; with them off, they do."""
+def _spied(monkeypatch, cls, names):
+    """``[(method name, first argument)]`` of the calls of ``cls``'s methods ``names``
+    from now on (the first argument: the callable, or the tape entry of ``_step``)."""
     seen = []
-    for name in ("process", "binop", "_step"):
-        original = getattr(_reverse.ReverseTrace, name)
+    for name in names:
+        original = getattr(cls, name)
 
         def spy(self, first, *args, _name=name, _original=original, **kwargs):
-            # the callable (process, binop) or the tape entry (_step)
             seen.append((_name, first))
             return _original(self, first, *args, **kwargs)
 
-        monkeypatch.setattr(_reverse.ReverseTrace, name, spy)
+        monkeypatch.setattr(cls, name, spy)
+    return seen
+
+
+def test_the_c_paths_are_taken(monkeypatch):
+    """Not only equal results: with the C paths on, a traced np.sin, x * 2.0, x[1] and
+    their backward pass never reach the Python methods; with them off, they do."""
+    seen = _spied(monkeypatch, _reverse.ReverseTrace, ("process", "binop", "_step"))
     calls = []
     original_backward = _reverse._scalar_backward
     monkeypatch.setattr(_reverse, "_scalar_backward",
@@ -371,15 +377,7 @@ def test_forward_same_for_higher_orders():
 def test_forward_c_path_is_taken(monkeypatch):
     from chainrules.ad import _forward
 
-    seen = []
-    for name in ("process", "binop", "_scalar"):
-        original = getattr(_forward.ForwardTrace, name)
-
-        def spy(self, first, *args, _name=name, _original=original, **kwargs):
-            seen.append((_name, first))
-            return _original(self, first, *args, **kwargs)
-
-        monkeypatch.setattr(_forward.ForwardTrace, name, spy)
+    seen = _spied(monkeypatch, _forward.ForwardTrace, ("process", "binop", "_scalar"))
 
     def f(x):
         return np.tanh(np.sin(x) * 2.0 + 1)

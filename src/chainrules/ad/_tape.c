@@ -268,42 +268,36 @@ static PyObject *call_partials(PyObject *part, PyObject *args, PyObject *y, PyOb
                                int quiet_arrays);
 static PyObject *wrt_at(Py_ssize_t n, Py_ssize_t pos);
 
-/* Whether two ndarrays have equal shapes (1), not (0), or an error (-1). */
+/* Whether the attribute name (shape, dtype) of two ndarrays is equal (1), not (0), or an
+ * error (-1). */
 static int
-same_shape(PyObject *a, PyObject *b)
+same_attr(PyObject *a, PyObject *b, PyObject *name)
 {
-    PyObject *sa = PyObject_GetAttr(a, s_shape);
-    if (sa == NULL) {
+    PyObject *va = PyObject_GetAttr(a, name);
+    if (va == NULL) {
         return -1;
     }
-    PyObject *sb = PyObject_GetAttr(b, s_shape);
-    if (sb == NULL) {
-        Py_DECREF(sa);
+    PyObject *vb = PyObject_GetAttr(b, name);
+    if (vb == NULL) {
+        Py_DECREF(va);
         return -1;
     }
-    int r = PyObject_RichCompareBool(sa, sb, Py_EQ);
-    Py_DECREF(sa);
-    Py_DECREF(sb);
+    int r = va == vb ? 1 : PyObject_RichCompareBool(va, vb, Py_EQ);
+    Py_DECREF(va);
+    Py_DECREF(vb);
     return r;
 }
 
-/* Whether two ndarrays have equal dtypes (1), not (0), or an error (-1). */
+static int
+same_shape(PyObject *a, PyObject *b)
+{
+    return same_attr(a, b, s_shape);
+}
+
 static int
 same_dtype(PyObject *a, PyObject *b)
 {
-    PyObject *da = PyObject_GetAttr(a, s_dtype);
-    if (da == NULL) {
-        return -1;
-    }
-    PyObject *db = PyObject_GetAttr(b, s_dtype);
-    if (db == NULL) {
-        Py_DECREF(da);
-        return -1;
-    }
-    int r = da == db ? 1 : PyObject_RichCompareBool(da, db, Py_EQ);
-    Py_DECREF(da);
-    Py_DECREF(db);
-    return r;
+    return same_attr(a, b, s_dtype);
 }
 
 /* ForwardTrace._scalar: f(*args) whose only traced argument, at pos, is the tracer t of
@@ -1042,34 +1036,11 @@ needs_projection(PyObject *x, PyObject *g)
     if (Py_TYPE(x) != ndarray_t) {
         return 0;
     }
-    PyObject *gs = PyObject_GetAttr(g, s_shape);
-    if (gs == NULL) {
-        return -1;
+    int same = same_shape(g, x);
+    if (same > 0) {
+        same = same_dtype(g, x);
     }
-    PyObject *xs = PyObject_GetAttr(x, s_shape);
-    if (xs == NULL) {
-        Py_DECREF(gs);
-        return -1;
-    }
-    int ne = PyObject_RichCompareBool(gs, xs, Py_NE);
-    Py_DECREF(gs);
-    Py_DECREF(xs);
-    if (ne != 0) {
-        return ne;
-    }
-    PyObject *gd = PyObject_GetAttr(g, s_dtype);
-    if (gd == NULL) {
-        return -1;
-    }
-    PyObject *xd = PyObject_GetAttr(x, s_dtype);
-    if (xd == NULL) {
-        Py_DECREF(gd);
-        return -1;
-    }
-    ne = gd == xd ? 0 : PyObject_RichCompareBool(gd, xd, Py_NE);
-    Py_DECREF(gd);
-    Py_DECREF(xd);
-    return ne;
+    return same < 0 ? -1 : !same;
 }
 
 /* Whether 1.0 * b is b itself: a float, or a real floating ndarray with ndim > 0. */
