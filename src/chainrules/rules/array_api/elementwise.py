@@ -78,13 +78,15 @@ def _positive_partial(x: Any, *, xp: Any) -> float:
 
 
 @_partials("pow")
-def _pow_partials(x: Any, p: Any, *, y: Any, xp: Any) -> tuple:
+def _pow_partials(x: Any, p: Any, *, y: Any, xp: Any, wrt: tuple = (True, True)) -> tuple:
     x, p = as_arrays(xp, x, p)
     # The masked branch of each where gets a harmless input (1 for a zero x or p): a
     # where passes a zero cotangent to its masked branch, and zero times an infinite
     # partial (log 0, 0 ** -1) would turn the second derivative into NaN.
     dx = p * xp.where(p == 0, xp.ones_like(x), x) ** (p - 1)
     dx = xp.where(p == 0, xp.zeros_like(dx), dx)
+    if not wrt[1]:  # a constant exponent: its partial (a logarithm) is not needed
+        return dx, None
     x_safe = xp.where(x == 0, xp.ones_like(x), x)
     if is_complex(xp, x, p, y):
         log_x = xp.log(x_safe if is_complex(xp, x) else xp.astype(x_safe, y.dtype))

@@ -141,9 +141,9 @@ for _name in ("add", "subtract", "multiply", "divide", "negative", "positive", "
     scalar_rule(getattr(np, _name), PARTIALS[_name])
 scalar_rule(np.power, PARTIALS["pow"])
 # float_power computes in double precision: so do its partials
-scalar_rule(np.float_power, lambda x, p, *, y: PARTIALS["pow"](
+scalar_rule(np.float_power, lambda x, p, *, y, wrt: PARTIALS["pow"](
     np.asarray(x, np.result_type(x, p, np.float64)),
-    np.asarray(p, np.result_type(x, p, np.float64)), y=y, xp=np))
+    np.asarray(p, np.result_type(x, p, np.float64)), y=y, xp=np, wrt=wrt))
 scalar_rule(np.cbrt, lambda x, *, y: 1 / (3 * y * y))
 # fmod and remainder: x1 == k * x2 + y with an integer k in both
 scalar_rule(np.fmod, PARTIALS["remainder"])
