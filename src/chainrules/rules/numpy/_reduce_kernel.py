@@ -136,10 +136,12 @@ def expand(y_bar: np.ndarray, shape: tuple, axes: tuple, keepdims: bool) -> np.n
 def spread(y_bar: np.ndarray, shape: tuple, axes: tuple, keepdims: bool) -> np.ndarray:
     """`expand` as a fresh writeable array (callers may update cotangents in place)."""
     if y_bar.size == 1:
-        # np.full's work (empty, then fill) without its Python wrapper
-        out = np.empty(shape, dtype=y_bar.dtype)
-        out.fill(y_bar.reshape(()))
-        return out
+        if type(y_bar) is np.ndarray:
+            # np.full's work (empty, then fill) without its Python wrapper
+            out = np.empty(shape, dtype=y_bar.dtype)
+            out.fill(y_bar.reshape(()))
+            return out
+        return np.full(shape, y_bar.reshape(()), dtype=y_bar.dtype)  # (traced: a rule)
     return np.array(expand(y_bar, shape, axes, keepdims))
 
 
