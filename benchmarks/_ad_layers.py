@@ -15,6 +15,9 @@ process, interleaved round by round (medians):
   with the cotangent and its accumulation);
 - **jvp**: ``jvp(chain)``, the same for forward mode.
 
+Last, the MLP of the gradients section in two phases, forward and backward, each
+against the hand-written gradient's.
+
 Then a profile (``cProfile``) of ``grad`` splits its per-call time among the AD's
 layers by the functions' own time: call dispatch (``ad/_dispatch.py``), the tracer
 (``ad/_tracer.py``), recording and running the tape (``ad/_reverse.py``), the rules'
@@ -125,5 +128,37 @@ def run(quick: bool, clock: Callable[[], float]) -> int:
     print(f"\nwhere grad's time goes (cProfile, own time, chain of {4 * long} calls):")
     for label, share in _profile_split(long, 20 if quick else 100):
         print(f"  {share * 100:5.1f} %  {label}")
+    _mlp_phases(rounds, clock)
     print(flush=True)
     return 0
+
+
+def _mlp_hand_forward(w1, b1, w2, b2, x, t):
+    d = np.tanh(x @ w1 + b1) @ w2 + b2 - t
+    return np.sum(d * d) / 64.0
+
+
+def _mlp_phases(rounds: int, clock: Callable[[], float]) -> None:
+    """The MLP's gradient in two phases, against the hand-written gradient's: the
+    forward pass (ours: ``vjp`` without calling the pullback, the tape recorded) and
+    the rest (ours: the backward pass; the hand-written code: its gradient lines)."""
+    from bench_ad import hand_mlp, mlp
+
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal((784, 256)) * 0.05, np.zeros(256),
+            rng.standard_normal((256, 10)) * 0.05, np.zeros(10),
+            rng.standard_normal((64, 784)), rng.standard_normal((64, 10)))
+    g = grad(mlp, (0, 1, 2, 3))
+    impls = {"ours": lambda: g(*args),
+             "ours: forward": lambda: vjp(lambda *w: mlp(*w, *args[4:]), *args[:4]),
+             "hand-written": lambda: hand_mlp(*args),
+             "hand-written: forward": lambda: _mlp_hand_forward(*args)}
+    medians, _ = measure(impls, rounds, 0.05, clock)
+    print(f"\nthe MLP 784-256-10, batch 64, in phases (medians of {rounds} rounds):")
+    print(f"{'':<26}{'ours':>12}{'hand-written':>14}{'ours ÷ hand':>13}")
+    rows = {"forward": (medians["ours: forward"], medians["hand-written: forward"]),
+            "backward": (medians["ours"] - medians["ours: forward"],
+                         medians["hand-written"] - medians["hand-written: forward"]),
+            "gradient": (medians["ours"], medians["hand-written"])}
+    for label, (ours, hand) in rows.items():
+        print(f"{label:<26}{fmt(ours):>12}{fmt(hand):>14}{ours / hand:>12.2f}x")

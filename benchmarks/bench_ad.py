@@ -22,7 +22,8 @@ Four sections, each of which runs alone with ``--section NAME`` (repeatable):
 - ``training`` (``_ad_training.py``): 1,000-step gradient-descent loops (logistic
   regression; the MLP), every implementation checked to end at the same parameters;
 - ``layers`` (``_ad_layers.py``): one traced NumPy call's cost, against NumPy alone and
-  the rules alone, and a profile splitting it among the AD's layers.
+  the rules alone, a profile splitting it among the AD's layers, and the MLP's
+  gradient in its forward and backward phases against the hand-written one's.
 
 Run: ``python benchmarks/bench_ad.py [--quick] [--cpu] [--section NAME] [program ...]``
 (or ``python benchmarks/run.py ad [options]``). ``--cpu`` times the gradients and
