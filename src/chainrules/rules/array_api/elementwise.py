@@ -62,9 +62,9 @@ def _multiply_partials(x1: Any, x2: Any, *, xp: Any) -> tuple:
 
 
 @_partials("divide")
-def _divide_partials(x1: Any, x2: Any, *, y: Any, xp: Any) -> tuple:
+def _divide_partials(x1: Any, x2: Any, *, y: Any, xp: Any, wrt: tuple = (True, True)) -> tuple:
     (x2,) = as_arrays(xp, x2)
-    return 1 / x2, -y / x2
+    return (1 / x2 if wrt[0] else None), (-y / x2 if wrt[1] else None)
 
 
 @_partials("negative")
@@ -113,7 +113,10 @@ def _reciprocal_partial(x: Any, *, y: Any, xp: Any) -> Any:
 
 
 @_partials("remainder")
-def _remainder_partials(x1: Any, x2: Any, *, y: Any, xp: Any) -> tuple:
+def _remainder_partials(x1: Any, x2: Any, *, y: Any, xp: Any,
+                        wrt: tuple = (True, True)) -> tuple:
+    if not wrt[1]:  # a constant modulus (x % 2.0)
+        return 1.0, None
     # x1 == k * x2 + y with an integer k, exact: round, not floor, absorbs rounding error
     x1, x2 = as_arrays(xp, x1, x2)
     return 1.0, -xp.round((x1 - y) / x2)

@@ -61,13 +61,24 @@ _SEQ = tuple | list
 
 # ------------------------------------------------------------------- arithmetic
 
+def _truediv_partials(x: Any, z: Any, *, y: Any, wrt: tuple = (True, True)) -> tuple:
+    """Partials of ``x / z``, each only where ``wrt`` asks (``x / 64.0`` needs no
+    ``-y / z``, an array operation)."""
+    return (1 / z if wrt[0] else None), (-y / z if wrt[1] else None)
+
+
+def _mod_partials(x: Any, m: Any, *, wrt: tuple = (True, True)) -> tuple:
+    """Partials of ``x % m``: the modulus's, ``-(x // m)``, only where ``wrt`` asks."""
+    return 1.0, (-operator.floordiv(x, m) if wrt[1] else None)
+
+
 scalar_rule(operator.add, lambda x, z: (1.0, 1.0), types=(_NUM, _NUM))
 scalar_rule(operator.sub, lambda x, z: (1.0, -1.0), types=(_NUM, _NUM))
 scalar_rule(operator.mul, lambda x, z: (z, x), types=(_NUM, _NUM))
-scalar_rule(operator.truediv, lambda x, z, *, y: (1 / z, -y / z), types=(_NUM, _NUM))
+scalar_rule(operator.truediv, _truediv_partials, types=(_NUM, _NUM))
 scalar_rule(operator.neg, lambda x: -1.0, types=(_NUM,))
 scalar_rule(operator.pos, lambda x: 1.0, types=(_NUM,))
-scalar_rule(operator.mod, lambda x, m: (1.0, -operator.floordiv(x, m)), types=(_NUM, _NUM))
+scalar_rule(operator.mod, _mod_partials, types=(_NUM, _NUM))
 
 # In-place forms: for immutable Python and NumPy scalars they are the plain operators
 # (``s += x`` on a float). On arrays they write into their first argument, so they
@@ -76,8 +87,8 @@ _SCALAR = numbers.Number
 scalar_rule(operator.iadd, lambda x, z: (1.0, 1.0), types=(_SCALAR, _SCALAR))
 scalar_rule(operator.isub, lambda x, z: (1.0, -1.0), types=(_SCALAR, _SCALAR))
 scalar_rule(operator.imul, lambda x, z: (z, x), types=(_SCALAR, _SCALAR))
-scalar_rule(operator.itruediv, lambda x, z, *, y: (1 / z, -y / z), types=(_SCALAR, _SCALAR))
-scalar_rule(operator.imod, lambda x, m: (1.0, -operator.floordiv(x, m)), types=(_SCALAR, _SCALAR))
+scalar_rule(operator.itruediv, _truediv_partials, types=(_SCALAR, _SCALAR))
+scalar_rule(operator.imod, _mod_partials, types=(_SCALAR, _SCALAR))
 
 
 def _py_pow_dx(x: Any, p: Any) -> Any:
