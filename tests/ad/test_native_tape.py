@@ -17,6 +17,7 @@ from chainrules.ad import (
     DeadTracerError,
     _native,
     _reverse,
+    _tape_setup,
     grad,
     hessian,
     jacobian,
@@ -294,11 +295,11 @@ def test_a_failed_setup_leaves_the_python_code(monkeypatch):
     monkeypatch.setattr(_native, "TAPE", Refusing())
     _native.ON[0] = False
     with pytest.warns(RuntimeWarning, match="the optional C fast path could not be set up"):
-        _reverse._configure_native()
+        _tape_setup.configure_native()
     assert not _native.enabled()
     monkeypatch.undo()
     assert grad(lambda x: np.sin(x) * 2.0)(0.0) == 2.0  # the C paths are off: Python's
-    _reverse._configure_native()  # set up again, as at import
+    _tape_setup.configure_native()  # set up again, as at import
     assert _native.enabled()
     assert grad(lambda x: np.sin(x) * 2.0)(0.0) == 2.0
 

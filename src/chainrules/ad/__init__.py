@@ -44,7 +44,10 @@ from ._errors import (
     UntrackedOutputError,
 )
 from ._jacobian import hessian, jacobian
+from ._tape_setup import configure_native as _configure_native
 from ._tracer import Tracer
+
+_configure_native()  # the optional C fast paths, once both modes exist
 
 __all__ = [
     "ADConfig",

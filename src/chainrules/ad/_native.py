@@ -7,8 +7,8 @@ code runs alone. It is the reference either way: the C code takes only the commo
 pass over such calls) and hands every other case to the same Python functions, so both
 give the same results bit for bit (``tests/ad/test_native_tape.py``).
 
-``_reverse`` configures it (`configure`) once the classes it reads exist; until then
-its entry points pass every call to the Python code.
+``_tape_setup`` configures it once the classes it reads exist (``chainrules.ad`` calls
+it on import); until then its entry points pass every call to the Python code.
 """
 
 from __future__ import annotations
