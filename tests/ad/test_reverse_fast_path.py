@@ -227,3 +227,11 @@ def test_one_leaf_path_repeated_positions_and_nesting():
     assert value_and_grad(f, (0, 0))(3.0, 2.0) == (18.0, (12.0, 12.0))
     # the inner gradient's output is a tracer of the outer trace
     assert grad(lambda x: grad(lambda y: x * y * y)(1.0))(3.0) == 2.0
+
+
+def test_argnums_follow_the_argument_count_of_each_call():
+    """The positions are kept per argument count: -1 is the last argument of each call."""
+    g = value_and_grad(lambda *a: a[0] * a[-1], argnums=-1)
+    assert g(2.0, 3.0) == (6.0, 2.0)
+    assert g(2.0, 5.0, 3.0) == (6.0, 2.0)
+    assert g(4.0) == (16.0, 8.0)

@@ -459,15 +459,16 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     """
 
     single = isinstance(argnums, int)
-    last: list = [-1, ()]  # the argument count of the last call and its positions
+    # (the argument count of the last call, its positions): one tuple, read and replaced
+    # whole, so calls from several threads never pair one count with another's positions
+    last: list = [(-1, ())]
 
     @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        if len(args) == last[0]:
-            nums = last[1]
-        else:
+        n, nums = last[0]
+        if n != len(args):
             nums = _argnums_tuple(argnums, len(args), "grad")
-            last[:] = len(args), nums
+            last[0] = (len(args), nums)
         out = _leaf_value_and_grad(f, args, kwargs, nums)
         if out is not None:
             y, grads = out
