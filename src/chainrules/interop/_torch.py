@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
+import weakref
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -656,6 +658,39 @@ def _functions() -> tuple[type, type, type]:
     return _Primal, _Pullback, _Pushforward
 
 
+_OP_IDS = itertools.count()
+# op_id -> bridged function, for the compiled path's ops (which name calls by integers)
+_BRIDGED: weakref.WeakValueDictionary[int, _TorchBridged] = weakref.WeakValueDictionary()
+
+
+def _is_compiling() -> bool:  # replaced by torch.compiler.is_compiling once torch is imported
+    return False
+
+
+def _compiled_call(bridged: _TorchBridged, args: tuple, kwargs: dict) -> Any:
+    raise AssertionError("replaced by _torch_compile.compiled_call")  # pragma: no cover
+
+
+def _load_compiled_path() -> None:
+    # done when a function is bridged, not in __call__: an import there would be traced
+    # by dynamo (and break the graph) when the first call happens under torch.compile
+    global _is_compiling, _compiled_call
+    if _is_compiling is _not_compiling:
+        torch = _compat.import_torch()
+        from ._torch_compile import compiled_call
+
+        _is_compiling = torch.compiler.is_compiling
+        _compiled_call = compiled_call
+
+
+_not_compiling = _is_compiling
+
+
+def bridged_by_id(op_id: int) -> _TorchBridged:
+    """The bridged function with this ``op_id``."""
+    return _BRIDGED[op_id]
+
+
 class _TorchBridged:
     """The callable returned by `torch_function`."""
 
@@ -665,6 +700,9 @@ class _TorchBridged:
         self.backend = backend
         # input signature -> (backend, why not native): the choices of backend="auto"
         self.backends: dict[tuple, tuple[str, str]] = {}
+        _load_compiled_path()
+        self.op_id = next(_OP_IDS)
+        _BRIDGED[self.op_id] = self
         functools.update_wrapper(self, f, updated=())
 
     def __repr__(self) -> str:
@@ -677,6 +715,8 @@ class _TorchBridged:
         return choose_backend(self, prepare(self, args, kwargs))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _is_compiling():
+            return _compiled_call(self, args, kwargs)
         if self.backend != "callback":
             native = prepare(self, args, kwargs)
             if self.backend == "native" or choose_backend(self, native) == "native":

@@ -180,6 +180,10 @@ class _NativeCall:
                 raise TangentConversionError(
                     _BRIDGE, self.f, "output", 0, format_path(path), leaf, leaf,
                     "the output leaves of a bridged function must be tensors or numbers")
+            elif any(leaf is t for t in self.tensors):
+                # an input returned as is (xp.positive, xp.real of a real tensor): a
+                # Function may not save for backward an input it also returns; a view may
+                leaf = leaf.view_as(leaf)
             elif not leaf.is_contiguous():
                 # e.g. xp.real of a complex tensor: forward mode wants a tangent of the
                 # same layout as such a view, and the frule's tangent has its own layout
