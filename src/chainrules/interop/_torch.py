@@ -48,23 +48,29 @@ import numpy as np
 
 from chainrules.core import (
     NoTangent,
-    PullbackError,
     RuleConfig,
     ZeroTangent,
     unthunk,
 )
 from chainrules.core._errors import func_name
+from chainrules.core._tangent_types.structural import _is_zero as is_zero_tangent
 
 from . import _compat
 from ._bridge import (
-    call_frule,
-    call_rrule,
     is_differentiable_dtype,
     leaf_tangent,
     output_cotangent,
 )
 from ._errors import NoRuleError, TangentConversionError, UnsupportedTransformError
-from ._torch_native import choose_backend, native_call, prepare
+from ._torch_native import (
+    call_frule,
+    call_rrule,
+    check_pullback_result,
+    choose_backend,
+    native_call,
+    prepare,
+    refuse_none,
+)
 from ._tree import leaves_with_paths, map_leaves, tangent_at, tangent_like
 
 __all__ = ["numpy_to_tensor", "tensor_to_numpy", "torch_function"]
@@ -181,14 +187,7 @@ class _Call:
         cts = {p: None if g is None else tensor_to_numpy(g)
                for p, g in zip(self.out_paths, grads)}
         bars = self.pullback(output_cotangent(self.y, cts))
-        nargs = len(self.args)
-        if not isinstance(bars, tuple) or len(bars) != 1 + nargs:
-            got = len(bars) if isinstance(bars, tuple) else type(bars).__qualname__
-            raise PullbackError(
-                f"{_BRIDGE}({func_name(self.f)}): the rrule's pullback returned {got} entries, "
-                f"expected {1 + nargs} (one for the function, then one per positional "
-                f"argument). Fix the rule's pullback."
-            )
+        check_pullback_result(self.f, bars, len(self.args))
         unthunked: dict[int, Any] = {}
         out: list = []
         for i, need in enumerate(needs):
@@ -198,8 +197,12 @@ class _Call:
             position, path = self.where[i]
             if position not in unthunked:
                 unthunked[position] = unthunk(bars[position])
-            out.append(leaf_tangent(_BRIDGE, self.f, "argument", position, path,
-                                    self.np_inputs[i], unthunked[position]))
+            x_bar = leaf_tangent(_BRIDGE, self.f, "argument", position, path,
+                                 self.np_inputs[i], unthunked[position])
+            if x_bar is None:
+                refuse_none(self.f, "argument", position, path, self.np_inputs[i],
+                            unthunked[position])
+            out.append(x_bar)
         return out
 
     def push(self, tangents: tuple) -> list:
@@ -227,6 +230,8 @@ class _Call:
             t = None
             if np.asarray(y_leaf).dtype.kind in "fc":
                 t = leaf_tangent(_BRIDGE, self.f, "output", 0, path, y_leaf, y_dot)
+                if t is None:
+                    refuse_none(self.f, "output", 0, path, y_leaf, y_dot)
             out.append(np.zeros(np.shape(y_leaf), np.asarray(y_leaf).dtype) if t is None else t)
         return out
 
@@ -304,13 +309,9 @@ def _any_dual(tensors: list) -> bool:
 
 def _is_zero(t: Any) -> bool:
     # torch.func materializes the tangents of inputs it does not differentiate as zeros;
-    # an exactly-zero direction contributes nothing, so the rule's own derivative is not needed
-    if t is None:
-        return True
-    try:
-        return not bool(t.detach().any())
-    except RuntimeError:  # under torch.func.vmap values cannot be inspected: assume nonzero
-        return False
+    # an exactly-zero direction contributes nothing, so the rule's own derivative is not
+    # needed. The core's test is False for values it cannot inspect (under vmap).
+    return t is None or is_zero_tangent(t)
 
 
 def _second_order_error(call: _Call, transform: str) -> UnsupportedTransformError:

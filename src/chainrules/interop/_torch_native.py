@@ -52,11 +52,26 @@ from chainrules.core import (
 from chainrules.core._errors import func_name
 
 from . import _compat
-from ._bridge import call_frule, call_rrule, tangent_leaf
-from ._errors import NumPyOnlyRuleError, TangentConversionError
-from ._tree import format_path, leaves_with_paths, map_leaves, tangent_like
+from ._bridge import call_frule as _call_frule
+from ._bridge import call_rrule as _call_rrule
+from ._bridge import tangent_leaf
+from ._errors import (
+    NoRuleError,
+    NumPyOnlyRuleError,
+    PositionalByKeywordError,
+    TangentConversionError,
+)
+from ._tree import format_path, leaves_with_paths, map_leaves, tangent_at, tangent_like
 
-__all__ = ["choose_backend", "native_call", "prepare"]
+__all__ = [
+    "call_frule",
+    "call_rrule",
+    "check_pullback_result",
+    "choose_backend",
+    "native_call",
+    "prepare",
+    "refuse_none",
+]
 
 _BRIDGE = "torch_function"
 
@@ -127,6 +142,7 @@ class _NativeCall:
         self.key = tuple(key)
         self.index = {w: i for i, w in enumerate(self.where)}
         self.need_pullback = False
+        self.run_inputs: tuple | list = self.tensors
         self.pullback: Any = None
         self.y: Any = None
         self.out_paths: list[tuple] = []
@@ -155,6 +171,7 @@ class _NativeCall:
 
     def run(self, tensors: tuple) -> tuple:
         """Run ``f`` (its rrule, when the pullback will be reused); the output tensors."""
+        self.run_inputs = tensors
         args = self.build_args(tensors)
         if self.need_pullback:
             self.y, self.pullback = self.guarded(
@@ -180,7 +197,7 @@ class _NativeCall:
                 raise TangentConversionError(
                     _BRIDGE, self.f, "output", 0, format_path(path), leaf, leaf,
                     "the output leaves of a bridged function must be tensors or numbers")
-            elif any(leaf is t for t in self.tensors):
+            elif any(leaf is t for t in self.run_inputs):
                 # an input returned as is (xp.positive, xp.real of a real tensor): a
                 # Function may not save for backward an input it also returns; a view may
                 leaf = leaf.view_as(leaf)
@@ -223,14 +240,7 @@ class _NativeCall:
             _, pullback = self.guarded("rrule", call_rrule, _BRIDGE, self.config, self.f,
                                        self.build_args(inputs), self.kwargs)
         bars = self.guarded("rrule's pullback", pullback, self.output_cotangent(grads))
-        nargs = len(self.args)
-        if not isinstance(bars, tuple) or len(bars) != 1 + nargs:
-            got = len(bars) if isinstance(bars, tuple) else type(bars).__qualname__
-            raise PullbackError(
-                f"{_BRIDGE}({func_name(self.f)}): the rrule's pullback returned {got} entries, "
-                f"expected {1 + nargs} (one for the function, then one per positional "
-                f"argument). Fix the rule's pullback."
-            )
+        check_pullback_result(self.f, bars, len(self.args))
         unthunked: dict[int, Any] = {}
         out: list = []
         for i, need in enumerate(needs):
@@ -303,7 +313,7 @@ class _NativeCall:
         t = tangent_leaf(_BRIDGE, self.f, what, position, path, x, tangent,
                          framework="torch", array="a tensor", where=where)
         if t is None:
-            return None
+            return refuse_none(self.f, what, position, path, x, tangent)
         if isinstance(t, (np.ndarray, np.generic)):
             raise NumPyOnlyRuleError.on_tensors(_BRIDGE, self.f, source, where, t)
         if isinstance(t, torch.Tensor) and t.dtype == x.dtype and t.shape == x.shape:
@@ -318,6 +328,70 @@ class _NativeCall:
         except ProjectionError as e:
             raise TangentConversionError(_BRIDGE, self.f, what, position, format_path(path),
                                          x, t, str(e)) from None
+
+
+def call_rrule(bridge: str, config: Any, f: Any, args: tuple, kwargs: dict) -> Any:
+    """``_bridge.call_rrule``, saying so when a positional parameter came by keyword."""
+    try:
+        return _call_rrule(bridge, config, f, args, kwargs)
+    except NoRuleError:
+        _raise_if_positional_by_keyword(bridge, f, "rrule", args, kwargs)
+        raise
+
+
+def call_frule(bridge: str, config: Any, dargs: tuple, f: Any, args: tuple,
+               kwargs: dict) -> Any:
+    """``_bridge.call_frule``, saying so when a positional parameter came by keyword."""
+    try:
+        return _call_frule(bridge, config, dargs, f, args, kwargs)
+    except NoRuleError:
+        _raise_if_positional_by_keyword(bridge, f, "frule", args, kwargs)
+        raise
+
+
+def _raise_if_positional_by_keyword(bridge: str, f: Any, kind: str, args: tuple,
+                                    kwargs: dict) -> None:
+    if not kwargs:
+        return
+    try:
+        params = inspect.signature(f).parameters
+    except (TypeError, ValueError):  # a builtin or ufunc without a signature
+        return
+    names = tuple(k for k in kwargs if k in params
+                  and params[k].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if names:
+        raise PositionalByKeywordError(bridge, f, kind, tuple(map(type, args)),
+                                       names) from None
+
+
+def check_pullback_result(f: Any, bars: Any, nargs: int) -> None:
+    """Raise `PullbackError` unless ``bars`` is a tuple of ``1 + nargs`` entries."""
+    if isinstance(bars, tuple) and len(bars) == 1 + nargs:
+        return
+    got = f"{len(bars)} entries" if isinstance(bars, tuple) else type(bars).__qualname__
+    hint = "Fix the rule's pullback."
+    if isinstance(bars, tuple) and len(bars) == nargs:
+        hint = ("It returned one entry too few: the first entry is self_bar, the cotangent "
+                "of the function itself (NoTangent() for a plain function); return "
+                "(NoTangent(), x_bar, ...).")
+    raise PullbackError(
+        f"{_BRIDGE}({func_name(f)}): the rrule's pullback returned {got}, expected a tuple "
+        f"of {1 + nargs} entries (one for the function, then one per positional "
+        f"argument). {hint}")
+
+
+def refuse_none(f: Any, what: str, position: int, path: tuple, x: Any, tangent: Any) -> None:
+    """None if ``tangent`` is a zero at ``path``; `TangentConversionError` if it is None there.
+
+    A rule's None would otherwise read as a zero: a silent zero gradient.
+    """
+    if tangent_at(tangent, path) is None:
+        rule = "frule" if what == "output" else "rrule's pullback"
+        raise TangentConversionError(
+            _BRIDGE, f, what, position, format_path(path), x, None,
+            f"the {rule} returned None, which is not a tangent: return ZeroTangent() for a "
+            f"zero derivative, NoTangent() where there is none")
+    return None
 
 
 @functools.cache
