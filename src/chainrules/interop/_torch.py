@@ -61,7 +61,7 @@ from ._bridge import (
     leaf_tangent,
     output_cotangent,
 )
-from ._errors import NoRuleError, TangentConversionError, UnsupportedTransformError
+from ._errors import TangentConversionError, UnsupportedTransformError
 from ._torch_native import (
     call_frule,
     call_rrule,
@@ -70,8 +70,10 @@ from ._torch_native import (
     native_call,
     prepare,
     refuse_none,
+    refuse_numpy_only,
 )
-from ._tree import leaves_with_paths, map_leaves, tangent_at, tangent_like
+from ._torch_second import _pullback_as_function, _second_order_error, _third_order_error
+from ._tree import leaves_with_paths, map_leaves, tangent_like
 
 __all__ = ["numpy_to_tensor", "tensor_to_numpy", "torch_function"]
 
@@ -244,61 +246,6 @@ def _leaf_or_zero(x: Any) -> Any:
     return ZeroTangent() if x is None else x
 
 
-def _third_order_error(call: _Call) -> UnsupportedTransformError:
-    return UnsupportedTransformError(
-        _BRIDGE, call.f, "a third derivative",
-        "second derivatives are computed by differentiating the rrule's code with "
-        "chainrules.ad on NumPy arrays, and that result is not differentiable again",
-        f"Stop at second derivatives of torch_function({func_name(call.f)}), or write "
-        f"{func_name(call.f)} in torch operations")
-
-
-def _pullback_as_function(call: _Call, need_idx: list[int],
-                          np_inputs: list) -> tuple[Callable, list[int]]:
-    """``(*float inputs, *grads) -> cotangents of inputs need_idx``, and those inputs' indices.
-
-    The rule as a plain function for the reference AD to differentiate. Integer and
-    bool inputs (``np.where``'s condition, indices) have no derivative and the reference
-    AD refuses them as inputs: they are held fixed. Each cotangent is projected onto
-    its input (a rule may return it in a broadcast shape). The rule is looked up for
-    the NumPy argument types and called directly, so that the reference AD traces its
-    code (with tracers as arguments, ``rrule(f, ...)`` would dispatch on the tracers'
-    type).
-    """
-    from chainrules.core import ProjectTo, rrule
-
-    f, config = call.f, call.bridged.config
-    args_np = call.numpy_args(call.np_inputs)
-    hit = rrule.lookup(f, tuple(map(type, args_np)), config)
-    if hit is None:
-        raise NoRuleError(_BRIDGE, f, "rrule", tuple(map(type, args_np)),
-                          "a second derivative")
-    rule, takes_config, takes_instance = hit
-    prefix = ((config,) if takes_config else ()) + ((f,) if takes_instance else ())
-
-    diff_idx = [i for i, a in enumerate(np_inputs) if is_differentiable_dtype(np.asarray(
-        a).dtype)]
-
-    def rule_pullback(*leaves: Any) -> tuple:
-        inputs = list(np_inputs)
-        for k, i in enumerate(diff_idx):
-            inputs[i] = leaves[k]
-        grads = leaves[len(diff_idx):]
-        _, pullback = rule(*prefix, *call.numpy_args(inputs), **call.kwargs)
-        by_path = dict(zip(call.out_paths, grads))
-        y_bar = tangent_like(call.y, lambda path, leaf: by_path.get(path, ZeroTangent()))
-        bars = pullback(y_bar)
-        out = []
-        for i in need_idx:
-            position, path = call.where[i]
-            t = tangent_at(bars[position], path)
-            out.append(0.0 * inputs[i] if isinstance(t, (ZeroTangent, NoTangent))
-                       else ProjectTo(np_inputs[i])(t))
-        return tuple(out)
-
-    return rule_pullback, diff_idx
-
-
 def _any_dual(tensors: list) -> bool:
     """Whether any tensor carries a forward-mode tangent (``torch.autograd.forward_ad``)."""
     if not tensors:
@@ -312,16 +259,6 @@ def _is_zero(t: Any) -> bool:
     # an exactly-zero direction contributes nothing, so the rule's own derivative is not
     # needed. The core's test is False for values it cannot inspect (under vmap).
     return t is None or is_zero_tangent(t)
-
-
-def _second_order_error(call: _Call, transform: str) -> UnsupportedTransformError:
-    return UnsupportedTransformError(
-        _BRIDGE, call.f, transform,
-        "it needs the derivative of the rule itself with respect to the primal inputs "
-        "(a second derivative of the function), which first-order rrule/frule do not give",
-        f"Differentiate once through torch_function({func_name(call.f)}), or write "
-        f"{func_name(call.f)} in torch operations where second derivatives are needed; "
-        f"for a Jacobian-vector product use torch.func.jvp, not the double-backward trick")
 
 
 @functools.cache
@@ -720,7 +657,12 @@ class _TorchBridged:
             return _compiled_call(self, args, kwargs)
         if self.backend != "callback":
             native = prepare(self, args, kwargs)
-            if self.backend == "native" or choose_backend(self, native) == "native":
+            if self.backend == "native":
+                result = native_call(native)
+                if native.key not in self.backends:  # the first call with this signature
+                    refuse_numpy_only(self, native)
+                return result
+            if choose_backend(self, native) == "native":
                 return native_call(native)
         torch = _compat.import_torch()
         primal_fn = _functions()[0]
