@@ -131,9 +131,10 @@ def _pullback_op(tensors: list, grads: list, key: int) -> list:
 
     bridged, args, kwargs = _rebuild_args(key, tensors)
     call = _NativeCall(bridged, args, kwargs)
+    call.need_pullback = True  # run the rrule (its output structure and its pullback)
     call.run(tuple(call.tensors))
     needs = tuple(_is_float(t) for t in call.tensors)
-    bars = call.pull(tuple(call.tensors), tuple(grads), needs, reuse=False)
+    bars = call.pull(tuple(call.tensors), tuple(grads), needs, reuse=True)
     return _unaliased([torch.zeros_like(t) if b is None else b
                        for t, b in zip(call.tensors, bars)], [*tensors, *grads])
 
