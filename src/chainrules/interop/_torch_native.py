@@ -400,47 +400,11 @@ def refuse_none(f: Any, what: str, position: int, path: tuple, x: Any, tangent: 
     return None
 
 
-@functools.cache
 def _function() -> type:
-    """The ``autograd.Function`` of the native path, defined once torch is imported."""
-    torch = _torch()
+    """The ``autograd.Function`` of the native path (its module imports torch)."""
+    from ._torch_function import Native
 
-    class _Native(torch.autograd.Function):
-        generate_vmap_rule = True
-
-        @staticmethod
-        def forward(call: _NativeCall, *tensors: Any) -> tuple:  # type: ignore[override]
-            return call.run(tensors)
-
-        @staticmethod
-        def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
-            ctx.call = inputs[0]
-            ctx.save_for_backward(*inputs[1:])
-            ctx.save_for_forward(*inputs[1:])
-            # a None cotangent stays None (a ZeroTangent for the rule), not a tensor of zeros
-            ctx.set_materialize_grads(False)
-            ctx.mark_non_differentiable(*(o for o in output if not _is_float(o)))
-
-        @staticmethod
-        def backward(ctx: Any, *grads: Any) -> tuple:
-            needs = ctx.needs_input_grad[1:]
-            if not any(needs):
-                return (None,) * (1 + len(needs))
-            inputs = ctx.saved_tensors
-            # the pullback made in forward has no graph: only a backward pass that nothing
-            # differentiates may reuse it
-            reuse = not (torch.is_grad_enabled() or _compat.torch_transforms_active()
-                         or _compat.torch_has_dual(inputs))
-            return (None, *ctx.call.pull(inputs, grads, needs, reuse))
-
-        @staticmethod
-        def jvp(ctx: Any, _call_dot: Any, *tangents: Any) -> tuple:
-            return ctx.call.push(ctx.saved_tensors, tangents)
-
-    # Function.apply binds its arguments to forward's signature on every call; a
-    # precomputed __signature__ spares it recomputing one.
-    _Native.forward.__signature__ = inspect.signature(_Native.forward)  # type: ignore[attr-defined]
-    return _Native
+    return Native
 
 
 @functools.cache
