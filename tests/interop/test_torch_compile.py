@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from chainrules import NoTangent, array_namespace, rrule  # noqa: E402
-from chainrules.interop import TangentConversionError  # noqa: E402
+from chainrules.interop import NumPyOnlyRuleError, TangentConversionError  # noqa: E402
 from chainrules.interop.torch import torch_function  # noqa: E402
 
 # torch's own: importing inductor scripts a module with a deprecated decorator
@@ -194,4 +195,15 @@ def test_compiled_non_tensor_output_error():
         torch.compile(f, fullgraph=True, backend="aot_eager")(torch.ones(2))
     assert isinstance(info.value, TangentConversionError) or isinstance(
         info.value.__cause__, TangentConversionError) or "TangentConversionError" in str(
+        info.value)
+
+
+def test_compiled_numpy_only_function_error():
+    f = torch_function(np.sin, backend="callback")
+    with pytest.raises(Exception, match=re.escape(
+            "Under torch.compile a bridged function runs on tensors (fake ones while "
+            "tracing), whatever its backend: a NumPy-only function cannot be compiled.")) as info:
+        torch.compile(f, fullgraph=True, backend="aot_eager")(torch.ones(2))
+    chain = [info.value, info.value.__cause__, info.value.__context__]
+    assert any(isinstance(e, NumPyOnlyRuleError) for e in chain) or "NumPyOnlyRuleError" in str(
         info.value)

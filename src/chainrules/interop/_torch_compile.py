@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _compat
-from ._errors import TangentConversionError
+from ._errors import NumPyOnlyRuleError, TangentConversionError
 
 # imported when a first function is bridged (this module is imported then, not before)
 torch: Any = _compat.import_torch()
@@ -75,7 +75,14 @@ def _run(key: int, tensors: list) -> list:
 
     bridged, args, kwargs = _rebuild_args(key, tensors)
     call = _NativeCall(bridged, args, kwargs)
-    flat = call.run(tuple(call.tensors))
+    try:
+        flat = call.run(tuple(call.tensors))
+    except NumPyOnlyRuleError as e:
+        e.args = (f"{e} Under torch.compile a bridged function runs on tensors (fake ones "
+                  f"while tracing), whatever its backend: a NumPy-only function cannot be "
+                  f"compiled. Call it outside the compiled code, or through a function "
+                  f"decorated with @torch.compiler.disable.",)
+        raise
     y = call.y
     if isinstance(y, torch.Tensor):
         layout: tuple = ("single",)
