@@ -207,3 +207,22 @@ def test_compiled_numpy_only_function_error():
     chain = [info.value, info.value.__cause__, info.value.__context__]
     assert any(isinstance(e, NumPyOnlyRuleError) for e in chain) or "NumPyOnlyRuleError" in str(
         info.value)
+
+
+def test_inference_mode_and_autocast_eager_and_compiled():
+    torch.manual_seed(0)
+    model, x = Model(), torch.randn(5, 4)
+    with torch.inference_mode():
+        y = SOFTPLUS(x)
+        torch.testing.assert_close(y, torch.nn.functional.softplus(x))
+        eager = model(x)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        h = model.lin(x)
+        assert SOFTPLUS(h).dtype == torch.bfloat16  # the rule runs in the input's dtype
+        loss = model(x)
+    loss.backward()
+    assert model.lin.weight.grad.dtype == torch.float32
+    assert torch.isfinite(model.lin.weight.grad).all()
+    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")
+    with torch.inference_mode():
+        torch.testing.assert_close(compiled(x), eager)
