@@ -226,3 +226,18 @@ def test_inference_mode_and_autocast_eager_and_compiled():
     compiled = torch.compile(model, fullgraph=True, backend="aot_eager")
     with torch.inference_mode():
         torch.testing.assert_close(compiled(x), eager)
+
+
+def test_compiled_float_keyword_that_changes_between_calls():
+    # after the first call dynamo traces a changing float as a symbolic one: it must
+    # reach the rule as a Python float, not break the graph nor fail to intern
+    x = torch.randn(3, 4, requires_grad=True)
+    compiled = torch.compile(lambda x, t: LSE_T(x, t=t).sum(), fullgraph=True,
+                             backend="aot_eager")
+    for t in (0.5, 0.7, 0.9):
+        y = compiled(x, t)
+        (g,) = torch.autograd.grad(y, x)
+        y_eager = LSE_T(x, t=t).sum()
+        (g_eager,) = torch.autograd.grad(y_eager, x)
+        torch.testing.assert_close(y, y_eager)
+        torch.testing.assert_close(g, g_eager)

@@ -57,23 +57,32 @@ def _out_layout(key: int) -> tuple:
     return _OUTS[key]
 
 
-def _rebuild_args(key: int, tensors: list) -> tuple[Any, tuple, dict]:
+def _rebuild_args(key: int, tensors: list, fake: bool = False) -> tuple[Any, tuple, dict]:
+    """The call's arguments, the op's tensors put back in their slots.
+
+    A slot is ``("t", where)`` for a tensor and ``("f", where)`` for a Python float
+    passed as a 0-d tensor (so that a hyperparameter that changes between calls, which
+    dynamo then traces as a symbolic float, needs no constant); ``where`` is a position
+    or a keyword. On fake tensors a float has no value: 1.0 stands in (output shapes do
+    not depend on it).
+    """
     bridged, statics, slots, kw_static = _STATICS[key]
     args = list(statics)
     kwargs = dict(kw_static)
-    for slot, t in zip(slots, tensors):
-        if isinstance(slot, int):
-            args[slot] = t
+    for (kind, where), t in zip(slots, tensors):
+        value = t if kind == "t" else (1.0 if fake else float(t.item()))
+        if isinstance(where, int):
+            args[where] = value
         else:
-            kwargs[slot] = t
+            kwargs[where] = value
     return bridged, tuple(args), kwargs
 
 
-def _run(key: int, tensors: list) -> list:
+def _run(key: int, tensors: list, fake: bool = False) -> list:
     """Run the call on (real or fake) tensors; its output tensors, none aliasing an input."""
     from ._torch_native import _NativeCall
 
-    bridged, args, kwargs = _rebuild_args(key, tensors)
+    bridged, args, kwargs = _rebuild_args(key, tensors, fake)
     call = _NativeCall(bridged, args, kwargs)
     try:
         flat = call.run(tuple(call.tensors))
@@ -128,7 +137,7 @@ def _call_op(tensors: list, key: int) -> list:
 def _call_fake(tensors: list, key: int) -> list:
     # rules written against the array API run on fake tensors as on real ones; fake
     # tensors have no memory to compare, so every output is a fresh one
-    return [t.clone() for t in _run(key, tensors)]
+    return [t.clone() for t in _run(key, tensors, fake=True)]
 
 
 @torch.library.custom_op("chainrules::pullback", mutates_args=(),
@@ -141,9 +150,14 @@ def _pullback_op(tensors: list, grads: list, key: int) -> list:
     call.need_pullback = True  # run the rrule (its output structure and its pullback)
     call.run(tuple(call.tensors))
     needs = tuple(_is_float(t) for t in call.tensors)
-    bars = call.pull(tuple(call.tensors), tuple(grads), needs, reuse=True)
-    return _unaliased([torch.zeros_like(t) if b is None else b
-                       for t, b in zip(call.tensors, bars)], [*tensors, *grads])
+    bars = iter(call.pull(tuple(call.tensors), tuple(grads), needs, reuse=True))
+    # one entry per op input: the positional tensors (call.tensors, in order) get their
+    # cotangents, keyword tensors and floats (never differentiated) zeros
+    out = []
+    for (kind, where), t in zip(_STATICS[key][2], tensors):
+        b = next(bars) if kind == "t" and isinstance(where, int) else None
+        out.append(torch.zeros_like(t) if b is None else b)
+    return _unaliased(out, [*tensors, *grads])
 
 
 @_pullback_op.register_fake
@@ -164,7 +178,9 @@ def _setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
 def _backward(ctx: Any, grads: list) -> tuple:
     tensors = list(ctx.saved_tensors)
     bars = _pullback_op(tensors, list(grads), ctx.key)
-    return [b if _is_float(t) else None for t, b in zip(tensors, bars)], None
+    slots = _STATICS[ctx.key][2]
+    return [b if kind == "t" and isinstance(where, int) and _is_float(t) else None
+            for (kind, where), t, b in zip(slots, tensors, bars)], None
 
 
 _call_op.register_autograd(_backward, setup_context=_setup_context)
@@ -178,7 +194,11 @@ def compiled_call(bridged: Any, args: tuple, kwargs: dict) -> Any:
     for i, a in enumerate(args):
         if isinstance(a, torch.Tensor):
             tensors.append(a)
-            slots.append(i)
+            slots.append(("t", i))
+            statics.append(None)
+        elif isinstance(a, float):
+            tensors.append(torch.scalar_tensor(a, dtype=torch.float64))
+            slots.append(("f", i))
             statics.append(None)
         else:
             statics.append(a)
@@ -186,7 +206,10 @@ def compiled_call(bridged: Any, args: tuple, kwargs: dict) -> Any:
     for name, v in kwargs.items():
         if isinstance(v, torch.Tensor):
             tensors.append(v)
-            slots.append(name)
+            slots.append(("t", name))
+        elif isinstance(v, float):
+            tensors.append(torch.scalar_tensor(v, dtype=torch.float64))
+            slots.append(("f", name))
         else:
             kw_static.append((name, v))
     key = _intern(bridged.op_id, tuple(statics), tuple(slots), tuple(kw_static))
