@@ -246,3 +246,42 @@ class NumPyOnlyRuleError(ChainRulesError, TypeError):
             f"or write the rule with xp = chainrules.array_namespace(x) so it runs on tensors.")
         error.what, error.where, error.got = what, where, got
         return error
+
+
+class PositionalByKeywordError(NoRuleError):
+    """A bridged call passed by keyword a parameter that the function's rules take positionally.
+
+    Rules dispatch on the types of the positional arguments, and keyword arguments
+    are never differentiated: ``f(x, t=t)`` looks for a rule of ``f(x)``, which a rule
+    written as ``def f_rrule(x, t)`` is not. A ``NoRuleError`` (``except NoRuleError``
+    catches it).
+
+    Attributes:
+        names: the keyword arguments that name positional parameters of the function.
+
+    Examples:
+        >>> import numpy as np
+        >>> from chainrules.interop._errors import PositionalByKeywordError
+        >>> def lse_t(x, t): ...
+        >>> print(PositionalByKeywordError("torch_function", lse_t, "rrule", (np.ndarray,),
+        ...                                ("t",)))
+        torch_function(...lse_t): no rrule is registered for ...lse_t(ndarray): t is a ...
+    """
+
+    def __init__(self, bridge: str, function: Any, kind: str, arg_types: tuple,
+                 names: tuple) -> None:
+        self.bridge = bridge
+        self.kind = kind
+        self.names = names
+        name = func_name(function)
+        got = ", ".join(t.__qualname__ for t in arg_types)
+        listed = ", ".join(names)
+        short = getattr(function, "__name__", name)
+        _CoreNoRuleError.__init__(
+            self, function, kind, arg_types,
+            f"{bridge}({name}): no {kind} is registered for {name}({got}): {listed} "
+            f"{'is a positional parameter' if len(names) == 1 else 'are positional parameters'}"
+            f" of {name}, passed by keyword. Rules dispatch on positional arguments (keyword "
+            f"arguments are never differentiated): pass {listed} positionally, e.g. "
+            f"{short}(x, {names[0]}), or make {'it' if len(names) == 1 else 'them'} "
+            f"keyword-only in {short} and its rules (def {short}(x, *, {names[0]}=...)).")
