@@ -146,6 +146,38 @@ def test_export_keeps_working():
     torch.testing.assert_close(exported.module()(x), model(x))
 
 
+def test_exported_graph_checks_its_call_tag(tmp_path):
+    # a chainrules::call node refers to the process that traced it: run elsewhere (a
+    # saved program loaded in a fresh process) it is refused by name, never matched
+    # to whatever call has that key there
+    import subprocess
+    import sys
+
+    from chainrules.interop import UnsupportedTransformError
+
+    torch.manual_seed(0)
+    model, x = Model(), torch.randn(5, 4)
+    exported = torch.export.export(model, (x,))
+    node = next(n for n in exported.graph_module.graph.nodes
+                if n.op == "call_function" and "chainrules.call" in str(n.target))
+    tensors, key, tag = node.args
+    assert "test_torch_compile.softplus" in tag
+    with pytest.raises(UnsupportedTransformError, match=re.escape(
+            "does not support running a compiled or exported graph in another process")):
+        torch.ops.chainrules.call([x], key, tag + "-from-elsewhere")
+
+    path = tmp_path / "model.pt2"
+    torch.export.save(exported, str(path))
+    code = (f"import torch, chainrules.interop.torch as t; t.torch_function(abs)\n"
+            f"import chainrules.interop._torch_compile\n"
+            f"m = torch.export.load({str(path)!r}).module()\n"
+            f"try:\n    m(torch.randn(5, 4))\n"
+            f"except Exception as e:\n    print(type(e).__name__, 'another Python process' in str(e))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.stdout.split()[-2:] == ["UnsupportedTransformError", "True"], out.stderr[-3000:]
+
+
 def min_max(x, k):
     """(min, max) of x * k over the last axis, and x unchanged: three outputs."""
     xp = array_namespace(x)

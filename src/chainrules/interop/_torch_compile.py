@@ -20,8 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrules.core._errors import func_name
+
 from . import _compat
-from ._errors import NumPyOnlyRuleError, TangentConversionError
+from ._errors import NumPyOnlyRuleError, TangentConversionError, UnsupportedTransformError
 
 # imported when a first function is bridged (this module is imported then, not before)
 torch: Any = _compat.import_torch()
@@ -31,6 +33,10 @@ __all__ = ["compiled_call"]
 # key -> (bridged, static args (None where a tensor goes), tensor slots, kwargs items)
 _STATICS: list[tuple] = []
 _KEYS: dict[tuple, int] = {}
+# key -> its tag: the bridged function's name and the static part's text. The op carries
+# both key and tag, so a graph run in a process whose keys mean other calls (a saved
+# torch.export program loaded elsewhere) fails by name instead of calling the wrong rule.
+_TAGS: list[str] = []
 # key -> the output structure the fake implementation saw: "single", or a tuple/list/dict
 # layout ("tuple", n) / ("list", n) / ("dict", keys)
 _OUTS: dict[int, tuple] = {}
@@ -48,8 +54,28 @@ def _intern(bridged_id: int, statics: tuple, slots: tuple, kw_static: tuple) -> 
         key = _KEYS[static_key] = len(_STATICS)
     except TypeError:  # an unhashable static argument: a key per trace
         key = len(_STATICS)
-    _STATICS.append((bridged_by_id(bridged_id), statics, slots, kw_static))
+    bridged = bridged_by_id(bridged_id)
+    _STATICS.append((bridged, statics, slots, kw_static))
+    _TAGS.append(f"{func_name(bridged.f)}{statics!r}{slots!r}{kw_static!r}")
     return key
+
+
+@torch.compiler.assume_constant_result
+def _tag(key: int) -> str:
+    return _TAGS[key]
+
+
+def _statics(key: int, tag: str) -> tuple:
+    """The static part of the call ``key``, checked against the tag the graph holds."""
+    if not 0 <= key < len(_TAGS) or _TAGS[key] != tag:
+        raise UnsupportedTransformError(
+            "torch_function", tag.split("(", 1)[0], "running a compiled or exported graph in "
+            "another process",
+            f"its chainrules::call node ({tag}) was traced in another Python process, and a "
+            f"bridged call's graph node refers to the process that traced it",
+            "Trace (torch.compile / torch.export) and run in the same process, or run the "
+            "bridged function eagerly")
+    return _STATICS[key]
 
 
 @torch.compiler.assume_constant_result
@@ -57,7 +83,8 @@ def _out_layout(key: int) -> tuple:
     return _OUTS[key]
 
 
-def _rebuild_args(key: int, tensors: list, fake: bool = False) -> tuple[Any, tuple, dict]:
+def _rebuild_args(key: int, tag: str, tensors: list, fake: bool = False
+                  ) -> tuple[Any, tuple, dict]:
     """The call's arguments, the op's tensors put back in their slots.
 
     A slot is ``("t", where)`` for a tensor and ``("f", where)`` for a Python float
@@ -66,7 +93,7 @@ def _rebuild_args(key: int, tensors: list, fake: bool = False) -> tuple[Any, tup
     or a keyword. On fake tensors a float has no value: 1.0 stands in (output shapes do
     not depend on it).
     """
-    bridged, statics, slots, kw_static = _STATICS[key]
+    bridged, statics, slots, kw_static = _statics(key, tag)
     args = list(statics)
     kwargs = dict(kw_static)
     for (kind, where), t in zip(slots, tensors):
@@ -78,11 +105,11 @@ def _rebuild_args(key: int, tensors: list, fake: bool = False) -> tuple[Any, tup
     return bridged, tuple(args), kwargs
 
 
-def _run(key: int, tensors: list, fake: bool = False) -> list:
+def _run(key: int, tag: str, tensors: list, fake: bool = False) -> list:
     """Run the call on (real or fake) tensors; its output tensors, none aliasing an input."""
     from ._torch_native import _NativeCall
 
-    bridged, args, kwargs = _rebuild_args(key, tensors, fake)
+    bridged, args, kwargs = _rebuild_args(key, tag, tensors, fake)
     call = _NativeCall(bridged, args, kwargs)
     try:
         flat = call.run(tuple(call.tensors))
@@ -128,24 +155,25 @@ def _unaliased(outs: list, tensors: list) -> list:
 
 
 @torch.library.custom_op("chainrules::call", mutates_args=(),
-                         schema="(Tensor[] tensors, int key) -> Tensor[]")
-def _call_op(tensors: list, key: int) -> list:
-    return _unaliased(_run(key, tensors), tensors)
+                         schema="(Tensor[] tensors, int key, str tag) -> Tensor[]")
+def _call_op(tensors: list, key: int, tag: str) -> list:
+    return _unaliased(_run(key, tag, tensors), tensors)
 
 
 @_call_op.register_fake
-def _call_fake(tensors: list, key: int) -> list:
+def _call_fake(tensors: list, key: int, tag: str) -> list:
     # rules written against the array API run on fake tensors as on real ones; fake
     # tensors have no memory to compare, so every output is a fresh one
-    return [t.clone() for t in _run(key, tensors, fake=True)]
+    return [t.clone() for t in _run(key, tag, tensors, fake=True)]
 
 
 @torch.library.custom_op("chainrules::pullback", mutates_args=(),
-                         schema="(Tensor[] tensors, Tensor[] grads, int key) -> Tensor[]")
-def _pullback_op(tensors: list, grads: list, key: int) -> list:
+                         schema="(Tensor[] tensors, Tensor[] grads, int key, str tag) "
+                                "-> Tensor[]")
+def _pullback_op(tensors: list, grads: list, key: int, tag: str) -> list:
     from ._torch_native import _NativeCall
 
-    bridged, args, kwargs = _rebuild_args(key, tensors)
+    bridged, args, kwargs = _rebuild_args(key, tag, tensors)
     call = _NativeCall(bridged, args, kwargs)
     call.need_pullback = True  # run the rrule (its output structure and its pullback)
     call.run(tuple(call.tensors))
@@ -161,7 +189,7 @@ def _pullback_op(tensors: list, grads: list, key: int) -> list:
 
 
 @_pullback_op.register_fake
-def _pullback_fake(tensors: list, grads: list, key: int) -> list:
+def _pullback_fake(tensors: list, grads: list, key: int, tag: str) -> list:
     return [torch.empty_like(t) for t in tensors]
 
 
@@ -170,17 +198,17 @@ def _is_float(t: Any) -> bool:
 
 
 def _setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
-    tensors, key = inputs
+    tensors, key, tag = inputs
     ctx.save_for_backward(*tensors)
-    ctx.key = key
+    ctx.key, ctx.tag = key, tag
 
 
 def _backward(ctx: Any, grads: list) -> tuple:
     tensors = list(ctx.saved_tensors)
-    bars = _pullback_op(tensors, list(grads), ctx.key)
+    bars = _pullback_op(tensors, list(grads), ctx.key, ctx.tag)
     slots = _STATICS[ctx.key][2]
     return [b if kind == "t" and isinstance(where, int) and _is_float(t) else None
-            for (kind, where), t, b in zip(slots, tensors, bars)], None
+            for (kind, where), t, b in zip(slots, tensors, bars)], None, None
 
 
 _call_op.register_autograd(_backward, setup_context=_setup_context)
@@ -213,7 +241,7 @@ def compiled_call(bridged: Any, args: tuple, kwargs: dict) -> Any:
         else:
             kw_static.append((name, v))
     key = _intern(bridged.op_id, tuple(statics), tuple(slots), tuple(kw_static))
-    flat = _call_op(tensors, key)
+    flat = _call_op(tensors, key, _tag(key))
     layout = _out_layout(key)
     if layout[0] == "single":
         return flat[0]
