@@ -62,6 +62,7 @@ from ._tracer import (
     Tracer,
     _boxable,
     deep_primal,
+    mark_input,
     new_level,
 )
 from ._tree import (
@@ -411,7 +412,7 @@ class ReverseTrace:
     def new_input(self, x: Any) -> Tracer:
         idx = len(self.tape)
         self.tape.append(_INPUT)
-        return Tracer(x, self, idx)
+        return mark_input(Tracer(x, self, idx))
 
     def process(self, f: Any, args: tuple, kwargs: dict, soft: bool = False) -> Any:
         """Apply the rrule of ``f`` to ``args``; ``_NO_RULE`` when there is none."""
