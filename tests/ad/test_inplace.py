@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from chainrules.ad import MutationError, NoRuleError, grad, jvp
+from chainrules.ad import MutationError, grad, jvp
 
 X = np.array([0.3, 0.7, -1.2, 0.5])
 V = np.array([0.2, -0.4, 1.1, 0.6])

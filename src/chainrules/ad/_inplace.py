@@ -521,11 +521,9 @@ def write_plain(obj: _ndarray, key: Any, value: Any, refs: int, what: str) -> An
                             "the AD cannot make the array it views traced; write into "
                             "that array itself, or make the view a copy")
     if sys.getrefcount(obj) > refs + 1:
-        raise MutationError(f"{what} with a traced value into a plain array",
-                            "the array is also referred to elsewhere (another variable, "
-                            "a caller or a container), which would not see the traced "
-                            "value; create and fill the array in one function, and pass "
-                            "it on after the writes")
+        # more references than the one variable: find out whose (a saved value of a
+        # rule, kept as it was by the copy, is fine; a name, a view, an item is not)
+        _check_unaliased(obj, what)
     return call(index_set, obj, _plain_key(key), value)
 
 
@@ -605,16 +603,31 @@ def _check_unaliased(target: _ndarray, what: str) -> None:
     while f is not None:
         if not f.f_code.co_filename.startswith(AD_DIR):
             for val in f.f_locals.values():
-                if val is target:
-                    names += 1
-                elif type(val) is _ndarray and val.base is target:
-                    names += 2
+                names += _refers(val, target)
+                if type(val) in (list, tuple):
+                    names += 2 * sum(_refers(v, target) for v in val)
+                elif type(val) is dict:
+                    names += 2 * sum(_refers(v, target) for v in val.values())
+                elif hasattr(val, "__dict__") and not isinstance(val, type):
+                    fields = getattr(val, "__dict__", None)
+                    if type(fields) is dict:
+                        names += 2 * sum(_refers(v, target) for v in fields.values())
         f = f.f_back
     if names > 1:
         raise MutationError(f"{what} with a traced value into a plain array",
                             "the array is also referred to elsewhere (another variable, "
-                            "a caller or a view), which would not see the traced value; "
-                            "create and fill the array in one function")
+                            "a caller, a container or a view), which would not see the "
+                            "traced value; create and fill the array in one function, "
+                            "and pass it on after the writes")
+
+
+def _refers(val: Any, target: _ndarray) -> int:
+    """1 for the array itself, 2 for a view of it (a second reference), else 0."""
+    if val is target:
+        return 1
+    if type(val) is _ndarray and val.base is target:
+        return 2
+    return 0
 
 
 def mutating(target_pos: Any, f: Any, /, *args: Any, **kwargs: Any) -> Any:
