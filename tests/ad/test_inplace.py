@@ -463,3 +463,27 @@ def test_sort_of_input_error():
     with pytest.raises(MutationError, match=re.escape(
             "x.sort() on a traced array mutates an array in place (it is an argument")):
         grad(lambda x: x.sort())(np.ones(2))
+
+
+def test_loop_of_writes_reuses_the_buffer():
+    # O(n): after the first write (a copy of the plain array), the writes go into the
+    # traced array's own memory, which nothing else refers to
+    from chainrules.ad._tracer import deep_primal
+
+    seen = []
+
+    def f(x):
+        out = np.empty(len(x))
+        for i in range(len(x)):
+            out[i] = np.sin(x[i]) * x[i]
+            seen.append(id(deep_primal(out)))
+        return np.sum(out ** 2)
+
+    x = np.linspace(0.1, 1.0, 6)
+    g = grad(f)(x)
+    assert len(set(seen)) == 1
+    np.testing.assert_allclose(g, 2 * np.sin(x) * x * (np.cos(x) * x + np.sin(x)))
+    seen.clear()
+    _, y_dot = jvp(f, (x,), (np.ones(6),))
+    assert len(set(seen)) == 1
+    np.testing.assert_allclose(y_dot, np.sum(g))

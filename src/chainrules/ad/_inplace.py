@@ -57,7 +57,7 @@ from ._dispatch import call, project_traced
 from ._errors import MutationError
 from ._tracer import AD_DIR, Tracer, deep_primal, is_input
 
-__all__ = ["index_set", "scatter_add", "write", "write_plain"]
+__all__ = ["WritePullback", "index_set", "scatter_add", "write", "write_plain"]
 
 _ndarray = np.ndarray
 _NO = NoTangent()
@@ -165,36 +165,53 @@ def _last_writers(shape: tuple, key: Any) -> Any:
     return (slots[key] == order).astype(float)
 
 
-def _set_pullback(shape: tuple, key: Any, v: Any) -> Any:
-    vshape = np.shape(deep_primal(v))
-    project_v = ProjectTo(deep_primal(v))
-    mask = _last_writers(shape, key) if _has_int_array(key) else None
+class WritePullback:
+    """The pullback of `index_set`: ``x_bar`` is ``y_bar`` with the written region zeroed,
+    ``v_bar`` is ``y_bar[key]`` (the last writer's, for repeated indices) summed to
+    ``v``'s shape. A callable object, so that the reverse pass can run it on a
+    cotangent array it owns in place (``_reverse._write_backward``: O(size of the
+    write) per write, not a copy of the array); ``index`` is its tape index there."""
 
-    def index_set_pullback(y_bar: Any) -> tuple:
+    __slots__ = ("index", "key", "mask", "project_v", "vshape")
+
+    def __init__(self, shape: tuple, key: Any, v: Any) -> None:
+        self.key = key
+        self.vshape = np.shape(deep_primal(v))
+        self.project_v = ProjectTo(deep_primal(v))
+        self.mask = _last_writers(shape, key) if _has_int_array(key) else None
+        self.index: int | None = None
+
+    def value_bar(self, v_bar: Any) -> Any:
+        """The cotangent of the written value from ``y_bar[key]``."""
+        if self.mask is not None:
+            v_bar = v_bar * self.mask
+        return project_traced(self.project_v, _sum_to(v_bar, self.vshape))
+
+    def __call__(self, y_bar: Any) -> tuple:
         y_bar = unthunk(y_bar)
         if isinstance(y_bar, (ZeroTangent, NoTangent)):
             return _NO, y_bar, _NO, y_bar
-        x_bar = _store(_copy(y_bar), key, 0.0)
-        v_bar = y_bar[key]
-        if mask is not None:
-            v_bar = v_bar * mask
-        v_bar = project_traced(project_v, _sum_to(v_bar, vshape))
+        v_bar = self.value_bar(y_bar[self.key])
+        x_bar = _store(_copy(y_bar), self.key, 0.0)
         return _NO, x_bar, _NO, v_bar
-
-    return index_set_pullback
 
 
 @rrule.register(index_set)
 def index_set_rrule(x: Any, key: Any, v: Any) -> Any:
     """``x.at[key].set(v)``: ``x_bar`` is ``y_bar`` with the written region zeroed,
     ``v_bar`` is ``y_bar[key]`` summed to ``v``'s shape."""
-    return _store(_copy(x), key, v), _set_pullback(np.shape(deep_primal(x)), key, v)
+    return _store(_copy(x), key, v), WritePullback(np.shape(deep_primal(x)), key, v)
 
 
 @rrule.register(_index_set_owned)
 def index_set_owned_rrule(x: Any, key: Any, v: Any) -> Any:
     """`index_set_rrule`, writing into ``x`` (nothing else refers to it)."""
-    return _store(x, key, v), _set_pullback(np.shape(deep_primal(x)), key, v)
+    return _store(x, key, v), WritePullback(np.shape(deep_primal(x)), key, v)
+
+
+# references to an unshared tangent inside `_set_frule` (the tracer's slot, the dispatch
+# forward trace's tangent list and tuple, this frame's name, getrefcount's argument)
+_TANGENT_REFS = [5]
 
 
 def _set_frule(dargs: tuple, x: Any, key: Any, v: Any, owned: bool) -> tuple:
@@ -204,7 +221,7 @@ def _set_frule(dargs: tuple, x: Any, key: Any, v: Any, owned: bool) -> tuple:
     v_dot = unthunk(v_dot)
     if isinstance(x_dot, (ZeroTangent, NoTangent)):
         y_dot = _zeros_like(y)
-    elif owned and type(x_dot) is _ndarray and sys.getrefcount(x_dot) <= 4:
+    elif owned and type(x_dot) is _ndarray and sys.getrefcount(x_dot) <= _TANGENT_REFS[0]:
         y_dot = x_dot  # the tracer's own tangent, referred to by nothing else
     else:
         y_dot = _copy(x_dot)
@@ -299,10 +316,11 @@ def _owned_buffer(p: Any, extra: int) -> bool:
     """Whether ``p`` (a tracer's primal) may be written in place: an array owning its
     memory that nothing refers to but the tracer (``extra``: the references the caller
     holds itself)."""
+    # the tracer's slot, this frame's `p` and getrefcount's argument: 3 references
     if type(p) is Tracer:
-        return sys.getrefcount(p) <= 2 + extra
+        return sys.getrefcount(p) <= 3 + extra
     return (type(p) is _ndarray and p.base is None and p.flags.writeable
-            and sys.getrefcount(p) <= 2 + extra)
+            and sys.getrefcount(p) <= 3 + extra)
 
 
 def _assign(t: Tracer, new: Any, what: str) -> None:
@@ -343,6 +361,10 @@ def write(t: Tracer, key: Any, value: Any, what: str = "`a[...] = value`") -> No
             fn = _index_set_owned
     del p
     new = call(fn, t, key, value)
+    if t._trace.mode == "rrule" and type(new) is Tracer and new._trace is t._trace:
+        entry = t._trace.tape[new.aux]
+        if type(entry) is tuple and len(entry) == 2 and type(entry[0]) is WritePullback:
+            entry[0].index = new.aux  # (see _reverse._write_backward)
     _assign(t, new, what)
     for v, index_map in kids:
         _refresh(v, t, index_map, what)
