@@ -376,32 +376,37 @@ def _plain_key(key: Any) -> Any:
     return deep_primal(key) if type(key) is Tracer else key
 
 
-# views: id(base tracer) -> (weakref to it, [(weakref to a view, index map), ...])
+# views the AD refreshed (their primals are then copies, no longer NumPy views):
+# id(base tracer) -> (weakref to it, [(weakref to a view, index map), ...]), and
+# id(view tracer) -> (weakref to it, weakref to its base, index map)
 _VIEWS: dict[int, tuple[Any, list]] = {}
+_PARENTS: dict[int, tuple[Any, Any, Any]] = {}
 
 
 def _register(base: Tracer, view: Tracer, index_map: Any) -> None:
+    if len(_VIEWS) > 1024 or len(_PARENTS) > 1024:
+        for k in [k for k, e in _VIEWS.items() if e[0]() is None]:
+            del _VIEWS[k]
+        for k in [k for k, e in _PARENTS.items() if e[0]() is None or e[1]() is None]:
+            del _PARENTS[k]
     entry = _VIEWS.get(id(base))
     if entry is None or entry[0]() is not base:
-        if len(_VIEWS) > 1024:
-            for k in [k for k, e in _VIEWS.items() if e[0]() is None]:
-                del _VIEWS[k]
         entry = (weakref.ref(base), [])
         _VIEWS[id(base)] = entry
     kids = entry[1]
     kids[:] = [(w, m) for w, m in kids if w() is not None and w() is not view]
     kids.append((weakref.ref(view), index_map))
+    _PARENTS[id(view)] = (weakref.ref(view), weakref.ref(base), index_map)
 
 
 def _registered_parent(t: Tracer) -> Any:
-    for entry in _VIEWS.values():
-        base = entry[0]()
-        if base is None or base._trace is not t._trace:
-            continue
-        for w, m in entry[1]:
-            if w() is t:
-                return base, m
-    return None
+    entry = _PARENTS.get(id(t))
+    if entry is None or entry[0]() is not t:
+        return None
+    base = entry[1]()
+    if base is None or base._trace is not t._trace:
+        return None
+    return base, entry[2]
 
 
 def _refresh(v: Tracer, base: Tracer, index_map: Any, what: str) -> None:
@@ -449,7 +454,7 @@ def _children_of(t: Tracer) -> list:
 def _parent_of(t: Tracer, what: str) -> Any:
     """``(base tracer, index map)`` when ``t`` is a view of another traced array, or
     None when ``t`` owns what it holds."""
-    reg = _registered_parent(t) if _VIEWS else None
+    reg = _registered_parent(t) if _PARENTS else None
     if reg is not None:
         return reg
     p = deep_primal(t)
