@@ -487,3 +487,60 @@ def test_loop_of_writes_reuses_the_buffer():
     _, y_dot = jvp(f, (x,), (np.ones(6),))
     assert len(set(seen)) == 1
     np.testing.assert_allclose(y_dot, np.sum(g))
+
+
+def _written_everywhere(x):
+    y = np.zeros(3)
+    y[0] = x[0] * 2
+    y[1:] = np.sin(x[1:])
+    v = y[::2]
+    v *= x[1]
+    np.add.at(y, [0, 0], x[2])
+    return np.sum(y ** 3)
+
+
+def test_second_derivative_every_mode_agrees():
+    x, d = np.array([0.3, 0.7, -1.2]), np.array([0.1, 0.2, 0.3])
+    f = _written_everywhere
+    reverse_over_reverse = grad(lambda t: np.dot(grad(f)(x + t * d), d))(0.0)
+    forward_over_reverse = jvp(grad(f), (x,), (d,))[1] @ d
+    forward_over_forward = jvp(lambda t: jvp(f, (x + t * d,), (d,))[1], (0.0,), (1.0,))[1]
+    eps = 1e-5
+    fd = (np.dot(grad(f)(x + eps * d), d) - np.dot(grad(f)(x - eps * d), d)) / (2 * eps)
+    np.testing.assert_allclose(reverse_over_reverse, fd, rtol=1e-7)
+    np.testing.assert_allclose(forward_over_reverse, reverse_over_reverse, rtol=1e-12)
+    np.testing.assert_allclose(forward_over_forward, reverse_over_reverse, rtol=1e-12)
+
+
+def test_view_held_in_a_list_is_refreshed(jax):
+    jnp = jax.numpy
+
+    def f(x):
+        y = x * 1.0
+        views = [y[:2], y[2:]]
+        y[1] = x[3] ** 2
+        y[2] = 0.5 * x[0]
+        return np.sum(views[0] * views[1])
+
+    def f_jax(x):
+        y = x.at[1].set(x[3] ** 2).at[2].set(0.5 * x[0])
+        return jnp.sum(y[:2] * y[2:])
+
+    check(f, f_jax, jax)
+
+
+def test_view_of_rule_output_writes_through(jax):
+    jnp = jax.numpy
+
+    def f(x):
+        a = np.outer(x, x)
+        d = np.diagonal(a)  # a read-only view in NumPy: it sees the write below
+        col = a[:, 1]
+        col[:] = np.cos(x)
+        return np.sum(a) + np.sum(d)
+
+    def f_jax(x):
+        a = jnp.outer(x, x).at[:, 1].set(jnp.cos(x))
+        return jnp.sum(a) + jnp.sum(jnp.diagonal(a))
+
+    check(f, f_jax, jax)
