@@ -544,3 +544,17 @@ def test_view_of_rule_output_writes_through(jax):
         return jnp.sum(a) + jnp.sum(jnp.diagonal(a))
 
     check(f, f_jax, jax)
+
+
+def test_zeros_like_is_plain_in_both_modes():
+    kinds = []
+
+    def f(x):
+        kinds.extend(type(make(x)).__name__ for make in (np.zeros_like, np.empty_like,
+                                                         np.ones_like))
+        kinds.append(type(np.zeros_like(x, dtype=float)).__name__)
+        return np.sum(x)
+
+    grad(f)(np.ones(2))
+    jvp(f, (np.ones(2),), (np.ones(2),))
+    assert kinds == ["ndarray"] * 8

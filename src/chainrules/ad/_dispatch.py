@@ -292,6 +292,11 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         if top is None:
             if f is not np.fromiter:
                 return f(*args)
+        elif tf is _NumpyFunctionType and f in _STRIP_FUNCS:
+            # np.zeros_like(x) and the like: a plain array in every mode (a traced
+            # constant in reverse mode and a plain one in forward mode would make one
+            # program's writes differ between the modes)
+            return f(*_strip(args))
         else:
             out = top.process(f, args, _EMPTY)
             if out is not _NO_RULE:
@@ -356,6 +361,8 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         return ProjectTo(_strip(args[0]))
     if id(f) in _INPLACE_FUNCS or (kwargs and kwargs.get("out") is not None):
         return _write_call(f, args, kwargs)
+    if tf is _NumpyFunctionType and _strippable(f):
+        return f(*_strip(args), **_strip(kwargs))  # (as in the fast path above)
     if tf is _ufunc:
         args = _ufunc_arrays(args)
     if not _has_tracer_kwargs(kwargs, top):
