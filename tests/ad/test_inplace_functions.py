@@ -110,7 +110,7 @@ def test_other_ufunc_at_error_names_the_method():
         np.maximum.at(y, [0], 2.0)
         return np.sum(y)
 
-    with pytest.raises(NoRuleError, match=re.escape("no rrule for numpy.maximum.at(")):
+    with pytest.raises(NoRuleError, match=re.escape("no rule for numpy.maximum.at(")):
         grad(f)(np.ones(2))
 
 

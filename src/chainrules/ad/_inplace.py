@@ -696,8 +696,7 @@ def ufunc_write(ufunc: Any, method: str, inputs: tuple, kwargs: dict) -> Any:
             return None
         from ._errors import NoRuleError
 
-        mode = next(x._trace.mode for x in inputs if type(x) is Tracer)
-        raise NoRuleError(ufunc.at, mode, tuple(type(deep_primal(x)) for x in inputs),
+        raise NoRuleError(ufunc.at, "rule", tuple(type(deep_primal(x)) for x in inputs),
                           f"{name}.at: only numpy.add.at, numpy.subtract.at and "
                           f"numpy.multiply.at are differentiated in place")
     out = kwargs.pop("out")

@@ -375,7 +375,7 @@ class Tracer:
         equivalent = _UFUNC_METHODS.get((ufunc, method))
         if equivalent is not None:
             return apply(equivalent, inputs, kwargs)
-        raise NoRuleError(getattr(ufunc, method), self._trace.mode,
+        raise NoRuleError(getattr(ufunc, method), "rule",
                           tuple(type(deep_primal(a)) for a in inputs),
                           f"ufunc method numpy.{ufunc.__name__}.{method}")
 
