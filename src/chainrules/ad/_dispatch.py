@@ -389,8 +389,8 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
 
 def _write_call(f: Any, args: tuple, kwargs: dict) -> Any:
     """A NumPy function that writes into an argument (``np.copyto``, ``out=``) on traced
-    values: the write machinery of ``_inplace``."""
-    from . import _inplace  # (it imports this module)
+    values: the write machinery of ``_inplace_numpy``."""
+    from . import _inplace_numpy as _inplace  # (it imports this module)
 
     if id(f) in _INPLACE_FUNCS:
         return _inplace.inplace_function(f, args, kwargs)

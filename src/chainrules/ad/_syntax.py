@@ -16,7 +16,8 @@ from chainrules.core import cached_lookup, frule, rrule
 
 from ._dispatch import call
 from ._errors import MutationError
-from ._inplace import mutating, write, write_plain
+from ._inplace import write, write_plain
+from ._inplace_numpy import mutating
 from ._tracer import Tracer, deep_primal
 from ._tree import _top_trace_deep
 

@@ -92,7 +92,7 @@ _BRANCHES = [0]
 _INPUTS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 # The write machinery (``_inplace.write``), installed by ``_inplace``, which imports the
 # dispatch point and so cannot be imported here.
-WRITE: list = [None]
+WRITE: list = [None, None]
 
 
 def mark_input(t: Tracer) -> Tracer:
