@@ -208,11 +208,6 @@ def index_set_owned_rrule(x: Any, key: Any, v: Any) -> Any:
     return _store(x, key, v), WritePullback(np.shape(deep_primal(x)), key, v)
 
 
-# references to an unshared tangent inside `_set_frule` (the tracer's slot, the dispatch
-# forward trace's tangent list and tuple, this frame's name, getrefcount's argument)
-_TANGENT_REFS = [5]
-
-
 def _set_frule(dargs: tuple, x: Any, key: Any, v: Any, owned: bool) -> tuple:
     _, x_dot, _, v_dot = dargs
     y = _store(x if owned else _copy(x), key, v)
@@ -220,8 +215,10 @@ def _set_frule(dargs: tuple, x: Any, key: Any, v: Any, owned: bool) -> tuple:
     v_dot = unthunk(v_dot)
     if isinstance(x_dot, (ZeroTangent, NoTangent)):
         y_dot = _zeros_like(y)
-    elif owned and type(x_dot) is _ndarray and sys.getrefcount(x_dot) <= _TANGENT_REFS[0]:
-        y_dot = x_dot  # the tracer's own tangent, referred to by nothing else
+    elif owned and type(x_dot) is _ndarray and x_dot.base is None and x_dot.flags.writeable:
+        # the written tracer's own tangent: `write` chose this rule only after checking
+        # that nothing else refers to it
+        y_dot = x_dot
     else:
         y_dot = _copy(x_dot)
     if isinstance(v_dot, (ZeroTangent, NoTangent)):
