@@ -89,7 +89,10 @@ _BRANCHES = [0]
 
 # The differentiated function's arguments (id -> tracer): writing into one is refused,
 # since NumPy would change the caller's array and the AD would not (see ``_inplace``).
-_INPUTS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+# (a dict of plain weak references: a WeakValueDictionary costs several times more per
+# grad call; dead entries are dropped when the dict grows)
+_INPUTS: dict[int, Any] = {}
+_weakref = weakref.ref
 # The write machinery (``_inplace.write``), installed by ``_inplace``, which imports the
 # dispatch point and so cannot be imported here.
 WRITE: list = [None, None]
@@ -97,13 +100,17 @@ WRITE: list = [None, None]
 
 def mark_input(t: Tracer) -> Tracer:
     """Mark ``t`` as an argument of the differentiated function (never written)."""
-    _INPUTS[id(t)] = t
+    if len(_INPUTS) > 4096:
+        for k in [k for k, r in _INPUTS.items() if r() is None]:
+            del _INPUTS[k]
+    _INPUTS[id(t)] = _weakref(t)
     return t
 
 
 def is_input(t: Tracer) -> bool:
     """Whether ``t`` is an argument of the differentiated function (see `mark_input`)."""
-    return _INPUTS.get(id(t)) is t
+    r = _INPUTS.get(id(t))
+    return r is not None and r() is t
 
 
 def new_level() -> int:
