@@ -36,7 +36,6 @@ from . import _native
 from ._closures import _passes_function, _reachable_trace, _watched
 from ._errors import (
     ADError,
-    MutationError,
     NoRuleError,
     TracerConversionError,
     func_name,
@@ -176,6 +175,8 @@ def apply(f: Any, args: tuple, kwargs: dict, soft: bool = False,
     ``soft``: return ``_NO_RULE`` instead of raising when there is no rule (operators
     then try the NumPy ufunc). ``from_numpy``: called by ``__array_function__``.
     """
+    if from_numpy and (id(f) in _INPLACE_FUNCS or kwargs.get("out") is not None):
+        return _write_call(f, args, kwargs)
     top = None
     for a in args:
         if type(a) is Tracer:
@@ -291,6 +292,11 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         if top is None:
             if f is not np.fromiter:
                 return f(*args)
+        elif tf is _NumpyFunctionType and f in _STRIP_FUNCS:
+            # np.zeros_like(x) and the like: a plain array in every mode (a traced
+            # constant in reverse mode and a plain one in forward mode would make one
+            # program's writes differ between the modes)
+            return f(*_strip(args))
         else:
             out = top.process(f, args, _EMPTY)
             if out is not _NO_RULE:
@@ -353,13 +359,10 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         return project_traced(f, args[0])
     elif f is ProjectTo:
         return ProjectTo(_strip(args[0]))
-    if id(f) in _INPLACE_FUNCS and args and type(args[0]) is Tracer:
-        raise MutationError(f"numpy.{_INPLACE_FUNCS[id(f)]}(x, ...) on a traced array x",
-                            "it writes into its first argument")
-    if kwargs and kwargs.get("out") is not None and _top_trace_deep(kwargs["out"], None) \
-            is not None:
-        raise MutationError(f"{func_name(f)}(..., out=x) on a traced array x",
-                            "out= writes the result into x")
+    if id(f) in _INPLACE_FUNCS or (kwargs and kwargs.get("out") is not None):
+        return _write_call(f, args, kwargs)
+    if tf is _NumpyFunctionType and _strippable(f):
+        return f(*_strip(args), **_strip(kwargs))  # (as in the fast path above)
     if tf is _ufunc:
         args = _ufunc_arrays(args)
     if not _has_tracer_kwargs(kwargs, top):
@@ -382,6 +385,20 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
             if out is not _NO_RULE:
                 return out
     return _through(f, args, kwargs, top)
+
+
+def _write_call(f: Any, args: tuple, kwargs: dict) -> Any:
+    """A NumPy function that writes into an argument (``np.copyto``, ``out=``) on traced
+    values: the write machinery of ``_inplace_numpy``."""
+    from . import _inplace_numpy as _inplace  # (it imports this module)
+
+    if id(f) in _INPLACE_FUNCS:
+        return _inplace.inplace_function(f, args, kwargs)
+    kwargs = dict(kwargs)
+    if type(f) is _ufunc:
+        out = kwargs.pop("out")
+        return _inplace.ufunc_write(f, "__call__", args, {**kwargs, "out": out})
+    return _inplace.out_call(f, args, kwargs)
 
 
 def _strippable(f: Any) -> bool:
