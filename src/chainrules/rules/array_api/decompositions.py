@@ -17,6 +17,7 @@ finite wrong value.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -91,6 +92,16 @@ def _result_tangent(y: Any, **fields: Any) -> Tangent:
     return Tangent[type(y)](*fields.values())
 
 
+def _zero_tangent_of(xp: Any, y: Any) -> Any:
+    """A zero tangent shaped like the result ``y`` (an array or a tuple of arrays)."""
+    if isinstance(y, tuple):
+        zeros = [xp.zeros_like(v) for v in y]
+        if hasattr(type(y), "_fields"):
+            return Tangent[type(y)](**dict(zip(type(y)._fields, zeros)))
+        return Tangent[type(y)](*zeros)
+    return xp.zeros_like(y)
+
+
 def _rows(v: Any) -> Any:
     """``v[..., None, :]``: scales the columns of a matrix."""
     return v[..., None, :]
@@ -114,6 +125,8 @@ def _unary_rules(f: Any, name: str, pushforward: Callable[..., Any],
         @kit.zero_guard(lambda: (NoTangent(), project_a(ZeroTangent())))
         def matrix_pullback(y_bar: Any) -> tuple:
             xp = array_namespace(a)
+            if math.prod(a.shape) == 0:  # a 0x0 matrix or an empty stack: nothing to move
+                return NoTangent(), project_a(xp.zeros_like(a))
             a_bar = pullback(xp, a, y, y_bar, kw)
             if a_bar is None:
                 return NoTangent(), project_a(ZeroTangent())
@@ -126,7 +139,10 @@ def _unary_rules(f: Any, name: str, pushforward: Callable[..., Any],
         a_dot = kit.nonzero(dargs[1])
         if a_dot is None:
             return y, ZeroTangent()
-        return y, pushforward(array_namespace(a), a, y, a_dot, kw)
+        xp = array_namespace(a)
+        if math.prod(a.shape) == 0:
+            return y, _zero_tangent_of(xp, y)
+        return y, pushforward(xp, a, y, a_dot, kw)
 
     kit.define_rules(f, object, frule_fn=matrix_frule, rrule_fn=matrix_rrule, name=name)
 
