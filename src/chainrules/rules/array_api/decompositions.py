@@ -4,15 +4,19 @@
 ``svdvals``, ``qr`` and ``pinv``, written once against ``xp`` (the pullbacks call only
 ``xp.linalg`` functions that have rules themselves, so they are differentiable again). The
 formulas and conventions are those of ``rules/numpy/linalg.py``, without NumPy's LAPACK
-shortcuts: ``cholesky`` (also with ``upper=True``) and ``eigh``/``eigvalsh`` read the
-lower triangle, as ``array_api_strict`` does, and the cotangent lands on it (JAX
-symmetrizes instead: for a symmetric tangent both agree), eigenvector and singular-vector
-gauges are LAPACK's (``diag(V^H dV) = 0``, complex phases split evenly between ``U`` and
+shortcuts: ``cholesky`` and ``eigh``/``eigvalsh`` are differentiated as functions of
+the part of the matrix the library reads, and the cotangent lands on it: the lower
+triangle for ``array_api_strict`` and PyTorch (the upper one for ``cholesky(upper=True)``
+in PyTorch), the symmetrized matrix ``(A + A^H) / 2`` for JAX (`triangle_read` asks each
+library once, on a constant matrix); for a Hermitian tangent all agree. Eigenvector
+and singular-vector gauges are LAPACK's (``diag(V^H dV) = 0``, complex phases split evenly
+between ``U`` and
 ``V``), degenerate eigen- or singular values drop the ill-defined terms. Not written (a
 ``NotImplementedTangent``): ``svd(full_matrices=True)`` of a non-square matrix, ``qr`` of
-a wide matrix and ``qr(mode="complete")`` of a tall one. The gradient at a singular matrix
-is not special-cased (``det``'s uses ``inv``): it comes out as inf or NaN, never as a
-finite wrong value.
+a wide matrix and ``qr(mode="complete")`` of a tall one. ``det``'s derivative is the
+adjugate, from the SVD (`adjugate`), so it is finite and right at a singular matrix too,
+as JAX's; the other derivatives at a singular matrix (``inv``, ``slogdet``, ``solve``) come
+out as inf or NaN, never as a finite wrong value.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from chainrules import core
 from chainrules.core import NoTangent, Tangent, ZeroTangent, array_namespace, not_implemented
 from chainrules.rules import _kit as kit
 from chainrules.rules.array_api._common import conj, is_complex, mH
+from chainrules.rules.array_api.statistical import others_product
 
 __all__ = ["register"]
 
@@ -95,10 +100,8 @@ def _result_tangent(y: Any, **fields: Any) -> Tangent:
 def _zero_tangent_of(xp: Any, y: Any) -> Any:
     """A zero tangent shaped like the result ``y`` (an array or a tuple of arrays)."""
     if isinstance(y, tuple):
-        zeros = [xp.zeros_like(v) for v in y]
-        if hasattr(type(y), "_fields"):
-            return Tangent[type(y)](**dict(zip(type(y)._fields, zeros)))
-        return Tangent[type(y)](*zeros)
+        fields = getattr(type(y), "_fields", None) or range(len(y))
+        return _result_tangent(y, **{str(k): xp.zeros_like(v) for k, v in zip(fields, y)})
     return xp.zeros_like(y)
 
 
@@ -164,14 +167,26 @@ def _trace_of_solve(xp: Any, a: Any, a_dot: Any) -> Any:
     return xp.sum(_diag(xp, xp.linalg.solve(a, a_dot)), axis=-1)
 
 
+def adjugate(xp: Any, a: Any) -> Any:
+    """``adj(A)`` (``det(A) A^-1`` where ``A`` is invertible), continuous through singular
+    matrices: from ``A = U S V^H``, ``adj(A) = det(U) conj(det(V)) V diag(prod_{j!=i} s_j)
+    U^H``, the products of the other singular values taken without dividing."""
+    u, s, vh = xp.linalg.svd(a, full_matrices=False)
+    others = xp.astype(others_product(xp, s, (s.ndim - 1,)), u.dtype)
+    phase = xp.linalg.det(u) * xp.linalg.det(vh)  # det(U) det(V^H): a unit scalar
+    phase = xp.expand_dims(xp.expand_dims(phase, axis=-1), axis=-1)
+    return phase * xp.matmul(mH(xp, vh) * _rows(others), mH(xp, u))
+
+
 def _det_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
-    return y * _trace_of_solve(xp, a, a_dot)
+    # d det = tr(adj(A) dA): at a singular matrix too (JAX's value; det(A) tr(A^-1 dA)
+    # would be 0 * inf there)
+    return xp.sum(_diag(xp, xp.matmul(adjugate(xp, a), a_dot)), axis=-1)
 
 
 def _det_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
-    # d det = det tr(A^-1 dA): the adjoint is conj(det) y_bar A^-H
-    c = y_bar * conj(xp, y)
-    return xp.expand_dims(xp.expand_dims(c, axis=-1), axis=-1) * mH(xp, xp.linalg.inv(a))
+    # the adjoint of tr(adj(A) dA): y_bar adj(A)^H
+    return xp.expand_dims(xp.expand_dims(y_bar, axis=-1), axis=-1) * mH(xp, adjugate(xp, a))
 
 
 def _slogdet_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
@@ -209,11 +224,54 @@ def _lower(xp: Any, y: Any, upper: bool) -> Any:
     return mH(xp, y) if upper else y
 
 
+_TRIANGLE: dict[tuple, str] = {}
+
+
+def triangle_read(xp: Any, name: str, **kw: Any) -> str:
+    """Which part of its input ``xp.linalg.<name>(a, **kw)`` reads: ``"lower"``
+    (``array_api_strict``, LAPACK's default), ``"upper"`` (``cholesky(upper=True)`` in
+    NumPy 2 and PyTorch) or ``"both"`` (JAX symmetrizes: ``(A + A^H) / 2``). Asked once
+    per library and function, of constant 2x2 matrices (never of a rule's input)."""
+    if getattr(xp, "__name__", "").startswith("jax"):
+        # documented (lax.linalg's symmetrize_input); a probe under jax.jit would be traced
+        return "both"
+    f = getattr(xp.linalg, name)
+    key = (id(f), tuple(sorted(kw.items())))
+    known = _TRIANGLE.get(key)
+    if known is None:
+        a = f(xp.asarray([[4.0, 1.0], [1.0, 3.0]]), **kw)
+        low = f(xp.asarray([[4.0, 1.0], [1.5, 3.0]]), **kw)  # only the lower part differs
+        up = f(xp.asarray([[4.0, 1.5], [1.0, 3.0]]), **kw)  # only the upper part differs
+        if isinstance(a, tuple):
+            a, low, up = a[0], low[0], up[0]
+        lower_read = not bool(xp.all(a == low))
+        upper_read = not bool(xp.all(a == up))
+        known = "both" if lower_read and upper_read else "upper" if upper_read else "lower"
+        _TRIANGLE[key] = known
+    return known
+
+
+def _read_input(xp: Any, a_dot: Any, part: str) -> Any:
+    """The Hermitian matrix the function sees, from the part of ``a_dot`` it reads."""
+    if part == "both":
+        return (a_dot + mH(xp, a_dot)) / 2
+    return _her_input(xp, mH(xp, a_dot) if part == "upper" else a_dot)
+
+
+def _read_cotangent(xp: Any, s: Any, part: str) -> Any:
+    """The adjoint of `_read_input`: the cotangent on the part that was read."""
+    if part == "both":
+        return (s + mH(xp, s)) / 2
+    if part == "upper":
+        return mH(xp, _her_cotangent(xp, s))
+    return _her_cotangent(xp, s)
+
+
 def _cholesky_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
     upper = kw.get("upper", False)
     low = _lower(xp, y, upper)
-    # the lower triangle is read, also for upper=True (array_api_strict returns L^H)
-    m = _her_input(xp, a_dot)
+    # the part the library reads (for upper=True it depends on the library)
+    m = _read_input(xp, a_dot, triangle_read(xp, "cholesky", upper=upper))
     # dL = L Phi(L^-1 dA L^-H)
     m = xp.linalg.solve(low, m)
     m = mH(xp, xp.linalg.solve(low, mH(xp, m)))
@@ -230,7 +288,7 @@ def _cholesky_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     s = _phi(xp, xp.matmul(mH(xp, low), low_bar))
     s = xp.linalg.solve(mH(xp, low), s)
     s = mH(xp, xp.linalg.solve(mH(xp, low), mH(xp, s)))
-    return _her_cotangent(xp, s)
+    return _read_cotangent(xp, s, triangle_read(xp, "cholesky", upper=upper))
 
 
 # ------------------------------------------------------------------------------- eigh
@@ -241,7 +299,8 @@ def _eigh_f(xp: Any, w: Any) -> Any:
 
 
 def _eigh_parts(xp: Any, w: Any, v: Any, a_dot: Any) -> tuple:
-    m = xp.matmul(xp.matmul(mH(xp, v), _her_input(xp, a_dot)), v)
+    seen = _read_input(xp, a_dot, triangle_read(xp, "eigvalsh"))
+    m = xp.matmul(xp.matmul(mH(xp, v), seen), v)
     d = _diag(xp, m)
     return (xp.real(d) if is_complex(xp, d) else d), m
 
@@ -260,7 +319,8 @@ def _eigh_cotangent(xp: Any, w: Any, v: Any, w_bar: Any, v_bar: Any) -> Any:
         middle = middle + _diag_embed(xp, xp.astype(w_bar, v.dtype))
     if v_bar is not None:
         middle = middle + xp.astype(_eigh_f(xp, w), v.dtype) * xp.matmul(mH(xp, v), v_bar)
-    return _her_cotangent(xp, xp.matmul(xp.matmul(v, middle), mH(xp, v)))
+    return _read_cotangent(xp, xp.matmul(xp.matmul(v, middle), mH(xp, v)),
+                           triangle_read(xp, "eigvalsh"))
 
 
 def _eigh_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:

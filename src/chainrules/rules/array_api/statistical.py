@@ -112,7 +112,7 @@ def _mean_pushforward(xp: Any, x: Any, y: Any, x_dot: Any, axis: Any, keepdims: 
     return xp.mean(x_dot, axis=axis, keepdims=keepdims)
 
 
-def _others_product(xp: Any, x: Any, axes: tuple) -> Any:
+def others_product(xp: Any, x: Any, axes: tuple) -> Any:
     """For each element, the product of the other elements of its reduction: exact with
     zeros (two exclusive scans over the reduced axes, flattened into one)."""
     keep = [a for a in range(x.ndim) if a not in axes]
@@ -131,13 +131,13 @@ def _others_product(xp: Any, x: Any, axes: tuple) -> Any:
 
 
 def _prod_pullback(xp: Any, x: Any, y: Any, g: Any, axes: tuple, kw: dict) -> Any:
-    return conj(xp, _others_product(xp, x, axes)) * g
+    return conj(xp, others_product(xp, x, axes)) * g
 
 
 def _prod_pushforward(xp: Any, x: Any, y: Any, x_dot: Any, axis: Any, keepdims: bool,
                       kw: dict) -> Any:
     axes = axes_of(axis, x.ndim)
-    return xp.sum(_others_product(xp, x, axes) * x_dot, axis=axes, keepdims=keepdims)
+    return xp.sum(others_product(xp, x, axes) * x_dot, axis=axes, keepdims=keepdims)
 
 
 def _centered(xp: Any, x: Any, axes: tuple) -> Any:
