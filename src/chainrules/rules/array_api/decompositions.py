@@ -11,9 +11,12 @@ in PyTorch), the symmetrized matrix ``(A + A^H) / 2`` for JAX (`triangle_read` a
 library once, on a constant matrix); for a Hermitian tangent all agree. Eigenvector
 and singular-vector gauges are LAPACK's (``diag(V^H dV) = 0``, complex phases split evenly
 between ``U`` and
-``V``), degenerate eigen- or singular values drop the ill-defined terms. Not written (a
-``NotImplementedTangent``): ``svd(full_matrices=True)`` of a non-square matrix, ``qr`` of
-a wide matrix and ``qr(mode="complete")`` of a tall one. ``det``'s derivative is the
+``V``), degenerate eigen- or singular values drop the ill-defined terms.
+``svd(full_matrices=True)`` of a non-square matrix: the pullback takes the cotangent of
+the extra columns of ``U`` (rows of ``Vh``), which are not a function of ``A``, as zero
+(PyTorch's convention); its pushforward is not written (nor in JAX or PyTorch). Not
+written (a ``NotImplementedTangent``): ``qr`` of a wide matrix and
+``qr(mode="complete")`` of a tall one. ``det``'s derivative is the
 adjugate, from the SVD (`adjugate`), so it is finite and right at a singular matrix too,
 as JAX's; the other derivatives at a singular matrix (``inv``, ``slogdet``, ``solve``) come
 out as inf or NaN, never as a finite wrong value.
@@ -496,13 +499,19 @@ def _svd_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
 
 
 def _svd_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
-    if kw.get("full_matrices", True) and a.shape[-1] != a.shape[-2]:
-        return not_implemented(_SVD_FULL)
     u_bar, s_bar, vh_bar = (_field(y_bar, "U", 0), _field(y_bar, "S", 1),
                             _field(y_bar, "Vh", 2))
     if u_bar is None and s_bar is None and vh_bar is None:
         return None
-    return _svd_cotangent(xp, y[0], y[1], y[2], u_bar, s_bar, vh_bar)
+    u, s, vh = y[0], y[1], y[2]
+    k = s.shape[-1]
+    if u.shape[-1] > k or vh.shape[-2] > k:
+        # full_matrices=True of a non-square matrix: the extra columns of U (rows of Vh)
+        # are not a function of A; their cotangent is taken as zero, as PyTorch does
+        u, vh = u[..., :, :k], vh[..., :k, :]
+        u_bar = None if u_bar is None else u_bar[..., :, :k]
+        vh_bar = None if vh_bar is None else vh_bar[..., :k, :]
+    return _svd_cotangent(xp, u, s, vh, u_bar, s_bar, vh_bar)
 
 
 def _svdvals_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:

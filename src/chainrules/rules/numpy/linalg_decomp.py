@@ -216,21 +216,11 @@ def svd_rrule(a, *args, **kwargs):
             return NoTangent(), ZeroTangent(), *kernel.nots(args)
         if opts["hermitian"]:
             return NoTangent(), project_a(herm.cotangent(u_bar, s_bar, vh_bar)), *kernel.nots(args)
+        # full_matrices=True of a non-square matrix: the extra columns of U (rows of Vh)
+        # are not a function of A; their cotangent is taken as zero, as PyTorch does
         if u_bar is not None and u_bar.shape[-1] > k:
-            if np.any(u_bar[..., :, k:]):
-                return (
-                    NoTangent(),
-                    core.not_implemented(deriv.svd_reason(a, opts)),
-                    *kernel.nots(args),
-                )
             u_bar = u_bar[..., :, :k]
         if vh_bar is not None and vh_bar.shape[-2] > k:
-            if np.any(vh_bar[..., k:, :]):
-                return (
-                    NoTangent(),
-                    core.not_implemented(deriv.svd_reason(a, opts)),
-                    *kernel.nots(args),
-                )
             vh_bar = vh_bar[..., :k, :]
         return NoTangent(), project_a(deriv.svd_cotangent(u, s, vh, u_bar, s_bar, vh_bar)), \
             *kernel.nots(args)
