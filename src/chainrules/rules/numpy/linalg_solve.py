@@ -300,6 +300,8 @@ def pinv_frule(dargs, a, *args, **kwargs):
     y = np.linalg.pinv(a, *args, **kwargs)
     if a_dot is None:
         return y, ZeroTangent()
+    if np.size(a) == 0:  # an empty matrix (hermitian=True accepts a (0, n) one)
+        return y, ProjectTo(y)(np.zeros(np.shape(y)))
     herm = kernel.options(args, kwargs, ("rcond", None), ("hermitian", False))["hermitian"]
     a_eff = kernel.her_input(a, "L") if herm else a
     a_dot = kernel.her_input(a_dot, "L") if herm else a_dot
@@ -314,6 +316,8 @@ def pinv_rrule(a, *args, **kwargs):
 
     @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), *kernel.nots(args)))
     def pinv_pullback(y_bar):
+        if np.size(a) == 0:  # an empty matrix (hermitian=True accepts a (0, n) one)
+            return NoTangent(), project_a(np.zeros(np.shape(a))), *kernel.nots(args)
         if herm:
             s = deriv.pinv_cotangent(kernel.her_input(a, "L"), y, y_bar)
             return NoTangent(), project_a(kernel.her_cotangent(s, "L")), *kernel.nots(args)
