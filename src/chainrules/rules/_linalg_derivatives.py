@@ -22,6 +22,7 @@ import numpy as np
 from chainrules.core import NoTangent, ProjectTo, ZeroTangent
 from chainrules.rules import _kit as kit
 from chainrules.rules import _linalg_kernel as kernel
+from chainrules.rules.array_api.decompositions import finite_svd
 
 # ---------------------------------------------------------------------------------- pinv
 
@@ -317,7 +318,7 @@ def matrix_norm_grad(x: np.ndarray, ord: Any, axes: tuple) -> Any:
         return vector_norm_grad(x, yk, None, axes)
     if ord in ("nuc", 2, -2):
         xm = np.moveaxis(x, (r, c), (-2, -1))
-        u, s, vh = np.linalg.svd(xm, full_matrices=False)
+        u, s, vh = finite_svd(np, xm)
         if ord == "nuc":
             w = np.ones_like(s)
         else:

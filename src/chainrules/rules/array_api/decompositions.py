@@ -170,11 +170,24 @@ def _trace_of_solve(xp: Any, a: Any, a_dot: Any) -> Any:
     return xp.sum(_diag(xp, xp.linalg.solve(a, a_dot)), axis=-1)
 
 
+def finite_svd(xp: Any, a: Any) -> tuple:
+    """``xp.linalg.svd(a, full_matrices=False)`` of the finite matrices of a stack, and NaN
+    factors for the others: LAPACK's SVD does not converge on inf or NaN (a raw
+    ``LinAlgError``), where the functions and the peers' derivatives give NaN."""
+    keep = xp.all(xp.isfinite(a), axis=(-2, -1))
+    safe = xp.where(keep[..., None, None], a, xp.zeros_like(a))
+    u, s, vh = xp.linalg.svd(safe, full_matrices=False)
+    nan = float("nan")
+    return (xp.where(keep[..., None, None], u, xp.full_like(u, nan)),
+            xp.where(keep[..., None], s, xp.full_like(s, nan)),
+            xp.where(keep[..., None, None], vh, xp.full_like(vh, nan)))
+
+
 def adjugate(xp: Any, a: Any) -> Any:
     """``adj(A)`` (``det(A) A^-1`` where ``A`` is invertible), continuous through singular
     matrices: from ``A = U S V^H``, ``adj(A) = det(U) conj(det(V)) V diag(prod_{j!=i} s_j)
     U^H``, the products of the other singular values taken without dividing."""
-    u, s, vh = xp.linalg.svd(a, full_matrices=False)
+    u, s, vh = finite_svd(xp, a)
     others = xp.astype(others_product(xp, s, (s.ndim - 1,)), u.dtype)
     phase = xp.linalg.det(u) * xp.linalg.det(vh)  # det(U) det(V^H): a unit scalar
     phase = xp.expand_dims(xp.expand_dims(phase, axis=-1), axis=-1)
@@ -515,13 +528,13 @@ def _svd_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
 
 
 def _svdvals_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
-    u, _, vh = xp.linalg.svd(a, full_matrices=False)
+    u, _, vh = finite_svd(xp, a)
     d = _diag(xp, xp.matmul(xp.matmul(mH(xp, u), a_dot), mH(xp, vh)))
     return xp.real(d) if is_complex(xp, d) else d
 
 
 def _svdvals_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
-    u, _, vh = xp.linalg.svd(a, full_matrices=False)
+    u, _, vh = finite_svd(xp, a)
     y_bar = kit.nonzero(y_bar)
     y_bar = xp.real(y_bar) if is_complex(xp, y_bar) else y_bar
     return xp.matmul(u * xp.astype(_rows(y_bar), u.dtype), vh)

@@ -19,6 +19,7 @@ from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, array_name
 from chainrules.rules import _kit as kit
 from chainrules.rules.array_api import _adjoints as adjoints
 from chainrules.rules.array_api._common import conj, is_complex, mH
+from chainrules.rules.array_api.decompositions import finite_svd
 from chainrules.rules.array_api.manipulation import linear_rules
 
 __all__ = ["register"]
@@ -181,7 +182,7 @@ def _matrix_norm_direction(xp: Any, x: Any, p: Any) -> Any:
         y = xp.linalg.matrix_norm(x, keepdims=True)
         return x / xp.where(y == 0, xp.ones_like(y), y)
     if p in ("nuc", 2, -2):
-        u, s, vh = xp.linalg.svd(x, full_matrices=False)
+        u, s, vh = finite_svd(xp, x)
         w = xp.ones_like(s) if p == "nuc" else _ties(xp, s, p == 2, -1)
         return xp.matmul(u * xp.astype(w[..., None, :], u.dtype), vh)
     # 1 / -1: max / min over the columns' sums of |x|; inf / -inf: over the rows'

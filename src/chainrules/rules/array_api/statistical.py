@@ -301,8 +301,9 @@ def _scan_rules(f: Any, name: str, product: bool) -> None:
             ax = _scan_axis(x, axis)
             y_dot = _cumprod_pushforward(xp, x, x_dot, ax)
             if include_initial:
-                first = xp.zeros_like(y_dot[(slice(None),) * ax + (slice(0, 1), Ellipsis)])
-                y_dot = xp.concat([first, y_dot], axis=ax)
+                shape = list(y_dot.shape)
+                shape[ax] = 1
+                y_dot = xp.concat([xp.zeros(tuple(shape), dtype=y_dot.dtype), y_dot], axis=ax)
         else:
             y_dot = xp.cumulative_sum(x_dot, axis=axis, include_initial=include_initial)
         return y, xp.astype(y_dot, y.dtype) if y_dot.dtype != y.dtype else y_dot
