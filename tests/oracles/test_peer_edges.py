@@ -110,3 +110,20 @@ def test_det_of_the_zero_matrix_stack_raises_no_linalg_error():
     a = np.zeros((2, 3, 3))
     test_rrule(np.linalg.det, a)
     test_frule(np.linalg.det, a)
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (2, 3, 4)])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_qr_of_a_wide_matrix_matches_torch(shape, dtype):
+    from chainrules import Tangent
+
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=shape) + (1j * rng.normal(size=shape) if dtype == "complex128" else 0)
+    t = torch.tensor(a, requires_grad=True)
+    q, r = torch.linalg.qr(t)
+    q_bar, r_bar = rng.normal(size=q.shape), rng.normal(size=r.shape)
+    ((q * torch.tensor(q_bar)).sum().real + (r * torch.tensor(r_bar)).sum().real).backward()
+    y, pullback = rrule(tx.linalg.qr, torch.tensor(a))
+    y_bar = Tangent[type(y)](torch.tensor(q_bar, dtype=y[0].dtype),
+                             torch.tensor(r_bar, dtype=y[1].dtype))
+    np.testing.assert_allclose(pullback(y_bar)[1].numpy(), t.grad.numpy(), atol=1e-12)

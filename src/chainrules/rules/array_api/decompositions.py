@@ -14,9 +14,10 @@ between ``U`` and
 ``V``), degenerate eigen- or singular values drop the ill-defined terms.
 ``svd(full_matrices=True)`` of a non-square matrix: the pullback takes the cotangent of
 the extra columns of ``U`` (rows of ``Vh``), which are not a function of ``A``, as zero
-(PyTorch's convention); its pushforward is not written (nor in JAX or PyTorch). Not
-written (a ``NotImplementedTangent``): ``qr`` of a wide matrix and
-``qr(mode="complete")`` of a tall one. ``det``'s derivative is the
+(PyTorch's convention); its pushforward is not written (nor in JAX or PyTorch). ``qr`` of
+a wide matrix: ``A = [X Y] = Q [R1 R2]`` with ``X`` square (PyTorch's derivation). Not
+written (a ``NotImplementedTangent``, as in JAX and PyTorch): ``qr(mode="complete")`` of a
+tall matrix. ``det``'s derivative is the
 adjugate, from the SVD (`adjugate`), so it is finite and right at a singular matrix too,
 as JAX's; the other derivatives at a singular matrix (``inv``, ``slogdet``, ``solve``) come
 out as inf or NaN, never as a finite wrong value.
@@ -545,11 +546,10 @@ def _svdvals_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
 
 def _qr_reason(a: Any, kw: dict) -> str | None:
     m, n = a.shape[-2:]
-    if m < n:
-        return "qr of a wide matrix (m < n) is not written for the array-API rules"
     if kw.get("mode", "reduced") == "complete" and m > n:
         return ("qr(mode='complete') with m > n: the last m - n columns of Q are any "
-                "orthonormal basis of the complement of range(A), not a function of A")
+                "orthonormal basis of the complement of range(A), not a function of A "
+                "(JAX and PyTorch refuse it too)")
     return None
 
 
@@ -559,30 +559,19 @@ def _right_solve(xp: Any, b: Any, r: Any, adjoint: bool = False) -> Any:
     return mH(xp, xp.linalg.solve(rr, mH(xp, b)))
 
 
-def _qr_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
-    reason = _qr_reason(a, kw)
-    if reason:
-        return not_implemented(reason)
-    q, r = y
+def _qr_tall_tangent(xp: Any, q: Any, r: Any, a_dot: Any) -> tuple:
+    """(dQ, dR) of the reduced QR of a tall or square matrix (m >= n)."""
     x = _right_solve(xp, a_dot, r)  # dA R^-1
     c = xp.matmul(mH(xp, q), x)
     low = xp.tril(c, k=-1)
     omega = low - mH(xp, low)
     if is_complex(xp, omega):
         omega = omega + _imag_diag(xp, _diag(xp, c), c.dtype)
-    r_dot = xp.matmul(c - omega, r)
-    q_dot = xp.matmul(q, omega - c) + x
-    return _result_tangent(y, Q=q_dot, R=r_dot)
+    return xp.matmul(q, omega - c) + x, xp.matmul(c - omega, r)
 
 
-def _qr_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
-    reason = _qr_reason(a, kw)
-    if reason:
-        return not_implemented(reason)
-    q, r = y
-    q_bar, r_bar = _field(y_bar, "Q", 0), _field(y_bar, "R", 1)
-    if q_bar is None and r_bar is None:
-        return None
+def _qr_tall_cotangent(xp: Any, q: Any, r: Any, q_bar: Any, r_bar: Any) -> Any:
+    """A_bar of the reduced QR of a tall or square matrix (m >= n)."""
     m = xp.zeros((*r.shape[:-2], r.shape[-1], r.shape[-1]), dtype=q.dtype)
     if r_bar is not None:
         m = m + xp.matmul(r_bar, mH(xp, r))
@@ -596,6 +585,45 @@ def _qr_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     if q_bar is not None:
         x_bar = x_bar + q_bar
     return _right_solve(xp, x_bar, r, adjoint=True)  # X_bar R^-H
+
+
+def _qr_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
+    reason = _qr_reason(a, kw)
+    if reason:
+        return not_implemented(reason)
+    q, r = y
+    m, n = a.shape[-2:]
+    if m >= n:
+        q_dot, r_dot = _qr_tall_tangent(xp, q, r, a_dot)
+        return _result_tangent(y, Q=q_dot, R=r_dot)
+    # wide: A = [X Y] = Q [R1 R2] with X square, R2 = Q^H Y (PyTorch's derivation)
+    q_dot, r1_dot = _qr_tall_tangent(xp, q, r[..., :, :m], a_dot[..., :, :m])
+    r2_dot = (xp.matmul(mH(xp, q_dot), a[..., :, m:])
+              + xp.matmul(mH(xp, q), a_dot[..., :, m:]))
+    return _result_tangent(y, Q=q_dot, R=xp.concat([r1_dot, r2_dot], axis=-1))
+
+
+def _qr_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
+    reason = _qr_reason(a, kw)
+    if reason:
+        return not_implemented(reason)
+    q, r = y
+    q_bar, r_bar = _field(y_bar, "Q", 0), _field(y_bar, "R", 1)
+    if q_bar is None and r_bar is None:
+        return None
+    m, n = a.shape[-2:]
+    if m >= n:
+        return _qr_tall_cotangent(xp, q, r, q_bar, r_bar)
+    # wide: R2 = Q^H Y gives Y_bar = Q R2_bar and adds Y R2_bar^H to Q's cotangent
+    r1_bar = None if r_bar is None else r_bar[..., :, :m]
+    r2_bar = None if r_bar is None else r_bar[..., :, m:]
+    if r2_bar is not None:
+        extra = xp.matmul(a[..., :, m:], mH(xp, r2_bar))
+        q_bar = extra if q_bar is None else q_bar + extra
+    x_bar = _qr_tall_cotangent(xp, q, r[..., :, :m], q_bar, r1_bar)
+    y_bar_ = (xp.zeros_like(a[..., :, m:]) if r2_bar is None
+              else xp.matmul(q, r2_bar))
+    return xp.concat([x_bar, xp.astype(y_bar_, x_bar.dtype)], axis=-1)
 
 
 # ------------------------------------------------------------------------------- pinv
