@@ -60,7 +60,6 @@ import numpy as np
 
 from chainrules.core import (
     NoTangent,
-    PullbackError,
     RuleConfig,
     ZeroTangent,
     frule,
@@ -74,12 +73,14 @@ from . import _jax_native as _native
 from ._bridge import (
     call_frule,
     call_rrule,
+    check_pullback_entries,
     is_differentiable_dtype,
     leaf_tangent,
     output_cotangent,
 )
 from ._errors import (
     NoRuleError,
+    NumPyOnlyRuleError,
     ResultShapeError,
     UnsupportedTransformError,
 )
@@ -225,13 +226,7 @@ class _Call:
             self.flatten_output(y)
         y_bar = output_cotangent(y, {self.out_paths[k]: _conj(ct) for k, ct in cts.items()})
         bars = pullback(y_bar)
-        if not isinstance(bars, tuple) or len(bars) != 1 + len(args):
-            got = len(bars) if isinstance(bars, tuple) else type(bars).__qualname__
-            raise PullbackError(
-                f"{_BRIDGE}({func_name(self.f)}): the rrule's pullback returned {got} "
-                f"entries, expected {1 + len(args)} (one for the function, then one per "
-                f"positional argument). Fix the rule's pullback."
-            )
+        check_pullback_entries(_BRIDGE, self.f, bars, len(args))
         unthunked: dict[int, Any] = {}
         out = []
         for i in need:
@@ -386,25 +381,25 @@ class _JaxBridged:
         """
         if self.backend == "callback":
             return BackendChoice("callback", self._callback_mode(), None)
-        return self._choose(_native.NativeCall(self.f, self.config, args, kwargs))
+        return self._choose(_native.NativeCall(self.f, self.config, args, kwargs), args, kwargs)
 
-    def _choose(self, call: _native.NativeCall) -> BackendChoice:
-        if self.backend == "native":
-            # no probe: the mode is known, and errors come typed from the guarded calls
-            if self.mode is not None:
-                return BackendChoice("native", "reverse" if self.mode == "reverse"
-                                     else "forward", None)
-            return BackendChoice("native", "forward" if frule.has_rules(self.f)
-                                 else "reverse", None)
+    def _choose(self, call: _native.NativeCall, args: tuple, kwargs: dict) -> BackendChoice:
         key = call.signature()
         choice = self._choices.get(key) if key is not None else None
         if choice is None:
-            choice = self._probe(call)
+            choice = self._probe(call, args, kwargs)
             if key is not None:
                 self._choices[key] = choice
         return choice
 
-    def _probe(self, call: _native.NativeCall) -> BackendChoice:
+    def _probe(self, call: _native.NativeCall, args: tuple, kwargs: dict) -> BackendChoice:
+        """Trace ``f`` and its rules once on abstract values; what that says decides.
+
+        Only NumPy meeting a tracer (`NumPyOnlyRuleError`) or a rule answering zero for
+        JAX values sends ``"auto"`` to the callback path; any other error of the native
+        attempt is the user's, and is raised as it is. ``"native"`` raises the
+        NumPy-only error here, at the first call, eager or traced.
+        """
         if self.mode is not None:
             modes = ["reverse" if self.mode == "reverse" else "forward"]
         elif frule.has_rules(self.f):
@@ -412,6 +407,7 @@ class _JaxBridged:
         else:
             modes = ["reverse"]
         reason: str | None = None
+        numpy_only: NumPyOnlyRuleError | None = None
         for mode in modes:
             try:
                 if not _native.probe(call, mode):
@@ -419,12 +415,44 @@ class _JaxBridged:
                         f"the {'frule' if mode == 'forward' else 'rrule'} of "
                         f"{func_name(self.f)} returned only zero tangents for JAX inputs (a "
                         f"rule that tests for NumPy arrays?), so the callback path is used")
+                    if self.backend == "native":
+                        return BackendChoice("native", mode, None)
                     continue
-            except Exception as e:  # any failure to trace means: not native
+            except NumPyOnlyRuleError as e:
+                numpy_only = numpy_only or e
                 reason = reason or f"{type(e).__name__}: {e}"
                 continue
             return BackendChoice("native", mode, None)
+        if numpy_only is not None and self.backend == "native":
+            raise numpy_only
+        if numpy_only is not None:
+            self._check_primal_runs_on_numpy(numpy_only, args, kwargs)
         return BackendChoice("callback", self._callback_mode(), reason)
+
+    def _check_primal_runs_on_numpy(self, error: NumPyOnlyRuleError, args: tuple,
+                                    kwargs: dict) -> None:
+        """Raise ``error`` (the native attempt's) unless ``f`` runs on NumPy values, which
+        the callback path needs: on the call's own values when they are concrete, else on
+        the example inputs the callback path probes shapes with."""
+        if self.result_shape is not None:
+            return
+        call = _Call(self, args, kwargs)
+        if _is_concrete(call.dyn) and _is_concrete(
+                _compat.import_jax().tree_util.tree_leaves(kwargs)):
+            values = [_to_numpy(d) for d in call.dyn]
+        else:
+            values = [_to_numpy(_example_input(tuple(d.shape), d.dtype)) for d in call.dyn]
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                call.run_primal(values)
+        except Exception as e:
+            both = NumPyOnlyRuleError(
+                error.bridge, error.function,
+                f"{error} The callback path cannot take over either: {func_name(self.f)} "
+                f"itself fails on NumPy arrays ({type(e).__qualname__}: {e}).")
+            both.__dict__.update({k: v for k, v in vars(error).items() if k != "args"})
+            raise both from e
 
     def _callback_mode(self) -> str:
         if self.mode is not None:
@@ -438,7 +466,7 @@ class _JaxBridged:
         if self.backend != "callback":
             ncall = _native.NativeCall(self.f, self.config, args, kwargs)
             if ncall.dyn:
-                choice = self._choose(ncall)
+                choice = self._choose(ncall, args, kwargs)
                 if choice.backend == "native":
                     if choice.mode == "forward":
                         fn = _native.forward_function(ncall)

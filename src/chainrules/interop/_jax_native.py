@@ -32,9 +32,6 @@ of the frule is already in JAX's convention.
 from __future__ import annotations
 
 import contextlib
-import os
-import sys
-import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -44,14 +41,20 @@ from chainrules.core import (
     NoTangent,
     ProjectionError,
     ProjectTo,
-    PullbackError,
     ZeroTangent,
     unthunk,
 )
-from chainrules.core._errors import func_name
 
 from . import _compat
-from ._bridge import call_frule, call_rrule, is_differentiable_dtype, tangent_leaf
+from ._bridge import (
+    call_frule,
+    call_rrule,
+    check_pullback_entries,
+    framework_equivalent,
+    is_differentiable_dtype,
+    rule_call_site,
+    tangent_leaf,
+)
 from ._errors import NumPyOnlyRuleError, TangentConversionError, UnsupportedTransformError
 from ._tree import format_path, tangent_like
 
@@ -234,31 +237,14 @@ def project(primal: Any, t: Any) -> Any:
 
 # -- NumPy-only rules --------------------------------------------------------------------
 
+#: where JAX's own version of a NumPy or SciPy function lives (suggested by the errors)
+_JAX_EQUIVALENTS = {"numpy.": "jax.numpy.", "scipy.": "jax.scipy."}
+
 
 def _tracer_errors() -> tuple[type[BaseException], ...]:
     errors = _compat.import_jax().errors
     return (errors.TracerArrayConversionError, errors.TracerBoolConversionError,
             errors.TracerIntegerConversionError, errors.ConcretizationTypeError)
-
-
-def _library_dirs() -> tuple[str, ...]:
-    """Folders of the libraries whose frames are skipped when naming the user's line."""
-    dirs = [os.path.dirname(__file__)]
-    for name in ("jax", "jaxlib", "numpy", "scipy", "array_api_compat"):
-        module = sys.modules.get(name)  # a library never imported has no frames
-        if module is not None and getattr(module, "__file__", None):
-            dirs.append(os.path.dirname(str(module.__file__)))
-    return tuple(d + os.sep for d in dirs)
-
-
-def _culprit(e: BaseException) -> tuple[str, int, str]:
-    """File, line and source of the innermost frame of the user's code in ``e``'s traceback."""
-    skip = _library_dirs()
-    found = ("<unknown>", 0, "")
-    for frame in traceback.extract_tb(e.__traceback__):
-        if not frame.filename.startswith(skip):
-            found = (frame.filename, frame.lineno or 0, (frame.line or "").strip())
-    return found
 
 
 @contextlib.contextmanager
@@ -267,9 +253,10 @@ def numpy_only_guard(f: Any, stage: str) -> Iterator[None]:
     try:
         yield
     except _tracer_errors() as e:
-        filename, line, source = _culprit(e)
-        raise NumPyOnlyRuleError.on_tracers(_BRIDGE, f, stage, filename, line, source,
-                                 type(e).__name__) from e
+        filename, line, source = rule_call_site(e)
+        raise NumPyOnlyRuleError.on_tracers(
+            _BRIDGE, f, stage, filename, line, source, type(e).__name__,
+            alternative=framework_equivalent(f, _JAX_EQUIVALENTS)) from e
 
 
 # -- the two constructions ---------------------------------------------------------------
@@ -333,12 +320,7 @@ def reverse_function(call: NativeCall) -> Callable:
             y_bar = call.output_cotangent(y, dict(zip(diff_out, cts)))
             with numpy_only_guard(call.f, "its rrule's pullback"):
                 bars = pullback(y_bar)
-            if not isinstance(bars, tuple) or len(bars) != n_args:
-                got = len(bars) if isinstance(bars, tuple) else type(bars).__qualname__
-                raise PullbackError(
-                    f"{_BRIDGE}({func_name(call.f)}): the rrule's pullback returned {got} "
-                    f"entries, expected {n_args} (one for the function, then one per "
-                    f"positional argument). Fix the rule's pullback.")
+            check_pullback_entries(_BRIDGE, call.f, bars, n_args - 1)
             unthunked: dict[int, Any] = {}
             out = []
             for i in need:
@@ -389,11 +371,13 @@ def probe(call: NativeCall, mode: str) -> bool:
     fn = forward_function(call) if mode == "forward" else reverse_function(call)
 
     def exercise(*dyn: Any) -> Any:
+        # the rule first: where a NumPy call stops it is what a user can act on
+        derivative = differentiate(*dyn)
         call.run_primal(dyn)
-        if mode == "forward":
-            tangents = tuple(jnp.ones_like(d) if is_differentiable_dtype(d.dtype)
-                             else np.zeros(d.shape, _compat.jax_float0()) for d in dyn)
-            return jax.jvp(fn, dyn, tangents)
+        return derivative
+
+    def differentiate(*dyn: Any) -> Any:
+        # only what a user can differentiate: a keyword's leaves are never perturbed
         diff = [i for i in range(len(dyn)) if call.differentiable(i)]
 
         def of_diff(*x: Any) -> tuple:
@@ -402,6 +386,9 @@ def probe(call: NativeCall, mode: str) -> bool:
                 full[i] = v
             return fn(*full)
 
+        if mode == "forward":
+            return jax.jvp(of_diff, tuple(dyn[i] for i in diff),
+                           tuple(jnp.ones_like(dyn[i]) for i in diff))
         y, pullback = jax.vjp(of_diff, *(dyn[i] for i in diff))
         return pullback(tuple(jnp.ones_like(a) if is_differentiable_dtype(a.dtype)
                               else np.zeros(a.shape, _compat.jax_float0()) for a in y))
