@@ -182,8 +182,14 @@ def test_frule_string_error(backend):
 
 @pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
 @pytest.mark.parametrize("backend", ["native", "callback", "auto"])
-def test_pullback_forgot_self_bar_error(backend, jit):
+def test_pullback_forgot_self_bar_error(backend, jit, debug):
     f = jax_function(no_self_bar, backend=backend)
+    if chainrules.debug_mode():  # the core's check of the pullback's result comes first
+        with pytest.raises(raised(PullbackError, backend, jit), match=re.escape(
+                "returned 2 entries for a call with 2 positional argument(s); it must return "
+                "3: one for the function itself")):
+            _grad(lambda x: f(x, jnp.ones(3)), X, jit)
+        return
     with pytest.raises(raised(PullbackError, backend, jit), match=msg(
             "jax_function(test_jax_boundary.no_self_bar): the rrule's pullback returned 2 "
             "entries, expected 3 (self_bar for the function itself, then one per positional "
@@ -193,8 +199,12 @@ def test_pullback_forgot_self_bar_error(backend, jit):
 
 
 @pytest.mark.parametrize("backend", ["native", "callback", "auto"])
-def test_pullback_not_a_tuple_error(backend):
+def test_pullback_not_a_tuple_error(backend, debug):
     f = jax_function(bare_bar, backend=backend)
+    if chainrules.debug_mode():  # the core's check of the pullback's result comes first
+        with pytest.raises(PullbackError, match=re.escape("; it must return a tuple")):
+            _grad(f, X)
+        return
     with pytest.raises(PullbackError, match=msg(
             "jax_function(test_jax_boundary.bare_bar): the rrule's pullback returned a ")
             + r"\w+" + re.escape(", not a tuple, expected 2 (self_bar for the function itself, "
