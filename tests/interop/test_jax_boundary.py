@@ -437,3 +437,88 @@ def test_positional_parameter_by_keyword_error(backend):
             "scale_by dispatch on positional arguments only, and t is a positional parameter "
             "of scale_by passed by keyword: call scale_by(x, t) with t positional.")):
         _grad(lambda v: f(v, t=2.0), X)
+
+
+# -- no per-call tax: plans cached per function and argument structure --------------------
+
+
+def _plans_of(f):
+    from chainrules.interop import _jax
+
+    return [(key, plan) for key, plan in _jax._PLANS.items() if key[0] is f]
+
+
+def test_new_jax_function_per_call_reuses_one_plan():
+    before = len(_plans_of(scaled_softplus))
+    for _ in range(3):
+        y = jax_function(scaled_softplus)(X, beta=2.5)
+    np.testing.assert_allclose(y, np.log1p(np.exp(2.5 * np.asarray(X))) / 2.5, rtol=1e-6)
+    assert len(_plans_of(scaled_softplus)) == before + 1
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_static_values_are_part_of_the_plan(jit):
+    def run(beta):
+        g = jax.grad(lambda v: jnp.sum(jax_function(scaled_softplus)(v, beta=beta)))
+        return (jax.jit(g) if jit else g)(X)
+
+    for beta in (1.0, 2.0, 1.0, 3.0):
+        np.testing.assert_allclose(run(beta), jax.nn.sigmoid(beta * X), rtol=1e-6)
+
+
+def scale_by_array(x, w):
+    return x * w
+
+
+@frule.register(scale_by_array)
+def scale_by_array_frule(dargs, x, w):
+    return x * w, dargs[1] * w
+
+
+def test_static_numpy_arrays_are_never_cached():
+    f = jax_function(scale_by_array)
+    for w in (np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])):
+        g = jax.grad(lambda v, w=w: jnp.sum(f(v, w)))(X)
+        np.testing.assert_allclose(g, w)
+    assert _plans_of(scale_by_array) == []
+
+
+def test_plans_hold_no_tracers_and_are_bounded(monkeypatch):
+    from chainrules.interop import _jax
+
+    monkeypatch.setattr(_jax, "_CACHE_SIZE", 4)
+    f = jax_function(scaled_softplus)
+    for beta in range(1, 8):
+        jax.jit(jax.grad(lambda v, beta=float(beta): jnp.sum(f(v, beta=beta))))(X)
+    assert len(_jax._PLANS) <= 4
+    for _, plan in _plans_of(scaled_softplus):
+        _, call = plan
+        assert call.dyn == []
+        assert not any(isinstance(leaf, jax.core.Tracer) for leaf in call.template)
+
+
+def later_rules(x):
+    return 3 * x
+
+
+@rrule.register(later_rules)
+def later_rules_rrule(x):
+    def later_rules_pullback(y_bar):
+        return NoTangent(), 3 * y_bar
+
+    return 3 * x, later_rules_pullback
+
+
+def test_registering_a_rule_drops_the_plans():
+    f = jax_function(later_rules)
+    assert f.backend_for(X).mode == "reverse"
+    np.testing.assert_allclose(_grad(f, X), [3.0] * 3)
+    with chainrules.scoped_rules():
+        @frule.register(later_rules)
+        def later_rules_frule(dargs, x):
+            return 3 * x, 3 * dargs[1]
+
+        assert _plans_of(later_rules) == []
+        assert jax_function(later_rules).backend_for(X).mode == "forward"
+        _, y_dot = jax.jvp(jax_function(later_rules), (X,), (jnp.ones(3),))
+        np.testing.assert_allclose(y_dot, [3.0] * 3)

@@ -43,6 +43,7 @@ __all__ = [
     "keyword_parameter_hint",
     "leaf_tangent",
     "non_tangent_reason",
+    "numpy_met_framework_value",
     "output_cotangent",
     "rule_call_site",
     "tangent_leaf",
@@ -209,6 +210,40 @@ def _library_name(f: Any) -> str:
             if module is not None and getattr(module, f.__name__, None) is f:
                 return f"{module_name}.{f.__name__}"
     return name
+
+
+def _third_party_dirs() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Folders of NumPy and SciPy, and of the other libraries a rule's frames pass through."""
+    def dirs(names: tuple[str, ...]) -> tuple[str, ...]:
+        out = []
+        for name in names:
+            module = sys.modules.get(name)
+            if module is not None and getattr(module, "__file__", None):
+                out.append(os.path.dirname(str(module.__file__)) + os.sep)
+        return tuple(out)
+
+    return (dirs(("numpy", "scipy")),
+            dirs(("jax", "jaxlib", "array_api_compat", "torch", "autograd")))
+
+
+def numpy_met_framework_value(e: BaseException) -> bool:
+    """Whether ``e`` was raised because NumPy or SciPy code was handed a framework value.
+
+    True when the innermost frame of code outside the libraries (the rule, the user's
+    function, or the bridge calling ``f``) called straight into NumPy or SciPy, which
+    then failed: ``np.take(tracer, i)`` calling ``tracer.take(i, mode="raise")``, a
+    SciPy routine turning a tensor into an array. A failure inside the framework's own
+    operations called from user code (a broadcasting mistake in ``jnp``) is not. The
+    frameworks' own "cannot convert" errors (JAX's ``TracerArrayConversionError``)
+    are classified by each bridge before this is asked.
+    """
+    numpy_dirs, other_dirs = _third_party_dirs()
+    frames = traceback.extract_tb(e.__traceback__)
+    next_after_own = None
+    for k, frame in enumerate(frames):
+        if not frame.filename.startswith(numpy_dirs + other_dirs):
+            next_after_own = frames[k + 1] if k + 1 < len(frames) else None
+    return next_after_own is not None and next_after_own.filename.startswith(numpy_dirs)
 
 
 def framework_equivalent(f: Any, prefixes: dict[str, str],

@@ -328,6 +328,60 @@ def _is_concrete(xs: Any) -> bool:
     return not any(_compat.is_jax_tracer(x) for x in xs)
 
 
+# -- what is decided once per function and argument structure ----------------------------
+
+#: The plan of a cached structure whose calls take the callback path.
+_CALLBACK = object()
+#: ``(f, mode, backend, config, structure) -> (fn, NativeCall) or _CALLBACK``: one
+#: custom-derivative function per structure, reused by every call (and every new
+#: ``jax_function(f)``) with that structure, so an eager call pays no construction or
+#: probe. ``_CHOICES``: the backend decisions (see ``backend_for``), keyed by shapes.
+_PLANS: dict = {}
+_CHOICES: dict = {}
+#: Entries each cache keeps (the oldest go first): bounded, whatever the calls.
+_CACHE_SIZE = 512
+_CACHE_LOCK = threading.Lock()
+
+
+def _remember(cache: dict, key: Any, value: Any) -> None:
+    """Keep ``value`` in ``cache``; registering any rule empties the cache (it joins the
+    rule tables' caches, which a registration clears), so no decision outlives the rules
+    it was made from."""
+    from chainrules.core._rules import frule_table, rrule_table
+
+    with _CACHE_LOCK:
+        if not cache:
+            rrule_table.dirty.append(cache)
+            frule_table.dirty.append(cache)
+        cache[key] = value
+        while len(cache) > _CACHE_SIZE:
+            del cache[next(iter(cache))]
+
+
+def _plan_key(bridged: _JaxBridged, treedef: Any, leaves: list, array: type) -> Any:
+    """A hashable key of everything a plan depends on: the function and the bridge's
+    options, the arguments' pytree structure, each JAX array's shape, dtype and weak
+    type, and every other leaf's type and value. None when a leaf is a NumPy array (its
+    contents are not part of any key) or is unhashable: such calls build their plan."""
+    parts: list = []
+    for leaf in leaves:
+        if isinstance(leaf, array):
+            parts.append((leaf.shape, leaf.dtype, leaf.weak_type))
+        elif type(leaf) is float:
+            parts.append((float, leaf.hex()))  # -0.0 is not 0.0, and nan is nan
+        elif isinstance(leaf, np.ndarray):
+            return None
+        else:
+            parts.append((type(leaf), leaf))
+    key = (bridged.f, bridged.mode, bridged.backend, bridged.config,
+           bridged.result_shape is None, treedef, tuple(parts))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 class BackendChoice(NamedTuple):
     """How a bridged function runs for one input signature (see ``backend_for``).
 
@@ -385,11 +439,21 @@ class _JaxBridged:
 
     def _choose(self, call: _native.NativeCall, args: tuple, kwargs: dict) -> BackendChoice:
         key = call.signature()
-        choice = self._choices.get(key) if key is not None else None
+        shared = None
+        if key is not None:
+            shared = (self.f, self.mode, self.backend, self.config,
+                      self.result_shape is None, key)
+            try:
+                hash(shared)
+            except TypeError:
+                shared = None
+        choice = _CHOICES.get(shared) if shared is not None else None
         if choice is None:
             choice = self._probe(call, args, kwargs)
-            if key is not None:
-                self._choices[key] = choice
+            if shared is not None:
+                _remember(_CHOICES, shared, choice)
+        if key is not None:
+            self._choices[key] = choice
         return choice
 
     def _probe(self, call: _native.NativeCall, args: tuple, kwargs: dict) -> BackendChoice:
@@ -407,7 +471,7 @@ class _JaxBridged:
         else:
             modes = ["reverse"]
         reason: str | None = None
-        numpy_only: NumPyOnlyRuleError | None = None
+        numpy_only: Exception | None = None
         for mode in modes:
             try:
                 if not _native.probe(call, mode):
@@ -422,6 +486,15 @@ class _JaxBridged:
                 numpy_only = numpy_only or e
                 reason = reason or f"{type(e).__name__}: {e}"
                 continue
+            except NoRuleError as e:
+                # rules registered for NumPy types only (np.fft.fft's): NumPy-only too, but
+                # not a call that no rule serves, nor a keyword that should be positional
+                if self.backend == "native" or e.hint or not (
+                        frule if e.kind == "frule" else rrule).has_rules(self.f):
+                    raise
+                numpy_only = numpy_only or e
+                reason = reason or f"{type(e).__name__}: {e}"
+                continue
             return BackendChoice("native", mode, None)
         if numpy_only is not None and self.backend == "native":
             raise numpy_only
@@ -429,7 +502,7 @@ class _JaxBridged:
             self._check_primal_runs_on_numpy(numpy_only, args, kwargs)
         return BackendChoice("callback", self._callback_mode(), reason)
 
-    def _check_primal_runs_on_numpy(self, error: NumPyOnlyRuleError, args: tuple,
+    def _check_primal_runs_on_numpy(self, error: Exception, args: tuple,
                                     kwargs: dict) -> None:
         """Raise ``error`` (the native attempt's) unless ``f`` runs on NumPy values, which
         the callback path needs: on the call's own values when they are concrete, else on
@@ -447,6 +520,8 @@ class _JaxBridged:
                 warnings.simplefilter("ignore")
                 call.run_primal(values)
         except Exception as e:
+            if not isinstance(error, NumPyOnlyRuleError):
+                raise error from e
             both = NumPyOnlyRuleError(
                 error.bridge, error.function,
                 f"{error} The callback path cannot take over either: {func_name(self.f)} "
@@ -464,16 +539,15 @@ class _JaxBridged:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         jax = _compat.import_jax()
         if self.backend != "callback":
-            ncall = _native.NativeCall(self.f, self.config, args, kwargs)
-            if ncall.dyn:
-                choice = self._choose(ncall, args, kwargs)
-                if choice.backend == "native":
-                    if choice.mode == "forward":
-                        fn = _native.forward_function(ncall)
-                    else:
-                        fn = _native.reverse_function(ncall)
-                    out = self._apply(fn, ncall.dyn)
-                    return ncall.unflatten_output(out)
+            leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+            key = _plan_key(self, treedef, leaves, jax.Array)
+            plan = _PLANS.get(key) if key is not None else None
+            if plan is None:
+                plan = self._plan(args, kwargs, key)
+            if plan is not _CALLBACK:
+                fn, ncall = plan
+                out = self._apply(fn, [x for x in leaves if isinstance(x, jax.Array)])
+                return ncall.unflatten_output(out)
         call = _Call(self, args, kwargs)
         if not call.dyn:
             out = call.run_primal([])
@@ -485,6 +559,23 @@ class _JaxBridged:
             fn = _forward_mode(call, transposable=mode == "both")
         out = self._apply(fn, call.dyn)
         return call.out_treedef.unflatten(list(out))
+
+    def _plan(self, args: tuple, kwargs: dict, key: Any) -> Any:
+        """How calls of this structure run: ``(fn, call)`` for the native path (``fn`` the
+        custom-derivative function, ``call`` the structure it closes over, holding no
+        operand), or ``_CALLBACK``; kept in ``_PLANS`` under ``key`` unless it is None."""
+        ncall = _native.NativeCall(self.f, self.config, args, kwargs)
+        plan: Any = _CALLBACK
+        if ncall.dyn:
+            choice = self._choose(ncall, args, kwargs)
+            if choice.backend == "native":
+                fn = (_native.forward_function(ncall) if choice.mode == "forward"
+                      else _native.reverse_function(ncall))
+                plan = (fn, ncall)
+        ncall.forget_operands()
+        if key is not None:
+            _remember(_PLANS, key, plan)
+        return plan
 
     def _apply(self, fn: Callable, dyn: list) -> Any:
         try:

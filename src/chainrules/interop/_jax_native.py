@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from chainrules.core import (
+    ChainRulesError,
     NoTangent,
     ProjectionError,
     ProjectTo,
@@ -52,6 +53,7 @@ from ._bridge import (
     check_pullback_entries,
     framework_equivalent,
     is_differentiable_dtype,
+    numpy_met_framework_value,
     rule_call_site,
     tangent_leaf,
 )
@@ -96,10 +98,16 @@ class NativeCall:
                 self.template.append(None)
             else:
                 self.template.append(leaf)
+        self.dtypes = [d.dtype for d in self.dyn]
         self.out_treedef: Any = None
         self.out_paths: list[tuple] = []
         # whether a rule returned a tangent that is not a structural zero (see probe)
         self.nonzero_tangent = False
+
+    def forget_operands(self) -> None:
+        """Drop this call's operands (arrays, or tracers of a trace that will end), so the
+        call can serve later calls of the same structure from a cache."""
+        self.dyn = []
 
     # -- structure -----------------------------------------------------------------------
 
@@ -130,21 +138,27 @@ class NativeCall:
     def flatten_output(self, y: Any) -> tuple:
         """The output's leaves as JAX arrays; remembers the output's structure."""
         jax = _compat.import_jax()
-        flat, self.out_treedef = jax.tree_util.tree_flatten_with_path(y)
-        self.out_paths = [tuple(_compat.jax_key_step(k) for k in kp) for kp, _ in flat]
-        return tuple(jax.numpy.asarray(leaf) for _, leaf in flat)
+        leaves, treedef = jax.tree_util.tree_flatten(y)
+        if self.out_treedef is None or treedef != self.out_treedef:
+            # paths only for a new structure: a cached call sees the same one every time
+            flat, _ = jax.tree_util.tree_flatten_with_path(y)
+            self.out_paths = [tuple(_compat.jax_key_step(k) for k in kp) for kp, _ in flat]
+            self.out_treedef = treedef
+        array = jax.Array
+        return tuple(leaf if isinstance(leaf, array) else jax.numpy.asarray(leaf)
+                     for leaf in leaves)
 
     def unflatten_output(self, leaves: Any) -> Any:
         return self.out_treedef.unflatten(list(leaves))
 
     def differentiable(self, i: int) -> bool:
-        return self.where[i][0] > 0 and is_differentiable_dtype(self.dyn[i].dtype)
+        return self.where[i][0] > 0 and is_differentiable_dtype(self.dtypes[i])
 
     def refuse_keyword_derivative(self, perturbed: list[bool]) -> None:
         """A derivative with respect to a keyword argument is an error, never a silent zero."""
         for i, p in enumerate(perturbed):
             position, path = self.where[i]
-            if p and position == 0 and is_differentiable_dtype(self.dyn[i].dtype):
+            if p and position == 0 and is_differentiable_dtype(self.dtypes[i]):
                 name = path[0][1]
                 raise UnsupportedTransformError(
                     _BRIDGE, self.f, f"differentiating the keyword argument {name!r}",
@@ -249,10 +263,15 @@ def _tracer_errors() -> tuple[type[BaseException], ...]:
 
 @contextlib.contextmanager
 def numpy_only_guard(f: Any, stage: str) -> Iterator[None]:
-    """JAX's "cannot convert a tracer" errors inside ``stage`` become NumPyOnlyRuleError."""
+    """NumPy meeting a tracer inside ``stage`` becomes NumPyOnlyRuleError: JAX's "cannot
+    convert a tracer" errors, and any error raised by NumPy or SciPy code called on
+    tracers (see `numpy_met_framework_value`); every other error passes as it is."""
     try:
         yield
-    except _tracer_errors() as e:
+    except Exception as e:
+        if not isinstance(e, _tracer_errors()) and (
+                isinstance(e, ChainRulesError) or not numpy_met_framework_value(e)):
+            raise  # the user's own error (or a rule's, named by chainrules): as it is
         filename, line, source = rule_call_site(e)
         raise NumPyOnlyRuleError.on_tracers(
             _BRIDGE, f, stage, filename, line, source, type(e).__name__,
@@ -342,7 +361,7 @@ def reverse_function(call: NativeCall) -> Callable:
 
     def rrule_bwd(res: tuple, cts: tuple) -> tuple:
         closed, consts, need, diff_out = res
-        grads: list[Any] = [None] * len(call.dyn)
+        grads: list[Any] = [None] * len(call.dtypes)
         if not need:
             return tuple(grads)
         ct_in = [jnp.zeros(c.shape, c.dtype) if isinstance(c, symbolic_zero) else c
@@ -395,7 +414,7 @@ def probe(call: NativeCall, mode: str) -> bool:
 
     call.nonzero_tangent = False
     out = jax.eval_shape(exercise, *avals)
-    has_diff_in = any(call.differentiable(i) for i in range(len(call.dyn)))
+    has_diff_in = any(call.differentiable(i) for i in range(len(call.dtypes)))
     has_diff_out = any(is_differentiable_dtype(a.dtype)
                        for a in jax.tree_util.tree_leaves(out))
     return call.nonzero_tangent or not (has_diff_in and has_diff_out)
