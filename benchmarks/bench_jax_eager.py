@@ -27,13 +27,12 @@ os.environ["XLA_FLAGS"] = (
     + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 ).strip()
 
-import sys  # noqa: E402
+import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from _bench_harness import close, fmt, measure  # noqa: E402
-
-from chainrules import NoTangent, array_namespace, frule, rrule  # noqa: E402
+from _bench_harness import close, fmt, measure
+from chainrules import NoTangent, array_namespace, frule, rrule
 
 N = 8
 
