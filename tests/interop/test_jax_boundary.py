@@ -522,3 +522,20 @@ def test_registering_a_rule_drops_the_plans():
         assert jax_function(later_rules).backend_for(X).mode == "forward"
         _, y_dot = jax.jvp(jax_function(later_rules), (X,), (jnp.ones(3),))
         np.testing.assert_allclose(y_dot, [3.0] * 3)
+
+
+def test_auto_falls_back_when_numpy_code_fails_on_a_tracer():
+    # np.take hands the tracer's own take a NumPy-only mode="raise": NumPy met a tracer
+    f = jax_function(np.take)
+    idx = np.array([0, 2])
+    choice = f.backend_for(X, idx)
+    assert choice.backend == "callback"
+    assert choice.reason.startswith("NumPyOnlyRuleError: ")
+    assert "(NotImplementedError)" in choice.reason
+    np.testing.assert_allclose(jax.grad(lambda v: jnp.sum(f(v, idx)))(X), [1.0, 0.0, 1.0])
+
+
+def test_auto_falls_back_for_rules_registered_for_numpy_types_only():
+    choice = jax_function(np.fft.fft).backend_for(X)
+    assert choice.backend == "callback"
+    assert choice.reason.startswith("NoRuleError: ")
