@@ -76,3 +76,21 @@ def test_minimize_forward_solution_still_works():
     _, x_dot = jvp(solution, (np.array([1.0, 2.0]),), (np.ones(2),))
     # x = -1 / (2 a): dx = dA / (2 a^2)
     np.testing.assert_allclose(x_dot, [0.5, 0.125], rtol=1e-6)
+
+
+def test_nelder_mead_unread_fields_need_no_cotangent():
+    # issue #29: only res.x is read; final_simplex (a tuple of arrays) gets a structural
+    # zero from the AD, which must not be refused as "not differentiated"
+    import scipy.optimize as so
+
+    def solve(p):
+        res = so.minimize(lambda x: np.sum((x - p) ** 2) + 0.1 * np.sum(x ** 4), np.zeros(2),
+                          method="Nelder-Mead",
+                          options={"xatol": 1e-12, "fatol": 1e-14, "maxiter": 4000})
+        return res.x
+
+    p = np.array([0.5, 1.0])
+    x = solve(p)
+    # stationarity x - p + 0.2 x^3 = 0: dx/dp = 1 / (1 + 0.6 x^2), elementwise
+    np.testing.assert_allclose(grad(lambda p: np.sum(solve(p)))(p), 1 / (1 + 0.6 * x ** 2),
+                               rtol=1e-6)

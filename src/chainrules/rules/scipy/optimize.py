@@ -66,6 +66,27 @@ def _cotangents(solver: Callable, pos: tuple, args_bar: Any) -> list:
     return solvers.positional_cotangents(solver, pos, {"args": args_bar})
 
 
+def _all_zero(v: Any) -> bool:
+    """Whether a field's cotangent is zero, looking inside structures: a field nobody
+    reads (Nelder-Mead's ``final_simplex``, a tuple of arrays) gets a structural tangent
+    of zeros from the AD, which needs no derivative."""
+    v = unthunk(v)
+    if kit.is_zero(v):
+        return True
+    if isinstance(v, Tangent):
+        v = v.backing() if callable(getattr(v, "backing", None)) else v
+    if isinstance(v, dict):
+        return all(_all_zero(u) for u in v.values())
+    if isinstance(v, (tuple, list)):
+        return all(_all_zero(u) for u in v)
+    if isinstance(v, Tangent):
+        return all(_all_zero(u) for _, u in v.items())
+    try:
+        return not np.any(np.asarray(v) != 0)
+    except (TypeError, ValueError):
+        return False
+
+
 def _refuse_fields(name: str, y_bar: Any, differentiated: tuple) -> None:
     """Raise for a nonzero cotangent on a result field the rule does not differentiate
     (an inverse Hessian, residuals, a factorization): never a silent zero. ``differentiated``
@@ -76,7 +97,7 @@ def _refuse_fields(name: str, y_bar: Any, differentiated: tuple) -> None:
         return
     for k, v in y_bar.items():
         v = unthunk(v)
-        if k in differentiated or kit.is_zero(v) or not np.any(np.asarray(v) != 0):
+        if k in differentiated or _all_zero(v):
             continue
         raise SolverError(name, f"the result's field {k!r} is not differentiated",
                           f"expected cotangents on the fields {', '.join(differentiated)} "
