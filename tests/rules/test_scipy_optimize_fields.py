@@ -94,3 +94,31 @@ def test_nelder_mead_unread_fields_need_no_cotangent():
     # stationarity x - p + 0.2 x^3 = 0: dx/dp = 1 / (1 + 0.6 x^2), elementwise
     np.testing.assert_allclose(grad(lambda p: np.sum(solve(p)))(p), 1 / (1 + 0.6 * x ** 2),
                                rtol=1e-6)
+
+
+def test_bfgs_precision_loss_at_a_stationary_point_is_differentiated():
+    # issue #29: gtol=1e-10 ends in "precision loss" although the optimum is accurate;
+    # the rule checks the first-order condition (|grad| <= SciPy's default gtol) instead
+    import scipy.optimize as so
+
+    def solve(p, gtol):
+        return so.minimize(lambda x: np.sum((x - p) ** 2) + 0.1 * np.sum(x ** 4), np.zeros(2),
+                           method="BFGS", options={"gtol": gtol}).x
+
+    p = np.array([0.5, 1.0])
+    assert not so.minimize(lambda x: np.sum((x - p) ** 2) + 0.1 * np.sum(x ** 4), np.zeros(2),
+                           method="BFGS", options={"gtol": 1e-10}).success
+    x = solve(p, 1e-10)
+    np.testing.assert_allclose(grad(lambda p: np.sum(solve(p, 1e-10)))(p),
+                               1 / (1 + 0.6 * x ** 2), rtol=1e-6)
+
+
+def test_bfgs_precision_loss_away_from_a_stationary_point_error():
+    import scipy.optimize as so
+
+    def solve(p):
+        return so.minimize(lambda x: np.sum(np.abs(x - p)), np.zeros(2) + 0.3,
+                           method="BFGS").x
+
+    with pytest.raises(SolverError, match=re.escape("the solve did not converge")):
+        grad(lambda p: np.sum(solve(p)))(np.array([0.5, 1.0]))
