@@ -122,3 +122,16 @@ def test_bfgs_precision_loss_away_from_a_stationary_point_error():
 
     with pytest.raises(SolverError, match=re.escape("the solve did not converge")):
         grad(lambda p: np.sum(solve(p)))(np.array([0.5, 1.0]))
+
+
+@pytest.mark.parametrize("solver", ["golden", "brent"])
+def test_bracketing_minimizers_are_differentiated(solver):
+    # golden/brent: the implicit-function rule of minimize_scalar (closure and args=);
+    # the minimizer of (t - a^2)^2 + (t - a^2)^4 is a^2
+    import scipy.optimize as so
+
+    minimize = getattr(so, solver)
+    g = grad(lambda a: minimize(lambda t: (t - a ** 2) ** 2 + (t - a ** 2) ** 4))(1.5)
+    np.testing.assert_allclose(g, 3.0, rtol=1e-6)
+    g = grad(lambda a: minimize(lambda t, b: (t - b) ** 2, args=(a,), tol=1e-10))(1.3)
+    np.testing.assert_allclose(g, 1.0, rtol=1e-6)

@@ -487,6 +487,38 @@ def minimize_scalar_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any,
     return res, Tangent[type(res)]({"x": x_dot, "fun": type(res.fun)(fun_dot)})
 
 
+def _bracketing_minimizer_rrule(solver: Callable) -> None:
+    """The rrule of ``golden`` / ``brent`` (``x = solver(func, args, ...)``, a minimum
+    found by comparisons only: traced, it would have no derivative): the implicit
+    function rule of ``minimize_scalar``. ``full_output=True`` gets no rule."""
+    name = _name(solver)
+
+    def bracketing_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
+        bound = solvers.bind(solver, (fun, *pos), kwargs)
+        if bound.arguments.get("full_output"):
+            return None
+        x = solver(*bound.args, **bound.kwargs)
+        raw_args = bound.arguments.get("args", ())
+
+        def bracketing_pullback(x_bar: Any) -> tuple:
+            x_bar = unthunk(x_bar)
+            if kit.is_zero(x_bar):
+                return (_NO, _ZERO, *_cotangents(solver, pos, _ZERO))
+            opt = _Optimum(name, config, fun, x, solvers.args_tuple(raw_args), _VALUE)
+            f_bar, args_bars = opt.cotangent(x_bar, _ZERO)
+            return (_NO, f_bar, *_cotangents(
+                solver, pos, solvers.args_cotangent(raw_args, args_bars)))
+
+        return x, bracketing_pullback
+
+    bracketing_rrule.__name__ = bracketing_rrule.__qualname__ = f"{solver.__name__}_rrule"
+    rrule.register(solver, config=HasReverseMode)(bracketing_rrule)
+
+
+for _solver in (so.golden, so.brent):
+    _bracketing_minimizer_rrule(_solver)
+
+
 # SciPy's default gtol: a gradient this small is a converged minimum for BFGS/CG/...
 _DEFAULT_GTOL = 1e-5
 
