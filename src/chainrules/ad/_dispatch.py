@@ -11,7 +11,6 @@ second derivative) have their own code traced (`_run_mixed`).
 from __future__ import annotations
 
 import functools
-import inspect
 import linecache
 import operator
 import types
@@ -31,6 +30,7 @@ from chainrules.core import (
     registered_functions,
     rrule,
 )
+from chainrules.rules import _kit as kit
 
 from . import _native
 from ._closures import _passes_function, _reachable_trace, _watched
@@ -314,6 +314,10 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         if g is not None:
             return g(*args)
         return _through(f, args, kwargs, top)
+    if top is None and kwargs and _has_rule(f) and _has_tracer_kwargs(kwargs, None):
+        # a function with rules and a traced keyword argument: the general path below
+        # moves the keyword to its positional place for the rule
+        top = _top_trace_deep(kwargs, None)
     if top is None:
         if tf is _FunctionType and f not in _r_by_func and f not in _f_by_func:
             g = _rewritten(f) or f
@@ -379,11 +383,20 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         # Rules differentiate positional arguments: a traced keyword argument is moved
         # to its place when the signature allows; otherwise trace into f as it is.
         moved = _positional_form(f, args, kwargs)
+        top = _top_trace_deep(kwargs, top)
         if moved is not None:
-            top = _top_trace_deep(kwargs, top)
             out = top.process(f, moved[0], moved[1])
             if out is not _NO_RULE:
                 return out
+            if tf is _MethodType:
+                out = top.process(f.__func__, (f.__self__, *moved[0]), moved[1])
+                if out is not _NO_RULE:
+                    return out
+        elif _has_rule(f):
+            try:
+                return _through(f, args, kwargs, top)
+            except (NoRuleError, TracerConversionError) as e:
+                raise _traced_keywords_error(f, args, kwargs, top) from e
     return _through(f, args, kwargs, top)
 
 
@@ -411,13 +424,12 @@ def _strippable(f: Any) -> bool:
 def _positional_form(f: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
     """``(args, kwargs)`` with every keyword argument that holds a tracer moved to its
     positional place (earlier unfilled places take their defaults), or None when the
-    signature does not allow it (a keyword-only parameter, ``**kwargs``, no signature)."""
-    try:
-        params = list(inspect.signature(f).parameters.values())
-    except Exception:  # no signature, or an object whose attributes inspect trips on
+    signature does not allow it (a keyword-only parameter, ``**kwargs``, no signature).
+    A function whose signature is ``(*args, **kwds)`` may declare its parameters
+    (``kit.declare_parameters``: the ``scipy.stats`` methods do)."""
+    positional = kit.positional_parameters(f)
+    if positional is None:
         return None
-    positional = [p for p in params
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     names = [p.name for p in positional]
     traced = [k for k, v in kwargs.items() if _top_trace_deep(v, None) is not None]
     if not traced or any(k not in names[len(args):] for k in traced):
@@ -432,6 +444,15 @@ def _positional_form(f: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict] | 
         else:
             return None
     return tuple(new_args), rest
+
+
+def _has_rule(f: Any) -> bool:
+    """Whether ``f`` (or the function of a bound method) has a registered rule."""
+    g = f.__func__ if type(f) is _MethodType else f
+    try:
+        return g in _r_by_func or g in _f_by_func
+    except TypeError:  # an unhashable callable
+        return False
 
 
 def _traced_keywords_error(f: Any, args: tuple, kwargs: dict, top: Any) -> NoRuleError:

@@ -345,6 +345,7 @@ def _class_name(tree: ast.Module, node: ast.AST) -> str | None:
 
 
 _SELF_NAME = "__chainrules_self__"
+_CLASS_PREFIX = "_"
 
 
 def _compile(code: types.CodeType) -> types.CodeType | None:
@@ -469,8 +470,12 @@ def _factory_code(node: ast.AST, code: types.CodeType, cls: str | None,
         for v in [CALL_NAME, *freevars]
     ]
     if cls is not None:
-        stmts.append(ast.ClassDef(name=cls, bases=[], keywords=[], body=[body_stmt],
-                                  decorator_list=[]))
+        # The class only gives the method its name mangling (``__x`` -> ``_Model__x``),
+        # which ignores leading underscores: named ``_Model`` it mangles the same, and
+        # the method's own mention of ``Model`` (``Model.scale``) stays the module
+        # global instead of becoming a cell of the factory's class.
+        stmts.append(ast.ClassDef(name=_CLASS_PREFIX + cls, bases=[], keywords=[],
+                                  body=[body_stmt], decorator_list=[]))
     else:
         stmts.append(body_stmt)
     # Keep every free variable alive as a cell of the factory.
@@ -546,7 +551,7 @@ def _find_code(module: types.CodeType, name: str, lineno: int,
     factory's one class body for a method."""
     scope = _const_code(module, "__chainrules_factory__", None)
     if scope is not None and cls is not None:
-        scope = _const_code(scope, cls, None)
+        scope = _const_code(scope, _CLASS_PREFIX + cls, None)
     if scope is None:
         return None
     return _const_code(scope, name, lineno)

@@ -508,6 +508,15 @@ class Tracer:
     def put(self, indices: Any, values: Any, mode: str = "raise") -> None:
         call(np.put, self, indices, values, mode)
 
+    # copy.copy / copy.deepcopy (scipy.integrate.quad_vec copies its values): the same
+    # sharing as x.copy(); without these, copy rebuilds the object from __reduce_ex__
+    # with its slots unset, and __getattr__ recurses on the missing primal
+    def __copy__(self) -> Any:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        return self
+
     def astype(self, dtype: Any, **kwargs: Any) -> Any:
         p = deep_primal(self)
         if np.dtype(dtype) == getattr(p, "dtype", None):
