@@ -558,3 +558,25 @@ def test_zeros_like_is_plain_in_both_modes():
     grad(f)(np.ones(2))
     jvp(f, (np.ones(2),), (np.ones(2),))
     assert kinds == ["ndarray"] * 8
+
+
+def test_copy_module_copies_are_written_apart(jax):
+    # copy.copy / copy.deepcopy of a tracer are copies: a write into one never reaches
+    # the original (the tracer itself is updated in place by writes)
+    import copy
+
+    jnp = jax.numpy
+
+    def f(x):
+        y = copy.copy(x)
+        y[0] = 0.0
+        z = copy.deepcopy(x)
+        z[1] = 5.0 * z[2]
+        return np.sum(x * x) + np.sum(y * x) + np.sum(z ** 2)
+
+    def f_jax(x):
+        y = x.at[0].set(0.0)
+        z = x.at[1].set(5.0 * x[2])
+        return jnp.sum(x * x) + jnp.sum(y * x) + jnp.sum(z ** 2)
+
+    check(f, f_jax, jax)

@@ -511,11 +511,14 @@ class Tracer:
     # copy.copy / copy.deepcopy (scipy.integrate.quad_vec copies its values): the same
     # sharing as x.copy(); without these, copy rebuilds the object from __reduce_ex__
     # with its slots unset, and __getattr__ recurses on the missing primal
+    # copy.copy / copy.deepcopy (scipy.integrate.quad_vec copies its values): a copy, as
+    # x.copy() is -- never the tracer itself, whose writes would then reach the original
     def __copy__(self) -> Any:
-        return self
+        return self.copy()
 
     def __deepcopy__(self, memo: dict) -> Any:
-        return self
+        y = memo[id(self)] = self.copy()
+        return y
 
     def astype(self, dtype: Any, **kwargs: Any) -> Any:
         p = deep_primal(self)
