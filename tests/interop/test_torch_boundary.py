@@ -80,13 +80,18 @@ def scaled_rrule(x, t: float):
     return x * t, scaled_pullback
 
 
+# the bridge's own words, and (with debug mode on, whose checks run first) the shared
+# tangent conversion's; each says that None is no tangent and what to return instead
+NONE_REFUSED = (r"(the rrule's pullback|the frule) returned None, which is not a tangent: "
+                r"return ZeroTangent\(\)|got NoneType; None is not a tangent \(ZeroTangent\(\) "
+                r"is the zero tangent")
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_pullback_returning_none_error(backend):
     x = torch.ones(3, dtype=torch.float64, requires_grad=True)
     y = torch_function(double_none, backend=backend)(x).sum()
-    with pytest.raises(TangentConversionError, match=re.escape(
-            "the rrule's pullback returned None, which is not a tangent: return "
-            "ZeroTangent() for a zero derivative")):
+    with pytest.raises(TangentConversionError, match=NONE_REFUSED):
         y.backward()
     assert x.grad is None
 
@@ -95,8 +100,7 @@ def test_pullback_returning_none_error(backend):
 def test_frule_returning_none_error(backend):
     x = torch.ones(3, dtype=torch.float64)
     f = torch_function(double_none, backend=backend)
-    with pytest.raises(TangentConversionError, match=re.escape(
-            "the frule returned None, which is not a tangent")):
+    with pytest.raises(TangentConversionError, match=NONE_REFUSED):
         torch.func.jvp(f, (x,), (torch.ones_like(x),))
 
 
@@ -113,10 +117,8 @@ def test_pullback_returning_a_string_error(backend):
 def test_pullback_without_self_bar_error(backend):
     x = torch.ones(3, dtype=torch.float64, requires_grad=True)
     y = torch_function(double_no_self, backend=backend)(x).sum()
-    with pytest.raises(PullbackError, match=re.escape(
-            "returned 1 entries, expected a tuple of 2 entries (one for the function, then "
-            "one per positional argument). It returned one entry too few: the first entry "
-            "is self_bar")):
+    with pytest.raises(PullbackError, match=r"returned 1 entries.*one for the function.*"
+                       r"(one entry too few: the first entry is self_bar|forgot self_bar)"):
         y.backward()
 
 
@@ -160,7 +162,7 @@ def test_function_returning_its_input_as_is(name, make):
 
 def test_none_error_under_torch_func_grad():
     f = torch_function(double_none, backend="native")
-    with pytest.raises(TangentConversionError, match="returned None"):
+    with pytest.raises(TangentConversionError, match=NONE_REFUSED):
         torch.func.grad(lambda x: f(x).sum())(torch.ones(2, dtype=torch.float64))
 
 

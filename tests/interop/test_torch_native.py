@@ -21,9 +21,11 @@ torch = pytest.importorskip("torch")
 
 from chainrules import (  # noqa: E402
     NoTangent,
+    PullbackError,
     Thunk,
     ZeroTangent,
     array_namespace,
+    debug_mode,
     frule,
     rrule,
     rrule_via_ad,
@@ -391,6 +393,14 @@ class Row:
     diff: tuple[int, ...] = (0,)  # differentiated positional arguments
     kwargs: dict = dataclasses.field(default_factory=dict)
     complex_ok: bool = True
+    # the rule leaves a cotangent in the broadcast shape for the bridge to sum: debug
+    # mode refuses that (test_debug_mode_refuses_unprojected_cotangent)
+    unprojected: bool = False
+
+
+def _skip_unprojected_in_debug_mode(row: Row) -> None:
+    if row.unprojected and debug_mode():
+        pytest.skip("debug mode refuses this rule's unprojected cotangent, by design")
 
 
 def _r(g, dtype, *shape):
@@ -406,7 +416,7 @@ def _well_conditioned(g, dtype, n=3):
 
 ROWS = [
     Row("sin_times (broadcast)", sin_times, lambda x, w: torch.sin(x) * w,
-        lambda dt, g: (_r(g, dt, 2, 3), _r(g, dt, 3)), diff=(0, 1)),
+        lambda dt, g: (_r(g, dt, 2, 3), _r(g, dt, 3)), diff=(0, 1), unprojected=True),
     Row("logsumexp", logsumexp, lambda x: torch.logsumexp(x, 0),
         lambda dt, g: (_r(g, dt, 4),), complex_ok=False),
     Row("sincos (namedtuple)", sincos, lambda x: SinCos(torch.sin(x), torch.cos(x)),
@@ -486,6 +496,7 @@ def _partial(fn, row, args, i):
 
 @pytest.mark.parametrize(("row", "dt"), CASES)
 def test_gradcheck_and_gradgradcheck(row, dt):
+    _skip_unprojected_in_debug_mode(row)
     if dt is torch.float32:
         pytest.skip("gradcheck's finite differences need float64 or complex128")
     g = torch.Generator().manual_seed(0)
@@ -509,6 +520,7 @@ def test_gradcheck_and_gradgradcheck(row, dt):
 
 @pytest.mark.parametrize(("row", "dt"), CASES)
 def test_torch_func_against_torch_autograd(row, dt):
+    _skip_unprojected_in_debug_mode(row)
     g = torch.Generator().manual_seed(1)
     args = row.make(dt, g)
     f = torch_function(row.fn, backend="native")
@@ -549,6 +561,7 @@ def _check_transforms(bridged, native, x, dt, g):
 
 @pytest.mark.parametrize(("row", "dt"), CASES)
 def test_backward_and_double_backward_against_torch_autograd(row, dt):
+    _skip_unprojected_in_debug_mode(row)
     g = torch.Generator().manual_seed(2)
     args = list(row.make(dt, g))
     results = []
@@ -671,6 +684,11 @@ def test_native_numpy_only_rule_error():
 
 def test_native_tangent_shape_error():
     x = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    if debug_mode():  # the core's check of the pullback runs first
+        with pytest.raises(PullbackError, match=msg(
+                "returned a cotangent of shape (7, 5) for argument 1 of shape (3,)")):
+            torch_function(wrong_shape, backend="native")(x).sum().backward()
+        return
     with pytest.raises(TangentConversionError, match=msg(
             "torch_function(test_torch_native.wrong_shape): cannot convert the tangent for "
             "argument 1: expected a tangent of Tensor(shape=torch.Size([3]), "
@@ -712,7 +730,23 @@ def test_needs_input_grad_unthunks_only_requested():
     x = torch.ones(3, dtype=torch.float64, requires_grad=True)
     COUNTS.clear()
     torch_function(tanh_affine, backend="native")(A, x).sum().backward()
-    assert COUNTS == {"tanh_affine_x_bar": 1}
+    # debug mode reads every cotangent's shape, so it computes each thunk
+    assert COUNTS == ({"tanh_affine_x_bar": 1, "tanh_affine_A_bar": 1} if debug_mode()
+                      else {"tanh_affine_x_bar": 1})
+
+
+def test_debug_mode_refuses_unprojected_cotangent():
+    x, w = torch.ones(2, 3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    w.requires_grad_()
+    was = debug_mode()
+    debug_mode(True)
+    try:
+        with pytest.raises(PullbackError, match=msg(
+                "returned a cotangent of shape (2, 3) for argument 2 of shape (3,); project "
+                "it with ProjectTo(x)")):
+            torch_function(sin_times, backend="native")(x, w).sum().backward()
+    finally:
+        debug_mode(was)
 
 
 def test_zero_cotangent_of_unused_output():

@@ -785,10 +785,12 @@ def check_rrule_result(f: Any, args: tuple, result: Any) -> Any:
                 f"must return a tuple (self_bar, *arg_bars)"
             )
         if len(out) != len(args) + 1:
+            forgot = (". It looks like the pullback forgot self_bar, the first entry: "
+                      "NoTangent() for a plain function" if len(out) == len(args) else "")
             raise PullbackError(
                 f"the pullback of the rrule for {func_name(f)} returned {len(out)} entries "
                 f"for a call with {len(args)} positional argument(s); it must return "
-                f"{len(args) + 1}: one for the function itself, then one per argument"
+                f"{len(args) + 1}: one for the function itself, then one per argument{forgot}"
             )
         for i, (x, x_bar) in enumerate(zip(args, out[1:])):
             xs, bs = getattr(x, "shape", None), getattr(x_bar, "shape", None)
