@@ -11,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from chainrules import NoTangent, Tangent, frule_via_ad, rrule_via_ad  # noqa: E402
+from chainrules import NoTangent, Tangent, frule_via_ad, rrule, rrule_via_ad  # noqa: E402
 from chainrules.interop import (  # noqa: E402
     NoRuleError,
     TangentConversionError,
@@ -183,15 +183,41 @@ def test_second_derivative_of_cube(ex):
     close(h, 6 * X)
 
 
-def test_second_derivative_rule_not_differentiable_error(ex):
-    # the rule's pullback writes into an array (np.add.at): chainrules.ad cannot trace it
+def test_second_derivative_through_a_pullback_that_writes(ex):
+    # the rule's pullback writes into an array (np.add.at): chainrules.ad differentiates
+    # the write (issue #28), so the second derivative is exact
     x = tensor(X, requires_grad=True)
-    y = torch_function(ex.scaled_take)(x, torch.tensor([0, 2]), 3)
+    y = torch_function(ex.scaled_take)(x, torch.tensor([0, 2, 2]), 3)
+    (g,) = torch.autograd.grad((y**2).sum(), x, create_graph=True)
+    g.sum().backward()
+    close(x.grad, [18.0, 0.0, 36.0])
+
+
+def scaled_into_buffer(x):
+    return 2.0 * x
+
+
+_BUFFER = np.zeros(3)
+
+
+@rrule.register(scaled_into_buffer)
+def scaled_into_buffer_rrule(x):
+    def scaled_into_buffer_pullback(y_bar):
+        # a write into a module-level array: chainrules.ad refuses it (MutationError)
+        _BUFFER[:] = 2.0 * y_bar
+        return NoTangent(), _BUFFER.copy()
+
+    return scaled_into_buffer(x), scaled_into_buffer_pullback
+
+
+def test_second_derivative_rule_not_differentiable_error():
+    x = tensor(X, requires_grad=True)
+    y = torch_function(scaled_into_buffer, backend="callback")(x)
     (g,) = torch.autograd.grad((y**2).sum(), x, create_graph=True)
     with pytest.raises(UnsupportedTransformError, match=msg(
-            "torch_function(conftest.scaled_take) does not support a second derivative with "
-            "respect to the inputs: it differentiates the rrule of conftest.scaled_take with "
-            "chainrules.ad, which failed:")):
+            "torch_function(test_torch.scaled_into_buffer) does not support a second "
+            "derivative with respect to the inputs: it differentiates the rrule of "
+            "test_torch.scaled_into_buffer with chainrules.ad, which failed: MutationError")):
         g.sum().backward()
 
 
