@@ -21,11 +21,11 @@ from chainrules.core import (
     Tangent,
     Thunk,
     ZeroTangent,
-    array_namespace,
     is_foreign_array,
     unthunk,
 )
 
+from ._arraylib import foreign_namespace
 from ._errors import InputTypeError
 from ._tracer import Tracer, _boxable, deep_primal
 
@@ -270,7 +270,7 @@ def _is_leaf_differentiable(x: Any) -> bool:
     if isinstance(x, _NUMBER_TYPES):
         return True
     if is_foreign_array(x):  # an array-API array (array_api_strict, ...): rules see it as is
-        xp = array_namespace(x)
+        xp = foreign_namespace(x)
         return bool(xp.isdtype(x.dtype, ("real floating", "complex floating")))
     return isinstance(x, np.ndarray) and x.dtype.kind in "fc"
 

@@ -62,7 +62,7 @@ from ._tangent_types import (
     unthunk,
     zero_tangent,
 )
-from ._xp import array_namespace, is_foreign_array
+from ._xp import array_namespace, is_foreign_array, is_foreign_type
 
 __all__ = [
     "AbstractTangent",
@@ -109,6 +109,7 @@ __all__ = [
     "iadd",
     "ignore_derivatives",
     "is_foreign_array",
+    "is_foreign_type",
     "namespace_of",
     "non_differentiable",
     "not_implemented",

@@ -19,12 +19,13 @@ Which namespace:
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import array_api_compat
 import numpy as np
 
-__all__ = ["array_namespace", "is_foreign_array"]
+__all__ = ["array_namespace", "is_foreign_array", "is_foreign_type"]
 
 _NUMPY2 = int(np.__version__.split(".")[0]) >= 2
 _numpy_namespace: Any = np if _NUMPY2 else None
@@ -41,11 +42,41 @@ def _numpy_xp() -> Any:
     return _numpy_namespace
 
 
-def is_foreign_array(x: Any) -> bool:
-    """Whether ``x`` is an array of another library than NumPy (JAX, PyTorch, array_api_strict…).
+def is_foreign_type(t: type) -> bool:
+    """Whether instances of class ``t`` are arrays of another library than NumPy.
 
-    NumPy arrays and scalars, Python numbers, and ``chainrules.ad`` tracers (which act
-    as NumPy arrays) are not foreign.
+    By the class alone (``isinstance`` can be answered by an object's ``__class__``,
+    which the AD's tracers set): classes with ``__array_namespace__``, PyTorch tensors
+    and dask arrays (which have no ``__array_namespace__``; array-api-compat knows
+    them). Neither library is imported to answer.
+
+    Examples:
+        >>> import numpy as np
+        >>> from chainrules.core import is_foreign_type
+        >>> is_foreign_type(np.ndarray), is_foreign_type(float)
+        (False, False)
+    """
+    if issubclass(t, _NOT_FOREIGN) or issubclass(t, type):
+        return False
+    if hasattr(t, "__array_namespace__"):
+        return True
+    for module, name in _NAMESPACELESS:
+        lib = sys.modules.get(module)
+        if lib is not None and issubclass(t, getattr(lib, name)):
+            return True
+    return False
+
+
+# array types array-api-compat knows that have no __array_namespace__ of their own
+_NAMESPACELESS = (("torch", "Tensor"), ("dask.array", "Array"))
+
+
+def is_foreign_array(x: Any) -> bool:
+    """Whether ``x`` is an array of another library than NumPy (JAX, PyTorch, dask,
+    array_api_strict…).
+
+    NumPy arrays and scalars, Python numbers, and ``chainrules.ad`` tracers of them
+    (which act as NumPy arrays) are not foreign; a tracer of a foreign array is.
 
     Examples:
         >>> import numpy as np
@@ -55,7 +86,7 @@ def is_foreign_array(x: Any) -> bool:
     """
     if isinstance(x, _NOT_FOREIGN) or isinstance(x, type):
         return False  # a class (np.float64 itself) has __array_namespace__ too
-    return array_api_compat.is_torch_array(x) or hasattr(type(x), "__array_namespace__")
+    return is_foreign_type(type(x))
 
 
 def array_namespace(*values: Any) -> Any:
