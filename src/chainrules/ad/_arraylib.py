@@ -16,9 +16,18 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from chainrules.core import array_namespace, persistent_rules
+import numpy as np
 
-__all__ = ["foreign_namespace"]
+from chainrules.core import (
+    array_namespace,
+    is_foreign_array,
+    namespace_counterpart,
+    persistent_rules,
+)
+
+_PLAIN = (np.ndarray, float, int, complex)
+
+__all__ = ["check_opaque", "foreign_namespace", "in_namespace", "is_graph_type"]
 
 # ids of the namespaces whose functions got the array-API rules
 _registered: set[int] = set()
@@ -38,7 +47,82 @@ def foreign_namespace(x: Any) -> Any:
     return xp
 
 
-def is_dask_array(x: Any) -> bool:
-    """Whether ``x`` is a dask array (dask is not imported to answer)."""
-    da = sys.modules.get("dask.array")
-    return da is not None and isinstance(x, da.Array)
+# type -> whether its values are dask collections whose graphs may hide a tracer
+_graph_types: dict[type, bool] = {}
+
+
+def is_graph_type(t: type) -> bool:
+    """Whether values of type ``t`` are dask arrays (dask is not imported to answer)."""
+    known = _graph_types.get(t)
+    if known is None:
+        da = sys.modules.get("dask.array")
+        known = _graph_types[t] = da is not None and issubclass(t, da.Array)
+    return known
+
+
+# dask array name (a key of its graph, unique to its graph) -> whether a tracer hides in it
+_hides_tracer: dict[str, bool] = {}
+
+
+def _holds_tracer(v: Any, tracer_type: type, depth: int = 0) -> bool:
+    if type(v) is tracer_type:
+        return True
+    if depth > 50:
+        return False
+    if type(v) in (tuple, list):
+        return any(_holds_tracer(u, tracer_type, depth + 1) for u in v)
+    if type(v) is dict:
+        return any(_holds_tracer(u, tracer_type, depth + 1) for u in v.values())
+    # dask's task specs: Task (args, kwargs), DataNode (value), and their containers
+    for field in ("value", "args", "kwargs"):
+        u = getattr(v, field, None) if not isinstance(v, (str, bytes, int, float)) else None
+        if u is not None and _holds_tracer(u, tracer_type, depth + 1):
+            return True
+    return False
+
+
+def check_opaque(x: Any, where: str) -> None:
+    """Refuse dask array ``x`` (met as ``where``) when its graph holds a tracer
+    (`OpaqueArrayError`); cached per array, whose graph never changes."""
+    from ._errors import OpaqueArrayError
+    from ._tracer import Tracer
+
+    name = x.name
+    hides = _hides_tracer.get(name)
+    if hides is None:
+        graph = x.__dask_graph__()
+        hides = any(_holds_tracer(v, Tracer) for v in graph.values())
+        if len(_hides_tracer) > 4096:
+            _hides_tracer.clear()
+        _hides_tracer[name] = hides
+    if hides:
+        raise OpaqueArrayError(where, f"a dask array (shape={x.shape}, dtype={x.dtype})")
+
+
+def in_namespace(f: Any, args: tuple, kwargs: dict, primal_of: Any) -> Any:
+    """``(g, args, kwargs)``: NumPy function ``f`` called on a foreign array (a traced
+    dask array, a tensor) as the same function of the array's namespace, whose rule is
+    written with ``xp`` (so a dask value stays lazy and a tensor a tensor), or None
+    where ``f`` keeps the call (see `namespace_counterpart`)."""
+    for a in args:
+        p = primal_of(a)
+        if not isinstance(p, _PLAIN) and is_foreign_array(p):
+            foreign_namespace(p)  # its functions' rules registered
+            return namespace_counterpart(f, args, kwargs, primal_of)
+    return None
+
+
+def cotangent_like(y: Any, y_bar: Any) -> Any:
+    """An output cotangent given as a number or NumPy array for foreign output ``y``, as
+    an array of ``y``'s library (a dask one chunked as ``y``): the rules then compute
+    with that library only."""
+    if isinstance(y, _PLAIN) or not is_foreign_array(y) or is_foreign_array(y_bar) \
+            or not isinstance(y_bar, (*_PLAIN, np.generic)):
+        return y_bar
+    xp = foreign_namespace(y)
+    b = xp.asarray(y_bar, dtype=y.dtype) if np.ndim(y_bar) else xp.asarray(
+        float(np.real(y_bar)) if not np.iscomplexobj(y_bar) else complex(y_bar),
+        dtype=y.dtype)
+    if is_graph_type(type(y)) and tuple(b.shape) == tuple(y.shape) and b.ndim:
+        b = b.rechunk(y.chunks)
+    return b

@@ -27,6 +27,7 @@ from chainrules.core import (
     cached_lookup,
     derived_cache,
     iadd,
+    is_foreign_type,
     namespace_of,
     rrule,
     scalar_partials,
@@ -34,6 +35,7 @@ from chainrules.core import (
 )
 
 from . import _native
+from ._arraylib import check_opaque, is_graph_type
 from ._closures import _captures_tracers, _detach_closure
 from ._dispatch import (
     _PULLBACK_OWNER,
@@ -54,6 +56,7 @@ from ._errors import (
     MutationError,
     TracerConversionError,
     UntrackedOutputError,
+    func_name,
 )
 from ._tracer import (
     _EMPTY,
@@ -305,6 +308,10 @@ def _derive_scalar(f: Any, argtypes: tuple, config: Any, hit: Any) -> Any:
         return _INDEX
     if hit[1] or hit[2]:
         return None
+    if any(is_foreign_type(t) for t in argtypes):
+        # the rule's own pullback: the scalar node's backward unbroadcasts with NumPy
+        # (`w - xp.max(w)` on array_api_strict: a (1,)-shaped cotangent for the max)
+        return _PlainRule(hit[0])
     part = _scalar_partials(f, hit[0])
     return part if part is not None and part.nout == 1 else _PlainRule(hit[0])
 
@@ -486,6 +493,8 @@ class ReverseTrace:
                     mixed = True
             elif ta is float or ta is _ndarray or ta is int:
                 pass
+            elif is_graph_type(ta):  # a dask array: refused if its graph hides a tracer
+                check_opaque(a, f"argument {i} of {func_name(f)}")
             elif _is_struct(a):
                 simple = False
                 found: list = []
@@ -546,9 +555,11 @@ class ReverseTrace:
         part = _scalar_rule_fns.get(rule, _NO_RULE)
         if part is _NO_RULE:
             part = _scalar_partials(f, rule)
-        if part is not None and not kwargs and part.nout == 1:
+        if part is not None and not kwargs and part.nout == 1 and not any(
+                map(is_foreign_type, types_)):
             # A scalar_rule: record the partials instead of a pullback closure (its
-            # derivatives_given_output; no projector objects for scalar chains).
+            # derivatives_given_output; no projector objects for scalar chains). Not on
+            # foreign arrays: the node's backward unbroadcasts with NumPy.
             y = call(f, *call_args) if mixed else f(*call_args)
             ty = type(y)
             if ty is not float and ty is not _ndarray and not _boxable(y):

@@ -25,7 +25,7 @@ from chainrules.core import (
     unthunk,
 )
 
-from ._arraylib import foreign_namespace
+from ._arraylib import cotangent_like, foreign_namespace
 from ._errors import InputTypeError
 from ._tracer import Tracer, _boxable, deep_primal
 
@@ -436,7 +436,7 @@ def _output_cotangent_leaves(y: Any, y_bar: Any) -> list:
             for k in fields:
                 walk(getattr(v, k), getattr(b, k) if isinstance(b, Tangent) else _ZERO)
         else:
-            out.append(b)
+            out.append(cotangent_like(v, b))
 
     walk(y, y_bar)
     return out
