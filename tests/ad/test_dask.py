@@ -16,8 +16,15 @@ da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
 import chainrules  # noqa: E402
-from chainrules import NoTangent, ProjectTo, ZeroTangent, frule, rrule, unthunk  # noqa: E402
-from chainrules import ad  # noqa: E402
+from chainrules import (  # noqa: E402
+    NoTangent,
+    ProjectTo,
+    ZeroTangent,
+    ad,
+    frule,
+    rrule,
+    unthunk,
+)
 from chainrules.ad import OpaqueArrayError  # noqa: E402
 from chainrules.core import LazyArrayError, is_lazy_array  # noqa: E402
 
