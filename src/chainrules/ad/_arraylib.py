@@ -36,13 +36,14 @@ _registered: set[int] = set()
 def foreign_namespace(x: Any) -> Any:
     """The namespace of foreign array ``x``, with the array-API rules registered on it."""
     xp = array_namespace(x)
-    if id(xp) not in _registered:
+    if id(xp) not in _registered or type(x) not in _indexed:
         from chainrules.rules import register_namespace
 
         # part of the library, loaded lazily: kept when a test's scoped_rules ends
         # (register_namespace itself registers a namespace once)
         with persistent_rules():
             register_namespace(xp)
+            _register_getitem(type(x))
         _registered.add(id(xp))
     return xp
 
@@ -126,3 +127,71 @@ def cotangent_like(y: Any, y_bar: Any) -> Any:
     if is_graph_type(type(y)) and tuple(b.shape) == tuple(y.shape) and b.ndim:
         b = b.rechunk(y.chunks)
     return b
+
+
+# ---------------------------------------------------------------------------------------
+# x[key] of a foreign array: the standard has indexing but no function for it, so the
+# rule is the AD's, registered on each foreign array type the AD meets
+
+
+def _scatter(xp: Any, x: Any, key: Any, y_bar: Any) -> Any:
+    """Zeros shaped like ``x`` with ``y_bar`` at ``x[key]`` (basic indexing: no
+    repeated positions), out of place for immutable arrays (JAX)."""
+    zeros = xp.zeros_like(x)
+    at = getattr(zeros, "at", None)
+    if at is not None:  # JAX
+        return at[key].add(y_bar)
+    zeros[key] = y_bar
+    return zeros
+
+
+def _basic(key: Any) -> bool:
+    """Whether ``key`` is basic indexing (ints, slices, None, ...): no position twice."""
+    parts = key if type(key) is tuple else (key,)
+    return all(isinstance(k, int | slice) or k is None or k is Ellipsis for k in parts)
+
+
+def getitem_rrule(x: Any, key: Any) -> Any:
+    y = x[key]
+    xp = array_namespace(x)
+    if not _basic(key) and not hasattr(x, "at"):
+        from ._errors import NoRuleError
+
+        # x_bar[key] = y_bar would keep one of two cotangents of a repeated position
+        raise NoRuleError(getitem_rrule, "rrule", (type(x), type(key)),
+                          "indexing another library's array with an index array or mask: "
+                          "use xp.take(x, indices, axis=...) instead")
+
+    def getitem_pullback(y_bar: Any) -> tuple:
+        from chainrules.core import NoTangent, ZeroTangent, unthunk
+
+        y_bar = unthunk(y_bar)
+        if isinstance(y_bar, ZeroTangent | NoTangent):
+            return NoTangent(), ZeroTangent(), NoTangent()
+        return NoTangent(), _scatter(xp, x, key, y_bar), NoTangent()
+
+    return y, getitem_pullback
+
+
+def getitem_frule(dargs: tuple, x: Any, key: Any) -> Any:
+    from chainrules.core import ZeroTangent, unthunk
+
+    x_dot = unthunk(dargs[1])
+    if isinstance(x_dot, ZeroTangent) or not hasattr(x_dot, "shape"):
+        return x[key], ZeroTangent()
+    return x[key], x_dot[key]
+
+
+# foreign array types given the getitem rules
+_indexed: set[type] = set()
+
+
+def _register_getitem(t: type) -> None:
+    import operator
+
+    from chainrules.core import frule, rrule
+
+    if t not in _indexed:
+        _indexed.add(t)
+        rrule.register(operator.getitem, t, object)(getitem_rrule)
+        frule.register(operator.getitem, t, object)(getitem_frule)
