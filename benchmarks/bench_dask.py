@@ -4,10 +4,11 @@
 a chunked dask array of ``--factor`` times ``--memory-limit`` bytes, generated chunk by
 chunk (never whole in memory), against the hand-written dask gradient
 ``x.T @ (2 t (1 - t^2))``, ``t = tanh(x @ w)``. Each job runs in a fresh process
-(threaded scheduler, BLAS pinned to one thread) that reports its time (build the lazy
-gradient, then ``.compute()``) and its peak resident memory (``ru_maxrss``) above what
-it held after a first gradient on a tiny array (imports, rewriting, rule lookups); the two results must agree. Rounds alternate the jobs and
-the table gives medians and the ratio AD / hand-written.
+(threaded scheduler with one worker, BLAS pinned to one thread) that reports its time
+(building the lazy gradient, then ``.compute()``) and its peak resident memory
+(``ru_maxrss``) above what it held after a first gradient on a tiny array (imports,
+rewriting, rule lookups); the two results must agree. Rounds alternate the jobs; the
+table gives medians and the ratios AD / hand-written.
 
     python benchmarks/bench_dask.py                    # 256 MB limit, x of 512 MB
     python benchmarks/bench_dask.py --memory-limit 64 --factor 4 --rounds 3
