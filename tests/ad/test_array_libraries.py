@@ -174,3 +174,24 @@ def test_jax_gradient_matches_jax_grad(lib):
     g = ad.grad(lse)(conv(W))
     np.testing.assert_allclose(back(g), np.asarray(jax.grad(jax.nn.logsumexp)(conv(W))),
                                rtol=1e-12)
+
+
+def test_jax_hvp_and_hessian_match_jax(jax):
+    # the HVP (jvp of grad) of an array-API logsumexp was all zeros on JAX arrays
+    jnp = jax.numpy
+    w, v = jnp.asarray(W), jnp.asarray(V)
+    _, hvp = ad.jvp(ad.grad(lse), (w,), (v,))
+    _, ref = jax.jvp(jax.grad(jax.nn.logsumexp), (w,), (v,))
+    assert isinstance(hvp, jax.Array) and float(jnp.abs(hvp).sum()) > 0
+    np.testing.assert_allclose(np.asarray(hvp), np.asarray(ref), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(np.asarray(ad.hessian(lse)(w)),
+                               np.asarray(jax.hessian(jax.nn.logsumexp)(w)),
+                               rtol=1e-10, atol=1e-14)
+
+
+def test_numpy_style_keywords_reach_the_namespace_rule(jax):
+    # np.sum(x, axis=...) on a JAX array: the keyword stays a keyword (jnp.sum's rule
+    # takes axis by keyword only)
+    w = jax.numpy.asarray(W)
+    _, y_dot = ad.jvp(lambda v: np.sum(v * v, axis=(0,)), (w,), (w,))
+    np.testing.assert_allclose(float(y_dot), 2 * float(W @ W), rtol=1e-12)

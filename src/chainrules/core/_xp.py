@@ -202,9 +202,9 @@ def namespace_counterpart(f: Any, args: tuple, kwargs: dict,
     new_kwargs: dict = {}
     for name, value in bound.arguments.items():
         param = target.get(name)
-        if param is not None and not new_kwargs and len(new_args) < len(positional) \
-                and positional[len(new_args)] == name:
-            new_args.append(value)
+        if param is not None and name not in kwargs and not new_kwargs \
+                and len(new_args) < len(positional) and positional[len(new_args)] == name:
+            new_args.append(value)  # positional stays positional (a keyword, keyword)
         elif param is not None and param.kind in (param.KEYWORD_ONLY,
                                                   param.POSITIONAL_OR_KEYWORD):
             new_kwargs[name] = value
