@@ -710,8 +710,10 @@ def _in_namespace(ufunc: Any, *operands: Any) -> Any:
     for v in operands:
         p = deep_primal(v) if type(v) is Tracer else v
         if type(p) is not _ndarray and is_foreign_array(p):
+            from ._arraylib import foreign_namespace  # (its rules registered)
+
             name = cast(str, ufunc.__name__)
-            return getattr(array_namespace(p), _STANDARD_NAMES.get(name, name), ufunc)
+            return getattr(foreign_namespace(p), _STANDARD_NAMES.get(name, name), ufunc)
     return ufunc
 
 def _dead(trace: Any, f: Any, args: tuple) -> DeadTracerError:

@@ -272,6 +272,9 @@ def _is_leaf_differentiable(x: Any) -> bool:
     if is_foreign_array(x):  # an array-API array (array_api_strict, ...): rules see it as is
         xp = foreign_namespace(x)
         return bool(xp.isdtype(x.dtype, ("real floating", "complex floating")))
+    if type(x).__module__.startswith("scipy.sparse") and hasattr(x, "tocoo"):
+        # a SciPy sparse matrix: its rules (A @ v, the constructors) keep the pattern
+        return getattr(x, "dtype", np.dtype(object)).kind in "fc"
     return isinstance(x, np.ndarray) and x.dtype.kind in "fc"
 
 
