@@ -9,8 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from chainrules import ProjectTo, ZeroTangent
-from chainrules import ad
+from chainrules import ProjectTo, ZeroTangent, ad
 
 sparse = pytest.importorskip("sparse")
 sp = pytest.importorskip("scipy.sparse")
