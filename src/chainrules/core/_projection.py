@@ -492,7 +492,8 @@ def _pydata_sparse_projector(x: Any) -> tuple[str, Callable[[Any], Any]] | None:
         return "NoTangent", _to_no_tangent
     coords = np.array(x.coords, copy=True)
     shape, dtype, real = tuple(x.shape), x.dtype, x.dtype.kind == "f"
-    linear = np.ravel_multi_index(tuple(coords), shape) if coords.size else np.zeros(0, int)
+    linear = np.atleast_1d(np.ravel_multi_index(tuple(coords), shape)) if coords.size \
+        else np.zeros(0, dtype=np.intp)
     desc = f"sparse.COO(shape={shape}, dtype={dtype}, nnz={coords.shape[1]})"
     cls = type(x)
 
@@ -506,12 +507,15 @@ def _pydata_sparse_projector(x: Any) -> tuple[str, Callable[[Any], Any]] | None:
             if tuple(dx.shape) != shape:
                 raise ProjectionError(desc, dx, f"shape {tuple(dx.shape)} differs from {shape}")
             dx = dx.asformat("coo")
-            at = np.ravel_multi_index(tuple(dx.coords), shape)
+            at = np.atleast_1d(np.ravel_multi_index(tuple(dx.coords), shape))
             order = np.argsort(at)
             at, data = at[order], np.asarray(dx.data)[order]
-            pos = np.minimum(np.searchsorted(at, linear), max(len(at) - 1, 0))
-            found = (at[pos] == linear) if len(at) else np.zeros(len(linear), bool)
-            values = np.where(found, data[pos] if len(at) else 0, 0)
+            if at.size == 0:
+                values = np.zeros(linear.size, dtype=dtype)
+            else:
+                # each stored position of x: the tangent's value there, or 0
+                pos = np.minimum(np.searchsorted(at, linear), at.size - 1)
+                values = np.where(at[pos] == linear, data[pos], 0)
         else:
             dense = np.asarray(dx)
             if dense.shape != shape:
