@@ -602,8 +602,14 @@ def _call_opaque_traced(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
     except (TypeError, ValueError) as e:
         if _is_ad_code(f):
             raise
+        why = f"calling it on traced values failed: {type(e).__name__}: {e}"
+        if _source_unreadable(f):
+            # (an array library refusing a tracer: its calls were not intercepted)
+            why += ("; its source could not be read (a function defined in the REPL, with "
+                    "`python -c` or by exec), so the calls inside it cannot reach their "
+                    "rules: define it in a file")
         raise NoRuleError(f, _mode(top), tuple(type(_deep_struct_primal(a)) for a in args),
-                          f"calling it on traced values failed: {type(e).__name__}: {e}") from e
+                          why) from e
     except Exception as e:
         if type(e).__module__ in ("struct", "_struct"):
             raise NoRuleError(f, _mode(top),
