@@ -16,7 +16,9 @@ from chainrules import scoped_rules
 ROOT = Path(__file__).resolve().parents[1]
 # Pages with their own test, which runs their blocks with the AD's needs (linecache).
 OWN_TESTS = {"docs/guide/ad.md": "tests/ad/test_guide.py",
-             "docs/guide/interop.md": "tests/interop/test_guide.py"}
+             "docs/guide/interop.md": "tests/interop/test_guide.py",
+             "docs/guide/jax.md": "tests/interop/test_framework_guides.py",
+             "docs/guide/torch.md": "tests/interop/test_framework_guides.py"}
 PAGES = sorted(
     str(p.relative_to(ROOT)) for p in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
     if str(p.relative_to(ROOT)) not in OWN_TESTS

@@ -458,6 +458,13 @@ def _coverage(args: argparse.Namespace) -> int:
     _load_all_rules()
     from chainrules import frule, rrule
 
+    try:
+        # first: importing a namespace registers its lazy rules (scipy.signal's), which
+        # the tables below must already hold
+        importlib.import_module(args.namespace)
+    except ImportError:
+        pass  # reported below
+
     kinds: dict[int, set] = defaultdict(set)
     infos: dict[int, list] = defaultdict(list)
     for table, attr in ((rrule, "rrule"), (frule, "frule")):

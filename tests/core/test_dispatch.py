@@ -430,3 +430,30 @@ def test_fast_miss_path_never_hides_a_rule():
     assert chosen(1.0, 2.0, 3.0) == "three"  # f is a function too, but it has rules
     assert rrule(ReverseConfig(), f, 1.0, 2.0, 3.0)[1] == "three"
     assert frule(ForwardConfig(), (NoTangent(), 1.0), no_rules_here, 1.0) is None
+
+
+def test_signature_reader_agrees_with_inspect_on_every_registered_rule():
+    # registration reads plain functions' parameters from their code objects; it must
+    # see what inspect.signature(eval_str=True) sees, defaults and *args included
+    import inspect
+
+    from chainrules import frule, rrule
+    from chainrules.core import _dispatch
+
+    def view(params):
+        return [(p.name, p.annotation, p.default, p.kind == inspect.Parameter.VAR_POSITIONAL)
+                for p in params]
+
+    def with_varargs(dargs, x: float, n: int = 2, *rest: float, key=None):
+        return x
+
+    checked = 0
+    for rule in [with_varargs, *(info.rule for t in (rrule, frule) for info in t.registered())]:
+        fast = _dispatch._plain_function_params(rule)
+        if fast is None:
+            continue
+        slow = [p for p in inspect.signature(rule, eval_str=True).parameters.values()
+                if p.kind in _dispatch._POSITIONAL or p.kind == p.VAR_POSITIONAL]
+        assert view(fast) == view(slow), rule
+        checked += 1
+    assert checked > 500

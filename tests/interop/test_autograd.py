@@ -10,6 +10,7 @@ import pytest
 autograd = pytest.importorskip("autograd")
 anp = pytest.importorskip("autograd.numpy")
 
+from chainrules import NoTangent, PullbackError, frule, rrule, scoped_rules  # noqa: E402
 from chainrules.interop import (  # noqa: E402
     NoRuleError,
     TangentConversionError,
@@ -166,3 +167,84 @@ def test_second_derivative_structured_argument_error(ex):
             "(argument 1, a dict): chainrules.ad differentiates the rule with respect to "
             "array arguments only")):
         autograd.grad(grad_w_sum)(p)
+
+
+# -- no silent values -------------------------------------------------------------------
+
+
+def _none_bar(x):
+    return x * x
+
+
+def _none_bar_rrule(x):
+    def none_bar_pullback(y_bar):
+        return NoTangent(), None
+
+    return x * x, none_bar_pullback
+
+
+def _none_dot(x):
+    return x * x
+
+
+def _none_dot_frule(dargs, x):
+    return x * x, None
+
+
+def _none_dot_rrule(x):
+    # correct: autograd runs the rrule on its forward pass, before asking for the JVP
+    def none_dot_pullback(y_bar):
+        return NoTangent(), 2 * x * y_bar
+
+    return x * x, none_dot_pullback
+
+
+def _no_self_bar(x, y):
+    return x * y
+
+
+def _no_self_bar_rrule(x, y):
+    def no_self_bar_pullback(y_bar):
+        return y * y_bar, x * y_bar
+
+    return x * y, no_self_bar_pullback
+
+
+@pytest.fixture
+def wrong_rules():
+    with scoped_rules():
+        rrule.register(_none_bar)(_none_bar_rrule)
+        frule.register(_none_dot)(_none_dot_frule)
+        rrule.register(_none_dot)(_none_dot_rrule)
+        rrule.register(_no_self_bar)(_no_self_bar_rrule)
+        yield
+
+
+def test_pullback_none_error(wrong_rules):
+    with pytest.raises(TangentConversionError, match=re.escape(
+            "cannot convert the tangent for argument 1: expected a tangent of "
+            "ndarray(shape=(3,), dtype=float64), got NoneType; None is not a tangent "
+            "(ZeroTangent() is the zero tangent")):
+        autograd.grad(lambda x: anp.sum(autograd_primitive(_none_bar)(x)))(X)
+
+
+def test_pullback_none_second_order_error(wrong_rules):
+    f = autograd_primitive(_none_bar)
+    with pytest.raises(TangentConversionError, match="None is not a tangent"):
+        autograd.hessian(lambda x: anp.sum(f(x)))(X)
+
+
+def test_frule_none_error(wrong_rules):
+    with pytest.raises(TangentConversionError, match=re.escape(
+            "cannot convert the tangent for output: expected a tangent of "
+            "ndarray(shape=(3,), dtype=float64), got NoneType; None is not a tangent")):
+        autograd.make_jvp(autograd_primitive(_none_dot))(X)(np.ones(3))
+
+
+def test_pullback_forgot_self_bar_error(wrong_rules):
+    f = autograd_primitive(_no_self_bar)
+    with pytest.raises(PullbackError, match=re.escape(
+            "the rrule's pullback returned 2 entries, expected 3 (self_bar for the function "
+            "itself, then one per positional argument). It looks like the pullback forgot "
+            "self_bar: return (NoTangent(), x_bar, x_bar)")):
+        autograd.grad(lambda x: anp.sum(f(x, X)))(X)

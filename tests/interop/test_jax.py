@@ -342,8 +342,9 @@ def test_pullback_wrong_length_error(ex):
     from chainrules import PullbackError
 
     with pytest.raises(PullbackError, match=msg(
-            "jax_function(conftest.bad_count): the rrule's pullback returned 1 entries, "
-            "expected 2 (one for the function, then one per positional argument)")):
+            "jax_function(conftest.bad_count): the rrule's pullback returned 1 entry, "
+            "expected 2 (self_bar for the function itself, then one per positional argument). "
+            "It looks like the pullback forgot self_bar: return (NoTangent(), x_bar)")):
         jax.grad(lambda x: jax_function(ex.bad_count)(x).sum())(jnp.asarray(X))
 
 

@@ -543,6 +543,23 @@ def test_native_matches_jax_derivatives(spec, dtype, mode, x64_for):
         _check_close(jax.grad(b.L)(params), want["grad"], dtype, f"{spec.name}, eager grad")
 
 
+@pytest.fixture
+def debug_on():
+    import chainrules
+
+    before = chainrules.debug_mode()
+    chainrules.debug_mode(True)
+    yield
+    chainrules.debug_mode(before)
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+@pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
+def test_native_matches_jax_derivatives_in_debug_mode(spec, mode, x64_for, debug_on):
+    # debug mode checks every tangent a rule gets or gives, and they are tracers here
+    test_native_matches_jax_derivatives(spec, "float64", mode, x64_for)
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
 def test_rules_pass_finite_differences(spec):
     # the rules themselves, on NumPy arrays, by chainrules' own testers
@@ -586,7 +603,10 @@ def test_only_needed_thunk_is_computed():
     f.backend_for(jnp.ones(3), jnp.ones(3))  # the probe of backend="auto" runs both thunks
     COUNTS.clear()
     jax.grad(f)(jnp.ones(3), 2 * jnp.ones(3))
-    assert COUNTS == {"a_bar": 1}
+    import chainrules
+
+    # debug mode's check of the pullback's result reads the shape of every cotangent
+    assert COUNTS == ({"a_bar": 1, "b_bar": 1} if chainrules.debug_mode() else {"a_bar": 1})
 
 
 def test_jit_program_has_no_callback():

@@ -86,17 +86,26 @@ def test_generic_rules_accept_thunked_and_zero_tangents_in_frule():
     assert frule((NoTangent(), ZeroTangent()), xs.sum, x)[1] == ZeroTangent()
 
 
-def test_matrix_norm_other_orders_are_not_implemented():
+def test_matrix_norm_ord2_at_a_tie_splits_the_cotangent():
+    # the identity's singular values all tie: JAX and PyTorch split the cotangent equally
     a = xs.asarray(np.eye(3))
     y, pullback = rrule(xs.linalg.matrix_norm, a, ord=2)
-    assert isinstance(pullback(xs.asarray(1.0))[1], cr.NotImplementedTangent)
+    np.testing.assert_allclose(np.asarray(pullback(xs.asarray(1.0))[1]), np.eye(3) / 3)
 
 
-def test_svd_full_matrices_non_square_is_not_implemented():
-    a = xs.asarray(np.arange(6.0).reshape(3, 2))
+def test_svd_full_matrices_non_square_pullback_ignores_the_extra_columns():
+    # PyTorch's convention: the extra columns of U are not a function of A
+    a_np = np.arange(6.0).reshape(3, 2) + np.eye(3, 2)
+    a = xs.asarray(a_np)
     _, pullback = rrule(xs.linalg.svd, a)
-    y_bar = cr.Tangent[type(xs.linalg.svd(a))](S=xs.ones(2))
-    assert isinstance(pullback(y_bar)[1], cr.NotImplementedTangent)
+    t = torch.tensor(a_np, requires_grad=True)
+    u, s, _ = torch.linalg.svd(t)
+    # a loss invariant under the gauge of the kept columns: the columns' sums squared
+    (u.sum(0)[:2] ** 2).sum().backward()
+    loss_bar = 2 * np.asarray(torch.linalg.svd(torch.tensor(a_np))[0].sum(0))
+    u_bar = np.tile(loss_bar * [1, 1, 0], (3, 1)) + np.tile([0, 0, 7.0], (3, 1))
+    y_bar = cr.Tangent[type(xs.linalg.svd(a))](U=xs.asarray(u_bar))
+    np.testing.assert_allclose(np.asarray(pullback(y_bar)[1]), t.grad.numpy(), atol=1e-12)
 
 
 # ----------------------------------------------------------- testers on foreign arrays

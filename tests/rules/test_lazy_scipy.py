@@ -56,3 +56,24 @@ def test_every_scipy_rule_module_loads_on_demand():
         print(sum(m.startswith("chainrules.rules.scipy.") for m in r.LOADED_MODULES))
     """)
     assert int(out) >= 3
+
+
+# numpy.random: NumPy imports it on first use; its rules wait for it the same way
+
+
+def test_import_chainrules_imports_neither_numpy_random_nor_importlib_abc():
+    assert _run("""
+        import sys, chainrules
+        print("numpy.random" in sys.modules, "importlib.abc" in sys.modules)
+    """) == "False False"
+
+
+@pytest.mark.parametrize("first", ["chainrules", "numpy.random"])
+def test_numpy_random_rules_registered_whichever_is_imported_first(first):
+    assert _run(f"""
+        import {first}
+        import chainrules, numpy as np
+        rng = np.random.default_rng(0)
+        _, pullback = chainrules.rrule(rng.normal, 1.0, 2.0)
+        print(type(pullback(1.0)[1]).__name__, chainrules.rrule.has_rules(np.random.normal))
+    """) == "NotImplementedTangent True"

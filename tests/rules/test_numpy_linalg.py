@@ -111,12 +111,25 @@ def test_qr_complete_tall_is_not_implemented():
         test_frule(np.linalg.qr, a, fkwargs={"mode": "complete"})
 
 
-def test_svd_full_matrices_non_square_is_not_implemented():
+def test_svd_full_matrices_non_square_pushforward_is_not_implemented():
     a = np.random.default_rng(0).standard_normal((4, 3))
     with pytest.raises(pytest.xfail.Exception):
         test_frule(np.linalg.svd, a)
-    with pytest.raises(pytest.xfail.Exception):
-        test_rrule(np.linalg.svd, a)
+
+
+def test_svd_full_matrices_non_square_pullback_ignores_the_extra_columns():
+    # the extra columns of U are not a function of A: their cotangent counts as zero
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 3))
+    y = np.linalg.svd(a)
+    u_bar = rng.standard_normal((4, 4))
+    u_bar[:, 3:] = 0
+    y_bar = Tangent[type(y)](U=u_bar, S=rng.standard_normal(3), Vh=rng.standard_normal((3, 3)))
+    test_rrule(np.linalg.svd, a, output_tangent=y_bar)
+    _, pullback = rrule(np.linalg.svd, a)
+    noisy = Tangent[type(y)](U=u_bar + np.pad(np.ones((4, 1)), ((0, 0), (3, 0))),
+                             S=y_bar.S, Vh=y_bar.Vh)
+    np.testing.assert_allclose(pullback(noisy)[1], pullback(y_bar)[1])
 
 
 def test_pullbacks_do_not_mutate_inputs_or_cotangents():

@@ -225,9 +225,10 @@ def test_rules_are_config_rules():
                                                                              0.5)) is None
 
 
-def test_golden_has_no_rule_and_fails_loudly():
+def test_solvers_without_rules_fail_loudly():
+    # brent(full_output=True) has no rrule; golden has no frule
     with pytest.raises(ControlFlowError):
-        grad(lambda a: so.golden(lambda t: (t - a) ** 2))(1.0)
+        grad(lambda a: so.brent(lambda t: (t - a) ** 2, full_output=True)[0])(1.0)
     with pytest.raises(Exception, match="comparisons"):
         jvp(lambda a: so.golden(lambda t: (t - a) ** 2), (1.0,), (1.0,))
 

@@ -76,3 +76,62 @@ def test_minimize_forward_solution_still_works():
     _, x_dot = jvp(solution, (np.array([1.0, 2.0]),), (np.ones(2),))
     # x = -1 / (2 a): dx = dA / (2 a^2)
     np.testing.assert_allclose(x_dot, [0.5, 0.125], rtol=1e-6)
+
+
+def test_nelder_mead_unread_fields_need_no_cotangent():
+    # issue #29: only res.x is read; final_simplex (a tuple of arrays) gets a structural
+    # zero from the AD, which must not be refused as "not differentiated"
+    import scipy.optimize as so
+
+    def solve(p):
+        res = so.minimize(lambda x: np.sum((x - p) ** 2) + 0.1 * np.sum(x ** 4), np.zeros(2),
+                          method="Nelder-Mead",
+                          options={"xatol": 1e-12, "fatol": 1e-14, "maxiter": 4000})
+        return res.x
+
+    p = np.array([0.5, 1.0])
+    x = solve(p)
+    # stationarity x - p + 0.2 x^3 = 0: dx/dp = 1 / (1 + 0.6 x^2), elementwise
+    np.testing.assert_allclose(grad(lambda p: np.sum(solve(p)))(p), 1 / (1 + 0.6 * x ** 2),
+                               rtol=1e-6)
+
+
+def test_bfgs_precision_loss_at_a_stationary_point_is_differentiated():
+    # issue #29: gtol=1e-10 ends in "precision loss" although the optimum is accurate;
+    # the rule checks the first-order condition (|grad| <= SciPy's default gtol) instead
+    import scipy.optimize as so
+
+    def solve(p, gtol):
+        return so.minimize(lambda x: np.sum((x - p) ** 2) + 0.1 * np.sum(x ** 4), np.zeros(2),
+                           method="BFGS", options={"gtol": gtol}).x
+
+    p = np.array([0.5, 1.0])
+    assert not so.minimize(lambda x: np.sum((x - p) ** 2) + 0.1 * np.sum(x ** 4), np.zeros(2),
+                           method="BFGS", options={"gtol": 1e-10}).success
+    x = solve(p, 1e-10)
+    np.testing.assert_allclose(grad(lambda p: np.sum(solve(p, 1e-10)))(p),
+                               1 / (1 + 0.6 * x ** 2), rtol=1e-6)
+
+
+def test_bfgs_precision_loss_away_from_a_stationary_point_error():
+    import scipy.optimize as so
+
+    def solve(p):
+        return so.minimize(lambda x: np.sum(np.abs(x - p)), np.zeros(2) + 0.3,
+                           method="BFGS").x
+
+    with pytest.raises(SolverError, match=re.escape("the solve did not converge")):
+        grad(lambda p: np.sum(solve(p)))(np.array([0.5, 1.0]))
+
+
+@pytest.mark.parametrize("solver", ["golden", "brent"])
+def test_bracketing_minimizers_are_differentiated(solver):
+    # golden/brent: the implicit-function rule of minimize_scalar (closure and args=);
+    # the minimizer of (t - a^2)^2 + (t - a^2)^4 is a^2
+    import scipy.optimize as so
+
+    minimize = getattr(so, solver)
+    g = grad(lambda a: minimize(lambda t: (t - a ** 2) ** 2 + (t - a ** 2) ** 4))(1.5)
+    np.testing.assert_allclose(g, 3.0, rtol=1e-6)
+    g = grad(lambda a: minimize(lambda t, b: (t - b) ** 2, args=(a,), tol=1e-10))(1.3)
+    np.testing.assert_allclose(g, 1.0, rtol=1e-6)

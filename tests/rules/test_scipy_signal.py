@@ -235,3 +235,21 @@ def test_odd_extension_past_one_length_error():
 
     with pytest.raises(ValueError, match=re.escape("odd extension by 3 of a length-3 axis")):
         _extension_adjoint(np.ones(9), 3, 3, "odd")
+
+
+def test_coverage_counts_the_lazy_signal_rules():
+    # issue #29: in a fresh process the rules of scipy.signal are registered when it is
+    # first imported; coverage counted before that (lfilter under "no rule" and under
+    # "rules for callables that are not module attributes")
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-m", "chainrules", "coverage", "scipy.signal",
+                          "--json"], capture_output=True, text=True, env=env, timeout=300,
+                         check=True)
+    report = json.loads(out.stdout)
+    assert "lfilter" in report["frule_and_rrule"] and "lfilter" not in report["no_rule"]
+    assert report["check_counts"]["not_module_attributes"] == []

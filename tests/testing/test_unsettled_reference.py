@@ -94,6 +94,19 @@ def test_run_case_gives_up_when_no_draw_is_settled():
     with scoped_rules():
         _register(1.0)
         res = run_case(_case(list(itertools.repeat(ON_THE_JUMP, 10))), "float64", "rrule")
-    assert res.status == "failed" and res.draws == REDRAWS + 1
+    # no verdict on the rule: reported as an unsettled reference, not as a failure
+    assert res.status == "xfail" and res.draws == REDRAWS + 1
+    assert res.message.startswith("unsettled reference: ")
     assert (f"the case's inputs were drawn {REDRAWS + 1} times from seed 0; the finite "
             "differences settled none of them") in res.message
+
+
+def test_check_seed_42_float16_cast_is_an_unsettled_reference_not_a_failure():
+    # the finite difference of a cast to float16 is noise at float32's step
+    from chainrules.testing import iter_catalog
+
+    case = next(c for c in iter_catalog("numpy") if c.display_name == "numpy.float16")
+    res = run_case(case, "float32", "frule", seed=42)
+    assert res.status in ("passed", "xfail"), res.message
+    if res.status == "xfail":
+        assert res.message.startswith("unsettled reference: ")

@@ -34,7 +34,7 @@ from ._dispatch import call, project_traced
 from ._errors import InputTypeError, NonScalarOutputError
 from ._forward import ForwardTrace
 from ._reverse import _INPUT, ReverseTrace
-from ._tracer import Tracer, deep_primal
+from ._tracer import Tracer, deep_primal, mark_input
 from ._tree import (
     _CONSTANT_LEAVES,
     _STRUCTURES,
@@ -423,7 +423,7 @@ def _leaf_value_and_grad(f: Callable, args: tuple, kwargs: dict,
     tape = trace.tape
     boxed = list(args)
     for i in nums:
-        boxed[i] = Tracer(args[i], trace, len(tape))
+        boxed[i] = mark_input(Tracer(args[i], trace, len(tape)))
         tape.append(_INPUT)
     try:
         y = call(f, *boxed, **kwargs)
@@ -602,7 +602,7 @@ def _box_forward(trace: ForwardTrace, x: Any, dx: Any, what: str) -> Any:
                              f"dtype {np.result_type(dx)}", "take its real part")
     if type(x) is int:
         x = float(x)
-    return Tracer(x, trace, dx)
+    return mark_input(Tracer(x, trace, dx))
 
 
 def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any],

@@ -11,7 +11,6 @@ second derivative) have their own code traced (`_run_mixed`).
 from __future__ import annotations
 
 import functools
-import inspect
 import linecache
 import operator
 import types
@@ -32,13 +31,13 @@ from chainrules.core import (
     registered_functions,
     rrule,
 )
+from chainrules.rules import _kit as kit
 
 from . import _native
 from ._arraylib import in_namespace
 from ._closures import _passes_function, _reachable_trace, _watched
 from ._errors import (
     ADError,
-    MutationError,
     NoRuleError,
     TracerConversionError,
     func_name,
@@ -178,6 +177,8 @@ def apply(f: Any, args: tuple, kwargs: dict, soft: bool = False,
     ``soft``: return ``_NO_RULE`` instead of raising when there is no rule (operators
     then try the NumPy ufunc). ``from_numpy``: called by ``__array_function__``.
     """
+    if from_numpy and (id(f) in _INPLACE_FUNCS or kwargs.get("out") is not None):
+        return _write_call(f, args, kwargs)
     top = None
     for a in args:
         if type(a) is Tracer:
@@ -302,6 +303,11 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         if top is None:
             if f is not np.fromiter:
                 return f(*args)
+        elif tf is _NumpyFunctionType and f in _STRIP_FUNCS:
+            # np.zeros_like(x) and the like: a plain array in every mode (a traced
+            # constant in reverse mode and a plain one in forward mode would make one
+            # program's writes differ between the modes)
+            return f(*_strip(args))
         else:
             out = top.process(f, args, _EMPTY)
             if out is not _NO_RULE:
@@ -319,6 +325,10 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         if g is not None:
             return g(*args)
         return _through(f, args, kwargs, top)
+    if top is None and kwargs and _has_rule(f) and _has_tracer_kwargs(kwargs, None):
+        # a function with rules and a traced keyword argument: the general path below
+        # moves the keyword to its positional place for the rule
+        top = _top_trace_deep(kwargs, None)
     if top is None:
         if tf is _FunctionType and f not in _r_by_func and f not in _f_by_func:
             g = _rewritten(f) or f
@@ -364,13 +374,10 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         return project_traced(f, args[0])
     elif f is ProjectTo:
         return ProjectTo(_strip(args[0]))
-    if id(f) in _INPLACE_FUNCS and args and type(args[0]) is Tracer:
-        raise MutationError(f"numpy.{_INPLACE_FUNCS[id(f)]}(x, ...) on a traced array x",
-                            "it writes into its first argument")
-    if kwargs and kwargs.get("out") is not None and _top_trace_deep(kwargs["out"], None) \
-            is not None:
-        raise MutationError(f"{func_name(f)}(..., out=x) on a traced array x",
-                            "out= writes the result into x")
+    if id(f) in _INPLACE_FUNCS or (kwargs and kwargs.get("out") is not None):
+        return _write_call(f, args, kwargs)
+    if tf is _NumpyFunctionType and _strippable(f):
+        return f(*_strip(args), **_strip(kwargs))  # (as in the fast path above)
     if tf is _ufunc:
         args = _ufunc_arrays(args)
     if not _has_tracer_kwargs(kwargs, top):
@@ -387,12 +394,35 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         # Rules differentiate positional arguments: a traced keyword argument is moved
         # to its place when the signature allows; otherwise trace into f as it is.
         moved = _positional_form(f, args, kwargs)
+        top = _top_trace_deep(kwargs, top)
         if moved is not None:
-            top = _top_trace_deep(kwargs, top)
             out = top.process(f, moved[0], moved[1])
             if out is not _NO_RULE:
                 return out
+            if tf is _MethodType:
+                out = top.process(f.__func__, (f.__self__, *moved[0]), moved[1])
+                if out is not _NO_RULE:
+                    return out
+        elif _has_rule(f):
+            try:
+                return _through(f, args, kwargs, top)
+            except (NoRuleError, TracerConversionError) as e:
+                raise _traced_keywords_error(f, args, kwargs, top) from e
     return _through(f, args, kwargs, top)
+
+
+def _write_call(f: Any, args: tuple, kwargs: dict) -> Any:
+    """A NumPy function that writes into an argument (``np.copyto``, ``out=``) on traced
+    values: the write machinery of ``_inplace_numpy``."""
+    from . import _inplace_numpy as _inplace  # (it imports this module)
+
+    if id(f) in _INPLACE_FUNCS:
+        return _inplace.inplace_function(f, args, kwargs)
+    kwargs = dict(kwargs)
+    if type(f) is _ufunc:
+        out = kwargs.pop("out")
+        return _inplace.ufunc_write(f, "__call__", args, {**kwargs, "out": out})
+    return _inplace.out_call(f, args, kwargs)
 
 
 def _strippable(f: Any) -> bool:
@@ -405,13 +435,12 @@ def _strippable(f: Any) -> bool:
 def _positional_form(f: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
     """``(args, kwargs)`` with every keyword argument that holds a tracer moved to its
     positional place (earlier unfilled places take their defaults), or None when the
-    signature does not allow it (a keyword-only parameter, ``**kwargs``, no signature)."""
-    try:
-        params = list(inspect.signature(f).parameters.values())
-    except Exception:  # no signature, or an object whose attributes inspect trips on
+    signature does not allow it (a keyword-only parameter, ``**kwargs``, no signature).
+    A function whose signature is ``(*args, **kwds)`` may declare its parameters
+    (``kit.declare_parameters``: the ``scipy.stats`` methods do)."""
+    positional = kit.positional_parameters(f)
+    if positional is None:
         return None
-    positional = [p for p in params
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     names = [p.name for p in positional]
     traced = [k for k, v in kwargs.items() if _top_trace_deep(v, None) is not None]
     if not traced or any(k not in names[len(args):] for k in traced):
@@ -426,6 +455,15 @@ def _positional_form(f: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict] | 
         else:
             return None
     return tuple(new_args), rest
+
+
+def _has_rule(f: Any) -> bool:
+    """Whether ``f`` (or the function of a bound method) has a registered rule."""
+    g = f.__func__ if type(f) is _MethodType else f
+    try:
+        return g in _r_by_func or g in _f_by_func
+    except TypeError:  # an unhashable callable
+        return False
 
 
 def _traced_keywords_error(f: Any, args: tuple, kwargs: dict, top: Any) -> NoRuleError:

@@ -58,6 +58,9 @@ def func_name(f: Any) -> str:
         >>> func_name(np.sum)
         'numpy.sum'
     """
+    owner = getattr(f, "__self__", None)
+    if type(owner).__name__ == "ufunc" and type(owner).__module__ == "numpy":
+        return f"numpy.{owner.__name__}.{f.__name__}"  # a ufunc's method: numpy.add.at
     public = _public_name(f)
     if public is not None:
         return public  # scipy.linalg.expm, not scipy.linalg._matfuncs.expm
@@ -177,7 +180,9 @@ class NoRuleError(ADError, _CoreNoRuleError):
 
 
 class MutationError(ADError, TypeError):
-    """Traced code wrote into an array in place (``a[i] = x``, ``a += x``).
+    """Traced code wrote into an array in a way the AD cannot follow: into an argument
+    of the differentiated function, into a plain array it cannot rebind, or through a
+    view whose base it cannot find (``_inplace`` differentiates the other writes).
 
     Attributes:
         operation: the in-place operation.
@@ -199,10 +204,11 @@ class MutationError(ADError, TypeError):
         self.operation = operation
         extra = f" ({detail})" if detail else ""
         super().__init__(
-            f"{operation} mutates an array in place{extra}; the AD records values, not "
-            f"memory, so it cannot differentiate mutation. Expected out-of-place code "
-            f"(e.g. np.where, np.concatenate, x + 1). To fix it, rewrite it out of place or "
-            f"{_FIX}"
+            f"{operation} mutates an array in place{extra}, which the AD cannot follow "
+            f"here (it follows writes into traced arrays, their copies and views, and into "
+            f"local arrays it can rebind: see the AD guide, 'In-place code'). Expected "
+            f"out-of-place code (e.g. np.where, np.concatenate, x + 1). To fix it, rewrite "
+            f"it out of place or {_FIX}"
         )
 
 

@@ -58,6 +58,7 @@ from ._errors import (
     UntrackedOutputError,
     func_name,
 )
+from ._inplace import WritePullback
 from ._tracer import (
     _EMPTY,
     _NO_RULE,
@@ -65,6 +66,7 @@ from ._tracer import (
     Tracer,
     _boxable,
     deep_primal,
+    mark_input,
     new_level,
 )
 from ._tree import (
@@ -418,7 +420,7 @@ class ReverseTrace:
     def new_input(self, x: Any) -> Tracer:
         idx = len(self.tape)
         self.tape.append(_INPUT)
-        return Tracer(x, self, idx)
+        return mark_input(Tracer(x, self, idx))
 
     def process(self, f: Any, args: tuple, kwargs: dict, soft: bool = False) -> Any:
         """Apply the rrule of ``f`` to ``args``; ``_NO_RULE`` when there is none."""
@@ -676,6 +678,9 @@ class ReverseTrace:
             b = _pulled_back(b, parents, bars, owned, tape)
             if b is _DONE:
                 return
+        if type(pullback) is WritePullback and type(b) is _ndarray:
+            _write_backward(pullback, b, bars, owned, tape, parents)
+            return
         if type(b) is Tracer:
             # a cotangent of an outer trace: trace the pullback's own code
             grads = _run_pullback_traced(pullback, b)
@@ -705,6 +710,28 @@ class ReverseTrace:
 
 
 _DONE = object()
+
+
+def _write_backward(pullback: WritePullback, b: np.ndarray, bars: list, owned: bytearray,
+                    tape: list, parents: list) -> None:
+    """The backward pass at a write ``y = x.at[key].set(v)`` (``_inplace``): the cotangent
+    of ``y`` becomes ``x``'s with the written region zeroed, in place when the AD owns it
+    (so a loop of n scalar writes costs O(n) in all, not n copies of the array)."""
+    i = pullback.index
+    key = pullback.key
+    if i is None or not owned[i] or bars[i] is not b or not b.flags.writeable:
+        b = b.copy()
+    v_bar = pullback.value_bar(np.array(b[key]))
+    b[key] = 0.0
+    for par in parents:
+        j = par[1]
+        if par[0] != 1:
+            _accumulate(bars, owned, j, v_bar, tape)
+        elif bars[j] is None and type(tape[j]) is not _Leaf:
+            bars[j] = b
+            owned[j] = 1
+        else:
+            _accumulate(bars, owned, j, b, tape)
 
 
 def _pulled_back(b: AbstractTangent, parents: list, bars: list, owned: bytearray,

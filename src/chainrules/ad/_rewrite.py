@@ -111,19 +111,47 @@ def _index_expr(node: ast.expr) -> ast.expr:
 
 
 class _StoreRewriter(_CallRewriter):
-    """Also routes ``a[i] = v`` and ``a[i] op= v`` through the dispatch point's ``setitem``,
-    so writing a traced value into a NumPy array is caught with a clear message."""
+    """Also routes ``a[i] = v`` and ``a[i] op= v`` through the dispatch point's ``setitem``
+    (see ``_inplace``). Where ``a`` is a local variable of the function, the statement
+    binds the result back to it (``a = call.setitem_rebind(a, i, v)``), so a plain array
+    receiving a traced value becomes traced; likewise a statement calling a NumPy
+    function that writes into a local array (``np.add.at(acc, i, v)``, ``f(..., out=y)``)
+    becomes ``acc = call.mutating(0, np.add.at, acc, i, v)``."""
+
+    def __init__(self) -> None:
+        self._locals: list[frozenset[str]] = []
+
+    def visit_FunctionDef(self, node: Any) -> ast.AST:
+        self._locals.append(_bound_names(node))
+        self.generic_visit(node)
+        self._locals.pop()
+        return node
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
+        return self.visit_FunctionDef(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        self._locals.append(frozenset())
+        self.generic_visit(node)
+        self._locals.pop()
+        return node
+
+    def _local(self, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name) and self._locals and node.id in self._locals[-1]:
+            return node.id
+        return None
 
     def visit_Assign(self, node: ast.Assign) -> ast.AST:
         self.generic_visit(node)
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Subscript):
             return node
         target = node.targets[0]
+        name = self._local(target.value)
         call = ast.Call(
-            func=ast.Attribute(value=ast.Name(id=CALL_NAME, ctx=ast.Load()), attr="setitem",
-                               ctx=ast.Load()),
+            func=ast.Attribute(value=ast.Name(id=CALL_NAME, ctx=ast.Load()),
+                               attr="setitem_rebind" if name else "setitem", ctx=ast.Load()),
             args=[target.value, _index_expr(target.slice), node.value], keywords=[])
-        return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
+        return _statement(name, call, node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
         self.generic_visit(node)
@@ -133,12 +161,79 @@ class _StoreRewriter(_CallRewriter):
         op_name = _AUG_OPS.get(type(node.op))
         if op_name is None:
             return node
+        name = self._local(target.value)
         call = ast.Call(
             func=ast.Attribute(value=ast.Name(id=CALL_NAME, ctx=ast.Load()),
-                               attr="setitem_inplace", ctx=ast.Load()),
+                               attr="setitem_inplace_rebind" if name else "setitem_inplace",
+                               ctx=ast.Load()),
             args=[target.value, _index_expr(target.slice), ast.Constant(op_name), node.value],
             keywords=[])
-        return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
+        return _statement(name, call, node)
+
+    def visit_Expr(self, node: ast.Expr) -> ast.AST:
+        original = node.value
+        where: Any = None
+        name = None
+        if isinstance(original, ast.Call):
+            out = [k for k in original.keywords if k.arg == "out"]
+            if out and self._local(out[0].value):
+                where, name = "out", self._local(out[0].value)
+            elif (isinstance(original.func, ast.Attribute)
+                  and original.func.attr in _WRITING_FUNCTIONS and original.args
+                  and self._local(original.args[0])):
+                where, name = 0, self._local(original.args[0])
+        self.generic_visit(node)
+        new = node.value
+        if name is None or not (isinstance(new, ast.Call) and isinstance(new.func, ast.Name)
+                                and new.func.id == CALL_NAME):
+            return node
+        call = ast.Call(
+            func=ast.Attribute(value=ast.Name(id=CALL_NAME, ctx=ast.Load()), attr="mutating",
+                               ctx=ast.Load()),
+            args=[ast.Constant(where), *new.args], keywords=new.keywords)
+        return _statement(name, call, node)
+
+
+# NumPy functions (and ufunc methods) that write into their first argument
+_WRITING_FUNCTIONS = frozenset({"at", "copyto", "put", "place", "putmask", "put_along_axis",
+                                "fill_diagonal"})
+
+
+def _statement(name: str | None, call: ast.Call, node: ast.stmt) -> ast.stmt:
+    """``name = call`` (rebinding a local variable), or the call as a statement."""
+    call = ast.copy_location(call, node)
+    if name is None:
+        return ast.copy_location(ast.Expr(value=call), node)
+    return ast.copy_location(
+        ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=call), node)
+
+
+def _bound_names(fn: Any) -> frozenset[str]:
+    """The names a function binds in its own scope (parameters, assignment targets,
+    imports, ``global`` / ``nonlocal`` declarations): those its code may rebind."""
+    a = fn.args
+    names = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    names.update(p.arg for p in (a.vararg, a.kwarg) if p is not None)
+    todo: list = list(fn.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            names.add(n.id)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            names.update(n.names)
+        elif isinstance(n, ast.alias):
+            names.add((n.asname or n.name).split(".")[0])
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(n.name)
+            todo.extend(n.decorator_list)
+            continue
+        elif isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                            ast.GeneratorExp)):
+            continue
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            names.add(n.name)
+        todo.extend(ast.iter_child_nodes(n))
+    return frozenset(names)
 
 
 _AUG_OPS = {ast.Add: "iadd", ast.Sub: "isub", ast.Mult: "imul", ast.Div: "itruediv",
@@ -250,6 +345,7 @@ def _class_name(tree: ast.Module, node: ast.AST) -> str | None:
 
 
 _SELF_NAME = "__chainrules_self__"
+_CLASS_PREFIX = "_"
 
 
 def _compile(code: types.CodeType) -> types.CodeType | None:
@@ -374,8 +470,12 @@ def _factory_code(node: ast.AST, code: types.CodeType, cls: str | None,
         for v in [CALL_NAME, *freevars]
     ]
     if cls is not None:
-        stmts.append(ast.ClassDef(name=cls, bases=[], keywords=[], body=[body_stmt],
-                                  decorator_list=[]))
+        # The class only gives the method its name mangling (``__x`` -> ``_Model__x``),
+        # which ignores leading underscores: named ``_Model`` it mangles the same, and
+        # the method's own mention of ``Model`` (``Model.scale``) stays the module
+        # global instead of becoming a cell of the factory's class.
+        stmts.append(ast.ClassDef(name=_CLASS_PREFIX + cls, bases=[], keywords=[],
+                                  body=[body_stmt], decorator_list=[]))
     else:
         stmts.append(body_stmt)
     # Keep every free variable alive as a cell of the factory.
@@ -451,7 +551,7 @@ def _find_code(module: types.CodeType, name: str, lineno: int,
     factory's one class body for a method."""
     scope = _const_code(module, "__chainrules_factory__", None)
     if scope is not None and cls is not None:
-        scope = _const_code(scope, cls, None)
+        scope = _const_code(scope, _CLASS_PREFIX + cls, None)
     if scope is None:
         return None
     return _const_code(scope, name, lineno)

@@ -1,7 +1,8 @@
 """The dispatch point's helpers for syntax other than calls: rewritten code reads
 attributes with ``call.attr`` (a property's getter is traced), and writes subscripts
-with ``call.setitem`` / ``call.setitem_inplace`` (refused when they would drop a
-derivative)."""
+with ``call.setitem`` / ``call.setitem_inplace`` (their ``_rebind`` forms where the
+target is a local variable, which the rewritten code binds to the result: see
+``_inplace``)."""
 
 from __future__ import annotations
 
@@ -14,33 +15,74 @@ import numpy as np
 from chainrules.core import cached_lookup, frule, is_foreign_array, rrule
 
 from ._dispatch import call
-from ._errors import MutationError, TracerConversionError
-from ._tracer import Tracer, _binop, _describe, deep_primal
+from ._errors import MutationError
+from ._inplace import write, write_plain
+from ._inplace_numpy import mutating
+from ._tracer import Tracer, _binop, deep_primal
 from ._tree import _top_trace_deep
 
 _ndarray = np.ndarray
 _FunctionType = types.FunctionType
 
-def _setitem(obj: Any, key: Any, value: Any) -> None:
-    """``obj[key] = value`` in traced code: refused when it would drop a derivative."""
+def _setitem(obj: Any, key: Any, value: Any) -> Any:
+    """``obj[key] = value`` in traced code whose target cannot be rebound (an attribute,
+    an item, a global): a traced ``obj`` is written in place (``_inplace``); a plain
+    array cannot become traced here, so a traced value is refused."""
     if type(obj) is Tracer:
-        raise MutationError("`a[...] = value` on a traced array")
+        write(obj, key, value)
+        return obj
     if isinstance(obj, _ndarray) and _top_trace_deep(value, None) is not None:
-        raise TracerConversionError("writing a traced value into an array (`a[i] = x`)",
-                                    _describe(value) if type(value) is Tracer
-                                    else "a structure holding traced values")
+        raise MutationError("`a[...] = value` with a traced value into a plain array",
+                            "the AD makes a plain array traced by rebinding its name, and "
+                            "this target is not a local variable (an attribute, an item "
+                            "or a global): bind the array to a local name, write, then "
+                            "store it")
     obj[key] = value
+    return obj
 
 
-def _setitem_inplace(obj: Any, key: Any, op: str, value: Any) -> None:
-    """``obj[key] op= value`` in traced code (same checks as `_setitem`)."""
+def _setitem_rebind(obj: Any, key: Any, value: Any) -> Any:
+    """``obj[key] = value`` in traced code, ``obj`` a local variable: the rewritten code
+    binds the result back to it (``y = call.setitem_rebind(y, i, v)``), so a plain array
+    receiving a traced value becomes a traced array."""
     if type(obj) is Tracer:
-        raise MutationError(f"`a[...] {_AUG_SYMBOLS[op]} value` on a traced array")
+        write(obj, key, value)
+        return obj
     if isinstance(obj, _ndarray) and _top_trace_deep(value, None) is not None:
-        raise TracerConversionError(
-            f"updating an array with a traced value (`a[i] {_AUG_SYMBOLS[op]} x`)",
-            _describe(value) if type(value) is Tracer else "a structure holding traced values")
+        if type(value) is not Tracer:  # y[:2] = [a, b]: a list holding traced values
+            value = call(np.asarray, value)
+        # references to obj: the caller's variable, this frame's and write_plain's
+        return write_plain(obj, key, value, 3, "`a[...] = value`")
+    obj[key] = value
+    return obj
+
+
+def _updated(obj: Any, key: Any, op: str, value: Any) -> Any:
+    return getattr(operator, op.removeprefix("i"))(obj[key], value)
+
+
+def _setitem_inplace(obj: Any, key: Any, op: str, value: Any) -> Any:
+    """``obj[key] op= value`` in traced code whose target cannot be rebound."""
+    if type(obj) is Tracer:
+        write(obj, key, _updated(obj, key, op, value), f"`a[...] {_AUG_SYMBOLS[op]} value`")
+        return obj
+    if isinstance(obj, _ndarray) and _top_trace_deep(value, None) is not None:
+        return _setitem(obj, key, value)  # (refused)
     obj[key] = getattr(operator, op)(obj[key], value)
+    return obj
+
+
+def _setitem_inplace_rebind(obj: Any, key: Any, op: str, value: Any) -> Any:
+    """``obj[key] op= value`` in traced code, ``obj`` a local variable (rebound)."""
+    what = f"`a[...] {_AUG_SYMBOLS[op]} value`"
+    if type(obj) is Tracer:
+        write(obj, key, _updated(obj, key, op, value), what)
+        return obj
+    if isinstance(obj, _ndarray) and _top_trace_deep(value, None) is not None:
+        new = _updated(obj, key, op, value)
+        return write_plain(obj, key, new, 3, what)
+    obj[key] = getattr(operator, op)(obj[key], value)
+    return obj
 
 
 _PLAIN = (float, int, _ndarray, Tracer)
@@ -69,7 +111,7 @@ def _matmul(a: Any, b: Any) -> Any:
 
 
 _AUG_SYMBOLS = {"iadd": "+=", "isub": "-=", "imul": "*=", "itruediv": "/=", "ipow": "**=",
-                "imatmul": "@="}
+                "imatmul": "@=", "ifloordiv": "//=", "imod": "%="}
 
 _MISSING = object()
 # (type, attribute name) -> the Python getter of a property there, or None
@@ -128,5 +170,8 @@ class _TracedIndexer:
 call.attr = _getattr  # type: ignore[attr-defined]
 call.setitem = _setitem  # type: ignore[attr-defined]
 call.setitem_inplace = _setitem_inplace  # type: ignore[attr-defined]
+call.setitem_rebind = _setitem_rebind  # type: ignore[attr-defined]
+call.setitem_inplace_rebind = _setitem_inplace_rebind  # type: ignore[attr-defined]
+call.mutating = mutating  # type: ignore[attr-defined]
 call.slice = slice  # type: ignore[attr-defined]
 call.matmul = _matmul  # type: ignore[attr-defined]

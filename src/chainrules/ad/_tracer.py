@@ -26,6 +26,7 @@ import operator
 import os
 import sys
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -49,7 +50,7 @@ from ._errors import (
     func_name,
 )
 
-__all__ = ["Tracer", "connect", "deep_primal", "new_level"]
+__all__ = ["Tracer", "connect", "deep_primal", "is_input", "mark_input", "new_level"]
 
 _ndarray = np.ndarray
 _ZERO = ZeroTangent()
@@ -86,6 +87,32 @@ _level_counter = [0]
 # returns plain floats, those were decided by the branches (a solver's answer) and
 # carry a derivative the AD cannot see (see _watched).
 _BRANCHES = [0]
+
+# The differentiated function's arguments (id -> tracer): writing into one is refused,
+# since NumPy would change the caller's array and the AD would not (see ``_inplace``).
+# (a dict of plain weak references: a WeakValueDictionary costs several times more per
+# grad call; dead entries are dropped when the dict grows)
+_INPUTS: dict[int, Any] = {}
+_weakref = weakref.ref
+# The write machinery (``_inplace.write``), installed by ``_inplace``, which imports the
+# dispatch point and so cannot be imported here.
+WRITE: list = [None, None]
+
+
+def mark_input(t: Tracer) -> Tracer:
+    """Mark ``t`` as an argument of the differentiated function (never written)."""
+    if len(_INPUTS) > 4096:
+        for k in [k for k, r in _INPUTS.items() if r() is None]:
+            del _INPUTS[k]
+    _INPUTS[id(t)] = _weakref(t)
+    return t
+
+
+def is_input(t: Tracer) -> bool:
+    """Whether ``t`` is an argument of the differentiated function (see `mark_input`)."""
+    r = _INPUTS.get(id(t))
+    return r is not None and r() is t
+
 
 def new_level() -> int:
     """A fresh, strictly increasing trace level (newer traces are inner traces)."""
@@ -137,7 +164,7 @@ class Tracer:
         array([2., 4.])
     """
 
-    __slots__ = ("_trace", "aux", "primal")
+    __slots__ = ("__weakref__", "_trace", "aux", "primal")
     __array_priority__ = 1000.0
 
     def __init__(self, primal: Any, trace: Any, aux: Any) -> None:
@@ -305,11 +332,12 @@ class Tracer:
     def __abs__(self) -> Any:
         return _unop(operator.abs, np.absolute, self)
 
-    # In-place operators: rebinding for immutable scalars, refused for arrays (the
-    # caller's array would not change, so the program would silently mean something else).
+    # In-place operators: rebinding for immutable scalars; for arrays a write of the
+    # result into the tracer itself (``_inplace``), so every name bound to it sees it.
     def _inplace(self, name: str, op: Callable, other: Any) -> Any:
         if isinstance(deep_primal(self), _ndarray):
-            raise MutationError(f"`x {name} ...` on a traced array")
+            WRITE[0](self, Ellipsis, op(self, other), f"`x {name} ...`")
+            return self
         return op(self, other)
 
     def __iadd__(self, other: Any) -> Any:
@@ -334,7 +362,7 @@ class Tracer:
         return self._inplace("@=", operator.matmul, other)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        raise MutationError("`a[...] = value` on a traced array")
+        WRITE[0](self, key, value, "`a[...] = value`")
 
     # -- containers and indexing -------------------------------------------------------
 
@@ -357,9 +385,8 @@ class Tracer:
     # -- NumPy protocols ---------------------------------------------------------------
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        if kwargs.get("out") is not None:
-            raise MutationError(f"numpy.{ufunc.__name__}(..., out=...)",
-                                "an in-place update such as `a += x` writes into `a`")
+        if kwargs.get("out") is not None or method == "at":
+            return WRITE[1](ufunc, method, inputs, kwargs)  # _inplace.ufunc_write
         if method == "__call__":
             if not kwargs and len(inputs) == 2:
                 op = _OPERATOR_OF_UFUNC.get(ufunc)
@@ -371,7 +398,8 @@ class Tracer:
         equivalent = _UFUNC_METHODS.get((ufunc, method))
         if equivalent is not None:
             return apply(equivalent, inputs, kwargs)
-        raise NoRuleError(ufunc, "rule", tuple(type(deep_primal(a)) for a in inputs),
+        raise NoRuleError(getattr(ufunc, method), "rule",
+                          tuple(type(deep_primal(a)) for a in inputs),
                           f"ufunc method numpy.{ufunc.__name__}.{method}")
 
     def __array_function__(self, func: Any, types_: Any, args: tuple, kwargs: dict) -> Any:
@@ -477,8 +505,36 @@ class Tracer:
     def clip(self, *args: Any, **kwargs: Any) -> Any:
         return call(np.clip, self, *args, **kwargs)
 
-    def copy(self, order: str = "K") -> Any:
-        return self  # tracers are never mutated, so a copy can share (in any order)
+    def copy(self, order: Any = "K") -> Any:
+        # a copy owns new memory (it may be written in place, see _inplace); the tape
+        # index / tangent is shared, as the values are equal
+        p = self.primal
+        if type(p) is Tracer:
+            return Tracer(p.copy(order), self._trace, self.aux)
+        if type(p) is _ndarray:
+            return Tracer(p.copy(order), self._trace, self.aux)
+        return self
+
+    def fill(self, value: Any) -> None:
+        WRITE[0](self, Ellipsis, value, "x.fill()")
+
+    def sort(self, axis: int = -1, kind: Any = None, order: Any = None) -> None:
+        WRITE[0](self, Ellipsis, call(np.sort, self, axis, kind, order), "x.sort()")
+
+    def put(self, indices: Any, values: Any, mode: str = "raise") -> None:
+        call(np.put, self, indices, values, mode)
+
+    # copy.copy / copy.deepcopy (scipy.integrate.quad_vec copies its values): the same
+    # sharing as x.copy(); without these, copy rebuilds the object from __reduce_ex__
+    # with its slots unset, and __getattr__ recurses on the missing primal
+    # copy.copy / copy.deepcopy (scipy.integrate.quad_vec copies its values): a copy, as
+    # x.copy() is -- never the tracer itself, whose writes would then reach the original
+    def __copy__(self) -> Any:
+        return self.copy()
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        y = memo[id(self)] = self.copy()
+        return y
 
     def astype(self, dtype: Any, **kwargs: Any) -> Any:
         p = deep_primal(self)
@@ -559,8 +615,7 @@ def _astype(x: Any, dtype: Any) -> Any:
 _VALUE_VIEWS = frozenset({"flat", "base", "data", "ctypes", "view", "tobytes", "tofile",
                           "byteswap"})
 # ndarray methods that write into the array -> the out-of-place equivalent
-_MUTATING_METHODS = {"fill": "full_like(x, v)", "put": "where / concatenate",
-                     "itemset": "where", "resize": "resize(x, shape)",
+_MUTATING_METHODS = {"itemset": "where", "resize": "resize(x, shape)",
                      "setfield": "where", "sort": "sort(x)", "partition": "partition(x, k)"}
 # NumPy functions that write into their first argument
 _INPLACE_FUNCS = {id(getattr(np, _n)): _n for _n in (

@@ -244,19 +244,63 @@ def _expand_annotation(ann: Any, where: str) -> tuple:
     )
 
 
+class _Param(NamedTuple):
+    """What dispatch reads of one positional parameter (a subset of inspect.Parameter)."""
+
+    name: str
+    annotation: Any
+    default: Any
+    kind: Any
+
+
+_EMPTY = inspect.Parameter.empty
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _plain_function_params(rule: Any) -> list[_Param] | None:
+    """The positional parameters of a plain Python function, read from its code object;
+    None for anything else (wrapped functions, partials, callable objects), which
+    `inspect.signature` reads. Registering the built-in rules reads ~600 signatures at
+    import, and inspect.signature's generality was a sixth of ``import chainrules``."""
+    if (type(rule) is not _types.FunctionType or hasattr(rule, "__wrapped__")
+            or hasattr(rule, "__signature__")):
+        return None
+    code = rule.__code__
+    n = code.co_argcount
+    names = code.co_varnames
+    defaults = rule.__defaults__ or ()
+    annotations = rule.__annotations__
+    first_default = n - len(defaults)
+
+    def annotation(name: str) -> Any:
+        ann = annotations.get(name, _EMPTY)
+        # as inspect.signature(eval_str=True) does, in the function's module
+        return eval(ann, rule.__globals__) if isinstance(ann, str) else ann
+
+    params = [_Param(names[i], annotation(names[i]),
+                     defaults[i - first_default] if i >= first_default else _EMPTY,
+                     inspect.Parameter.POSITIONAL_OR_KEYWORD) for i in range(n)]
+    if code.co_flags & inspect.CO_VARARGS:
+        name = names[n + code.co_kwonlyargcount]
+        params.append(_Param(name, annotation(name), _EMPTY,
+                             inspect.Parameter.VAR_POSITIONAL))
+    return params
+
+
 def _signature_types(rule: Callable, skip: int, where: str) -> tuple[list, int, Any]:
     """Positional dispatch types (each a tuple of alternatives), required count, varargs."""
     try:
-        sig = inspect.signature(rule, eval_str=True)
+        params: list[Any] | None = _plain_function_params(rule)
+        if params is None:
+            params = [p for p in inspect.signature(rule, eval_str=True).parameters.values()
+                      if p.kind in _POSITIONAL or p.kind == p.VAR_POSITIONAL]
     except (TypeError, ValueError, NameError) as e:
         raise RuleRegistrationError(
             f"cannot read the signature of {where}: {e}. Pass the argument types to "
             f"register() explicitly, e.g. register(f, float, float)"
         ) from None
-    params = [p for p in sig.parameters.values()
-              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
-    fixed = [p for p in params if p.kind != p.VAR_POSITIONAL]
-    var = [p for p in params if p.kind == p.VAR_POSITIONAL]
+    fixed = [p for p in params if p.kind != inspect.Parameter.VAR_POSITIONAL]
+    var = [p for p in params if p.kind == inspect.Parameter.VAR_POSITIONAL]
     if len(fixed) < skip and not var:
         raise RuleRegistrationError(
             f"{where} must take {skip} leading positional parameter(s) before the primal "
@@ -264,7 +308,7 @@ def _signature_types(rule: Callable, skip: int, where: str) -> tuple[list, int, 
         )
     fixed = fixed[skip:]  # a *args parameter absorbs whatever leading ones are missing
     alts = [_expand_annotation(p.annotation, f"parameter {p.name!r} of {where}") for p in fixed]
-    nreq = sum(1 for p in fixed if p.default is inspect.Parameter.empty)
+    nreq = sum(1 for p in fixed if p.default is _EMPTY)
     varargs = None
     if var:
         v = _expand_annotation(var[0].annotation, f"parameter *{var[0].name} of {where}")

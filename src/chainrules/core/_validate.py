@@ -24,7 +24,7 @@ The policy, always on (it is cheap):
 - any other primal: only the ``None``/string rule applies.
 
 Debug mode adds the costly type checks: the cotangent of an array must come from
-the same array library as the array.
+the same array library as the array (its tracers and wrapped tensors included).
 
 Cost: where the C extension ``_fastcall`` is built (and ``CHAINRULES_PURE_PYTHON`` is
 not set), the wrappers are its ``Checked`` and ``CheckedPullback`` objects, which decide
@@ -197,11 +197,23 @@ def _expected(x: Any) -> str:
     return f"a tangent of a {type(x).__qualname__} (e.g. Tangent[{type(x).__qualname__}])"
 
 
+#: packages whose array types belong to another's library: JAX's concrete arrays are
+#: ``jaxlib`` classes, its tracers ``jax`` ones, and either is a tangent of the other
+_LIBRARY_OF = {"jaxlib": "jax"}
+
+
+def _library(a: Any) -> str:
+    root = type(a).__module__.partition(".")[0]
+    return _LIBRARY_OF.get(root, root)
+
+
 def _same_library(x: Any, dx: Any) -> bool:
+    """Whether ``dx`` comes from ``x``'s array library. Tracers and wrapped tensors of
+    that library (a JAX ``JVPTracer`` for a concrete ``jax.Array``, a functorch or
+    fake tensor for a ``torch.Tensor``) are its own: their classes live in its package."""
     if isinstance(x, (np.ndarray, np.generic)):
         return isinstance(dx, (np.ndarray, np.generic, numbers.Number))
-    root = type(x).__module__.partition(".")[0]
-    return type(dx).__module__.partition(".")[0] == root or isinstance(dx, numbers.Number)
+    return _library(dx) == _library(x) or isinstance(dx, numbers.Number)
 
 
 def _sequence_mismatch(x: Any, dx: Any, path: str) -> Any:

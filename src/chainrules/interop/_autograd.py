@@ -33,7 +33,6 @@ import numpy as np
 from chainrules.core import (
     NoTangent,
     ProjectTo,
-    PullbackError,
     RuleConfig,
     Tangent,
     ZeroTangent,
@@ -46,11 +45,13 @@ from . import _compat
 from ._bridge import (
     call_frule,
     call_rrule,
+    check_pullback_entries,
     is_differentiable_dtype,
     leaf_tangent,
+    non_tangent_reason,
     output_cotangent,
 )
-from ._errors import NoRuleError, UnsupportedTransformError
+from ._errors import NoRuleError, TangentConversionError, UnsupportedTransformError
 from ._tree import children, leaves_with_paths, map_leaves, tangent_like
 
 __all__ = ["autograd_primitive"]
@@ -136,13 +137,7 @@ class _AutogradBridged:
             cts = {path: _conj(np.asarray(leaf))
                    for (path, _), (_, leaf) in zip(leaves_with_paths(y), leaves_with_paths(g))}
             bars = pullback(output_cotangent(y, cts))
-            if not isinstance(bars, tuple) or len(bars) != 1 + len(args):
-                got = len(bars) if isinstance(bars, tuple) else type(bars).__qualname__
-                raise PullbackError(
-                    f"{_BRIDGE}({func_name(f)}): the rrule's pullback returned {got} entries, "
-                    f"expected {1 + len(args)} (one for the function, then one per positional "
-                    f"argument). Fix the rule's pullback."
-                )
+            check_pullback_entries(_BRIDGE, f, bars, len(args))
             out = []
             for i in argnums:
                 arg = args[i]
@@ -241,9 +236,14 @@ class _AutogradBridged:
             g, primal = full[:n_g], full[n_g:]
             y, pullback = rule(*prefix, *primal, **kwargs)
             bars = pullback(_cotangent_of(y, [_conj(v) for v in g]))
+            check_pullback_entries(_BRIDGE, f, bars, len(primal))
             out = []
             for i in argnums:
                 t = unthunk(bars[i + 1])
+                reason = non_tangent_reason(t)
+                if reason is not None:
+                    raise TangentConversionError(_BRIDGE, f, "argument", i + 1, "", args[i], t,
+                                                 reason)
                 out.append(0.0 * primal[i] if isinstance(t, (ZeroTangent, NoTangent))
                            else _conj(ProjectTo(args[i])(t)))
             return tuple(out)

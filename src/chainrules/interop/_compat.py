@@ -132,9 +132,33 @@ def torch_transforms_active() -> bool:
     this; the private one is used when present, else we assume a transform is active
     (the safe answer: it only costs recomputing a rule).
     """
-    torch = import_torch()
-    query = getattr(torch._C, "_are_functorch_transforms_active", None)
-    return True if query is None else bool(query())
+    global _transforms_query
+    if _transforms_query is None:
+        query = getattr(import_torch()._C, "_are_functorch_transforms_active", None)
+        _transforms_query = (lambda: True) if query is None else query
+    return bool(_transforms_query())
+
+
+_transforms_query: Any = None
+
+
+def torch_c_apply(cls: type) -> Any:
+    """``cls.apply`` without its per-call Python binding: for calls outside transforms.
+
+    ``autograd.Function.apply`` binds its arguments to ``forward``'s signature with
+    ``inspect`` on every call (for ``setup_context`` Functions), about as costly as a
+    small function itself; outside ``torch.func`` transforms it then calls the C
+    ``_FunctionBase.apply``. For a ``forward`` without defaults or keyword arguments the
+    binding changes nothing, so the C one can be called directly when no transform is
+    active (the caller checks); ``cls.apply`` is returned where that base is missing.
+    The one step skipped, unwrapping dead ``torch.func`` wrappers, concerns tensors that
+    escaped a finished transform.
+    """
+    base = getattr(import_torch()._C, "_FunctionBase", None)
+    c_apply = getattr(base, "__dict__", {}).get("apply")
+    if c_apply is None or not hasattr(c_apply, "__get__"):
+        return cls.apply
+    return c_apply.__get__(None, cls)
 
 
 def torch_has_dual(tensors: Any) -> bool:

@@ -75,17 +75,23 @@ class NoRuleError(_CoreNoRuleError):
     """
 
     def __init__(self, bridge: str, function: Any, kind: str, arg_types: tuple,
-                 needed_for: str) -> None:
+                 needed_for: str, hint: str = "") -> None:
         self.bridge = bridge
         self.kind = kind
+        self.hint = hint
         name = func_name(function)
         got = ", ".join(t.__qualname__ for t in arg_types)
-        super().__init__(
-            function, kind, arg_types,
-            f"{bridge}({name}): no {kind} is registered for {name}({got}), and {needed_for} "
-            f"needs one. Register it with @chainrules.{kind}.register({name}) (or "
-            f"chainrules.scalar_rule for a scalar function), or check the argument types."
-        )
+        if hint:
+            # rules exist: the call's form, not the registry, is what to fix
+            message = (f"{bridge}({name}): no {kind} of {name} applies to the call "
+                       f"{name}({got}), and {needed_for} needs one. {hint}")
+        else:
+            message = (
+                f"{bridge}({name}): no {kind} is registered for {name}({got}), and "
+                f"{needed_for} needs one. Register it with @chainrules.{kind}.register({name}) "
+                f"(or chainrules.scalar_rule for a scalar function), or check the argument "
+                f"types.")
+        super().__init__(function, kind, arg_types, message)
 
 
 class TangentConversionError(ChainRulesError, TypeError):
@@ -193,7 +199,8 @@ class NumPyOnlyRuleError(ChainRulesError, TypeError):
         stage: what was running (JAX): ``"the function itself"``, ``"its frule"``,
             ``"its rrule"`` or ``"its rrule's pullback"``; ``filename``, ``lineno`` and
             ``source``: the innermost line of user code that was running; ``cause``: the
-            name of JAX's exception, e.g. ``"TracerArrayConversionError"``.
+            name of JAX's exception, e.g. ``"TracerArrayConversionError"``;
+            ``alternative``: JAX's own version of the function, if there is one.
         what: what returned the NumPy value (PyTorch), e.g. ``"rrule's pullback"``;
             ``where``: which output or argument it was for, e.g. ``"argument 1"``;
             ``got``: the offending value (or the exception NumPy raised).
@@ -209,7 +216,7 @@ class NumPyOnlyRuleError(ChainRulesError, TypeError):
         torch_function(numpy.sin, backend="native"): the rrule returned ndarray(...) for ...
     """
 
-    stage = filename = source = cause = what = where = None
+    stage = filename = source = cause = what = where = alternative = None
     lineno: int | None = None
     got: Any = None
 
@@ -220,16 +227,28 @@ class NumPyOnlyRuleError(ChainRulesError, TypeError):
 
     @classmethod
     def on_tracers(cls, bridge: str, function: Any, stage: str, filename: str, lineno: int,
-                   source: str, cause: str) -> NumPyOnlyRuleError:
+                   source: str, cause: str,
+                   alternative: str | None = None) -> NumPyOnlyRuleError:
         name = func_name(function)
+        if alternative is not None:
+            fix = (f"Use {alternative}, JAX's own version of {name}, which every JAX "
+                   f"transformation handles; or {bridge}({name}, backend='callback') (or "
+                   f"'auto', which picks it).")
+        else:
+            fix = (f"Use {bridge}({name}, backend='callback') (or 'auto', which picks it), "
+                   f"or write it with xp = chainrules.array_namespace(x) and xp.* calls.")
+        if filename == "<unknown>":
+            # no frame of user code: the function is NumPy's or SciPy's own (compiled)
+            at = f"{name} is a NumPy/SciPy routine, which needs a concrete array ({cause})"
+        else:
+            at = f"{filename}:{lineno} `{source}` needs a concrete array ({cause})"
         error = cls(
             bridge, function,
             f"{bridge}({name}): backend='native' runs {name} and its rules on JAX tracers, "
-            f"but {stage} is NumPy-only: {filename}:{lineno} `{source}` needs a concrete "
-            f"array ({cause}). Use {bridge}({name}, backend='callback') (or 'auto', which "
-            f"picks it), or write it with xp = chainrules.array_namespace(x) and xp.* calls.")
+            f"but {stage} is NumPy-only: {at}. {fix}")
         error.stage, error.filename, error.lineno = stage, filename, lineno
         error.source, error.cause = source, cause
+        error.alternative = alternative
         return error
 
     @classmethod
@@ -246,3 +265,42 @@ class NumPyOnlyRuleError(ChainRulesError, TypeError):
             f"or write the rule with xp = chainrules.array_namespace(x) so it runs on tensors.")
         error.what, error.where, error.got = what, where, got
         return error
+
+
+class PositionalByKeywordError(NoRuleError):
+    """A bridged call passed by keyword a parameter that the function's rules take positionally.
+
+    Rules dispatch on the types of the positional arguments, and keyword arguments
+    are never differentiated: ``f(x, t=t)`` looks for a rule of ``f(x)``, which a rule
+    written as ``def f_rrule(x, t)`` is not. A ``NoRuleError`` (``except NoRuleError``
+    catches it).
+
+    Attributes:
+        names: the keyword arguments that name positional parameters of the function.
+
+    Examples:
+        >>> import numpy as np
+        >>> from chainrules.interop._errors import PositionalByKeywordError
+        >>> def lse_t(x, t): ...
+        >>> print(PositionalByKeywordError("torch_function", lse_t, "rrule", (np.ndarray,),
+        ...                                ("t",)))
+        torch_function(...lse_t): no rrule is registered for ...lse_t(ndarray): t is a ...
+    """
+
+    def __init__(self, bridge: str, function: Any, kind: str, arg_types: tuple,
+                 names: tuple) -> None:
+        self.bridge = bridge
+        self.kind = kind
+        self.names = names
+        name = func_name(function)
+        got = ", ".join(t.__qualname__ for t in arg_types)
+        listed = ", ".join(names)
+        short = getattr(function, "__name__", name)
+        _CoreNoRuleError.__init__(
+            self, function, kind, arg_types,
+            f"{bridge}({name}): no {kind} is registered for {name}({got}): {listed} "
+            f"{'is a positional parameter' if len(names) == 1 else 'are positional parameters'}"
+            f" of {name}, passed by keyword. Rules dispatch on positional arguments (keyword "
+            f"arguments are never differentiated): pass {listed} positionally, e.g. "
+            f"{short}(x, {names[0]}), or make {'it' if len(names) == 1 else 'them'} "
+            f"keyword-only in {short} and its rules (def {short}(x, *, {names[0]}=...)).")

@@ -50,17 +50,14 @@ the way in and out. Tangents (forward mode) need no conversion.
 from __future__ import annotations
 
 import functools
-import threading
 import warnings
-from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 
 from chainrules.core import (
     NoTangent,
-    PullbackError,
     RuleConfig,
     ZeroTangent,
     frule,
@@ -74,15 +71,18 @@ from . import _jax_native as _native
 from ._bridge import (
     call_frule,
     call_rrule,
+    check_pullback_entries,
     is_differentiable_dtype,
     leaf_tangent,
     output_cotangent,
 )
 from ._errors import (
     NoRuleError,
+    NumPyOnlyRuleError,
     ResultShapeError,
     UnsupportedTransformError,
 )
+from ._jax_cache import _CALLBACK, _CHOICES, _PLANS, _STASH, BackendChoice, _plan_key, _remember
 from ._tree import leaves_with_paths, tangent_like
 
 __all__ = ["jax_function"]
@@ -92,38 +92,6 @@ _MODES = ("reverse", "forward", "both")
 _BACKENDS = ("auto", "native", "callback")
 
 
-class _PullbackStash:
-    """Pullbacks kept from a forward pass for the backward pass, found by an integer token.
-
-    Bounded (oldest dropped first) and popped on use: a missing entry only costs a
-    recomputation of the rrule, so the table never has to outlive a traced
-    program, and a forward pass whose backward pass never runs leaks nothing.
-    """
-
-    def __init__(self, capacity: int = 16) -> None:
-        self.capacity = capacity
-        self._entries: OrderedDict[int, Any] = OrderedDict()
-        self._lock = threading.Lock()
-        self._next = 0
-
-    def put(self, entry: Any) -> int:
-        with self._lock:
-            self._next = (self._next + 1) % 2**31
-            token = self._next
-            self._entries[token] = entry
-            while len(self._entries) > self.capacity:
-                self._entries.popitem(last=False)
-        return token
-
-    def pop(self, token: int) -> Any:
-        with self._lock:
-            return self._entries.pop(token, None)
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-
-_STASH = _PullbackStash()
 
 
 def _to_numpy(x: Any) -> Any:
@@ -225,13 +193,7 @@ class _Call:
             self.flatten_output(y)
         y_bar = output_cotangent(y, {self.out_paths[k]: _conj(ct) for k, ct in cts.items()})
         bars = pullback(y_bar)
-        if not isinstance(bars, tuple) or len(bars) != 1 + len(args):
-            got = len(bars) if isinstance(bars, tuple) else type(bars).__qualname__
-            raise PullbackError(
-                f"{_BRIDGE}({func_name(self.f)}): the rrule's pullback returned {got} "
-                f"entries, expected {1 + len(args)} (one for the function, then one per "
-                f"positional argument). Fix the rule's pullback."
-            )
+        check_pullback_entries(_BRIDGE, self.f, bars, len(args))
         unthunked: dict[int, Any] = {}
         out = []
         for i in need:
@@ -333,23 +295,6 @@ def _is_concrete(xs: Any) -> bool:
     return not any(_compat.is_jax_tracer(x) for x in xs)
 
 
-class BackendChoice(NamedTuple):
-    """How a bridged function runs for one input signature (see ``backend_for``).
-
-    Attributes:
-        backend: ``"native"`` (the function and its rules trace with JAX values) or
-            ``"callback"`` (NumPy code in ``jax.pure_callback``).
-        mode: ``"forward"`` (``jax.custom_jvp`` from the frule), ``"reverse"``
-            (``jax.custom_vjp`` from the rrule) or, for the callback path, ``"both"``.
-        reason: why ``backend="auto"`` chose the callback path (the error that tracing
-            the function or its rules raised), else None.
-    """
-
-    backend: str
-    mode: str
-    reason: str | None
-
-
 class _JaxBridged:
     """The callable returned by `jax_function`."""
 
@@ -386,25 +331,35 @@ class _JaxBridged:
         """
         if self.backend == "callback":
             return BackendChoice("callback", self._callback_mode(), None)
-        return self._choose(_native.NativeCall(self.f, self.config, args, kwargs))
+        return self._choose(_native.NativeCall(self.f, self.config, args, kwargs), args, kwargs)
 
-    def _choose(self, call: _native.NativeCall) -> BackendChoice:
-        if self.backend == "native":
-            # no probe: the mode is known, and errors come typed from the guarded calls
-            if self.mode is not None:
-                return BackendChoice("native", "reverse" if self.mode == "reverse"
-                                     else "forward", None)
-            return BackendChoice("native", "forward" if frule.has_rules(self.f)
-                                 else "reverse", None)
+    def _choose(self, call: _native.NativeCall, args: tuple, kwargs: dict) -> BackendChoice:
         key = call.signature()
-        choice = self._choices.get(key) if key is not None else None
+        shared = None
+        if key is not None:
+            shared = (self.f, self.mode, self.backend, self.config,
+                      self.result_shape is None, key)
+            try:
+                hash(shared)
+            except TypeError:
+                shared = None
+        choice = _CHOICES.get(shared) if shared is not None else None
         if choice is None:
-            choice = self._probe(call)
-            if key is not None:
-                self._choices[key] = choice
+            choice = self._probe(call, args, kwargs)
+            if shared is not None:
+                _remember(_CHOICES, shared, choice)
+        if key is not None:
+            self._choices[key] = choice
         return choice
 
-    def _probe(self, call: _native.NativeCall) -> BackendChoice:
+    def _probe(self, call: _native.NativeCall, args: tuple, kwargs: dict) -> BackendChoice:
+        """Trace ``f`` and its rules once on abstract values; what that says decides.
+
+        Only NumPy meeting a tracer (`NumPyOnlyRuleError`) or a rule answering zero for
+        JAX values sends ``"auto"`` to the callback path; any other error of the native
+        attempt is the user's, and is raised as it is. ``"native"`` raises the
+        NumPy-only error here, at the first call, eager or traced.
+        """
         if self.mode is not None:
             modes = ["reverse" if self.mode == "reverse" else "forward"]
         elif frule.has_rules(self.f):
@@ -412,6 +367,7 @@ class _JaxBridged:
         else:
             modes = ["reverse"]
         reason: str | None = None
+        numpy_only: Exception | None = None
         for mode in modes:
             try:
                 if not _native.probe(call, mode):
@@ -419,12 +375,55 @@ class _JaxBridged:
                         f"the {'frule' if mode == 'forward' else 'rrule'} of "
                         f"{func_name(self.f)} returned only zero tangents for JAX inputs (a "
                         f"rule that tests for NumPy arrays?), so the callback path is used")
+                    if self.backend == "native":
+                        return BackendChoice("native", mode, None)
                     continue
-            except Exception as e:  # any failure to trace means: not native
+            except NumPyOnlyRuleError as e:
+                numpy_only = numpy_only or e
+                reason = reason or f"{type(e).__name__}: {e}"
+                continue
+            except NoRuleError as e:
+                # rules registered for NumPy types only (np.fft.fft's): NumPy-only too, but
+                # not a call that no rule serves, nor a keyword that should be positional
+                if self.backend == "native" or e.hint or not (
+                        frule if e.kind == "frule" else rrule).has_rules(self.f):
+                    raise
+                numpy_only = numpy_only or e
                 reason = reason or f"{type(e).__name__}: {e}"
                 continue
             return BackendChoice("native", mode, None)
+        if numpy_only is not None and self.backend == "native":
+            raise numpy_only
+        if numpy_only is not None:
+            self._check_primal_runs_on_numpy(numpy_only, args, kwargs)
         return BackendChoice("callback", self._callback_mode(), reason)
+
+    def _check_primal_runs_on_numpy(self, error: Exception, args: tuple,
+                                    kwargs: dict) -> None:
+        """Raise ``error`` (the native attempt's) unless ``f`` runs on NumPy values, which
+        the callback path needs: on the call's own values when they are concrete, else on
+        the example inputs the callback path probes shapes with."""
+        if self.result_shape is not None:
+            return
+        call = _Call(self, args, kwargs)
+        if _is_concrete(call.dyn) and _is_concrete(
+                _compat.import_jax().tree_util.tree_leaves(kwargs)):
+            values = [_to_numpy(d) for d in call.dyn]
+        else:
+            values = [_to_numpy(_example_input(tuple(d.shape), d.dtype)) for d in call.dyn]
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                call.run_primal(values)
+        except Exception as e:
+            if not isinstance(error, NumPyOnlyRuleError):
+                raise error from e
+            both = NumPyOnlyRuleError(
+                error.bridge, error.function,
+                f"{error} The callback path cannot take over either: {func_name(self.f)} "
+                f"itself fails on NumPy arrays ({type(e).__qualname__}: {e}).")
+            both.__dict__.update({k: v for k, v in vars(error).items() if k != "args"})
+            raise both from e
 
     def _callback_mode(self) -> str:
         if self.mode is not None:
@@ -436,16 +435,15 @@ class _JaxBridged:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         jax = _compat.import_jax()
         if self.backend != "callback":
-            ncall = _native.NativeCall(self.f, self.config, args, kwargs)
-            if ncall.dyn:
-                choice = self._choose(ncall)
-                if choice.backend == "native":
-                    if choice.mode == "forward":
-                        fn = _native.forward_function(ncall)
-                    else:
-                        fn = _native.reverse_function(ncall)
-                    out = self._apply(fn, ncall.dyn)
-                    return ncall.unflatten_output(out)
+            leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+            key = _plan_key(self, treedef, leaves, jax.Array)
+            plan = _PLANS.get(key) if key is not None else None
+            if plan is None:
+                plan = self._plan(args, kwargs, key)
+            if plan is not _CALLBACK:
+                fn, ncall = plan
+                out = self._apply(fn, [x for x in leaves if isinstance(x, jax.Array)])
+                return ncall.unflatten_output(out)
         call = _Call(self, args, kwargs)
         if not call.dyn:
             out = call.run_primal([])
@@ -457,6 +455,23 @@ class _JaxBridged:
             fn = _forward_mode(call, transposable=mode == "both")
         out = self._apply(fn, call.dyn)
         return call.out_treedef.unflatten(list(out))
+
+    def _plan(self, args: tuple, kwargs: dict, key: Any) -> Any:
+        """How calls of this structure run: ``(fn, call)`` for the native path (``fn`` the
+        custom-derivative function, ``call`` the structure it closes over, holding no
+        operand), or ``_CALLBACK``; kept in ``_PLANS`` under ``key`` unless it is None."""
+        ncall = _native.NativeCall(self.f, self.config, args, kwargs)
+        plan: Any = _CALLBACK
+        if ncall.dyn:
+            choice = self._choose(ncall, args, kwargs)
+            if choice.backend == "native":
+                fn = (_native.forward_function(ncall) if choice.mode == "forward"
+                      else _native.reverse_function(ncall))
+                plan = (fn, ncall)
+        ncall.forget_operands()
+        if key is not None:
+            _remember(_PLANS, key, plan)
+        return plan
 
     def _apply(self, fn: Callable, dyn: list) -> Any:
         try:

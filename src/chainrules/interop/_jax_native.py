@@ -32,26 +32,31 @@ of the frule is already in JAX's convention.
 from __future__ import annotations
 
 import contextlib
-import os
-import sys
-import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from chainrules.core import (
+    ChainRulesError,
     NoTangent,
     ProjectionError,
     ProjectTo,
-    PullbackError,
     ZeroTangent,
     unthunk,
 )
-from chainrules.core._errors import func_name
 
 from . import _compat
-from ._bridge import call_frule, call_rrule, is_differentiable_dtype, tangent_leaf
+from ._bridge import (
+    call_frule,
+    call_rrule,
+    check_pullback_entries,
+    framework_equivalent,
+    is_differentiable_dtype,
+    numpy_met_framework_value,
+    rule_call_site,
+    tangent_leaf,
+)
 from ._errors import NumPyOnlyRuleError, TangentConversionError, UnsupportedTransformError
 from ._tree import format_path, tangent_like
 
@@ -93,10 +98,16 @@ class NativeCall:
                 self.template.append(None)
             else:
                 self.template.append(leaf)
+        self.dtypes = [d.dtype for d in self.dyn]
         self.out_treedef: Any = None
         self.out_paths: list[tuple] = []
         # whether a rule returned a tangent that is not a structural zero (see probe)
         self.nonzero_tangent = False
+
+    def forget_operands(self) -> None:
+        """Drop this call's operands (arrays, or tracers of a trace that will end), so the
+        call can serve later calls of the same structure from a cache."""
+        self.dyn = []
 
     # -- structure -----------------------------------------------------------------------
 
@@ -127,21 +138,27 @@ class NativeCall:
     def flatten_output(self, y: Any) -> tuple:
         """The output's leaves as JAX arrays; remembers the output's structure."""
         jax = _compat.import_jax()
-        flat, self.out_treedef = jax.tree_util.tree_flatten_with_path(y)
-        self.out_paths = [tuple(_compat.jax_key_step(k) for k in kp) for kp, _ in flat]
-        return tuple(jax.numpy.asarray(leaf) for _, leaf in flat)
+        leaves, treedef = jax.tree_util.tree_flatten(y)
+        if self.out_treedef is None or treedef != self.out_treedef:
+            # paths only for a new structure: a cached call sees the same one every time
+            flat, _ = jax.tree_util.tree_flatten_with_path(y)
+            self.out_paths = [tuple(_compat.jax_key_step(k) for k in kp) for kp, _ in flat]
+            self.out_treedef = treedef
+        array = jax.Array
+        return tuple(leaf if isinstance(leaf, array) else jax.numpy.asarray(leaf)
+                     for leaf in leaves)
 
     def unflatten_output(self, leaves: Any) -> Any:
         return self.out_treedef.unflatten(list(leaves))
 
     def differentiable(self, i: int) -> bool:
-        return self.where[i][0] > 0 and is_differentiable_dtype(self.dyn[i].dtype)
+        return self.where[i][0] > 0 and is_differentiable_dtype(self.dtypes[i])
 
     def refuse_keyword_derivative(self, perturbed: list[bool]) -> None:
         """A derivative with respect to a keyword argument is an error, never a silent zero."""
         for i, p in enumerate(perturbed):
             position, path = self.where[i]
-            if p and position == 0 and is_differentiable_dtype(self.dyn[i].dtype):
+            if p and position == 0 and is_differentiable_dtype(self.dtypes[i]):
                 name = path[0][1]
                 raise UnsupportedTransformError(
                     _BRIDGE, self.f, f"differentiating the keyword argument {name!r}",
@@ -234,6 +251,9 @@ def project(primal: Any, t: Any) -> Any:
 
 # -- NumPy-only rules --------------------------------------------------------------------
 
+#: where JAX's own version of a NumPy or SciPy function lives (suggested by the errors)
+_JAX_EQUIVALENTS = {"numpy.": "jax.numpy.", "scipy.": "jax.scipy."}
+
 
 def _tracer_errors() -> tuple[type[BaseException], ...]:
     errors = _compat.import_jax().errors
@@ -241,35 +261,21 @@ def _tracer_errors() -> tuple[type[BaseException], ...]:
             errors.TracerIntegerConversionError, errors.ConcretizationTypeError)
 
 
-def _library_dirs() -> tuple[str, ...]:
-    """Folders of the libraries whose frames are skipped when naming the user's line."""
-    dirs = [os.path.dirname(__file__)]
-    for name in ("jax", "jaxlib", "numpy", "scipy", "array_api_compat"):
-        module = sys.modules.get(name)  # a library never imported has no frames
-        if module is not None and getattr(module, "__file__", None):
-            dirs.append(os.path.dirname(str(module.__file__)))
-    return tuple(d + os.sep for d in dirs)
-
-
-def _culprit(e: BaseException) -> tuple[str, int, str]:
-    """File, line and source of the innermost frame of the user's code in ``e``'s traceback."""
-    skip = _library_dirs()
-    found = ("<unknown>", 0, "")
-    for frame in traceback.extract_tb(e.__traceback__):
-        if not frame.filename.startswith(skip):
-            found = (frame.filename, frame.lineno or 0, (frame.line or "").strip())
-    return found
-
-
 @contextlib.contextmanager
 def numpy_only_guard(f: Any, stage: str) -> Iterator[None]:
-    """JAX's "cannot convert a tracer" errors inside ``stage`` become NumPyOnlyRuleError."""
+    """NumPy meeting a tracer inside ``stage`` becomes NumPyOnlyRuleError: JAX's "cannot
+    convert a tracer" errors, and any error raised by NumPy or SciPy code called on
+    tracers (see `numpy_met_framework_value`); every other error passes as it is."""
     try:
         yield
-    except _tracer_errors() as e:
-        filename, line, source = _culprit(e)
-        raise NumPyOnlyRuleError.on_tracers(_BRIDGE, f, stage, filename, line, source,
-                                 type(e).__name__) from e
+    except Exception as e:
+        if not isinstance(e, _tracer_errors()) and (
+                isinstance(e, ChainRulesError) or not numpy_met_framework_value(e)):
+            raise  # the user's own error (or a rule's, named by chainrules): as it is
+        filename, line, source = rule_call_site(e)
+        raise NumPyOnlyRuleError.on_tracers(
+            _BRIDGE, f, stage, filename, line, source, type(e).__name__,
+            alternative=framework_equivalent(f, _JAX_EQUIVALENTS)) from e
 
 
 # -- the two constructions ---------------------------------------------------------------
@@ -333,12 +339,7 @@ def reverse_function(call: NativeCall) -> Callable:
             y_bar = call.output_cotangent(y, dict(zip(diff_out, cts)))
             with numpy_only_guard(call.f, "its rrule's pullback"):
                 bars = pullback(y_bar)
-            if not isinstance(bars, tuple) or len(bars) != n_args:
-                got = len(bars) if isinstance(bars, tuple) else type(bars).__qualname__
-                raise PullbackError(
-                    f"{_BRIDGE}({func_name(call.f)}): the rrule's pullback returned {got} "
-                    f"entries, expected {n_args} (one for the function, then one per "
-                    f"positional argument). Fix the rule's pullback.")
+            check_pullback_entries(_BRIDGE, call.f, bars, n_args - 1)
             unthunked: dict[int, Any] = {}
             out = []
             for i in need:
@@ -360,7 +361,7 @@ def reverse_function(call: NativeCall) -> Callable:
 
     def rrule_bwd(res: tuple, cts: tuple) -> tuple:
         closed, consts, need, diff_out = res
-        grads: list[Any] = [None] * len(call.dyn)
+        grads: list[Any] = [None] * len(call.dtypes)
         if not need:
             return tuple(grads)
         ct_in = [jnp.zeros(c.shape, c.dtype) if isinstance(c, symbolic_zero) else c
@@ -389,11 +390,13 @@ def probe(call: NativeCall, mode: str) -> bool:
     fn = forward_function(call) if mode == "forward" else reverse_function(call)
 
     def exercise(*dyn: Any) -> Any:
+        # the rule first: where a NumPy call stops it is what a user can act on
+        derivative = differentiate(*dyn)
         call.run_primal(dyn)
-        if mode == "forward":
-            tangents = tuple(jnp.ones_like(d) if is_differentiable_dtype(d.dtype)
-                             else np.zeros(d.shape, _compat.jax_float0()) for d in dyn)
-            return jax.jvp(fn, dyn, tangents)
+        return derivative
+
+    def differentiate(*dyn: Any) -> Any:
+        # only what a user can differentiate: a keyword's leaves are never perturbed
         diff = [i for i in range(len(dyn)) if call.differentiable(i)]
 
         def of_diff(*x: Any) -> tuple:
@@ -402,13 +405,16 @@ def probe(call: NativeCall, mode: str) -> bool:
                 full[i] = v
             return fn(*full)
 
+        if mode == "forward":
+            return jax.jvp(of_diff, tuple(dyn[i] for i in diff),
+                           tuple(jnp.ones_like(dyn[i]) for i in diff))
         y, pullback = jax.vjp(of_diff, *(dyn[i] for i in diff))
         return pullback(tuple(jnp.ones_like(a) if is_differentiable_dtype(a.dtype)
                               else np.zeros(a.shape, _compat.jax_float0()) for a in y))
 
     call.nonzero_tangent = False
     out = jax.eval_shape(exercise, *avals)
-    has_diff_in = any(call.differentiable(i) for i in range(len(call.dyn)))
+    has_diff_in = any(call.differentiable(i) for i in range(len(call.dtypes)))
     has_diff_out = any(is_differentiable_dtype(a.dtype)
                        for a in jax.tree_util.tree_leaves(out))
     return call.nonzero_tangent or not (has_diff_in and has_diff_out)

@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
+import weakref
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -46,24 +48,32 @@ import numpy as np
 
 from chainrules.core import (
     NoTangent,
-    PullbackError,
     RuleConfig,
     ZeroTangent,
     unthunk,
 )
 from chainrules.core._errors import func_name
+from chainrules.core._tangent_types.structural import _is_zero as is_zero_tangent
 
 from . import _compat
 from ._bridge import (
-    call_frule,
-    call_rrule,
     is_differentiable_dtype,
     leaf_tangent,
     output_cotangent,
 )
-from ._errors import NoRuleError, TangentConversionError, UnsupportedTransformError
-from ._torch_native import choose_backend, native_call, prepare
-from ._tree import leaves_with_paths, map_leaves, tangent_at, tangent_like
+from ._errors import TangentConversionError, UnsupportedTransformError
+from ._torch_native import (
+    call_frule,
+    call_rrule,
+    check_pullback_result,
+    choose_backend,
+    native_call,
+    prepare,
+    refuse_none,
+    refuse_numpy_only,
+)
+from ._torch_second import _pullback_as_function, _second_order_error, _third_order_error
+from ._tree import leaves_with_paths, map_leaves, tangent_like
 
 __all__ = ["numpy_to_tensor", "tensor_to_numpy", "torch_function"]
 
@@ -179,14 +189,7 @@ class _Call:
         cts = {p: None if g is None else tensor_to_numpy(g)
                for p, g in zip(self.out_paths, grads)}
         bars = self.pullback(output_cotangent(self.y, cts))
-        nargs = len(self.args)
-        if not isinstance(bars, tuple) or len(bars) != 1 + nargs:
-            got = len(bars) if isinstance(bars, tuple) else type(bars).__qualname__
-            raise PullbackError(
-                f"{_BRIDGE}({func_name(self.f)}): the rrule's pullback returned {got} entries, "
-                f"expected {1 + nargs} (one for the function, then one per positional "
-                f"argument). Fix the rule's pullback."
-            )
+        check_pullback_result(self.f, bars, len(self.args))
         unthunked: dict[int, Any] = {}
         out: list = []
         for i, need in enumerate(needs):
@@ -196,8 +199,12 @@ class _Call:
             position, path = self.where[i]
             if position not in unthunked:
                 unthunked[position] = unthunk(bars[position])
-            out.append(leaf_tangent(_BRIDGE, self.f, "argument", position, path,
-                                    self.np_inputs[i], unthunked[position]))
+            x_bar = leaf_tangent(_BRIDGE, self.f, "argument", position, path,
+                                 self.np_inputs[i], unthunked[position])
+            if x_bar is None:
+                refuse_none(self.f, "argument", position, path, self.np_inputs[i],
+                            unthunked[position])
+            out.append(x_bar)
         return out
 
     def push(self, tangents: tuple) -> list:
@@ -225,6 +232,8 @@ class _Call:
             t = None
             if np.asarray(y_leaf).dtype.kind in "fc":
                 t = leaf_tangent(_BRIDGE, self.f, "output", 0, path, y_leaf, y_dot)
+                if t is None:
+                    refuse_none(self.f, "output", 0, path, y_leaf, y_dot)
             out.append(np.zeros(np.shape(y_leaf), np.asarray(y_leaf).dtype) if t is None else t)
         return out
 
@@ -237,61 +246,6 @@ def _leaf_or_zero(x: Any) -> Any:
     return ZeroTangent() if x is None else x
 
 
-def _third_order_error(call: _Call) -> UnsupportedTransformError:
-    return UnsupportedTransformError(
-        _BRIDGE, call.f, "a third derivative",
-        "second derivatives are computed by differentiating the rrule's code with "
-        "chainrules.ad on NumPy arrays, and that result is not differentiable again",
-        f"Stop at second derivatives of torch_function({func_name(call.f)}), or write "
-        f"{func_name(call.f)} in torch operations")
-
-
-def _pullback_as_function(call: _Call, need_idx: list[int],
-                          np_inputs: list) -> tuple[Callable, list[int]]:
-    """``(*float inputs, *grads) -> cotangents of inputs need_idx``, and those inputs' indices.
-
-    The rule as a plain function for the reference AD to differentiate. Integer and
-    bool inputs (``np.where``'s condition, indices) have no derivative and the reference
-    AD refuses them as inputs: they are held fixed. Each cotangent is projected onto
-    its input (a rule may return it in a broadcast shape). The rule is looked up for
-    the NumPy argument types and called directly, so that the reference AD traces its
-    code (with tracers as arguments, ``rrule(f, ...)`` would dispatch on the tracers'
-    type).
-    """
-    from chainrules.core import ProjectTo, rrule
-
-    f, config = call.f, call.bridged.config
-    args_np = call.numpy_args(call.np_inputs)
-    hit = rrule.lookup(f, tuple(map(type, args_np)), config)
-    if hit is None:
-        raise NoRuleError(_BRIDGE, f, "rrule", tuple(map(type, args_np)),
-                          "a second derivative")
-    rule, takes_config, takes_instance = hit
-    prefix = ((config,) if takes_config else ()) + ((f,) if takes_instance else ())
-
-    diff_idx = [i for i, a in enumerate(np_inputs) if is_differentiable_dtype(np.asarray(
-        a).dtype)]
-
-    def rule_pullback(*leaves: Any) -> tuple:
-        inputs = list(np_inputs)
-        for k, i in enumerate(diff_idx):
-            inputs[i] = leaves[k]
-        grads = leaves[len(diff_idx):]
-        _, pullback = rule(*prefix, *call.numpy_args(inputs), **call.kwargs)
-        by_path = dict(zip(call.out_paths, grads))
-        y_bar = tangent_like(call.y, lambda path, leaf: by_path.get(path, ZeroTangent()))
-        bars = pullback(y_bar)
-        out = []
-        for i in need_idx:
-            position, path = call.where[i]
-            t = tangent_at(bars[position], path)
-            out.append(0.0 * inputs[i] if isinstance(t, (ZeroTangent, NoTangent))
-                       else ProjectTo(np_inputs[i])(t))
-        return tuple(out)
-
-    return rule_pullback, diff_idx
-
-
 def _any_dual(tensors: list) -> bool:
     """Whether any tensor carries a forward-mode tangent (``torch.autograd.forward_ad``)."""
     if not tensors:
@@ -302,23 +256,9 @@ def _any_dual(tensors: list) -> bool:
 
 def _is_zero(t: Any) -> bool:
     # torch.func materializes the tangents of inputs it does not differentiate as zeros;
-    # an exactly-zero direction contributes nothing, so the rule's own derivative is not needed
-    if t is None:
-        return True
-    try:
-        return not bool(t.detach().any())
-    except RuntimeError:  # under torch.func.vmap values cannot be inspected: assume nonzero
-        return False
-
-
-def _second_order_error(call: _Call, transform: str) -> UnsupportedTransformError:
-    return UnsupportedTransformError(
-        _BRIDGE, call.f, transform,
-        "it needs the derivative of the rule itself with respect to the primal inputs "
-        "(a second derivative of the function), which first-order rrule/frule do not give",
-        f"Differentiate once through torch_function({func_name(call.f)}), or write "
-        f"{func_name(call.f)} in torch operations where second derivatives are needed; "
-        f"for a Jacobian-vector product use torch.func.jvp, not the double-backward trick")
+    # an exactly-zero direction contributes nothing, so the rule's own derivative is not
+    # needed. The core's test is False for values it cannot inspect (under vmap).
+    return t is None or is_zero_tangent(t)
 
 
 @functools.cache
@@ -656,6 +596,39 @@ def _functions() -> tuple[type, type, type]:
     return _Primal, _Pullback, _Pushforward
 
 
+_OP_IDS = itertools.count()
+# op_id -> bridged function, for the compiled path's ops (which name calls by integers)
+_BRIDGED: weakref.WeakValueDictionary[int, _TorchBridged] = weakref.WeakValueDictionary()
+
+
+def _is_compiling() -> bool:  # replaced by torch.compiler.is_compiling once torch is imported
+    return False
+
+
+def _compiled_call(bridged: _TorchBridged, args: tuple, kwargs: dict) -> Any:
+    raise AssertionError("replaced by _torch_compile.compiled_call")  # pragma: no cover
+
+
+def _load_compiled_path() -> None:
+    # done when a function is bridged, not in __call__: an import there would be traced
+    # by dynamo (and break the graph) when the first call happens under torch.compile
+    global _is_compiling, _compiled_call
+    if _is_compiling is _not_compiling:
+        torch = _compat.import_torch()
+        from ._torch_compile import compiled_call
+
+        _is_compiling = torch.compiler.is_compiling
+        _compiled_call = compiled_call
+
+
+_not_compiling = _is_compiling
+
+
+def bridged_by_id(op_id: int) -> _TorchBridged:
+    """The bridged function with this ``op_id``."""
+    return _BRIDGED[op_id]
+
+
 class _TorchBridged:
     """The callable returned by `torch_function`."""
 
@@ -665,6 +638,9 @@ class _TorchBridged:
         self.backend = backend
         # input signature -> (backend, why not native): the choices of backend="auto"
         self.backends: dict[tuple, tuple[str, str]] = {}
+        _load_compiled_path()
+        self.op_id = next(_OP_IDS)
+        _BRIDGED[self.op_id] = self
         functools.update_wrapper(self, f, updated=())
 
     def __repr__(self) -> str:
@@ -677,9 +653,16 @@ class _TorchBridged:
         return choose_backend(self, prepare(self, args, kwargs))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _is_compiling():
+            return _compiled_call(self, args, kwargs)
         if self.backend != "callback":
             native = prepare(self, args, kwargs)
-            if self.backend == "native" or choose_backend(self, native) == "native":
+            if self.backend == "native":
+                result = native_call(native)
+                if native.key not in self.backends:  # the first call with this signature
+                    refuse_numpy_only(self, native)
+                return result
+            if choose_backend(self, native) == "native":
                 return native_call(native)
         torch = _compat.import_torch()
         primal_fn = _functions()[0]

@@ -31,6 +31,7 @@ per input signature on meta tensors (shapes and dtypes, no data) first.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import os
 import warnings
@@ -52,11 +53,27 @@ from chainrules.core import (
 from chainrules.core._errors import func_name
 
 from . import _compat
-from ._bridge import call_frule, call_rrule, tangent_leaf
-from ._errors import NumPyOnlyRuleError, TangentConversionError
-from ._tree import format_path, leaves_with_paths, map_leaves, tangent_like
+from ._bridge import call_frule as _call_frule
+from ._bridge import call_rrule as _call_rrule
+from ._bridge import tangent_leaf
+from ._errors import (
+    NoRuleError,
+    NumPyOnlyRuleError,
+    PositionalByKeywordError,
+    TangentConversionError,
+)
+from ._tree import format_path, leaves_with_paths, map_leaves, tangent_at, tangent_like
 
-__all__ = ["choose_backend", "native_call", "prepare"]
+__all__ = [
+    "call_frule",
+    "call_rrule",
+    "check_pullback_result",
+    "choose_backend",
+    "native_call",
+    "prepare",
+    "refuse_none",
+    "refuse_numpy_only",
+]
 
 _BRIDGE = "torch_function"
 
@@ -127,6 +144,7 @@ class _NativeCall:
         self.key = tuple(key)
         self.index = {w: i for i, w in enumerate(self.where)}
         self.need_pullback = False
+        self.run_inputs: tuple | list = self.tensors
         self.pullback: Any = None
         self.y: Any = None
         self.out_paths: list[tuple] = []
@@ -150,11 +168,12 @@ class _NativeCall:
             return fn(*a, **kw)
         except Exception as e:
             if _numpy_refused(e):
-                raise NumPyOnlyRuleError.on_tensors(_BRIDGE, self.f, what, "", e) from e
+                raise numpy_only_error(self.f, what, "", e) from e
             raise
 
     def run(self, tensors: tuple) -> tuple:
         """Run ``f`` (its rrule, when the pullback will be reused); the output tensors."""
+        self.run_inputs = tensors
         args = self.build_args(tensors)
         if self.need_pullback:
             self.y, self.pullback = self.guarded(
@@ -172,7 +191,7 @@ class _NativeCall:
             if leaf is None:
                 continue
             if isinstance(leaf, (np.ndarray, np.generic)):
-                raise NumPyOnlyRuleError.on_tensors(_BRIDGE, self.f, what,
+                raise numpy_only_error(self.f, what,
                                          f"output{format_path(path)}", leaf)
             if isinstance(leaf, (bool, int, float, complex)):
                 leaf = torch.as_tensor(leaf, device=device)
@@ -180,6 +199,10 @@ class _NativeCall:
                 raise TangentConversionError(
                     _BRIDGE, self.f, "output", 0, format_path(path), leaf, leaf,
                     "the output leaves of a bridged function must be tensors or numbers")
+            elif any(leaf is t for t in self.run_inputs):
+                # an input returned as is (xp.positive, xp.real of a real tensor): a
+                # Function may not save for backward an input it also returns; a view may
+                leaf = leaf.view_as(leaf)
             elif not leaf.is_contiguous():
                 # e.g. xp.real of a complex tensor: forward mode wants a tangent of the
                 # same layout as such a view, and the frule's tangent has its own layout
@@ -219,14 +242,7 @@ class _NativeCall:
             _, pullback = self.guarded("rrule", call_rrule, _BRIDGE, self.config, self.f,
                                        self.build_args(inputs), self.kwargs)
         bars = self.guarded("rrule's pullback", pullback, self.output_cotangent(grads))
-        nargs = len(self.args)
-        if not isinstance(bars, tuple) or len(bars) != 1 + nargs:
-            got = len(bars) if isinstance(bars, tuple) else type(bars).__qualname__
-            raise PullbackError(
-                f"{_BRIDGE}({func_name(self.f)}): the rrule's pullback returned {got} entries, "
-                f"expected {1 + nargs} (one for the function, then one per positional "
-                f"argument). Fix the rule's pullback."
-            )
+        check_pullback_result(self.f, bars, len(self.args))
         unthunked: dict[int, Any] = {}
         out: list = []
         for i, need in enumerate(needs):
@@ -236,8 +252,12 @@ class _NativeCall:
             position, path = self.where[i]
             if position not in unthunked:
                 unthunked[position] = self.guarded("rrule's pullback", unthunk, bars[position])
-            out.append(self.project(inputs[i], unthunked[position], "argument", position, path,
-                                    "rrule's pullback"))
+            x_bar, x = unthunked[position], inputs[i]
+            if (not path and type(x_bar) is type(x) and x_bar.shape == x.shape
+                    and x_bar.dtype == x.dtype):
+                out.append(x_bar)  # the common case, already a tangent of x
+                continue
+            out.append(self.project(x, x_bar, "argument", position, path, "rrule's pullback"))
         return out
 
     def push(self, inputs: tuple, tangents: tuple) -> tuple:
@@ -299,9 +319,9 @@ class _NativeCall:
         t = tangent_leaf(_BRIDGE, self.f, what, position, path, x, tangent,
                          framework="torch", array="a tensor", where=where)
         if t is None:
-            return None
+            return refuse_none(self.f, what, position, path, x, tangent)
         if isinstance(t, (np.ndarray, np.generic)):
-            raise NumPyOnlyRuleError.on_tensors(_BRIDGE, self.f, source, where, t)
+            raise numpy_only_error(self.f, source, where, t)
         if isinstance(t, torch.Tensor) and t.dtype == x.dtype and t.shape == x.shape:
             return t
         if not isinstance(t, (torch.Tensor, int, float, complex)) or isinstance(t, bool):
@@ -316,47 +336,80 @@ class _NativeCall:
                                          x, t, str(e)) from None
 
 
-@functools.cache
+def call_rrule(bridge: str, config: Any, f: Any, args: tuple, kwargs: dict) -> Any:
+    """``_bridge.call_rrule``, saying so when a positional parameter came by keyword."""
+    try:
+        return _call_rrule(bridge, config, f, args, kwargs)
+    except NoRuleError:
+        _raise_if_positional_by_keyword(bridge, f, "rrule", args, kwargs)
+        raise
+
+
+def call_frule(bridge: str, config: Any, dargs: tuple, f: Any, args: tuple,
+               kwargs: dict) -> Any:
+    """``_bridge.call_frule``, saying so when a positional parameter came by keyword."""
+    try:
+        return _call_frule(bridge, config, dargs, f, args, kwargs)
+    except NoRuleError:
+        _raise_if_positional_by_keyword(bridge, f, "frule", args, kwargs)
+        raise
+
+
+def _raise_if_positional_by_keyword(bridge: str, f: Any, kind: str, args: tuple,
+                                    kwargs: dict) -> None:
+    if not kwargs:
+        return
+    try:
+        params = inspect.signature(f).parameters
+    except (TypeError, ValueError):  # a builtin or ufunc without a signature
+        return
+    names = tuple(k for k in kwargs if k in params
+                  and params[k].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if names:
+        raise PositionalByKeywordError(bridge, f, kind, tuple(map(type, args)),
+                                       names) from None
+
+
+def check_pullback_result(f: Any, bars: Any, nargs: int) -> None:
+    """Raise `PullbackError` unless ``bars`` is a tuple of ``1 + nargs`` entries."""
+    if isinstance(bars, tuple) and len(bars) == 1 + nargs:
+        return
+    got = f"{len(bars)} entries" if isinstance(bars, tuple) else type(bars).__qualname__
+    hint = "Fix the rule's pullback."
+    if isinstance(bars, tuple) and len(bars) == nargs:
+        hint = ("It returned one entry too few: the first entry is self_bar, the cotangent "
+                "of the function itself (NoTangent() for a plain function); return "
+                "(NoTangent(), x_bar, ...).")
+    raise PullbackError(
+        f"{_BRIDGE}({func_name(f)}): the rrule's pullback returned {got}, expected a tuple "
+        f"of {1 + nargs} entries (one for the function, then one per positional "
+        f"argument). {hint}")
+
+
+def refuse_none(f: Any, what: str, position: int, path: tuple, x: Any, tangent: Any) -> None:
+    """None if ``tangent`` is a zero at ``path``; `TangentConversionError` if it is None there.
+
+    A rule's None would otherwise read as a zero: a silent zero gradient.
+    """
+    if tangent_at(tangent, path) is None:
+        rule = "frule" if what == "output" else "rrule's pullback"
+        raise TangentConversionError(
+            _BRIDGE, f, what, position, format_path(path), x, None,
+            f"the {rule} returned None, which is not a tangent: return ZeroTangent() for a "
+            f"zero derivative, NoTangent() where there is none")
+    return None
+
+
 def _function() -> type:
-    """The ``autograd.Function`` of the native path, defined once torch is imported."""
-    torch = _torch()
+    """The ``autograd.Function`` of the native path (its module imports torch)."""
+    from ._torch_function import Native
 
-    class _Native(torch.autograd.Function):
-        generate_vmap_rule = True
+    return Native
 
-        @staticmethod
-        def forward(call: _NativeCall, *tensors: Any) -> tuple:  # type: ignore[override]
-            return call.run(tensors)
 
-        @staticmethod
-        def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
-            ctx.call = inputs[0]
-            ctx.save_for_backward(*inputs[1:])
-            ctx.save_for_forward(*inputs[1:])
-            # a None cotangent stays None (a ZeroTangent for the rule), not a tensor of zeros
-            ctx.set_materialize_grads(False)
-            ctx.mark_non_differentiable(*(o for o in output if not _is_float(o)))
-
-        @staticmethod
-        def backward(ctx: Any, *grads: Any) -> tuple:
-            needs = ctx.needs_input_grad[1:]
-            if not any(needs):
-                return (None,) * (1 + len(needs))
-            inputs = ctx.saved_tensors
-            # the pullback made in forward has no graph: only a backward pass that nothing
-            # differentiates may reuse it
-            reuse = not (torch.is_grad_enabled() or _compat.torch_transforms_active()
-                         or _compat.torch_has_dual(inputs))
-            return (None, *ctx.call.pull(inputs, grads, needs, reuse))
-
-        @staticmethod
-        def jvp(ctx: Any, _call_dot: Any, *tangents: Any) -> tuple:
-            return ctx.call.push(ctx.saved_tensors, tangents)
-
-    # Function.apply binds its arguments to forward's signature on every call; a
-    # precomputed __signature__ spares it recomputing one.
-    _Native.forward.__signature__ = inspect.signature(_Native.forward)  # type: ignore[attr-defined]
-    return _Native
+@functools.cache
+def _c_apply() -> Any:
+    return _compat.torch_c_apply(_function())
 
 
 def prepare(bridged: Any, args: tuple, kwargs: dict) -> _NativeCall:
@@ -375,7 +428,8 @@ def native_call(call: _NativeCall) -> Any:
     # under torch.func the backward pass always runs with grad mode on and recomputes
     # the rrule, so forward need only run f
     call.need_pullback = differentiated and not transformed
-    flat = _function().apply(call, *call.tensors)
+    cls = _function()
+    flat = cls.apply(call, *call.tensors) if transformed else _c_apply()(call, *call.tensors)
     return call.rebuild_output(flat if isinstance(flat, tuple) else (flat,))
 
 
@@ -384,18 +438,68 @@ def choose_backend(bridged: Any, call: _NativeCall) -> str:
 
     Decided once per input signature (structure, dtypes, shapes, devices, the types
     of the other leaves and of keyword arguments) and cached in ``bridged.backends``
-    with the reason for a ``"callback"`` choice.
+    with the reason for a ``"callback"`` choice. The callback path is chosen only when
+    the native attempt failed because NumPy met a tensor (or no rule takes tensors) and
+    ``f`` itself runs on NumPy arrays; any other failure is raised as it is.
     """
     hit = bridged.backends.get(call.key)
     if hit is not None:
         return hit[0]
-    choice = _probe(bridged, call.args, call.kwargs)
+    choice, _ = _probe(bridged, call.args, call.kwargs)
     bridged.backends[call.key] = choice
     return choice[0]
 
 
-def _probe(bridged: Any, args: tuple, kwargs: dict) -> tuple[str, str]:
-    """Run the rules once on meta tensors (no data), or on the real ones if that fails."""
+class _NoTensorRuleError(LookupError):
+    """Neither an rrule nor an frule of ``f`` takes tensors (rules for NumPy types only)."""
+
+
+# NumPy, the standard library, chainrules' core and bridges: not where a rule calls NumPy
+_NOT_USER_CODE = (*(os.path.dirname(str(m.__file__)) for m in (np, warnings, inspect)),
+                  os.path.join(os.path.dirname(os.path.dirname(__file__)), "core"),
+                  os.path.dirname(__file__))
+
+
+def _skipped_dirs() -> tuple[str, ...]:
+    array_api_compat = importlib.import_module("array_api_compat")
+    return (*_NOT_USER_CODE, os.path.dirname(str(_torch().__file__)),
+            os.path.dirname(str(array_api_compat.__file__)))
+
+
+def numpy_call_site(e: BaseException) -> str | None:
+    """``"file:line (source)"``: the innermost line of the rule's (or user's) code that
+    was running when ``e`` was raised, or None (NumPy, torch and the bridge skipped)."""
+    import linecache
+
+    skipped = _skipped_dirs()
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        site = None
+        tb = e.__traceback__
+        while tb is not None:
+            filename = tb.tb_frame.f_code.co_filename
+            if not filename.startswith(skipped) and not filename.startswith("<"):
+                site = (filename, tb.tb_lineno)
+            tb = tb.tb_next
+        if site is not None:
+            source = linecache.getline(*site).strip()
+            return f"{site[0]}:{site[1]} ({source})" if source else f"{site[0]}:{site[1]}"
+        e = e.__cause__ or e.__context__  # type: ignore[assignment]
+    return None
+
+
+def _numpy_met_tensor(e: BaseException) -> bool:
+    """Whether a failure of the native attempt is NumPy meeting a tensor."""
+    return (isinstance(e, (_NoTensorRuleError, NumPyOnlyRuleError, DeprecationWarning))
+            or _numpy_refused(e))
+
+
+def _probe(bridged: Any, args: tuple, kwargs: dict) -> tuple[tuple[str, str], Any]:
+    """Run the rules once on meta tensors (no data), or on the real ones if that fails.
+
+    Returns the choice with its reason, and the failure on the real tensors (or None).
+    """
     torch = _torch()
     tensor_t = torch.Tensor
 
@@ -404,29 +508,204 @@ def _probe(bridged: Any, args: tuple, kwargs: dict) -> tuple[str, str]:
                 if isinstance(leaf, tensor_t) else leaf)
 
     def detached(path: tuple, leaf: Any) -> Any:
-        return leaf.detach() if isinstance(leaf, tensor_t) else leaf
+        # requiring grad (with grad mode on), a float tensor refuses NumPy's
+        # __array__: NumPy would otherwise convert it silently and np.linalg.inv, say,
+        # would hand back a tensor through __array_wrap__, and then fail under torch.func
+        return _refusing_numpy(leaf, tensor_t)
 
-    reason = ""
+    failures: list[BaseException] = []
     for make in (meta, detached):
         try:
             # a NumPy ufunc returns a tensor through Tensor.__array_wrap__ with only a
             # DeprecationWarning: make that fail the probe
-            with torch.no_grad(), warnings.catch_warnings():
+            with torch.set_grad_enabled(make is detached), warnings.catch_warnings():
                 warnings.simplefilter("error", DeprecationWarning)
                 _try_rules(bridged, tuple(map_leaves(make, args)), kwargs)
-        except Exception as e:  # whatever fails on tensors makes the callback path the choice
-            reason = f"{type(e).__qualname__}: {e}"
+        except Exception as e:
+            failures.append(e)
             continue
-        return ("native", "")
-    return ("callback", reason)
+        return ("native", ""), None
+    real = failures[-1]
+    if not _numpy_met_tensor(real) or not _runs_on_numpy(bridged, args, kwargs):
+        # not NumPy's doing (a user's broadcasting mistake, a wrong tangent...): as is
+        raise real
+    return ("callback", _fallback_reason(bridged.f, failures)), real
+
+
+def _refusing_numpy(leaf: Any, tensor_t: type) -> Any:
+    """A detached copy of a float tensor that requires grad (so that NumPy refuses it)."""
+    if not isinstance(leaf, tensor_t):
+        return leaf
+    t = leaf.detach()
+    if _is_float(t):
+        try:
+            t.requires_grad_()
+        except RuntimeError:  # under torch.func: its tensors have no storage, refuse NumPy
+            pass
+    return t
+
+
+def _fallback_reason(f: Any, failures: list[BaseException]) -> str:
+    if isinstance(failures[-1], _NoTensorRuleError):
+        return str(failures[-1])
+    for e in failures:  # the meta attempt names NumPy's call best (its data is missing)
+        if _numpy_met_tensor(e):
+            site = numpy_call_site(e)
+            if site is not None:
+                return f"NumPy-only: a NumPy call met a tensor at {site}"
+    return (f"NumPy-only: {func_name(f)} itself is a NumPy (or SciPy) function, or its rule "
+            f"returned NumPy arrays")
+
+
+# NumPy and SciPy functions whose PyTorch equivalent a user can call instead
+_TORCH_EQUIVALENTS = {
+    "scipy.linalg.expm": "torch.linalg.matrix_exp",
+    "scipy.linalg.inv": "torch.linalg.inv",
+    "scipy.linalg.det": "torch.linalg.det",
+    "scipy.linalg.solve": "torch.linalg.solve",
+    "scipy.linalg.cholesky": "torch.linalg.cholesky",
+    "scipy.linalg.eigh": "torch.linalg.eigh",
+    "scipy.linalg.svd": "torch.linalg.svd",
+    "scipy.linalg.qr": "torch.linalg.qr",
+    "scipy.linalg.solve_triangular": "torch.linalg.solve_triangular",
+    "scipy.special.erf": "torch.special.erf",
+    "scipy.special.erfc": "torch.special.erfc",
+    "scipy.special.erfinv": "torch.special.erfinv",
+    "scipy.special.expit": "torch.special.expit",
+    "scipy.special.logit": "torch.special.logit",
+    "scipy.special.gammaln": "torch.special.gammaln",
+    "scipy.special.digamma": "torch.special.digamma",
+    "scipy.special.psi": "torch.special.digamma",
+    "scipy.special.polygamma": "torch.special.polygamma",
+    "scipy.special.multigammaln": "torch.special.multigammaln",
+    "scipy.special.i0": "torch.special.i0",
+    "scipy.special.i0e": "torch.special.i0e",
+    "scipy.special.i1": "torch.special.i1",
+    "scipy.special.i1e": "torch.special.i1e",
+    "scipy.special.ndtr": "torch.special.ndtr",
+    "scipy.special.ndtri": "torch.special.ndtri",
+    "scipy.special.log_ndtr": "torch.special.log_ndtr",
+    "scipy.special.xlogy": "torch.special.xlogy",
+    "scipy.special.xlog1py": "torch.special.xlog1py",
+    "scipy.special.entr": "torch.special.entr",
+    "scipy.special.sinc": "torch.special.sinc",
+    "scipy.special.zeta": "torch.special.zeta",
+    "scipy.special.logsumexp": "torch.logsumexp",
+    "scipy.special.softmax": "torch.softmax",
+    "scipy.special.log_softmax": "torch.log_softmax",
+    "numpy.linalg.inv": "torch.linalg.inv (xp.linalg.inv in array-API code)",
+    "numpy.linalg.det": "torch.linalg.det (xp.linalg.det in array-API code)",
+    "numpy.linalg.solve": "torch.linalg.solve (xp.linalg.solve in array-API code)",
+}
+
+
+def torch_equivalent(f: Any) -> str | None:
+    """The PyTorch function to call instead of the NumPy or SciPy function ``f``, if any."""
+    module = getattr(f, "__module__", None) or ""
+    name = getattr(f, "__name__", None)
+    if name is None:
+        return None
+    if module.startswith("scipy.special") or isinstance(f, np.ufunc):
+        for prefix in ("scipy.special.", "numpy."):
+            hit = _TORCH_EQUIVALENTS.get(prefix + name)
+            if hit is not None:
+                return hit
+    top = module.split(".")[0]
+    sub = "linalg" if "linalg" in module else "special" if "special" in module else ""
+    return _TORCH_EQUIVALENTS.get(f"{top}.{sub}.{name}") if sub else None
+
+
+def numpy_only_error(f: Any, what: str, where: str, got: Any) -> NumPyOnlyRuleError:
+    """``NumPyOnlyRuleError.on_tensors``, with where NumPy met the tensor and what to call
+    instead (a NumPy ``DeprecationWarning`` is described, not quoted)."""
+    site = numpy_call_site(got) if isinstance(got, BaseException) else None
+    shown = got
+    if isinstance(got, DeprecationWarning):
+        shown = RuntimeError("NumPy converted a tensor to an array and wrapped its result "
+                             "back into a tensor (Tensor.__array_wrap__)")
+    error = NumPyOnlyRuleError.on_tensors(_BRIDGE, f, what, where, shown)
+    extra = "" if site is None else f" NumPy met the tensor at {site}."
+    equivalent = torch_equivalent(f)
+    if equivalent is not None:
+        extra += f" PyTorch's own equivalent of {func_name(f)} is {equivalent}."
+    if extra:
+        error.args = (str(error) + extra,)
+    error.got = got
+    return error
+
+
+def refuse_numpy_only(bridged: Any, call: _NativeCall) -> None:
+    """On the first native call of a signature: `NumPyOnlyRuleError` if ``f`` is NumPy-only.
+
+    Eagerly, NumPy converts tensors that do not require grad and wraps its result back
+    into a tensor, so a NumPy function (``np.linalg.inv``, ``scipy.special.erf``) seems
+    to run natively; it then fails under ``torch.func``, ``torch.compile`` or with
+    gradients. So ``f`` runs once more on copies that require grad, which NumPy
+    refuses. (A NumPy-only rule fails by itself when it runs: its tensors require grad.)
+    The check is recorded in ``bridged.backends``.
+    """
+    torch = _torch()
+    tensor_t = torch.Tensor
+
+    def refusing(path: tuple, leaf: Any) -> Any:
+        return _refusing_numpy(leaf, tensor_t)
+
+    bridged.backends[call.key] = ("native", "")
+    try:
+        with torch.enable_grad(), warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)
+            bridged.f(*map_leaves(refusing, call.args), **call.kwargs)
+    except Exception as e:
+        if not _numpy_met_tensor(e):
+            return  # not NumPy's doing, and the native call itself ran
+        failure = e
+    else:
+        return
+    choice = ("callback", _fallback_reason(bridged.f, [failure]))
+    bridged.backends[call.key] = choice
+    name = func_name(bridged.f)
+    equivalent = torch_equivalent(bridged.f)
+    fix = (f"call {equivalent} instead, or use torch_function({name}, backend=\"auto\")"
+           if equivalent is not None else
+           f'use torch_function({name}, backend="auto") (or "callback"), or write it with '
+           f"xp = chainrules.array_namespace(x) so it runs on tensors")
+    error = NumPyOnlyRuleError(
+        _BRIDGE, bridged.f,
+        f'{_BRIDGE}({name}, backend="native"): {name} does not run on tensors ({choice[1]}). '
+        f"Eagerly it may seem to work (NumPy converts tensors that do not require grad and "
+        f"wraps its result back), but it fails under torch.func, torch.compile or with "
+        f"gradients. To run it on tensors, {fix}.")
+    vars(error).update(what="function", where=choice[1])
+    raise error
+
+
+def _runs_on_numpy(bridged: Any, args: tuple, kwargs: dict) -> bool:
+    """Whether ``f`` runs on NumPy copies of the tensors (what the callback path needs)."""
+    tensor_t = _torch().Tensor
+
+    def to_numpy(path: tuple, leaf: Any) -> Any:
+        return leaf.detach().cpu().numpy() if isinstance(leaf, tensor_t) else leaf
+
+    try:
+        np_args = map_leaves(to_numpy, args)
+    except RuntimeError:  # under torch.func: no values to try it on, the callback decides
+        return True
+    try:
+        bridged.f(*np_args, **kwargs)
+    except Exception:
+        return False
+    return True
 
 
 def _try_rules(bridged: Any, args: tuple, kwargs: dict) -> None:
-    """Raise unless ``f``'s rrule (and frule, if any) give tensors for tensor arguments."""
+    """Raise unless ``f`` and its rrule (and frule, if any) give tensors for tensor arguments."""
     torch = _torch()
     call = _NativeCall(bridged, args, kwargs)
     f, config = call.f, call.config
     prefix = () if config is None else (config,)
+    # f itself first: under torch.func (and without grad) the forward pass runs only f
+    call.y = f(*args, **kwargs)
+    call.output_leaves(call.y, "function")
     found = False
     if rrule.lookup(f, tuple(map(type, args)), config) is not None:
         found = True
@@ -437,9 +716,7 @@ def _try_rules(bridged: Any, args: tuple, kwargs: dict) -> None:
                   tuple(_is_float(t) for t in call.tensors), reuse=True)
     if frule.lookup(f, tuple(map(type, args)), config) is not None:
         found = True
-        call.y = f(*args, **kwargs)
-        call.output_leaves(call.y, "function")
         call.push(tuple(call.tensors), tuple(torch.ones_like(t) if _is_float(t) else None
                                             for t in call.tensors))
     if not found:
-        raise LookupError(f"no rrule or frule of {func_name(f)} takes tensors")
+        raise _NoTensorRuleError(f"no rrule or frule of {func_name(f)} takes tensors")

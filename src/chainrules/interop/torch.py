@@ -10,9 +10,12 @@
   differences (``test_rrule(as_numpy_function(g), x, rrule_f=rrule_via_ad,
   config=TorchConfig())``).
 
-Importing this module does not import PyTorch; the first call does, and raises
-`FrameworkNotInstalledError` ("install chainrules[torch]")
-if it is missing.
+Importing this module does not import PyTorch; the first ``torch_function(f)`` (or
+call of ``TorchConfig`` / ``as_numpy_function``) does, and raises
+`FrameworkNotInstalledError` ("install chainrules[torch]") if it is missing.
+
+Under ``torch.compile`` and ``torch.export`` a bridged call is one opaque graph node
+(the custom op ``chainrules::call``): one graph, no break, gradients from the rrule.
 """
 
 from ._torch import torch_function

@@ -22,7 +22,9 @@ This module is not a rule module (the loader skips ``_`` names).
 
 from __future__ import annotations
 
+import inspect
 import math
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +38,7 @@ __all__ = [
     "ZEROS",
     "array_projector",
     "conj",
+    "declare_parameters",
     "define_rules",
     "dense_tangent",
     "fit_output",
@@ -43,6 +46,7 @@ __all__ = [
     "is_zero",
     "nonzero",
     "nonzero_array",
+    "positional_parameters",
     "qualified_name",
     "refuse_out",
     "zero_for",
@@ -389,6 +393,53 @@ def foreign_rule(table: Any, f: Any, args: tuple, kwargs: dict,
         return (*pullback(y_bar), *(NoTangent(),) * (len(args) - len(new_args)))
 
     return y, foreign_pullback
+
+# ---------------------------------------------------------------------- keyword binding
+
+# A function whose Python signature hides its parameters behind ``*args, **kwds``
+# (``rv_continuous.logpdf(self, x, *args, **kwds)``: the names depend on the
+# distribution) -> a callable giving the positional parameters of one call of it, as
+# ``inspect.Parameter`` objects, from the instance it is bound to (or None).
+_PARAMETERS: dict[Any, Callable[[Any], list[inspect.Parameter] | None]] = {}
+
+
+def declare_parameters(f: Any,
+                       parameters: Callable[[Any], list[inspect.Parameter] | None]) -> None:
+    """Declare the positional parameters of ``f`` for an AD that moves a differentiated
+    keyword argument to its positional place (rules differentiate positional arguments
+    only), when ``inspect.signature(f)`` cannot name them. ``parameters(instance)``
+    receives the object a method is bound to (None for a plain function).
+
+    Examples:
+        >>> import inspect
+        >>> def scaled(x, *args, **kwds):
+        ...     return x * kwds.get("scale", 1.0)
+        >>> P = inspect.Parameter
+        >>> declare_parameters(scaled, lambda _: [
+        ...     P("x", P.POSITIONAL_OR_KEYWORD),
+        ...     P("scale", P.POSITIONAL_OR_KEYWORD, default=1.0)])
+        >>> [p.name for p in positional_parameters(scaled)]
+        ['x', 'scale']
+    """
+    _PARAMETERS[f] = parameters
+
+
+def positional_parameters(f: Any) -> list[inspect.Parameter] | None:
+    """The positional parameters of a call of ``f`` (a function or a bound method): the
+    declared ones (:func:`declare_parameters`), else those of its signature; None when
+    neither says."""
+    func, instance = (f.__func__, f.__self__) if isinstance(f, types.MethodType) else (f, None)
+    try:
+        declared = _PARAMETERS.get(func)
+    except TypeError:  # an unhashable callable
+        declared = None
+    if declared is not None:
+        return declared(instance)
+    try:
+        params = inspect.signature(f).parameters.values()
+    except Exception:  # no signature, or an object whose attributes inspect trips on
+        return None
+    return [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 # ------------------------------------------------------------------ rules that delegate

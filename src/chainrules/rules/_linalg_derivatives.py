@@ -22,6 +22,7 @@ import numpy as np
 from chainrules.core import NoTangent, ProjectTo, ZeroTangent
 from chainrules.rules import _kit as kit
 from chainrules.rules import _linalg_kernel as kernel
+from chainrules.rules.array_api.decompositions import finite_svd
 
 # ---------------------------------------------------------------------------------- pinv
 
@@ -317,16 +318,15 @@ def matrix_norm_grad(x: np.ndarray, ord: Any, axes: tuple) -> Any:
         return vector_norm_grad(x, yk, None, axes)
     if ord in ("nuc", 2, -2):
         xm = np.moveaxis(x, (r, c), (-2, -1))
-        u, s, vh = np.linalg.svd(xm, full_matrices=False)
-        w = np.zeros(s.shape, dtype=s.dtype)
+        u, s, vh = finite_svd(np, xm)
         if ord == "nuc":
-            w[...] = 1
-        elif s.shape[-1] == 0:
-            pass  # an empty matrix: an empty gradient
-        elif ord == 2:
-            w[..., 0] = 1
+            w = np.ones_like(s)
         else:
-            w[..., -1] = 1
+            # ties of the largest (smallest) singular value share the cotangent equally,
+            # as in JAX and PyTorch; no writes into w, so the rule differentiates again
+            best = (np.max if ord == 2 else np.min)(s, axis=-1, keepdims=True)
+            hit = (s == best).astype(s.dtype)
+            w = hit / np.sum(hit, axis=-1, keepdims=True)
         g = (u * w[..., None, :]) @ vh
         return np.moveaxis(g, (-2, -1), (r, c))
     # 1 / -1: max / min over columns of column sums; inf / -inf: over rows

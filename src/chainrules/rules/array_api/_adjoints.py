@@ -8,6 +8,7 @@ caller may pass a stand-in of the same shape.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 __all__ = [
@@ -116,7 +117,7 @@ def repeat_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
     repeats, axis = argument_values(args, kw, ("repeats", "axis"), (1, None))
     shape = tuple(x.shape)
     if axis is None:
-        shape = (x.size,) if x.ndim else (1,)
+        shape = (math.prod(x.shape),) if x.ndim else (1,)
         axis = 0
     axis %= len(shape)
     n = shape[axis]

@@ -4,19 +4,28 @@
 ``svdvals``, ``qr`` and ``pinv``, written once against ``xp`` (the pullbacks call only
 ``xp.linalg`` functions that have rules themselves, so they are differentiable again). The
 formulas and conventions are those of ``rules/numpy/linalg.py``, without NumPy's LAPACK
-shortcuts: ``cholesky`` (also with ``upper=True``) and ``eigh``/``eigvalsh`` read the
-lower triangle, as ``array_api_strict`` does, and the cotangent lands on it (JAX
-symmetrizes instead: for a symmetric tangent both agree), eigenvector and singular-vector
-gauges are LAPACK's (``diag(V^H dV) = 0``, complex phases split evenly between ``U`` and
-``V``), degenerate eigen- or singular values drop the ill-defined terms. Not written (a
-``NotImplementedTangent``): ``svd(full_matrices=True)`` of a non-square matrix, ``qr`` of
-a wide matrix and ``qr(mode="complete")`` of a tall one. The gradient at a singular matrix
-is not special-cased (``det``'s uses ``inv``): it comes out as inf or NaN, never as a
-finite wrong value.
+shortcuts: ``cholesky`` and ``eigh``/``eigvalsh`` are differentiated as functions of
+the part of the matrix the library reads, and the cotangent lands on it: the lower
+triangle for ``array_api_strict`` and PyTorch (the upper one for ``cholesky(upper=True)``
+in PyTorch), the symmetrized matrix ``(A + A^H) / 2`` for JAX (`triangle_read` asks each
+library once, on a constant matrix); for a Hermitian tangent all agree. Eigenvector
+and singular-vector gauges are LAPACK's (``diag(V^H dV) = 0``, complex phases split evenly
+between ``U`` and
+``V``), degenerate eigen- or singular values drop the ill-defined terms.
+``svd(full_matrices=True)`` of a non-square matrix: the pullback takes the cotangent of
+the extra columns of ``U`` (rows of ``Vh``), which are not a function of ``A``, as zero
+(PyTorch's convention); its pushforward is not written (nor in JAX or PyTorch). ``qr`` of
+a wide matrix: ``A = [X Y] = Q [R1 R2]`` with ``X`` square (PyTorch's derivation). Not
+written (a ``NotImplementedTangent``, as in JAX and PyTorch): ``qr(mode="complete")`` of a
+tall matrix. ``det``'s derivative is the
+adjugate, from the SVD (`adjugate`), so it is finite and right at a singular matrix too,
+as JAX's; the other derivatives at a singular matrix (``inv``, ``slogdet``, ``solve``) come
+out as inf or NaN, never as a finite wrong value.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +33,7 @@ from chainrules import core
 from chainrules.core import NoTangent, Tangent, ZeroTangent, array_namespace, not_implemented
 from chainrules.rules import _kit as kit
 from chainrules.rules.array_api._common import conj, is_complex, mH
+from chainrules.rules.array_api.statistical import others_product
 
 __all__ = ["register"]
 
@@ -91,6 +101,14 @@ def _result_tangent(y: Any, **fields: Any) -> Tangent:
     return Tangent[type(y)](*fields.values())
 
 
+def _zero_tangent_of(xp: Any, y: Any) -> Any:
+    """A zero tangent shaped like the result ``y`` (an array or a tuple of arrays)."""
+    if isinstance(y, tuple):
+        fields = getattr(type(y), "_fields", None) or range(len(y))
+        return _result_tangent(y, **{str(k): xp.zeros_like(v) for k, v in zip(fields, y)})
+    return xp.zeros_like(y)
+
+
 def _rows(v: Any) -> Any:
     """``v[..., None, :]``: scales the columns of a matrix."""
     return v[..., None, :]
@@ -114,6 +132,8 @@ def _unary_rules(f: Any, name: str, pushforward: Callable[..., Any],
         @kit.zero_guard(lambda: (NoTangent(), project_a(ZeroTangent())))
         def matrix_pullback(y_bar: Any) -> tuple:
             xp = array_namespace(a)
+            if math.prod(a.shape) == 0:  # a 0x0 matrix or an empty stack: nothing to move
+                return NoTangent(), project_a(xp.zeros_like(a))
             a_bar = pullback(xp, a, y, y_bar, kw)
             if a_bar is None:
                 return NoTangent(), project_a(ZeroTangent())
@@ -126,7 +146,10 @@ def _unary_rules(f: Any, name: str, pushforward: Callable[..., Any],
         a_dot = kit.nonzero(dargs[1])
         if a_dot is None:
             return y, ZeroTangent()
-        return y, pushforward(array_namespace(a), a, y, a_dot, kw)
+        xp = array_namespace(a)
+        if math.prod(a.shape) == 0:
+            return y, _zero_tangent_of(xp, y)
+        return y, pushforward(xp, a, y, a_dot, kw)
 
     kit.define_rules(f, object, frule_fn=matrix_frule, rrule_fn=matrix_rrule, name=name)
 
@@ -148,14 +171,39 @@ def _trace_of_solve(xp: Any, a: Any, a_dot: Any) -> Any:
     return xp.sum(_diag(xp, xp.linalg.solve(a, a_dot)), axis=-1)
 
 
+def finite_svd(xp: Any, a: Any) -> tuple:
+    """``xp.linalg.svd(a, full_matrices=False)`` of the finite matrices of a stack, and NaN
+    factors for the others: LAPACK's SVD does not converge on inf or NaN (a raw
+    ``LinAlgError``), where the functions and the peers' derivatives give NaN."""
+    keep = xp.all(xp.isfinite(a), axis=(-2, -1))
+    safe = xp.where(keep[..., None, None], a, xp.zeros_like(a))
+    u, s, vh = xp.linalg.svd(safe, full_matrices=False)
+    nan = float("nan")
+    return (xp.where(keep[..., None, None], u, xp.full_like(u, nan)),
+            xp.where(keep[..., None], s, xp.full_like(s, nan)),
+            xp.where(keep[..., None, None], vh, xp.full_like(vh, nan)))
+
+
+def adjugate(xp: Any, a: Any) -> Any:
+    """``adj(A)`` (``det(A) A^-1`` where ``A`` is invertible), continuous through singular
+    matrices: from ``A = U S V^H``, ``adj(A) = det(U) conj(det(V)) V diag(prod_{j!=i} s_j)
+    U^H``, the products of the other singular values taken without dividing."""
+    u, s, vh = finite_svd(xp, a)
+    others = xp.astype(others_product(xp, s, (s.ndim - 1,)), u.dtype)
+    phase = xp.linalg.det(u) * xp.linalg.det(vh)  # det(U) det(V^H): a unit scalar
+    phase = xp.expand_dims(xp.expand_dims(phase, axis=-1), axis=-1)
+    return phase * xp.matmul(mH(xp, vh) * _rows(others), mH(xp, u))
+
+
 def _det_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
-    return y * _trace_of_solve(xp, a, a_dot)
+    # d det = tr(adj(A) dA): at a singular matrix too (JAX's value; det(A) tr(A^-1 dA)
+    # would be 0 * inf there)
+    return xp.sum(_diag(xp, xp.matmul(adjugate(xp, a), a_dot)), axis=-1)
 
 
 def _det_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
-    # d det = det tr(A^-1 dA): the adjoint is conj(det) y_bar A^-H
-    c = y_bar * conj(xp, y)
-    return xp.expand_dims(xp.expand_dims(c, axis=-1), axis=-1) * mH(xp, xp.linalg.inv(a))
+    # the adjoint of tr(adj(A) dA): y_bar adj(A)^H
+    return xp.expand_dims(xp.expand_dims(y_bar, axis=-1), axis=-1) * mH(xp, adjugate(xp, a))
 
 
 def _slogdet_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
@@ -193,11 +241,54 @@ def _lower(xp: Any, y: Any, upper: bool) -> Any:
     return mH(xp, y) if upper else y
 
 
+_TRIANGLE: dict[tuple, str] = {}
+
+
+def triangle_read(xp: Any, name: str, **kw: Any) -> str:
+    """Which part of its input ``xp.linalg.<name>(a, **kw)`` reads: ``"lower"``
+    (``array_api_strict``, LAPACK's default), ``"upper"`` (``cholesky(upper=True)`` in
+    NumPy 2 and PyTorch) or ``"both"`` (JAX symmetrizes: ``(A + A^H) / 2``). Asked once
+    per library and function, of constant 2x2 matrices (never of a rule's input)."""
+    if getattr(xp, "__name__", "").startswith("jax"):
+        # documented (lax.linalg's symmetrize_input); a probe under jax.jit would be traced
+        return "both"
+    f = getattr(xp.linalg, name)
+    key = (id(f), tuple(sorted(kw.items())))
+    known = _TRIANGLE.get(key)
+    if known is None:
+        a = f(xp.asarray([[4.0, 1.0], [1.0, 3.0]]), **kw)
+        low = f(xp.asarray([[4.0, 1.0], [1.5, 3.0]]), **kw)  # only the lower part differs
+        up = f(xp.asarray([[4.0, 1.5], [1.0, 3.0]]), **kw)  # only the upper part differs
+        if isinstance(a, tuple):
+            a, low, up = a[0], low[0], up[0]
+        lower_read = not bool(xp.all(a == low))
+        upper_read = not bool(xp.all(a == up))
+        known = "both" if lower_read and upper_read else "upper" if upper_read else "lower"
+        _TRIANGLE[key] = known
+    return known
+
+
+def _read_input(xp: Any, a_dot: Any, part: str) -> Any:
+    """The Hermitian matrix the function sees, from the part of ``a_dot`` it reads."""
+    if part == "both":
+        return (a_dot + mH(xp, a_dot)) / 2
+    return _her_input(xp, mH(xp, a_dot) if part == "upper" else a_dot)
+
+
+def _read_cotangent(xp: Any, s: Any, part: str) -> Any:
+    """The adjoint of `_read_input`: the cotangent on the part that was read."""
+    if part == "both":
+        return (s + mH(xp, s)) / 2
+    if part == "upper":
+        return mH(xp, _her_cotangent(xp, s))
+    return _her_cotangent(xp, s)
+
+
 def _cholesky_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
     upper = kw.get("upper", False)
     low = _lower(xp, y, upper)
-    # the lower triangle is read, also for upper=True (array_api_strict returns L^H)
-    m = _her_input(xp, a_dot)
+    # the part the library reads (for upper=True it depends on the library)
+    m = _read_input(xp, a_dot, triangle_read(xp, "cholesky", upper=upper))
     # dL = L Phi(L^-1 dA L^-H)
     m = xp.linalg.solve(low, m)
     m = mH(xp, xp.linalg.solve(low, mH(xp, m)))
@@ -214,7 +305,7 @@ def _cholesky_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     s = _phi(xp, xp.matmul(mH(xp, low), low_bar))
     s = xp.linalg.solve(mH(xp, low), s)
     s = mH(xp, xp.linalg.solve(mH(xp, low), mH(xp, s)))
-    return _her_cotangent(xp, s)
+    return _read_cotangent(xp, s, triangle_read(xp, "cholesky", upper=upper))
 
 
 # ------------------------------------------------------------------------------- eigh
@@ -225,7 +316,8 @@ def _eigh_f(xp: Any, w: Any) -> Any:
 
 
 def _eigh_parts(xp: Any, w: Any, v: Any, a_dot: Any) -> tuple:
-    m = xp.matmul(xp.matmul(mH(xp, v), _her_input(xp, a_dot)), v)
+    seen = _read_input(xp, a_dot, triangle_read(xp, "eigvalsh"))
+    m = xp.matmul(xp.matmul(mH(xp, v), seen), v)
     d = _diag(xp, m)
     return (xp.real(d) if is_complex(xp, d) else d), m
 
@@ -244,7 +336,8 @@ def _eigh_cotangent(xp: Any, w: Any, v: Any, w_bar: Any, v_bar: Any) -> Any:
         middle = middle + _diag_embed(xp, xp.astype(w_bar, v.dtype))
     if v_bar is not None:
         middle = middle + xp.astype(_eigh_f(xp, w), v.dtype) * xp.matmul(mH(xp, v), v_bar)
-    return _her_cotangent(xp, xp.matmul(xp.matmul(v, middle), mH(xp, v)))
+    return _read_cotangent(xp, xp.matmul(xp.matmul(v, middle), mH(xp, v)),
+                           triangle_read(xp, "eigvalsh"))
 
 
 def _eigh_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
@@ -420,23 +513,29 @@ def _svd_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
 
 
 def _svd_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
-    if kw.get("full_matrices", True) and a.shape[-1] != a.shape[-2]:
-        return not_implemented(_SVD_FULL)
     u_bar, s_bar, vh_bar = (_field(y_bar, "U", 0), _field(y_bar, "S", 1),
                             _field(y_bar, "Vh", 2))
     if u_bar is None and s_bar is None and vh_bar is None:
         return None
-    return _svd_cotangent(xp, y[0], y[1], y[2], u_bar, s_bar, vh_bar)
+    u, s, vh = y[0], y[1], y[2]
+    k = s.shape[-1]
+    if u.shape[-1] > k or vh.shape[-2] > k:
+        # full_matrices=True of a non-square matrix: the extra columns of U (rows of Vh)
+        # are not a function of A; their cotangent is taken as zero, as PyTorch does
+        u, vh = u[..., :, :k], vh[..., :k, :]
+        u_bar = None if u_bar is None else u_bar[..., :, :k]
+        vh_bar = None if vh_bar is None else vh_bar[..., :k, :]
+    return _svd_cotangent(xp, u, s, vh, u_bar, s_bar, vh_bar)
 
 
 def _svdvals_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
-    u, _, vh = xp.linalg.svd(a, full_matrices=False)
+    u, _, vh = finite_svd(xp, a)
     d = _diag(xp, xp.matmul(xp.matmul(mH(xp, u), a_dot), mH(xp, vh)))
     return xp.real(d) if is_complex(xp, d) else d
 
 
 def _svdvals_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
-    u, _, vh = xp.linalg.svd(a, full_matrices=False)
+    u, _, vh = finite_svd(xp, a)
     y_bar = kit.nonzero(y_bar)
     y_bar = xp.real(y_bar) if is_complex(xp, y_bar) else y_bar
     return xp.matmul(u * xp.astype(_rows(y_bar), u.dtype), vh)
@@ -447,11 +546,10 @@ def _svdvals_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
 
 def _qr_reason(a: Any, kw: dict) -> str | None:
     m, n = a.shape[-2:]
-    if m < n:
-        return "qr of a wide matrix (m < n) is not written for the array-API rules"
     if kw.get("mode", "reduced") == "complete" and m > n:
         return ("qr(mode='complete') with m > n: the last m - n columns of Q are any "
-                "orthonormal basis of the complement of range(A), not a function of A")
+                "orthonormal basis of the complement of range(A), not a function of A "
+                "(JAX and PyTorch refuse it too)")
     return None
 
 
@@ -461,30 +559,19 @@ def _right_solve(xp: Any, b: Any, r: Any, adjoint: bool = False) -> Any:
     return mH(xp, xp.linalg.solve(rr, mH(xp, b)))
 
 
-def _qr_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
-    reason = _qr_reason(a, kw)
-    if reason:
-        return not_implemented(reason)
-    q, r = y
+def _qr_tall_tangent(xp: Any, q: Any, r: Any, a_dot: Any) -> tuple:
+    """(dQ, dR) of the reduced QR of a tall or square matrix (m >= n)."""
     x = _right_solve(xp, a_dot, r)  # dA R^-1
     c = xp.matmul(mH(xp, q), x)
     low = xp.tril(c, k=-1)
     omega = low - mH(xp, low)
     if is_complex(xp, omega):
         omega = omega + _imag_diag(xp, _diag(xp, c), c.dtype)
-    r_dot = xp.matmul(c - omega, r)
-    q_dot = xp.matmul(q, omega - c) + x
-    return _result_tangent(y, Q=q_dot, R=r_dot)
+    return xp.matmul(q, omega - c) + x, xp.matmul(c - omega, r)
 
 
-def _qr_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
-    reason = _qr_reason(a, kw)
-    if reason:
-        return not_implemented(reason)
-    q, r = y
-    q_bar, r_bar = _field(y_bar, "Q", 0), _field(y_bar, "R", 1)
-    if q_bar is None and r_bar is None:
-        return None
+def _qr_tall_cotangent(xp: Any, q: Any, r: Any, q_bar: Any, r_bar: Any) -> Any:
+    """A_bar of the reduced QR of a tall or square matrix (m >= n)."""
     m = xp.zeros((*r.shape[:-2], r.shape[-1], r.shape[-1]), dtype=q.dtype)
     if r_bar is not None:
         m = m + xp.matmul(r_bar, mH(xp, r))
@@ -498,6 +585,45 @@ def _qr_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     if q_bar is not None:
         x_bar = x_bar + q_bar
     return _right_solve(xp, x_bar, r, adjoint=True)  # X_bar R^-H
+
+
+def _qr_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
+    reason = _qr_reason(a, kw)
+    if reason:
+        return not_implemented(reason)
+    q, r = y
+    m, n = a.shape[-2:]
+    if m >= n:
+        q_dot, r_dot = _qr_tall_tangent(xp, q, r, a_dot)
+        return _result_tangent(y, Q=q_dot, R=r_dot)
+    # wide: A = [X Y] = Q [R1 R2] with X square, R2 = Q^H Y (PyTorch's derivation)
+    q_dot, r1_dot = _qr_tall_tangent(xp, q, r[..., :, :m], a_dot[..., :, :m])
+    r2_dot = (xp.matmul(mH(xp, q_dot), a[..., :, m:])
+              + xp.matmul(mH(xp, q), a_dot[..., :, m:]))
+    return _result_tangent(y, Q=q_dot, R=xp.concat([r1_dot, r2_dot], axis=-1))
+
+
+def _qr_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
+    reason = _qr_reason(a, kw)
+    if reason:
+        return not_implemented(reason)
+    q, r = y
+    q_bar, r_bar = _field(y_bar, "Q", 0), _field(y_bar, "R", 1)
+    if q_bar is None and r_bar is None:
+        return None
+    m, n = a.shape[-2:]
+    if m >= n:
+        return _qr_tall_cotangent(xp, q, r, q_bar, r_bar)
+    # wide: R2 = Q^H Y gives Y_bar = Q R2_bar and adds Y R2_bar^H to Q's cotangent
+    r1_bar = None if r_bar is None else r_bar[..., :, :m]
+    r2_bar = None if r_bar is None else r_bar[..., :, m:]
+    if r2_bar is not None:
+        extra = xp.matmul(a[..., :, m:], mH(xp, r2_bar))
+        q_bar = extra if q_bar is None else q_bar + extra
+    x_bar = _qr_tall_cotangent(xp, q, r[..., :, :m], q_bar, r1_bar)
+    y_bar_ = (xp.zeros_like(a[..., :, m:]) if r2_bar is None
+              else xp.matmul(q, r2_bar))
+    return xp.concat([x_bar, xp.astype(y_bar_, x_bar.dtype)], axis=-1)
 
 
 # ------------------------------------------------------------------------------- pinv

@@ -2,7 +2,7 @@
 
 ``matmul``, ``tensordot``, ``vecdot``, ``matrix_transpose`` (main namespace and
 ``linalg``), and from the ``linalg`` extension ``outer``, ``trace``, ``diagonal``,
-``cross``, ``vector_norm``, ``matrix_norm`` (Frobenius) and ``matrix_power``; the
+``cross``, ``vector_norm``, ``matrix_norm`` (every ``ord``) and ``matrix_power``; the
 decompositions are in ``decompositions.py``. Written once against ``xp``. Complex
 numbers follow DESIGN §2: the pullback of a bilinear map multiplies by the conjugate of
 the other factor; ``vecdot`` conjugates its first argument, as the standard says.
@@ -10,6 +10,7 @@ the other factor; ``vecdot`` conjugates its first argument, as the standard says
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, array_name
 from chainrules.rules import _kit as kit
 from chainrules.rules.array_api import _adjoints as adjoints
 from chainrules.rules.array_api._common import conj, is_complex, mH
+from chainrules.rules.array_api.decompositions import finite_svd
 from chainrules.rules.array_api.manipulation import linear_rules
 
 __all__ = ["register"]
@@ -156,14 +158,48 @@ def _diagonal_adjoint(xp: Any, g: Any, x: Any, *args: Any, **kw: Any) -> Any:
 # ------------------------------------------------------------------------------- norms
 
 
-def _norm_rules(f: Any, name: str, frobenius_only: bool) -> None:
-    """``vector_norm`` (any ``ord`` but 0, inf and -inf splitting ties equally) and
-    ``matrix_norm("fro")``: ``d||x||_p = sum(|x|^(p-1) sign(x) dx) / ||x||^(p-1)``, 0 at
-    ``x == 0``. The other matrix norms (and ``ord=0``) give a NotImplementedTangent."""
+def _unit(xp: Any, x: Any) -> Any:
+    """``x / |x|``, 0 where ``x == 0``: the derivative of ``|x|`` (a subgradient at 0)."""
+    ax = xp.abs(x)
+    unit = x / xp.where(ax == 0, xp.ones_like(ax), ax) if is_complex(xp, x) else xp.sign(x)
+    return xp.where(ax == 0, xp.zeros_like(unit), unit)
+
+
+def _ties(xp: Any, v: Any, largest: bool, axis: int) -> Any:
+    """1/k on each of the k entries of ``v`` equal to its max (min) along ``axis``, else 0:
+    the subgradient JAX and PyTorch give a max/min at a tie."""
+    best = (xp.max if largest else xp.min)(v, axis=axis, keepdims=True)
+    hit = xp.astype(v == best, v.dtype)
+    return hit / xp.sum(hit, axis=axis, keepdims=True)
+
+
+def _matrix_norm_direction(xp: Any, x: Any, p: Any) -> Any:
+    """``D`` with ``d||x||_p = Re sum(conj(D) dx)`` over the last two axes, for the matrix
+    norms ``'fro'``, ``'nuc'``, ``2``, ``-2``, ``1``, ``-1``, ``inf`` and ``-inf`` (the
+    conventions of JAX and PyTorch: ``U V^H`` for ``'nuc'``, ties of the largest (smallest)
+    singular value or column/row sum split equally, ``|x|``'s derivative 0 at 0)."""
+    if p == "fro":
+        y = xp.linalg.matrix_norm(x, keepdims=True)
+        return x / xp.where(y == 0, xp.ones_like(y), y)
+    if p in ("nuc", 2, -2):
+        u, s, vh = finite_svd(xp, x)
+        w = xp.ones_like(s) if p == "nuc" else _ties(xp, s, p == 2, -1)
+        return xp.matmul(u * xp.astype(w[..., None, :], u.dtype), vh)
+    # 1 / -1: max / min over the columns' sums of |x|; inf / -inf: over the rows'
+    over_columns = p in (1, -1)
+    sums = xp.sum(xp.abs(x), axis=-2 if over_columns else -1, keepdims=True)
+    w = _ties(xp, sums, p in (1, float("inf")), -1 if over_columns else -2)
+    return _unit(xp, x) * xp.astype(w, x.dtype)
+
+
+def _norm_rules(f: Any, name: str, matrix: bool) -> None:
+    """``vector_norm`` (any ``ord``; 0 has derivative zero; inf and -inf split ties
+    equally): ``d||x||_p = sum(|x|^(p-1) sign(x) dx) / ||x||^(p-1)``, 0 at ``x == 0``;
+    ``matrix_norm`` for every ``ord`` (`_matrix_norm_direction`)."""
 
     def norm_parts(x: Any, kw: dict) -> tuple:
-        if frobenius_only:
-            return (x.ndim - 2, x.ndim - 1), 2.0, kw.get("keepdims", False)
+        if matrix:
+            return (x.ndim - 2, x.ndim - 1), kw.get("ord", "fro"), kw.get("keepdims", False)
         axis = kw.get("axis")
         axes = tuple(range(x.ndim)) if axis is None else (
             (axis,) if isinstance(axis, int) else tuple(axis))
@@ -171,13 +207,16 @@ def _norm_rules(f: Any, name: str, frobenius_only: bool) -> None:
 
     def direction(xp: Any, x: Any, y: Any, kw: dict) -> Any:
         axes, p, keepdims = norm_parts(x, kw)
+        if math.prod(x.shape) == 0 or p == 0:  # nothing to move / locally constant
+            return xp.zeros_like(x)
+        if matrix:
+            return _matrix_norm_direction(xp, x, p)
         yk = y
         if not keepdims:
             for a in sorted(axes):
                 yk = xp.expand_dims(yk, axis=a)
         ax = xp.abs(x)
-        unit = x / xp.where(ax == 0, xp.ones_like(ax), ax) if is_complex(xp, x) else xp.sign(x)
-        unit = xp.where(ax == 0, xp.zeros_like(unit), unit)
+        unit = _unit(xp, x)
         if p == float("inf") or p == -float("inf"):
             hit = xp.astype(ax == yk, ax.dtype)
             return unit * hit / xp.sum(hit, axis=axes, keepdims=True)
@@ -185,22 +224,9 @@ def _norm_rules(f: Any, name: str, frobenius_only: bool) -> None:
         w = (ax / safe_y) ** (p - 1)
         return unit * w
 
-    def missing(kw: dict) -> Any:
-        """A NotImplementedTangent for the norms these rules do not cover."""
-        p = kw.get("ord", "fro" if frobenius_only else 2)
-        if (frobenius_only and p != "fro") or (not frobenius_only and p == 0):
-            return core.not_implemented(f"{name}(ord={p!r})")
-        return None
-
     def norm_rrule(x: Any, **kw: Any) -> Any:
         y = f(x, **kw)
         project_x = ProjectTo(x)
-        unknown = missing(kw)
-        if unknown is not None:
-            def norm_not_implemented_pullback(y_bar: Any) -> tuple:
-                return NoTangent(), unknown
-
-            return y, norm_not_implemented_pullback
 
         @kit.zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
         def norm_pullback(y_bar: Any) -> tuple:
@@ -217,9 +243,6 @@ def _norm_rules(f: Any, name: str, frobenius_only: bool) -> None:
     def norm_frule(dargs: tuple, x: Any, **kw: Any) -> Any:
         y = f(x, **kw)
         x_dot = kit.nonzero(dargs[1])
-        unknown = missing(kw)
-        if unknown is not None:
-            return y, unknown
         if x_dot is None:
             return y, ZeroTangent()
         xp = array_namespace(x)

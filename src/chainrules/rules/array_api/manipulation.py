@@ -10,6 +10,7 @@ onto it, dtype included).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -134,7 +135,7 @@ def _sequence_rules(f: Any, name: str, split: Callable[..., list]) -> None:
 
 def _concat_split(xp: Any, g: Any, arrays: Any, axis: Any) -> list:
     if axis is None:
-        sizes = [a.size for a in arrays]
+        sizes = [math.prod(a.shape) for a in arrays]
         g = xp.reshape(g, (-1,))
         shapes = [tuple(a.shape) for a in arrays]
         axis_ = 0

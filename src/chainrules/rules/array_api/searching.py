@@ -11,6 +11,7 @@ permutation (ties are broken by the stable sort). Index-valued and boolean funct
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -81,7 +82,7 @@ def _take_rules(f: Any) -> None:
         def take_pullback(y_bar: Any) -> tuple:
             xp = array_namespace(x)
             if axis is None:
-                flat = scatter_add(xp, y_bar, indices, x.size, 0)
+                flat = scatter_add(xp, y_bar, indices, math.prod(x.shape), 0)
                 return NoTangent(), project_x(xp.reshape(flat, tuple(x.shape))), NoTangent()
             ax = axis % x.ndim
             return (NoTangent(), project_x(scatter_add(xp, y_bar, indices, x.shape[ax], ax)),
@@ -177,7 +178,8 @@ def _diff_rules(f: Any) -> None:
                 zshape[ax] = 1
                 zero = xp.zeros(tuple(zshape), dtype=g.dtype)
                 g = -xp.diff(xp.concat([zero, g, zero], axis=ax), axis=ax)
-            lo = 0 if prepend is None else _extent(prepend, ax)
+            # n=0 returns x as it is, without prepend/append (NumPy, PyTorch)
+            lo = 0 if prepend is None or n == 0 else _extent(prepend, ax)
             index = (slice(None),) * ax + (slice(lo, lo + x.shape[ax]), Ellipsis)
             return NoTangent(), project_x(g[index])
 

@@ -5,12 +5,17 @@
 ``correction``, ``include_initial``). Conventions are NumPy's
 (``rules/numpy/reductions.py``): ``max``/``min`` split the cotangent equally among tied
 maximisers; ``prod`` is exact with zeros in the input (products of the other elements from
-two exclusive scans, never ``y / x``); ``cumulative_prod``'s pullback divides by ``x``, so
-a zero in ``x`` gives NaN (visible, never a silently wrong value).
+two exclusive scans, never ``y / x``); ``cumulative_prod`` is exact with zeros too, as
+PyTorch's ``cumprod`` is: on short scans (``n * n * batch <= 2**22`` elements) it uses the
+O(n^2) table of products-but-one, exact to every order; on longer scans an O(n) formula
+that masks the elements from each slice's first zero on (exact to first order; its own
+derivative misses the terms through the zero, so longer scans with zeros are not
+differentiated twice correctly -- the reason for the table on short ones).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -107,7 +112,7 @@ def _mean_pushforward(xp: Any, x: Any, y: Any, x_dot: Any, axis: Any, keepdims: 
     return xp.mean(x_dot, axis=axis, keepdims=keepdims)
 
 
-def _others_product(xp: Any, x: Any, axes: tuple) -> Any:
+def others_product(xp: Any, x: Any, axes: tuple) -> Any:
     """For each element, the product of the other elements of its reduction: exact with
     zeros (two exclusive scans over the reduced axes, flattened into one)."""
     keep = [a for a in range(x.ndim) if a not in axes]
@@ -126,13 +131,13 @@ def _others_product(xp: Any, x: Any, axes: tuple) -> Any:
 
 
 def _prod_pullback(xp: Any, x: Any, y: Any, g: Any, axes: tuple, kw: dict) -> Any:
-    return conj(xp, _others_product(xp, x, axes)) * g
+    return conj(xp, others_product(xp, x, axes)) * g
 
 
 def _prod_pushforward(xp: Any, x: Any, y: Any, x_dot: Any, axis: Any, keepdims: bool,
                       kw: dict) -> Any:
     axes = axes_of(axis, x.ndim)
-    return xp.sum(_others_product(xp, x, axes) * x_dot, axis=axes, keepdims=keepdims)
+    return xp.sum(others_product(xp, x, axes) * x_dot, axis=axes, keepdims=keepdims)
 
 
 def _centered(xp: Any, x: Any, axes: tuple) -> Any:
@@ -197,6 +202,77 @@ def _reverse_cumsum(xp: Any, g: Any, axis: int) -> Any:
     return xp.flip(xp.cumulative_sum(xp.flip(g, axis=axis), axis=axis), axis=axis)
 
 
+#: Largest ``batch * n * n`` for which ``cumulative_prod`` uses the exact O(n^2) table.
+_TABLE_LIMIT = 2**22
+
+
+def _products_but_one(xp: Any, xm: Any) -> Any:
+    """``E[..., i, k] = prod_{j <= k, j != i} x_j`` for ``k >= i``, else 0 (last axis).
+
+    Exact with zeros in value and in every derivative (no division, no mask on values)."""
+    n = xm.shape[-1]
+    idx = xp.arange(n)
+    eye = idx[:, None] == idx[None, :]
+    rows = xp.where(eye, xp.ones_like(xm[..., None, :]), xm[..., None, :])
+    terms = xp.cumulative_prod(rows, axis=-1)
+    upper = idx[:, None] <= idx[None, :]
+    return xp.where(upper, terms, xp.zeros_like(terms))
+
+
+def _zero_masks(xp: Any, xm: Any) -> tuple:
+    """Along the last axis: ``before`` (no zero up to here, inclusive), ``at`` (the
+    slice's first zero), ``past`` (from the first zero on) and ``x`` with 1 from the
+    first zero on; from the standard's functions only."""
+    is_zero = xm == 0
+    count = xp.cumulative_sum(xp.astype(is_zero, xp.int32), axis=-1)
+    before = count == 0
+    at = is_zero & (count == 1)
+    one = xp.ones_like(xm)
+    return before, at, ~before, xp.where(before, xm, one)
+
+
+def _use_table(xm: Any) -> bool:
+    return math.prod(xm.shape) * xm.shape[-1] <= _TABLE_LIMIT
+
+
+def _cumprod_pullback(xp: Any, x: Any, g: Any, ax: int) -> Any:
+    """x_bar of ``cumulative_prod(x, axis=ax)`` for the cotangent ``g``, exact with zeros:
+    before a slice's first zero z, ``sum_{k>=i} g_k conj(y_k / x_i)``; at z,
+    ``sum_{k>=z} g_k conj(prod_{j<=k, j!=z} x_j)``; after z, 0."""
+    xm, gm = xp.moveaxis(x, ax, -1), xp.moveaxis(g, ax, -1)
+    if xm.shape[-1] == 0:
+        return xp.zeros_like(x) if g.dtype == x.dtype else xp.zeros(x.shape, dtype=g.dtype)
+    if _use_table(xm):
+        out = xp.sum(gm[..., None, :] * conj(xp, _products_but_one(xp, xm)), axis=-1)
+        return xp.moveaxis(out, -1, ax)
+    before, at, past, safe = _zero_masks(xp, xm)
+    y = xp.cumulative_prod(xm, axis=-1)
+    zero = xp.zeros_like(gm * conj(xp, y))
+    head = _reverse_cumsum(xp, gm * conj(xp, y), -1) / conj(xp, safe)
+    y1 = xp.cumulative_prod(xp.where(at, xp.ones_like(xm), xm), axis=-1)
+    tail = _reverse_cumsum(xp, xp.where(past, gm * conj(xp, y1), zero), -1)
+    out = xp.where(before, head, xp.where(at, tail, zero))
+    return xp.moveaxis(out, -1, ax)
+
+
+def _cumprod_pushforward(xp: Any, x: Any, x_dot: Any, ax: int) -> Any:
+    """y_dot of ``cumulative_prod(x, axis=ax)`` (no initial entry), exact with zeros."""
+    xm, dm = xp.moveaxis(x, ax, -1), xp.moveaxis(x_dot, ax, -1)
+    if xm.shape[-1] == 0:
+        return xp.zeros_like(x_dot)
+    if _use_table(xm):
+        out = xp.sum(dm[..., :, None] * _products_but_one(xp, xm), axis=-2)
+        return xp.moveaxis(out, -1, ax)
+    before, at, _, safe = _zero_masks(xp, xm)
+    y = xp.cumulative_prod(xm, axis=-1)
+    zero = xp.zeros_like(dm * y)
+    head = y * xp.cumulative_sum(xp.where(before, dm / safe, zero), axis=-1)
+    y1 = xp.cumulative_prod(xp.where(at, xp.ones_like(xm), xm), axis=-1)
+    dz = xp.sum(xp.where(at, dm, xp.zeros_like(dm)), axis=-1, keepdims=True)
+    out = xp.where(before, head, y1 * dz)
+    return xp.moveaxis(out, -1, ax)
+
+
 def _scan_rules(f: Any, name: str, product: bool) -> None:
     def scan_rrule(x: Any, *, axis: Any = None, dtype: Any = None,
                    include_initial: bool = False) -> Any:
@@ -207,12 +283,9 @@ def _scan_rules(f: Any, name: str, product: bool) -> None:
         @kit.zero_guard(lambda: (NoTangent(), project_x(ZeroTangent())))
         def scan_pullback(y_bar: Any) -> tuple:
             xp = _namespace(x)
-            if product:
-                # d y_j / d x_i = y_j / x_i for i <= j
-                yy = _drop_initial(y, ax, include_initial)
-                g = _drop_initial(y_bar, ax, include_initial) * conj(xp, yy)
-                return NoTangent(), project_x(_reverse_cumsum(xp, g, ax) / conj(xp, x))
             g = _drop_initial(y_bar, ax, include_initial)
+            if product:
+                return NoTangent(), project_x(_cumprod_pullback(xp, x, g, ax))
             return NoTangent(), project_x(_reverse_cumsum(xp, g, ax))
 
         return y, scan_pullback
@@ -225,8 +298,12 @@ def _scan_rules(f: Any, name: str, product: bool) -> None:
             return y, ZeroTangent()
         xp = _namespace(x)
         if product:
-            rel = xp.cumulative_sum(x_dot / x, axis=axis, include_initial=include_initial)
-            y_dot = y * rel
+            ax = _scan_axis(x, axis)
+            y_dot = _cumprod_pushforward(xp, x, x_dot, ax)
+            if include_initial:
+                shape = list(y_dot.shape)
+                shape[ax] = 1
+                y_dot = xp.concat([xp.zeros(tuple(shape), dtype=y_dot.dtype), y_dot], axis=ax)
         else:
             y_dot = xp.cumulative_sum(x_dot, axis=axis, include_initial=include_initial)
         return y, xp.astype(y_dot, y.dtype) if y_dot.dtype != y.dtype else y_dot
@@ -241,11 +318,6 @@ _REDUCTIONS = {
     "var": (_var_pullback, _var_pushforward),
     "std": (_std_pullback, _std_pushforward),
 }
-
-
-def _std_pullback(xp: Any, x: Any, y: Any, g: Any, axes: tuple, kw: dict) -> Any:
-    s = unreduce(xp, y, x, axes, kw["keepdims"])
-    return _var_pullback(xp, x, y, g, axes, kw) / (2 * s)
 
 
 def register(xp: Any, fresh: Callable[[Any], bool]) -> list[str]:

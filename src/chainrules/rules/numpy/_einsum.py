@@ -120,6 +120,10 @@ class Contraction:
     def subscripts(self, terms: list[str], out: str) -> str:
         return ",".join(terms) + "->" + out
 
+    def _empty(self, *more: Any) -> bool:
+        """Whether an operand (or one of ``more``) has no elements."""
+        return any(np.size(v) == 0 for v in (*self.ops, *more))
+
     def _c(self, k: int, v: Any) -> Any:
         return np.conj(v) if self.conj[k] else v
 
@@ -127,6 +131,10 @@ class Contraction:
         """The cotangent of operand k (in the operand's shape)."""
         t = self.terms[k]
         x = self.ops[k]
+        if self._empty(y_bar):
+            # a sum over an empty index, or an empty operand: zero, said explicitly
+            # (NumPy's einsum of empty operands may hand back uninitialised memory)
+            return np.zeros(x.shape, dtype=np.result_type(x, y_bar))
         uniq = "".join(dict.fromkeys(t))
         others = [j for j in range(len(self.ops)) if j != k]
         avail = set(self.out).union(*(self.terms[j] for j in others))
@@ -162,6 +170,8 @@ class Contraction:
                 continue
             ops = [self._c(j, d if j == k else v) for j, v in enumerate(self.ops)]
             term = np.einsum(subs, *ops, optimize=self.optimize)
+            if self._empty():
+                term = np.zeros(term.shape, dtype=term.dtype)
             y_dot = term if y_dot is None else y_dot + term
         return y_dot
 

@@ -43,8 +43,9 @@ Conventions:
   every loss invariant under those phases. ``eig`` follows NumPy's
   documented gauge exactly (unit 2-norm, largest component real).
 - ``svd(full_matrices=True)`` of a non-square matrix: the extra columns of
-  ``U`` (rows of ``Vh``) are not determined by the matrix; their derivative is
-  ``not_implemented`` (a pullback whose cotangent ignores them works).
+  ``U`` (rows of ``Vh``) are not determined by the matrix; the pullback takes
+  their cotangent as zero (PyTorch's convention), the pushforward is
+  ``not_implemented`` (as in JAX and PyTorch).
   ``svd(hermitian=True)`` is ``not_implemented``.
 - ``qr``: ``mode="reduced"`` and ``"r"`` for any shape, ``"complete"`` where
   it coincides with ``"reduced"`` (``m <= n``); ``"complete"`` with ``m > n``

@@ -22,6 +22,7 @@ from chainrules.core import NoTangent, ProjectTo, Tangent, ZeroTangent, frule, r
 from chainrules.rules import _kit as kit
 from chainrules.rules import _linalg_derivatives as deriv
 from chainrules.rules import _linalg_kernel as kernel
+from chainrules.rules.array_api.decompositions import finite_svd
 
 # ------------------------------------------------------------------------------ cholesky
 
@@ -184,7 +185,7 @@ def svd_frule(dargs, a, *args, **kwargs):
     if opts["compute_uv"] and deriv.svd_reason(a, opts):
         return y, core.not_implemented(deriv.svd_reason(a, opts))
     if not opts["compute_uv"]:
-        u, _, vh = np.linalg.svd(a, full_matrices=False)
+        u, _, vh = finite_svd(np, a)
         return y, ProjectTo(y)(kernel.diag(kernel.H(u) @ a_dot @ kernel.H(vh)).real)
     u, s, vh = y
     u_dot, s_dot, vh_dot = deriv.svd_tangent(u, s, vh, a_dot)
@@ -204,7 +205,7 @@ def svd_rrule(a, *args, **kwargs):
     elif opts["compute_uv"]:
         u, s, vh = y[0][..., :, :k], y[1], y[2][..., :k, :]
     else:
-        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        u, s, vh = finite_svd(np, a)
 
     def svd_pullback(y_bar):
         if not opts["compute_uv"]:
@@ -216,21 +217,11 @@ def svd_rrule(a, *args, **kwargs):
             return NoTangent(), ZeroTangent(), *kernel.nots(args)
         if opts["hermitian"]:
             return NoTangent(), project_a(herm.cotangent(u_bar, s_bar, vh_bar)), *kernel.nots(args)
+        # full_matrices=True of a non-square matrix: the extra columns of U (rows of Vh)
+        # are not a function of A; their cotangent is taken as zero, as PyTorch does
         if u_bar is not None and u_bar.shape[-1] > k:
-            if np.any(u_bar[..., :, k:]):
-                return (
-                    NoTangent(),
-                    core.not_implemented(deriv.svd_reason(a, opts)),
-                    *kernel.nots(args),
-                )
             u_bar = u_bar[..., :, :k]
         if vh_bar is not None and vh_bar.shape[-2] > k:
-            if np.any(vh_bar[..., k:, :]):
-                return (
-                    NoTangent(),
-                    core.not_implemented(deriv.svd_reason(a, opts)),
-                    *kernel.nots(args),
-                )
             vh_bar = vh_bar[..., :k, :]
         return NoTangent(), project_a(deriv.svd_cotangent(u, s, vh, u_bar, s_bar, vh_bar)), \
             *kernel.nots(args)
@@ -244,13 +235,13 @@ def svdvals_frule(dargs, a):
     y = np.linalg.svdvals(a)
     if a_dot is None:
         return y, ZeroTangent()
-    u, _, vh = np.linalg.svd(a, full_matrices=False)
+    u, _, vh = finite_svd(np, a)
     return y, ProjectTo(y)(kernel.diag(kernel.H(u) @ a_dot @ kernel.H(vh)).real)
 
 
 @rrule.register(np.linalg.svdvals)
 def svdvals_rrule(a):
-    u, _s, vh = np.linalg.svd(a, full_matrices=False)
+    u, _s, vh = finite_svd(np, a)
     y = np.linalg.svdvals(a)
     project_a = ProjectTo(a)
 

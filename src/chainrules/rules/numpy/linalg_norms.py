@@ -19,6 +19,7 @@ from chainrules.core import NoTangent, ProjectTo, ZeroTangent, frule, rrule
 from chainrules.rules import _kit as kit
 from chainrules.rules import _linalg_derivatives as deriv
 from chainrules.rules import _linalg_kernel as kernel
+from chainrules.rules.array_api.decompositions import finite_svd
 
 # --------------------------------------------------------------------------------- norms
 
@@ -38,7 +39,7 @@ deriv.norm_rules(np.linalg.matrix_norm, (("keepdims", False), ("ord", "fro")))
 def _cond_grad(x: np.ndarray, p: Any) -> np.ndarray:
     """d cond(x, p) / dx for a stack of square (or, for p in None/2/-2, any) matrices."""
     if p in (None, 2, -2):
-        u, s, vh = np.linalg.svd(x, full_matrices=False)
+        u, s, vh = finite_svd(np, x)
         hi, lo = s[..., :1], s[..., -1:]
         g_hi = u[..., :, :1] @ vh[..., :1, :]
         g_lo = u[..., :, -1:] @ vh[..., -1:, :]

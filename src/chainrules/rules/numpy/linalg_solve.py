@@ -24,6 +24,7 @@ from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, frule, not
 from chainrules.rules import _kit as kit
 from chainrules.rules import _linalg_derivatives as deriv
 from chainrules.rules import _linalg_kernel as kernel
+from chainrules.rules.array_api.decompositions import adjugate
 
 _SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
 
@@ -200,8 +201,19 @@ def solve_rrule(a, b):
 # -------------------------------------------------------------------------- det, slogdet
 
 
-_SINGULAR = ("gradient of det/slogdet at an exactly singular matrix (the adjugate) is not "
-             "written")
+_SINGULAR = ("gradient of slogdet at an exactly singular matrix: log|det| is -inf there "
+             "and has no derivative")
+
+
+def _adjugate(lu: _LU) -> np.ndarray:
+    """``adj(A)``: ``det(A) A^-1`` from the LU factors; from the SVD where ``A`` (or a
+    matrix of the stack) is singular and ``A^-1`` does not exist (JAX's value there)."""
+    if not lu.singular:
+        try:
+            return np.asarray(lu.det())[..., None, None] * kernel.H(lu.inv_h())
+        except np.linalg.LinAlgError:
+            pass  # a singular matrix in a stack: np.linalg.inv refuses it
+    return adjugate(np, lu.a)
 
 
 @frule.register(np.linalg.det)
@@ -211,9 +223,12 @@ def det_frule(dargs, a):
     y = lu.det()
     if a_dot is None:
         return y, ZeroTangent()
-    if lu.singular:
-        return y, not_implemented(_SINGULAR)
-    return y, ProjectTo(y)(y * kernel.mtrace(lu.solve(a_dot)))
+    if not lu.singular:
+        try:
+            return y, ProjectTo(y)(y * kernel.mtrace(lu.solve(a_dot)))
+        except np.linalg.LinAlgError:
+            pass  # a singular matrix in a stack
+    return y, ProjectTo(y)(kernel.mtrace(adjugate(np, lu.a) @ a_dot))
 
 
 @rrule.register(np.linalg.det)
@@ -224,11 +239,9 @@ def det_rrule(a):
 
     @kit.zero_guard((NoTangent(), ZeroTangent()))
     def det_pullback(y_bar):
-        if lu.singular:
-            return NoTangent(), not_implemented(_SINGULAR)
-        # d det = det * tr(A^-1 dA): adjoint conj(det) * y_bar * A^-H (from the LU factors)
-        c = np.asarray(y_bar * np.conj(y))[..., None, None]
-        return NoTangent(), project_a(c * lu.inv_h())
+        # d det = tr(adj(A) dA): the adjoint is y_bar adj(A)^H (= conj(det) y_bar A^-H)
+        c = np.asarray(y_bar)[..., None, None]
+        return NoTangent(), project_a(c * kernel.H(_adjugate(lu)))
 
     return y, det_pullback
 
@@ -291,6 +304,8 @@ def pinv_frule(dargs, a, *args, **kwargs):
     y = np.linalg.pinv(a, *args, **kwargs)
     if a_dot is None:
         return y, ZeroTangent()
+    if np.size(a) == 0:  # an empty matrix (hermitian=True accepts a (0, n) one)
+        return y, ProjectTo(y)(np.zeros(np.shape(y)))
     herm = kernel.options(args, kwargs, ("rcond", None), ("hermitian", False))["hermitian"]
     a_eff = kernel.her_input(a, "L") if herm else a
     a_dot = kernel.her_input(a_dot, "L") if herm else a_dot
@@ -305,6 +320,8 @@ def pinv_rrule(a, *args, **kwargs):
 
     @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), *kernel.nots(args)))
     def pinv_pullback(y_bar):
+        if np.size(a) == 0:  # an empty matrix (hermitian=True accepts a (0, n) one)
+            return NoTangent(), project_a(np.zeros(np.shape(a))), *kernel.nots(args)
         if herm:
             s = deriv.pinv_cotangent(kernel.her_input(a, "L"), y, y_bar)
             return NoTangent(), project_a(kernel.her_cotangent(s, "L")), *kernel.nots(args)

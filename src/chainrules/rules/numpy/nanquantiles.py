@@ -44,9 +44,13 @@ class _NanOrderStatistics:
         self.shape = x.shape
         xt = np.transpose(x, self.perm)
         self.batch = xt.shape[:len(kept)]
-        self.xt = xt.reshape((*self.batch, -1))
-        order = np.argsort(self.xt, axis=-1, kind="stable")  # NaNs sort last
-        n = np.sum(~np.isnan(self.xt), axis=-1)
+        self.xt = xt.reshape((*self.batch, math.prod(xt.shape[len(kept):])))
+        # an empty reduction is an all-NaN slice (NaN value, zero derivative): one NaN
+        # column stands in for it, so the order statistics below have an index to point at
+        self.width = self.xt.shape[-1]
+        probe = self.xt if self.width else np.full((*self.batch, 1), np.nan, self.xt.dtype)
+        order = np.argsort(probe, axis=-1, kind="stable")  # NaNs sort last
+        n = np.sum(~np.isnan(probe), axis=-1)
         self.empty = n == 0
         qf = np.asarray(q, dtype=np.float64).reshape((-1,) + (1,) * len(self.batch))
         v = np.clip(qf * scale, 0, 1) * np.maximum(n - 1, 0)
@@ -58,14 +62,14 @@ class _NanOrderStatistics:
         self.i_f = np.take_along_axis(order[None], f[..., None], -1)[..., 0]
         self.i_c = np.take_along_axis(order[None], c[..., None], -1)[..., 0]
         self.slope = np.where(self.empty, 0.0, scale * (n - 1) * (
-            self._at(self.xt, self.i_c) - self._at(self.xt, self.i_f)))
+            self._at(probe, self.i_c) - self._at(probe, self.i_f)))
 
     def _at(self, values: np.ndarray, idx: np.ndarray) -> np.ndarray:
         return np.take_along_axis(values[None], idx[..., None], -1)[..., 0]
 
     def pushforward(self, a_dot: Any, q_dot: Any) -> np.ndarray:
-        out: Any = 0.0
-        if a_dot is not None:
+        out: Any = np.zeros(self.t.shape)
+        if a_dot is not None and self.width:
             dt = np.transpose(np.broadcast_to(a_dot, self.shape), self.perm).reshape(
                 self.xt.shape)
             out = self.keep * ((1 - self.t) * self._at(dt, self.i_f)
@@ -77,6 +81,8 @@ class _NanOrderStatistics:
         return np.asarray(out)
 
     def a_bar(self, y_bar: np.ndarray) -> np.ndarray:
+        if not self.width:
+            return np.zeros(self.shape, dtype=np.result_type(self.xt, y_bar))
         g = np.broadcast_to(y_bar.reshape(self.t.shape), self.t.shape)
         rows = self.xt.shape[:-1]
         # summed into flat positions by np.bincount (positions may repeat), not written
@@ -89,6 +95,8 @@ class _NanOrderStatistics:
         return np.transpose(out.reshape(kept_shape), np.argsort(self.perm))
 
     def q_bar(self, y_bar: np.ndarray, q_shape: tuple) -> np.ndarray:
+        if not self.width:  # (NumPy drops q's axes from an empty reduction's result)
+            return np.zeros(q_shape)
         g = y_bar.reshape(self.t.shape)
         return np.sum(g * self.slope, axis=tuple(range(1, g.ndim))).reshape(q_shape)
 
@@ -131,6 +139,8 @@ def _nanquantile_rules(f: Any, scale: float) -> None:
             return y, kit.zero_for(y)
         a_dot = None if a_dot is None else kit.dense_tangent(a_dot, a)
         q_dot = None if q_dot is None else kit.dense_tangent(q_dot, q)
+        if not stats.width:  # an empty reduction: NaN values, zero derivatives
+            return y, kit.fit_output(np.zeros(np.shape(y)), y)
         return y, kit.fit_output(stats.pushforward(a_dot, q_dot).reshape(np.shape(y)), y)
 
     nanquantile_rrule.__qualname__ = f"{name}_rrule"

@@ -173,8 +173,9 @@ def _scan_rules(f: Any, name: str, is_prod: bool, cumulative: bool, nan: bool = 
         else:
             y_dot = np.cumsum(d, axis=ax)
         if include:
-            pad = np.zeros_like(np.take(y_dot, [0], axis=ax))
-            y_dot = np.concatenate([pad, y_dot], axis=ax)
+            shape = list(y_dot.shape)
+            shape[ax] = 1  # (from the shape: y_dot is empty when x was)
+            y_dot = np.concatenate([np.zeros(shape, dtype=y_dot.dtype), y_dot], axis=ax)
         return y, kit.fit_output(y_dot, y)
 
     kit.define_rules(f, frule_fn=scan_frule, rrule_fn=scan_rrule, name=name)

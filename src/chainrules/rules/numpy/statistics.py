@@ -431,12 +431,16 @@ def _cov_parts(m: Any, p: dict) -> tuple:
         fact = w.sum() - ddof
     else:
         fact = w.sum() - ddof * np.sum(w * np.asarray(p["aweights"], dtype=float)) / w.sum()
-    return x, nm, back_m, back_y, w, max(fact, 0)
+    # a NumPy float: no degrees of freedom (no observations, ddof >= N) give inf and NaN,
+    # as in the primal, not Python's ZeroDivisionError
+    return x, nm, back_m, back_y, w, np.float64(max(fact, 0))
 
 
 def _cov_centred(x: np.ndarray, w: Any) -> np.ndarray:
     """The map ``dX -> dX - (dX w / sum w) 1^T`` (centring; also its own adjoint's
     transpose: see ``_cov_uncentre``)."""
+    if x.size == 0:  # no variables or no observations (np.average divides 0 by 0)
+        return x
     avg = np.average(x, axis=1, weights=w)
     return x - avg[:, None]
 
@@ -444,6 +448,8 @@ def _cov_centred(x: np.ndarray, w: Any) -> np.ndarray:
 def _cov_uncentre(g: np.ndarray, w: Any) -> np.ndarray:
     """The adjoint of centring: ``G -> G - (G 1) w^T / sum w``."""
     n = g.shape[1]
+    if n == 0:  # no observations: nothing to centre
+        return g
     weights = np.full(n, 1.0 / n) if w is None else w / w.sum()
     return g - g.sum(axis=1, keepdims=True) * weights[None, :]
 

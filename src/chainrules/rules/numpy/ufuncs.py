@@ -216,7 +216,17 @@ def _sign_tangent(x: Any, y: Any, t: Any) -> Any:
 
 _real_linear(np.sign, _sign_tangent, _sign_tangent)
 _real_linear(np.conjugate, lambda x, y, t: np.conj(t), lambda x, y, t: np.conj(t))
-_real_linear(np.real, lambda x, y, t: np.real(t), lambda x, y, t: np.real(t))
+
+
+def _real_cotangent(x: Any, y: Any, t: Any) -> Any:
+    """``Re(t)`` in the space of ``x``: complex for a complex ``x``, explicitly, so that
+    differentiating the pullback (forward over reverse) gives a complex tangent too
+    (``ProjectTo`` leaves an AD's traced values as they are)."""
+    r = np.real(t)
+    return r * np.ones((), dtype=np.result_type(x, r)) if np.iscomplexobj(x) else r
+
+
+_real_linear(np.real, lambda x, y, t: np.real(t), _real_cotangent)
 # Im is dz -> Im(dz); its adjoint maps a real y_bar to i*y_bar
 _real_linear(np.imag, lambda x, y, t: np.imag(t), lambda x, y, t: 1j * np.real(t))
 

@@ -21,6 +21,7 @@ where ``values`` maps each parameter name (``"x"``, the shape names, ``"loc"``,
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -157,6 +158,24 @@ def register_method(func: Any, dist_type: type, names: Callable[[Any], list[str]
         return y, kit.fit_output(y_dot, y)
 
     kit.define_rules(func, dist_type, ..., frule_fn=stats_frule, rrule_fn=stats_rrule, name=label)
+    if func not in _DECLARED:
+        _DECLARED.add(func)
+        kit.declare_parameters(func, functools.partial(_parameters, names, defaults))
+
+
+_DECLARED: set = set()
+
+
+def _parameters(names: Callable[[Any], list[str]], defaults: dict,
+                dist: Any) -> list[inspect.Parameter] | None:
+    """The positional parameters of a distribution method bound to ``dist``
+    (``norm.logpdf(x, loc=0, scale=1)``), so that an AD can move a differentiated
+    keyword argument (``scale=s``) to its place; None for an unbound call."""
+    if dist is None:
+        return None
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return [inspect.Parameter(n, kind, default=defaults.get(n, inspect.Parameter.empty))
+            for n in names(dist)]
 
 
 def _subclasses(cls: type) -> list[type]:

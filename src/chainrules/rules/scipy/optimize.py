@@ -66,6 +66,27 @@ def _cotangents(solver: Callable, pos: tuple, args_bar: Any) -> list:
     return solvers.positional_cotangents(solver, pos, {"args": args_bar})
 
 
+def _all_zero(v: Any) -> bool:
+    """Whether a field's cotangent is zero, looking inside structures: a field nobody
+    reads (Nelder-Mead's ``final_simplex``, a tuple of arrays) gets a structural tangent
+    of zeros from the AD, which needs no derivative."""
+    v = unthunk(v)
+    if kit.is_zero(v):
+        return True
+    if isinstance(v, Tangent):
+        v = v.backing() if callable(getattr(v, "backing", None)) else v
+    if isinstance(v, dict):
+        return all(_all_zero(u) for u in v.values())
+    if isinstance(v, (tuple, list)):
+        return all(_all_zero(u) for u in v)
+    if isinstance(v, Tangent):
+        return all(_all_zero(u) for _, u in v.items())
+    try:
+        return not np.any(np.asarray(v) != 0)
+    except (TypeError, ValueError):
+        return False
+
+
 def _refuse_fields(name: str, y_bar: Any, differentiated: tuple) -> None:
     """Raise for a nonzero cotangent on a result field the rule does not differentiate
     (an inverse Hessian, residuals, a factorization): never a silent zero. ``differentiated``
@@ -76,7 +97,7 @@ def _refuse_fields(name: str, y_bar: Any, differentiated: tuple) -> None:
         return
     for k, v in y_bar.items():
         v = unthunk(v)
-        if k in differentiated or kit.is_zero(v) or not np.any(np.asarray(v) != 0):
+        if k in differentiated or _all_zero(v):
             continue
         raise SolverError(name, f"the result's field {k!r} is not differentiated",
                           f"expected cotangents on the fields {', '.join(differentiated)} "
@@ -466,6 +487,56 @@ def minimize_scalar_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any,
     return res, Tangent[type(res)]({"x": x_dot, "fun": type(res.fun)(fun_dot)})
 
 
+def _bracketing_minimizer_rrule(solver: Callable) -> None:
+    """The rrule of ``golden`` / ``brent`` (``x = solver(func, args, ...)``, a minimum
+    found by comparisons only: traced, it would have no derivative): the implicit
+    function rule of ``minimize_scalar``. ``full_output=True`` gets no rule."""
+    name = _name(solver)
+
+    def bracketing_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
+        bound = solvers.bind(solver, (fun, *pos), kwargs)
+        if bound.arguments.get("full_output"):
+            return None
+        x = solver(*bound.args, **bound.kwargs)
+        raw_args = bound.arguments.get("args", ())
+
+        def bracketing_pullback(x_bar: Any) -> tuple:
+            x_bar = unthunk(x_bar)
+            if kit.is_zero(x_bar):
+                return (_NO, _ZERO, *_cotangents(solver, pos, _ZERO))
+            opt = _Optimum(name, config, fun, x, solvers.args_tuple(raw_args), _VALUE)
+            f_bar, args_bars = opt.cotangent(x_bar, _ZERO)
+            return (_NO, f_bar, *_cotangents(
+                solver, pos, solvers.args_cotangent(raw_args, args_bars)))
+
+        return x, bracketing_pullback
+
+    bracketing_rrule.__name__ = bracketing_rrule.__qualname__ = f"{solver.__name__}_rrule"
+    rrule.register(solver, config=HasReverseMode)(bracketing_rrule)
+
+
+for _solver in (so.golden, so.brent):
+    _bracketing_minimizer_rrule(_solver)
+
+
+# SciPy's default gtol: a gradient this small is a converged minimum for BFGS/CG/...
+_DEFAULT_GTOL = 1e-5
+
+
+def _stationary_after_precision_loss(res: Any) -> bool:
+    """Whether an unsuccessful ``minimize`` stopped on "precision loss" (the line search
+    cannot improve in floating point, typically when ``gtol`` asks more than rounding
+    allows) at a point that satisfies the first-order optimality condition the implicit
+    function rule needs: the gradient's largest entry at most SciPy's default ``gtol``
+    (1e-5), where a default solve would report success. The second-order condition (a
+    nonsingular Hessian) is checked when the pullback solves with it."""
+    message = str(res.get("message", ""))
+    jac = res.get("jac")
+    if res.success or "precision loss" not in message or jac is None:
+        return False
+    return bool(np.all(np.isfinite(jac)) and np.max(np.abs(jac), initial=0.0) <= _DEFAULT_GTOL)
+
+
 def _minimize_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
     name = "scipy.optimize.minimize"
     bound = solvers.bind(so.minimize, (fun, *pos), kwargs)
@@ -478,7 +549,8 @@ def _minimize_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
             bound.arguments[d] = _wrap_derivative("scipy.optimize.minimize", d,
                                                   bound.arguments[d])
     res = so.minimize(*bound.args, **bound.kwargs)
-    _check_minimum(name, res)
+    if not _stationary_after_precision_loss(res):
+        _check_minimum(name, res)
     bounds = bound.arguments.get("bounds")
     if bounds is not None:
         b = so.Bounds(*zip(*bounds)) if not isinstance(bounds, so.Bounds) else bounds

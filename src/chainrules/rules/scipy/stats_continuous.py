@@ -208,7 +208,10 @@ def _names(first: str) -> Callable[[Any], list[str]]:
 def _inside(dist: Any, z: Any, shapes: list) -> Any:
     support = _SPECS[type(dist)].support
     lo, hi = (dist.a, dist.b) if support is None else support(*shapes)
-    return (z > lo) & (z < hi)
+    # written as "not outside": a NaN (in the data or a parameter) is not outside the
+    # support, so the partials' formulas carry it into the derivative as the primal
+    # carries it into the value, instead of a mask turning it into a 0
+    return ~((z <= lo) | (z >= hi))
 
 
 def _density_partials(method: str) -> Callable:

@@ -97,13 +97,14 @@ def _partials(method: str) -> Callable:
         lo, hi = (dist.a, dist.b) if spec.support is None else spec.support(*shapes)
         out: dict = {}
         if method in ("logpmf", "pmf"):
-            inside = (k >= lo) & (k <= hi) & (y != (-np.inf if method == "logpmf" else 0))
+            # "not outside", so that a NaN stays in the partials (see stats_continuous)
+            inside = ~((k < lo) | (k > hi) | (y == (-np.inf if method == "logpmf" else 0)))
             factor = 1.0 if method == "logpmf" else y
             for name, d in zip(names, spec.dlogpmf):
                 out[name] = d if d is None else masked(
                     inside, lambda d=d: factor * d(k, *shapes))
             return out
-        inside = (k >= lo) & (k < hi)
+        inside = ~((k < lo) | (k >= hi))
         r = cdf_scale(method, y)
         for name, d in zip(names, spec.dcdf):
             out[name] = d if d is None or isinstance(d, str) else masked(

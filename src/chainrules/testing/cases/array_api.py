@@ -26,7 +26,7 @@ from chainrules.testing import (
 )
 from chainrules.testing._pairs import PrimalAndTangent
 
-__all__ = ["CASES", "NAMESPACE"]
+__all__ = ["CASES", "NAMESPACE", "build_cases"]
 
 REAL = ("float64", "float32")
 ALL = ("float64", "float32", "complex128")
@@ -40,7 +40,42 @@ except ImportError:  # pragma: no cover - the optional dependency is missing
     NAMESPACE = None
 
 
+class _Target:
+    """The array library the rows are being built for: its namespace, the prefix of
+    the rows' names, how a NumPy array becomes one of its arrays, and how a row's dtypes
+    map onto the ones it runs (JAX without x64 runs float32 and complex64)."""
+
+    def __init__(self, ns: Any, prefix: str, asarray: Callable[[Any], Any],
+                 dtypes: dict[str, str | None] | None = None) -> None:
+        self.ns, self.prefix, self.asarray, self.dtypes = ns, prefix, asarray, dtypes
+
+    def convert(self, v: Any) -> Any:
+        if isinstance(v, PrimalAndTangent):
+            return PrimalAndTangent(self.convert(v.x), self.convert(v.x_dot))
+        if isinstance(v, (np.ndarray, np.generic)):
+            return self.asarray(np.asarray(v))
+        if isinstance(v, list):
+            return [self.convert(item) for item in v]
+        return v
+
+    def map_dtypes(self, dtypes: tuple) -> tuple:
+        if self.dtypes is None:
+            return dtypes
+        mapped = (self.dtypes.get(d, d) for d in dtypes)
+        return tuple(dict.fromkeys(d for d in mapped if d is not None))
+
+
+_TARGET: _Target | None = None
+
+
+def _ns() -> Any:
+    """The namespace the rows are being built for."""
+    assert _TARGET is not None
+    return _TARGET.ns
+
+
 def _to_xs(v: Any) -> Any:
+    """NumPy inputs as ``array_api_strict`` arrays (the sorted-``eig`` helper's own)."""
     if isinstance(v, PrimalAndTangent):
         return PrimalAndTangent(_to_xs(v.x), _to_xs(v.x_dot))
     if isinstance(v, (np.ndarray, np.generic)):
@@ -50,22 +85,29 @@ def _to_xs(v: Any) -> Any:
     return v
 
 
-def _fn(name: str) -> Any:
-    target = NAMESPACE
+def _fn(name: str, ns: Any = None) -> Any:
+    target = _ns() if ns is None else ns
     for part in name.split("."):
         target = getattr(target, part)
     return target
 
 
 def _case(name: str, args: Callable[..., tuple], dtypes: tuple = REAL,
-          label: str | None = None, **options: Any) -> Case:
-    """A row for ``array_api_strict.<name>``: ``args(rng, dtype)`` builds NumPy inputs."""
+          label: str | None = None, x64: bool = False, **options: Any) -> Case | None:
+    """A row for ``<namespace>.<name>``: ``args(rng, dtype)`` builds NumPy inputs, which
+    the row converts to the target library's arrays. ``x64``: the row needs 64-bit
+    dtypes (a cast to float64) and is left out where they are not available."""
+    target = _TARGET
+    assert target is not None
+    if x64 and target.dtypes is not None and target.dtypes.get("float64", "") is None:
+        return None
 
-    def strict_args(rng: np.random.Generator, dtype: np.dtype) -> tuple:
-        return tuple(_to_xs(a) for a in args(rng, dtype))
+    def library_args(rng: np.random.Generator, dtype: np.dtype) -> tuple:
+        return tuple(target.convert(a) for a in args(rng, dtype))
 
-    display = f"array_api_strict.{name}" + (f" {label}" if label else "")
-    return Case(_fn(name), strict_args, dtypes=dtypes, name=display, **options)
+    display = f"{target.prefix}.{name}" + (f" {label}" if label else "")
+    return Case(_fn(name), library_args, dtypes=target.map_dtypes(dtypes), name=display,
+                **options)
 
 
 def _unary(name: str, gen: Any = arr, dtypes: tuple = ALL, shape: tuple = (3, 2),
@@ -115,7 +157,7 @@ def _acosh_domain(rng: np.random.Generator, dtype: np.dtype, shape: Any) -> Any:
     return positive(rng, dtype, shape, 1.2, 3.0)
 
 
-def _elementwise_cases() -> list[Case]:
+def _elementwise_cases() -> list[Case | None]:
     return [
         _unary("negative"),
         _unary("positive"),
@@ -189,13 +231,13 @@ def _x34(rng: np.random.Generator, dt: np.dtype) -> tuple:
     return (arr(rng, dt, (3, 4)),)
 
 
-def _statistical_cases() -> list[Case]:
+def _statistical_cases() -> list[Case | None]:
     return [
         _case("sum", _x34, ALL),
         _case("sum", _x34, ALL, kwargs={"axis": 0}),
         _case("sum", lambda rng, dt: (arr(rng, dt, (2, 3, 2)),), ALL,
               kwargs={"axis": (0, 2), "keepdims": True}),
-        _case("sum", _x34, ("float32",), kwargs={"axis": 1, "dtype": NAMESPACE.float64}),
+        _case("sum", _x34, ("float32",), kwargs={"axis": 1, "dtype": _ns().float64}, x64=True),
         _case("mean", _x34, ALL),
         _case("mean", _x34, ALL, kwargs={"axis": -1, "keepdims": True}),
         _case("prod", _x34, ALL, kwargs={"axis": 1}),
@@ -226,7 +268,8 @@ def _x234(rng: np.random.Generator, dt: np.dtype) -> tuple:
     return (arr(rng, dt, (2, 3, 4)),)
 
 
-def _manipulation_cases() -> list[Case]:
+def _manipulation_cases() -> list[Case | None]:
+    ns = _ns()
     return [
         _case("reshape", _x234, ALL, kwargs={"shape": (4, 6)}),
         _case("reshape", lambda rng, dt: (arr(rng, dt, (2, 3)), (3, -1)), ALL, "positional"),
@@ -241,13 +284,13 @@ def _manipulation_cases() -> list[Case]:
         _case("moveaxis", lambda rng, dt: (arr(rng, dt, (2, 3, 4)), 0, -1), ALL),
         _case("broadcast_to", lambda rng, dt: (arr(rng, dt, (3, 1)),), ALL,
               kwargs={"shape": (2, 3, 4)}),
-        _case("astype", lambda rng, dt: (arr(rng, dt, (3, 4)), NAMESPACE.float64),
-              ("float32",), "to float64"),
-        _case("astype", lambda rng, dt: (arr(rng, dt, (3, 4)), NAMESPACE.float32),
+        _case("astype", lambda rng, dt: (arr(rng, dt, (3, 4)), ns.float64),
+              ("float32",), "to float64", x64=True),
+        _case("astype", lambda rng, dt: (arr(rng, dt, (3, 4)), ns.float32),
               ("float64",), "to float32"),
         _case("asarray", lambda rng, dt: (arr(rng, dt, (3, 4)),), ALL),
         _case("asarray", _x34, ("float32",), "dtype=float64",
-              kwargs={"dtype": NAMESPACE.float64}),
+              kwargs={"dtype": _ns().float64}, x64=True),
         _case("from_dlpack", lambda rng, dt: (arr(rng, dt, (3, 4)),), ALL),
         _case("meshgrid", lambda rng, dt: (arr(rng, dt, (3,)), arr(rng, dt, (4,)),
                                            arr(rng, dt, (2,))), ALL),
@@ -279,7 +322,7 @@ def _ints(*values: int) -> Any:
     return no_tangent(np.array(values, dtype=np.int64))
 
 
-def _searching_cases() -> list[Case]:
+def _searching_cases() -> list[Case | None]:
     return [
         _case("where", lambda rng, dt: (no_tangent(np.array([[True], [False], [True]])),
                                         arr(rng, dt, (3, 4)), arr(rng, dt, (4,))), ALL),
@@ -298,11 +341,11 @@ def _searching_cases() -> list[Case]:
         _case("diff", _x34, ALL),
         _case("diff", _x34, ALL, kwargs={"axis": 0, "n": 2}),
         _case("diff", lambda rng, dt: (arr(rng, dt, (3, 4)),), ALL, "prepend, append",
-              kwargs={"prepend": NAMESPACE.zeros((3, 1)), "append": NAMESPACE.ones((3, 2))}),
+              kwargs={"prepend": _ns().zeros((3, 1)), "append": _ns().ones((3, 2))}),
     ]
 
 
-def _linalg_cases() -> list[Case]:
+def _linalg_cases() -> list[Case | None]:
     def pair(s1: tuple, s2: tuple) -> Callable[..., tuple]:
         return lambda rng, dt: (arr(rng, dt, s1), arr(rng, dt, s2))
 
@@ -338,6 +381,11 @@ def _linalg_cases() -> list[Case]:
         _case("linalg.vector_norm", lambda rng, dt: (_away(rng, dt, (5,)),), REAL, "ord 1",
               kwargs={"ord": 1}),
         _case("linalg.matrix_norm", lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), ALL),
+        *(_case("linalg.matrix_norm", lambda rng, dt: (_spread(rng, dt, (2, 3, 4)),), ALL,
+                f"ord {p!r}", kwargs={"ord": p})
+          for p in ("nuc", 2, -2, 1, -1, float("inf"), -float("inf"))),
+        _case("linalg.vector_norm", lambda rng, dt: (arr(rng, dt, (3, 4)),), REAL, "ord 0",
+              kwargs={"ord": 0, "axis": 1}),
         _case("linalg.matrix_power", lambda rng, dt: (arr(rng, dt, (2, 3, 3)) / 2, 3), ALL),
         _case("linalg.matrix_power", lambda rng, dt: (well_conditioned(rng, dt, 3), -2), ALL,
               "negative"),
@@ -351,7 +399,7 @@ def _strict_eig_sorted(a: Any) -> tuple:
     eigenvalues are. Its rules are ``eig``'s, permuted and signed."""
     from chainrules.testing.cases.numpy_linalg import canonical_eig, sorted_eig
 
-    w, v = _fn("linalg.eig")(a)
+    w, v = _fn("linalg.eig", NAMESPACE)(a)
     canon = canonical_eig(np.asarray(w), np.asarray(v))
     return tuple(_to_xs(p) for p in sorted_eig(np.asarray(w), np.asarray(v), *canon))
 
@@ -360,7 +408,7 @@ def _register_strict_eig_sorted() -> None:
     from chainrules import NoTangent, Tangent, frule, rrule, unthunk
     from chainrules.testing.cases.numpy_linalg import canonical_eig, sorted_eig, unsorted_eig
 
-    eig = _fn("linalg.eig")
+    eig = _fn("linalg.eig", NAMESPACE)
 
     def plain(t: Any) -> Any:
         t = unthunk(t)
@@ -400,11 +448,11 @@ def _register_strict_eig_sorted() -> None:
     rrule.register(_strict_eig_sorted)(strict_eig_sorted_rrule)
 
 
-_strict_eig_sorted.tests = _fn("linalg.eig")  # type: ignore[attr-defined]
+_strict_eig_sorted.tests = _fn("linalg.eig", NAMESPACE)  # type: ignore[attr-defined]
 _register_strict_eig_sorted()
 
 
-def _decomposition_cases() -> list[Case]:
+def _decomposition_cases() -> list[Case | None]:
     from chainrules.testing.cases.numpy_linalg import herm, pd, separated, wc
 
     return [
@@ -426,10 +474,12 @@ def _decomposition_cases() -> list[Case]:
         _case("linalg.eigvalsh", lambda rng, dt: (herm(rng, dt, 3),), ALL),
         # eigenvalues far apart and eigenvectors far from their gauge's ties
         # (`separated`): LAPACK's order and phase then hold under the perturbations
-        Case(_strict_eig_sorted, lambda rng, dt: (_to_xs(separated(rng, dt, 3)),),
-             dtypes=ALL, name="array_api_strict.linalg.eig (sorted, signed)"),
-        Case(_strict_eig_sorted, lambda rng, dt: (_to_xs(separated(rng, dt, 3, (2,))),),
-             dtypes=ALL, name="array_api_strict.linalg.eig (sorted, signed) stack"),
+        *_strict_only([
+            Case(_strict_eig_sorted, lambda rng, dt: (_to_xs(separated(rng, dt, 3)),),
+                 dtypes=ALL, name="array_api_strict.linalg.eig (sorted, signed)"),
+            Case(_strict_eig_sorted, lambda rng, dt: (_to_xs(separated(rng, dt, 3, (2,))),),
+                 dtypes=ALL, name="array_api_strict.linalg.eig (sorted, signed) stack"),
+        ]),
         _case("linalg.eigvals", lambda rng, dt: (separated(rng, dt, 3),), ALL),
         _case("linalg.svd", lambda rng, dt: (arr(rng, dt, (3, 3)),), REAL, "square"),
         _case("linalg.svd", lambda rng, dt: (arr(rng, dt, (4, 3)),), REAL,
@@ -439,12 +489,15 @@ def _decomposition_cases() -> list[Case]:
         _case("linalg.svdvals", lambda rng, dt: (arr(rng, dt, (4, 3)),), ALL),
         _case("linalg.qr", lambda rng, dt: (arr(rng, dt, (4, 3)),), ALL, "tall"),
         _case("linalg.qr", lambda rng, dt: (arr(rng, dt, (2, 3, 3)),), ALL, "stack"),
+        _case("linalg.qr", lambda rng, dt: (arr(rng, dt, (3, 5)),), ALL, "wide"),
+        _case("linalg.qr", lambda rng, dt: (arr(rng, dt, (2, 3)),), ALL, "wide, complete",
+              kwargs={"mode": "complete"}),
         _case("linalg.pinv", lambda rng, dt: (arr(rng, dt, (4, 3)),), ALL, "tall"),
         _case("linalg.pinv", lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), ALL, "wide stack"),
     ]
 
 
-def _fft_cases() -> list[Case]:
+def _fft_cases() -> list[Case | None]:
     c = ("complex128",)
     cases = []
     for norm in ("backward", "ortho", "forward"):
@@ -483,14 +536,80 @@ def _fft_cases() -> list[Case]:
     ]
 
 
+def _strict_only(cases: list[Case]) -> list[Case]:
+    """Rows written for ``array_api_strict`` alone (their helpers convert to it)."""
+    assert _TARGET is not None
+    return cases if _TARGET.ns is NAMESPACE else []
+
+
+def _with_zeros(rng: np.random.Generator, dtype: np.dtype, shape: tuple) -> Any:
+    """Values with exact zeros at fixed places (one, two, or none per row)."""
+    x = arr(rng, dtype, shape)
+    mask = (np.arange(int(np.prod(shape))).reshape(shape) % 4) == 1
+    return np.where(mask, 0, x).astype(dtype)
+
+
+def _edge_cases() -> list[Case | None]:
+    """Zeros and 0-sized inputs: where a rule written with NumPy in mind breaks on
+    another library (a reduction over an empty axis, ``x.size`` being a method)."""
+    empty = lambda shape: lambda rng, dt: (arr(rng, dt, shape),)  # noqa: E731
+    return [
+        _case("cumulative_prod", lambda rng, dt: (_with_zeros(rng, dt, (3, 5)),), ALL,
+              "with zeros", kwargs={"axis": 1}),
+        _case("cumulative_prod", lambda rng, dt: (_with_zeros(rng, dt, (6,)),), REAL,
+              "with zeros, include_initial", kwargs={"include_initial": True}),
+        _case("prod", lambda rng, dt: (_with_zeros(rng, dt, (3, 5)),), REAL, "with zeros",
+              kwargs={"axis": 0}),
+        _case("sum", empty((0, 3)), ALL, "empty", kwargs={"axis": 0}),
+        _case("prod", empty((3, 0)), REAL, "empty", kwargs={"axis": 1}),
+        _case("cumulative_prod", empty((3, 0)), REAL, "empty", kwargs={"axis": 1}),
+        _case("repeat", lambda rng, dt: (arr(rng, dt, (0, 3)), 2), REAL, "empty, flat"),
+        _case("concat", lambda rng, dt: ([arr(rng, dt, (0, 3)), arr(rng, dt, (2,))],), REAL,
+              "empty, flat", kwargs={"axis": None}),
+        _case("take", lambda rng, dt: (arr(rng, dt, (5,)), _ints(4, 0, 4)), REAL,
+              "axis=None", kwargs={"axis": None}),
+        _case("diff", _x34, REAL, "n=0, prepend",
+              kwargs={"n": 0, "axis": 1, "prepend": _ns().zeros((3, 1))}),
+        _case("linalg.svd", empty((0, 0)), REAL, "0x0", kwargs={"full_matrices": False}),
+        _case("linalg.svdvals", empty((2, 0, 0)), REAL, "empty stack"),
+        _case("linalg.eigh", empty((0, 3, 3)), REAL, "empty stack"),
+        _case("linalg.eigvalsh", empty((0, 0)), REAL, "0x0"),
+        _case("linalg.eigvals", empty((0, 0)), REAL, "0x0"),
+        _case("linalg.det", empty((0, 3, 3)), REAL, "empty stack"),
+        _case("linalg.inv", empty((0, 0)), REAL, "0x0"),
+    ]
+
+
+def build_cases(ns: Any, prefix: str, asarray: Callable[[Any], Any],
+                dtypes: dict[str, str | None] | None = None) -> list[Case]:
+    """The array-API rows on the library ``ns``: the same rows as on ``array_api_strict``
+    (less the strict-only ones), each named ``<prefix>.<function>``, with inputs made by
+    ``asarray`` from NumPy arrays and dtypes mapped by ``dtypes`` (``None`` drops one).
+    Registers the generic rules on ``ns`` first.
+
+    >>> import array_api_strict as xs
+    >>> rows = build_cases(xs, "strict-again", xs.asarray)
+    >>> rows[0].display_name
+    'strict-again.negative'
+    """
+    global _TARGET
+    from chainrules.rules import register_namespace
+
+    register_namespace(ns)
+    previous, _TARGET = _TARGET, _Target(ns, prefix, asarray, dtypes)
+    try:
+        rows = (_elementwise_cases() + _statistical_cases() + _manipulation_cases()
+                + _searching_cases() + _linalg_cases() + _decomposition_cases()
+                + _fft_cases() + _edge_cases())
+    finally:
+        _TARGET = previous
+    return [row for row in rows if row is not None and row.dtypes]
+
+
 def _all_cases() -> list[Case]:
     if NAMESPACE is None:
         return []
-    from chainrules.rules import register_namespace
-
-    register_namespace(NAMESPACE)
-    return (_elementwise_cases() + _statistical_cases() + _manipulation_cases()
-            + _searching_cases() + _linalg_cases() + _decomposition_cases() + _fft_cases())
+    return build_cases(NAMESPACE, "array_api_strict", NAMESPACE.asarray)
 
 
 CASES: list[Case] = _all_cases()

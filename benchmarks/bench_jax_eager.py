@@ -1,0 +1,128 @@
+"""The JAX bridge's per-call cost in eager (un-jitted) JAX.
+
+A softplus with rules written against the array API (``xp = array_namespace(x)``),
+bridged with ``jax_function`` (native, forward mode: a ``jax.custom_jvp`` from the
+frule), against a hand-written ``jax.custom_jvp`` of the same maths and against
+plain ``jnp`` (no custom derivative). Timed, on 8 elements, without ``jax.jit``:
+
+- ``call``: one forward call;
+- ``call (new jax_function)``: ``jax_function(softplus)(x)``, a new bridged function
+  every call (what a model that wraps inside its ``__call__`` does);
+- ``grad``: ``jax.grad`` of the sum.
+
+The table gives medians and the paired ratio to the hand-written ``custom_jvp``
+(target: the bridged call <= 1.2x). Everything runs in one process, one thread
+(XLA and NumPy pinned), the variants interleaved round by round
+(``_bench_harness.measure``).
+
+Run: ``python benchmarks/bench_jax_eager.py`` (``--quick`` for fewer rounds).
+
+Measured 2026-11-28 on the shared 2-core machine (jax 0.10.2 CPU), the same run
+against main before the plan cache (``PYTHONPATH=/work/main/src``) and after:
+
+=========================  ================  ================
+ours / custom_jvp          before            after
+=========================  ================  ================
+call                       1.48x (464 µs)    1.16x (324 µs)
+call (new jax_function)    11.3x (3.59 ms)   1.17x (314 µs)
+grad                       1.64x (7.39 ms)   1.49x (8.41 ms)
+=========================  ================  ================
+
+``grad`` stays above 1.2x: eager ``jax.grad`` traces the frule (written with
+``array_namespace``) with JAX's tracers on every call, which the hand-written
+``custom_jvp``'s ``jnp`` rule also pays, but with fewer Python layers.
+"""
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ[_var] = "1"
+os.environ["XLA_FLAGS"] = (
+    os.environ.get("XLA_FLAGS", "")
+    + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+).strip()
+
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+from _bench_harness import close, fmt, measure
+from chainrules import NoTangent, array_namespace, frule, rrule
+
+N = 8
+
+
+def softplus(x):
+    xp = array_namespace(x)
+    return xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(x, 0.0)
+
+
+@frule.register(softplus)
+def softplus_frule(dargs, x):
+    xp = array_namespace(x)
+    return softplus(x), dargs[1] / (1 + xp.exp(-x))
+
+
+@rrule.register(softplus)
+def softplus_rrule(x):
+    xp = array_namespace(x)
+
+    def softplus_pullback(y_bar):
+        return NoTangent(), y_bar / (1 + xp.exp(-x))
+
+    return softplus(x), softplus_pullback
+
+
+def main(quick: bool = False) -> dict:
+    import jax
+    import jax.numpy as jnp
+
+    from chainrules.interop.jax import jax_function
+
+    def jnp_softplus(x):
+        return jnp.log1p(jnp.exp(-jnp.abs(x))) + jnp.maximum(x, 0.0)
+
+    @jax.custom_jvp
+    def hand(x):
+        return jnp_softplus(x)
+
+    @hand.defjvp
+    def hand_jvp(primals, tangents):
+        (x,), (x_dot,) = primals, tangents
+        return hand(x), x_dot / (1 + jnp.exp(-x))
+
+    bridged = jax_function(softplus)
+    x = jnp.linspace(-2.0, 2.0, N)
+
+    def grad_of(f):
+        return jax.grad(lambda v: jnp.sum(f(v)))
+
+    assert close(bridged(x), hand(x), rtol=1e-6)
+    assert close(grad_of(bridged)(x), grad_of(hand)(x), rtol=1e-6)
+    rounds, min_time = (5, 0.05) if quick else (15, 0.2)
+    rows = {}
+    for what, impls in {
+        "call": {"ours": lambda: bridged(x).block_until_ready(),
+                 "custom_jvp": lambda: hand(x).block_until_ready(),
+                 "jnp": lambda: jnp_softplus(x).block_until_ready()},
+        "call (new jax_function)": {
+            "ours": lambda: jax_function(softplus)(x).block_until_ready(),
+            "custom_jvp": lambda: hand(x).block_until_ready()},
+        "grad": {"ours": lambda: grad_of(bridged)(x).block_until_ready(),
+                 "custom_jvp": lambda: grad_of(hand)(x).block_until_ready(),
+                 "jnp": lambda: grad_of(jnp_softplus)(x).block_until_ready()},
+    }.items():
+        medians, ratios = measure(impls, rounds, min_time)
+        rows[what] = (medians, ratios)
+    print(f"eager JAX, softplus on {N} elements, one thread; ratio = ours / custom_jvp "
+          f"(paired medians)")
+    print(f"{'':26} {'ours':>11} {'custom_jvp':>11} {'jnp':>11} {'ours/custom_jvp':>16}")
+    for what, (medians, ratios) in rows.items():
+        jnp_t = fmt(medians["jnp"]) if "jnp" in medians else " " * 11
+        print(f"{what:26} {fmt(medians['ours']):>11} {fmt(medians['custom_jvp']):>11} "
+              f"{jnp_t:>11} {1 / ratios['custom_jvp']:>15.2f}x")
+    return rows
+
+
+if __name__ == "__main__":
+    main(quick="--quick" in sys.argv)
