@@ -310,12 +310,9 @@ def _derive_scalar(f: Any, argtypes: tuple, config: Any, hit: Any) -> Any:
         return _INDEX
     if hit[1] or hit[2]:
         return None
-    if any(is_foreign_type(t) for t in argtypes):
-        # the rule's own pullback: the scalar node's backward unbroadcasts with NumPy
-        # (`w - xp.max(w)` on array_api_strict: a (1,)-shaped cotangent for the max)
-        return _PlainRule(hit[0])
-    part = _scalar_partials(f, hit[0])
-    return part if part is not None and part.nout == 1 else _PlainRule(hit[0])
+    part = _scalar_partials(f, hit[0])  # (scalar nodes unbroadcast with NumPy: not foreign)
+    return part if part is not None and part.nout == 1 and not any(
+        map(is_foreign_type, argtypes)) else _PlainRule(hit[0])
 
 
 # (f, argument types..., config type) -> `_derive_scalar`'s answer; emptied by registrations
@@ -558,10 +555,9 @@ class ReverseTrace:
         if part is _NO_RULE:
             part = _scalar_partials(f, rule)
         if part is not None and not kwargs and part.nout == 1 and not any(
-                map(is_foreign_type, types_)):
+                map(is_foreign_type, types_)):  # (not on foreign arrays: see above)
             # A scalar_rule: record the partials instead of a pullback closure (its
-            # derivatives_given_output; no projector objects for scalar chains). Not on
-            # foreign arrays: the node's backward unbroadcasts with NumPy.
+            # derivatives_given_output; no projector objects for scalar chains).
             y = call(f, *call_args) if mixed else f(*call_args)
             ty = type(y)
             if ty is not float and ty is not _ndarray and not _boxable(y):

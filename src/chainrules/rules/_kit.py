@@ -394,6 +394,7 @@ def foreign_rule(table: Any, f: Any, args: tuple, kwargs: dict,
 
     return y, foreign_pullback
 
+
 # ---------------------------------------------------------------------- keyword binding
 
 # A function whose Python signature hides its parameters behind ``*args, **kwds``
