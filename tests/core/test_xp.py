@@ -270,3 +270,27 @@ def test_classes_are_not_arrays():
     assert not cr.is_foreign_array(np.float64)
     assert not cr.is_foreign_array(jnp.ndarray)
     assert array_namespace(np.float64, np.ones(2)) is array_namespace(np.ones(2))
+
+
+def test_namespace_counterpart_keeps_positional_and_keyword_arguments():
+    da = pytest.importorskip("dask.array")
+    from chainrules.core import namespace_counterpart
+
+    x = da.ones((2, 3), chunks=1)
+    g, args, kwargs = namespace_counterpart(np.sum, (x, 1), {"keepdims": True})
+    assert g is cr.array_namespace(x).sum and len(args) == 2 and args[0] is x
+    assert args[1] == 1 and kwargs == {"keepdims": True}
+    y = x.T
+    g, args, kwargs = namespace_counterpart(np.matmul, (x, y), {})
+    assert g is cr.array_namespace(x).matmul and args[0] is x and args[1] is y
+    assert kwargs == {}
+    assert namespace_counterpart(np.sum, (np.ones(2),), {}) is None  # NumPy keeps it
+    assert namespace_counterpart(np.unwrap, (x,), {}) is None  # no dask counterpart
+
+
+def test_is_foreign_type_and_is_lazy_array_by_class():
+    da = pytest.importorskip("dask.array")
+    from chainrules.core import is_foreign_type, is_lazy_array
+
+    assert is_foreign_type(da.Array) and is_lazy_array(da.ones(2))
+    assert not is_foreign_type(np.ndarray) and not is_lazy_array(np.ones(2))

@@ -230,13 +230,16 @@ def test_ad_vjp_and_jvp_of_array_api_code():
     assert float(y_dot) == pytest.approx(3.2)
 
 
-def test_ad_hessian_of_array_api_input_error():
+def test_ad_hessian_of_array_api_input():
+    # (issue 27: jacobian and hessian build their basis vectors in the input's library)
     import chainrules.ad as ad
 
-    with pytest.raises(ad.InputTypeError, match=re.escape(
-            "jacobian argument 0: expected a real number or a NumPy float array, got a "
-            "array_api_strict._array_object.Array; jacobian and hessian build NumPy basis")):
-        ad.hessian(lambda x: xs.sum(xs.sin(x)))(xs.asarray([0.1, 0.2]))
+    def f(x):
+        return xs.sum(xs.sin(x))
+
+    h = ad.hessian(f)(xs.asarray([0.1, 0.2]))
+    assert type(h) is type(xs.asarray(0.0))
+    np.testing.assert_allclose(to_numpy(h), np.diag(-np.sin([0.1, 0.2])), rtol=1e-12)
 
 
 def test_ad_array_api_code_without_source_error():
@@ -244,8 +247,8 @@ def test_ad_array_api_code_without_source_error():
 
     namespace = {"xs": xs}
     exec(compile("f = lambda x: xs.sum(xs.sin(x))", "<no source>", "exec"), namespace)
-    with pytest.raises(ad.TracerConversionError, match=re.escape(
-            "x._array (the data inside the array)") + ".*could not be read"):
+    with pytest.raises(ad.NoRuleError, match=re.escape(
+            "its source could not be read (a function defined in the REPL")):
         ad.grad(namespace["f"])(xs.asarray([0.1, 0.2]))
 
 

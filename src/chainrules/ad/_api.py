@@ -28,6 +28,7 @@ from chainrules.core import (
     unthunk,
 )
 
+from ._arraylib import check_opaque, is_graph_type
 from ._closures import with_cells
 from ._dispatch import call, project_traced
 from ._errors import InputTypeError, NonScalarOutputError
@@ -226,6 +227,8 @@ def _unbox_output(trace: Any, y: Any, out: list) -> Any:
     """The primal of output ``y``; records ``(primal, tracer-or-None)`` per leaf."""
     if type(y) is Tracer and y._trace is trace:  # the common single output
         out.append((y.primal, y))
+        if is_graph_type(type(y.primal)):
+            check_opaque(y.primal, "the output")
         return y.primal
 
     def leaf(v: Any) -> Any:
@@ -234,6 +237,8 @@ def _unbox_output(trace: Any, y: Any, out: list) -> Any:
                 out.append((v.primal, v))
                 return v.primal
             return v
+        if is_graph_type(type(v)):
+            check_opaque(v, "the output")
         out.append((v, None))
         return v
 
@@ -544,7 +549,9 @@ def _jvp(config: RuleConfig, f: Callable, primals: tuple, tangents: tuple,
 
     def leaf(v: Any) -> Any:
         if type(v) is Tracer and v._trace is trace:
-            return v.primal
+            v = v.primal
+        if is_graph_type(type(v)):
+            check_opaque(v, "the output")
         return v
 
     def leaf_dot(v: Any) -> Any:

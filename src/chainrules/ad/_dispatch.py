@@ -27,12 +27,14 @@ from chainrules.core import (
     Tangent,
     frule,
     ignore_derivatives,
+    is_foreign_array,
     registered_functions,
     rrule,
 )
 from chainrules.rules import _kit as kit
 
 from . import _native
+from ._arraylib import in_namespace
 from ._closures import _passes_function, _reachable_trace, _watched
 from ._errors import (
     ADError,
@@ -194,6 +196,10 @@ def apply(f: Any, args: tuple, kwargs: dict, soft: bool = False,
         args, kwargs = moved
     if top is None:
         return f(*args, **kwargs)
+    if from_numpy:
+        mapped = in_namespace(f, args, kwargs, deep_primal)
+        if mapped is not None:
+            return call(mapped[0], *mapped[1], **mapped[2])
     out = top.process(f, args, kwargs)
     if out is not _NO_RULE:
         return out
@@ -284,6 +290,11 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
                 top = a._trace
         elif ta is not float and ta is not _ndarray and ta is not int:
             plain = False
+    if tf is _NumpyFunctionType and top is not None:
+        # NumPy's function on a traced foreign array: the namespace's own function
+        mapped = in_namespace(f, args, kwargs, deep_primal)
+        if mapped is not None:
+            return call(mapped[0], *mapped[1], **mapped[2])
     if plain and not kwargs and (tf is _ufunc or tf is _BuiltinFunctionType or (
             tf is _NumpyFunctionType and id(f) not in _INPLACE_FUNCS)):
         # the common calls (np.sin(x), math.exp(x), len(x), range(n)), decided as the
@@ -480,8 +491,8 @@ def project_traced(project: ProjectTo, dx: Any) -> Any:
     if np.iscomplexobj(p) and not np.iscomplexobj(target):
         dx = call(np.real, dx)
     tshape = np.shape(target)
-    if not isinstance(target, _ndarray) and np.ndim(p):
-        return call(np.sum, dx)
+    if not isinstance(target, _ndarray) and np.ndim(p) and not is_foreign_array(target):
+        return call(np.sum, dx)  # a scalar's cotangent (a JAX / torch array is an array)
     if np.shape(p) != tshape:
         pshape = np.shape(p)
         extra = len(pshape) - len(tshape)
@@ -629,8 +640,14 @@ def _call_opaque_traced(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
     except (TypeError, ValueError) as e:
         if _is_ad_code(f):
             raise
+        why = f"calling it on traced values failed: {type(e).__name__}: {e}"
+        if _source_unreadable(f):
+            # (an array library refusing a tracer: its calls were not intercepted)
+            why += ("; its source could not be read (a function defined in the REPL, with "
+                    "`python -c` or by exec), so the calls inside it cannot reach their "
+                    "rules: define it in a file")
         raise NoRuleError(f, _mode(top), tuple(type(_deep_struct_primal(a)) for a in args),
-                          f"calling it on traced values failed: {type(e).__name__}: {e}") from e
+                          why) from e
     except Exception as e:
         if type(e).__module__ in ("struct", "_struct"):
             raise NoRuleError(f, _mode(top),

@@ -23,6 +23,7 @@ __all__ = [
     "MutationError",
     "NoRuleError",
     "NonScalarOutputError",
+    "OpaqueArrayError",
     "StaleSourceError",
     "TracerConversionError",
     "UntrackedOutputError",
@@ -462,4 +463,42 @@ class DeadTracerError(ADError, RuntimeError):
             f"an object) and has no trace to record on. Expected plain values outside the "
             f"differentiated function. To fix it, keep ignore_derivatives(x) (the plain "
             f"value) or return the value from the function"
+        )
+
+
+class OpaqueArrayError(ADError, TypeError):
+    """An array the AD cannot see inside holds a traced value.
+
+    A dask array built by dask's own operators from a traced value (``xd * w`` with a
+    dask constant ``xd``: dask takes the tracer for a NumPy chunk) hides the tracer in
+    its task graph. Differentiated as a constant it would give a silently wrong or zero
+    derivative, and computed later it would use a value of a trace that has ended (on a
+    cluster, fail to serialize); the AD refuses it where it meets it.
+
+    Attributes:
+        where: where the array was met (a rule's argument, the output).
+        array: a description of the array.
+
+    Example:
+        >>> import numpy as np, dask.array as da
+        >>> from chainrules.ad import grad, OpaqueArrayError
+        >>> xd = da.ones((4, 2), chunks=2)
+        >>> try:
+        ...     grad(lambda w: np.sum(xd * w))(np.ones(2))
+        ... except OpaqueArrayError as e:
+        ...     print(e.where)
+        argument 0 of numpy.sum
+    """
+
+    def __init__(self, where: str, array: str) -> None:
+        self.where = where
+        self.array = array
+        super().__init__(
+            f"{where} is {array} whose task graph holds a traced value: the array's own "
+            f"library built it from a traced value without the AD, so its derivative "
+            f"would be lost; expected the traced value to reach the AD's rules. To fix "
+            f"it, make the traced value the left operand (w * xd, w @ xd.T), convert the "
+            f"traced inputs to dask arrays at the start (da.asarray(w)), or call the "
+            f"array library's functions (xp = array_namespace(xd, w)) instead of its "
+            f"operators"
         )

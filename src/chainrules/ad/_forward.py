@@ -28,9 +28,10 @@ from chainrules.core import (
     unthunk,
 )
 
+from ._arraylib import check_opaque, is_graph_type
 from ._closures import _captures_tracers, _closure_tangent, _detach_closure
 from ._dispatch import _run_mixed
-from ._errors import ControlFlowError, NoRuleError
+from ._errors import ControlFlowError, NoRuleError, func_name
 from ._tracer import (
     _EMPTY,
     _NO_RULE,
@@ -158,6 +159,9 @@ class ForwardTrace:
                     mixed = True
                     dargs.append(_ZERO)
             elif ta is float or ta is _ndarray or ta is int:
+                dargs.append(_ZERO)
+            elif is_graph_type(ta):  # a dask array: refused if its graph hides a tracer
+                check_opaque(a, f"argument {i} of {func_name(f)}")
                 dargs.append(_ZERO)
             elif _is_struct(a):
                 found: list = []

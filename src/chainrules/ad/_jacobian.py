@@ -13,6 +13,7 @@ from chainrules.core import ZeroTangent, is_foreign_array
 
 from ._api import _CONFIG, _argnums_tuple, _check_float_inputs, _jvp, _vjp, grad
 from ._errors import InputTypeError
+from ._jacobian_xp import foreign_jacobian
 from ._tracer import Tracer, deep_primal
 from ._tree import _any, _is_leaf_differentiable
 
@@ -48,11 +49,14 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
         xp = deep_primal(x)
         _check_float_inputs("jacobian", f, args, (i,))
         if is_foreign_array(x):
-            raise InputTypeError(
-                f"jacobian argument {i}", "a real number or a NumPy float array",
-                f"a {type(x).__module__}.{type(x).__qualname__}",
-                "jacobian and hessian build NumPy basis vectors; for array-API arrays "
-                "(array_api_strict...) use grad, vjp or jvp, or pass np.asarray(x)")
+            if type(x) is Tracer:
+                raise InputTypeError(
+                    f"jacobian argument {i}", "an array of a library, or a NumPy array",
+                    "a traced array of another library (a Jacobian of a Jacobian)",
+                    "nest jvp and vjp directly, or use NumPy arrays")
+            return foreign_jacobian(
+                f, args, kwargs, i, mode, lambda: _vjp(_CONFIG, f, args, kwargs, (i,)),
+                lambda tangents: _jvp(_CONFIG, f, args, tangents, kwargs))
         if not _is_leaf_differentiable(x) or np.iscomplexobj(x):
             got = (f"ndarray(shape={x.shape}, dtype={x.dtype})" if isinstance(x, np.ndarray)
                    else type(x).__qualname__)

@@ -27,6 +27,7 @@ from chainrules.core import (
     cached_lookup,
     derived_cache,
     iadd,
+    is_foreign_type,
     namespace_of,
     rrule,
     scalar_partials,
@@ -34,6 +35,7 @@ from chainrules.core import (
 )
 
 from . import _native
+from ._arraylib import check_opaque, is_graph_type
 from ._closures import _captures_tracers, _detach_closure
 from ._dispatch import (
     _PULLBACK_OWNER,
@@ -54,6 +56,7 @@ from ._errors import (
     MutationError,
     TracerConversionError,
     UntrackedOutputError,
+    func_name,
 )
 from ._inplace import WritePullback
 from ._tracer import (
@@ -307,8 +310,9 @@ def _derive_scalar(f: Any, argtypes: tuple, config: Any, hit: Any) -> Any:
         return _INDEX
     if hit[1] or hit[2]:
         return None
-    part = _scalar_partials(f, hit[0])
-    return part if part is not None and part.nout == 1 else _PlainRule(hit[0])
+    part = _scalar_partials(f, hit[0])  # (scalar nodes unbroadcast with NumPy: not foreign)
+    return part if part is not None and part.nout == 1 and not any(
+        map(is_foreign_type, argtypes)) else _PlainRule(hit[0])
 
 
 # (f, argument types..., config type) -> `_derive_scalar`'s answer; emptied by registrations
@@ -488,6 +492,8 @@ class ReverseTrace:
                     mixed = True
             elif ta is float or ta is _ndarray or ta is int:
                 pass
+            elif is_graph_type(ta):  # a dask array: refused if its graph hides a tracer
+                check_opaque(a, f"argument {i} of {func_name(f)}")
             elif _is_struct(a):
                 simple = False
                 found: list = []
@@ -548,7 +554,8 @@ class ReverseTrace:
         part = _scalar_rule_fns.get(rule, _NO_RULE)
         if part is _NO_RULE:
             part = _scalar_partials(f, rule)
-        if part is not None and not kwargs and part.nout == 1:
+        if part is not None and not kwargs and part.nout == 1 and not any(
+                map(is_foreign_type, types_)):  # (not on foreign arrays: see above)
             # A scalar_rule: record the partials instead of a pullback closure (its
             # derivatives_given_output; no projector objects for scalar chains).
             y = call(f, *call_args) if mixed else f(*call_args)

@@ -12,13 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import cached_lookup, frule, rrule
+from chainrules.core import cached_lookup, frule, is_foreign_array, rrule
 
 from ._dispatch import call
 from ._errors import MutationError
 from ._inplace import write, write_plain
 from ._inplace_numpy import mutating
-from ._tracer import Tracer, deep_primal
+from ._tracer import Tracer, _binop, deep_primal
 from ._tree import _top_trace_deep
 
 _ndarray = np.ndarray
@@ -94,6 +94,11 @@ def _matmul(a: Any, b: Any) -> Any:
     matmul rule (a SciPy sparse matrix, which would convert the tracer to a plain array)
     goes to the operator's rule; any other ``a @ b`` runs as Python runs it."""
     if type(b) is Tracer and type(a) not in _PLAIN:
+        if is_foreign_array(a):
+            # a dask array would take the tracer for a NumPy chunk and hide it in its
+            # graph: what `b.__rmatmul__(a)` does (the operator's rule, else the
+            # array library's matmul)
+            return _binop(operator.matmul, np.matmul, a, b)
         types = (type(a), type(deep_primal(b)))
         try:
             ruled = (_rr_lookup(operator.matmul, types, None) is not None

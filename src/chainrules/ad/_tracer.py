@@ -37,6 +37,7 @@ from chainrules.core import (
     ZeroTangent,
     array_namespace,
     is_foreign_array,
+    is_foreign_type,
 )
 
 from . import _native
@@ -192,7 +193,22 @@ class Tracer:
         # isinstance(x, float) / isinstance(x, np.ndarray) answer for the primal, so rule
         # code run on values of an outer trace takes the branch it takes for primals.
         # type(x) is still Tracer; the AD itself only ever tests `type(x) is Tracer`.
-        return type(deep_primal(self))
+        # Never for a foreign array: C code of its library that checks isinstance
+        # (PyTorch's THPVariable_Check) then reads the tracer's memory as its own
+        # struct: `tensor @ tracer` crashed the interpreter (issue 27).
+        t = type(deep_primal(self))
+        honest = _HONEST_CLASS.get(t)
+        if honest is None:
+            honest = _HONEST_CLASS[t] = _is_foreign_type(t)
+        return Tracer if honest else t
+
+    def __array_namespace__(self, api_version: Any = None) -> Any:
+        # the primal's library: `array_namespace(x)` in traced code is what it is
+        # outside (its functions then reach their rules through the dispatch point)
+        from ._arraylib import foreign_namespace
+
+        p = deep_primal(self)
+        return foreign_namespace(p) if is_foreign_array(p) else array_namespace(p)
 
     @property
     def __array_interface__(self) -> Any:
@@ -643,6 +659,17 @@ _UFUNC_METHODS = {
 }
 
 
+# primal type -> whether a tracer of it must answer `Tracer` to `x.__class__`
+_HONEST_CLASS: dict[type, bool] = {}
+
+
+def _is_foreign_type(t: type) -> bool:
+    """Whether primals of type ``t`` are arrays of a library other than NumPy."""
+    if issubclass(t, (_ndarray, np.generic, float, int, complex)):
+        return False
+    return hasattr(t, "__array_namespace__") or is_foreign_type(t)
+
+
 def _conversion_error(t: Tracer, operation: str) -> ADError:
     """The error for converting ``t`` to a plain value: a dead tracer says so first."""
     if t._trace.ended:
@@ -738,8 +765,10 @@ def _in_namespace(ufunc: Any, *operands: Any) -> Any:
     for v in operands:
         p = deep_primal(v) if type(v) is Tracer else v
         if type(p) is not _ndarray and is_foreign_array(p):
+            from ._arraylib import foreign_namespace  # (its rules registered)
+
             name = cast(str, ufunc.__name__)
-            return getattr(array_namespace(p), _STANDARD_NAMES.get(name, name), ufunc)
+            return getattr(foreign_namespace(p), _STANDARD_NAMES.get(name, name), ufunc)
     return ufunc
 
 def _dead(trace: Any, f: Any, args: tuple) -> DeadTracerError:

@@ -21,11 +21,11 @@ from chainrules.core import (
     Tangent,
     Thunk,
     ZeroTangent,
-    array_namespace,
     is_foreign_array,
     unthunk,
 )
 
+from ._arraylib import cotangent_like, foreign_namespace
 from ._errors import InputTypeError
 from ._tracer import Tracer, _boxable, deep_primal
 
@@ -270,8 +270,11 @@ def _is_leaf_differentiable(x: Any) -> bool:
     if isinstance(x, _NUMBER_TYPES):
         return True
     if is_foreign_array(x):  # an array-API array (array_api_strict, ...): rules see it as is
-        xp = array_namespace(x)
+        xp = foreign_namespace(x)
         return bool(xp.isdtype(x.dtype, ("real floating", "complex floating")))
+    if type(x).__module__.startswith("scipy.sparse") and hasattr(x, "tocoo"):
+        # a SciPy sparse matrix: its rules (A @ v, the constructors) keep the pattern
+        return getattr(x, "dtype", np.dtype(object)).kind in "fc"
     return isinstance(x, np.ndarray) and x.dtype.kind in "fc"
 
 
@@ -436,7 +439,7 @@ def _output_cotangent_leaves(y: Any, y_bar: Any) -> list:
             for k in fields:
                 walk(getattr(v, k), getattr(b, k) if isinstance(b, Tangent) else _ZERO)
         else:
-            out.append(b)
+            out.append(cotangent_like(v, b))
 
     walk(y, y_bar)
     return out

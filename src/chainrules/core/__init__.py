@@ -18,6 +18,7 @@ from ._errors import (
     AmbiguityError,
     ChainRulesError,
     InvalidTangentError,
+    LazyArrayError,
     MissingCapabilityError,
     NoMatchingRuleError,
     NoRuleError,
@@ -62,7 +63,13 @@ from ._tangent_types import (
     unthunk,
     zero_tangent,
 )
-from ._xp import array_namespace, is_foreign_array
+from ._xp import (
+    array_namespace,
+    is_foreign_array,
+    is_foreign_type,
+    is_lazy_array,
+    namespace_counterpart,
+)
 
 __all__ = [
     "AbstractTangent",
@@ -72,6 +79,7 @@ __all__ = [
     "HasReverseMode",
     "InplaceableThunk",
     "InvalidTangentError",
+    "LazyArrayError",
     "MissingCapabilityError",
     "MutableTangent",
     "NoForwardsMode",
@@ -109,6 +117,9 @@ __all__ = [
     "iadd",
     "ignore_derivatives",
     "is_foreign_array",
+    "is_foreign_type",
+    "is_lazy_array",
+    "namespace_counterpart",
     "namespace_of",
     "non_differentiable",
     "not_implemented",

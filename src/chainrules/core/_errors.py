@@ -223,6 +223,35 @@ class InvalidTangentError(ChainRulesError, ValueError, TypeError):
         )
 
 
+class LazyArrayError(ChainRulesError, TypeError):
+    """A rule that computes with NumPy met a lazy array (dask) it would compute eagerly.
+
+    A dask array may be larger than memory: a NumPy rule would load it whole, so a rule
+    with no array-API counterpart in the array's namespace refuses it by name.
+
+    Attributes:
+        rule: what refused (the function whose rule it is).
+        array: a description of the array.
+
+    Examples:
+        >>> from chainrules.core import LazyArrayError
+        >>> print(LazyArrayError("numpy.linalg.eigh", "a dask array of shape (3, 3)"))
+        ... # doctest: +ELLIPSIS
+        the rule for numpy.linalg.eigh computes with NumPy and would compute a dask array ...
+    """
+
+    def __init__(self, rule: str, array: str) -> None:
+        self.rule = rule
+        self.array = array
+        super().__init__(
+            f"the rule for {rule} computes with NumPy and would compute {array} eagerly "
+            f"(whole, in memory); expected a function with an array-API rule that keeps it "
+            f"lazy. To fix it, use the array's namespace (xp = array_namespace(x), whose "
+            f"functions keep dask arrays lazy), or compute the array first (x.compute()) if "
+            f"it fits in memory"
+        )
+
+
 class NoRuleError(ChainRulesError, TypeError):
     """A rule was required for a call, and none applies.
 

@@ -122,7 +122,8 @@ def _make_projector(x: Any) -> tuple[str, Callable[[Any], Any]]:
             return "NoTangent", _to_no_tangent
         return "ndarray", _array_projector(x)
     if is_foreign_array(x):
-        return _foreign_array_projector(x)
+        pattern = _pydata_sparse_projector(x)
+        return pattern if pattern is not None else _foreign_array_projector(x)
     if isinstance(x, AbstractTangent):
         return "identity", _identity
     sparse = _sparse_projector(x)
@@ -225,6 +226,10 @@ def _array_projector(x: np.ndarray) -> Callable[[Any], Any]:
                 return dx
         elif isinstance(dx, AbstractTangent):
             raise ProjectionError(describe_primal(), dx, "an array's tangent is an array")
+        elif _is_pydata_sparse(dx):
+            # a dense primal's tangent is dense (S.T @ y_bar of a sparse S is sparse)
+            dx = np.asarray(dx.todense())
+            dt = dx.dtype
         elif is_foreign_array(dx):
             # A NumPy primal with another library's tangent (a rule run by a bridge on
             # traced values): fit it with that library, never convert it to NumPy.
@@ -472,6 +477,56 @@ def _sparse_projector(x: Any) -> tuple[str, Callable[[Any], Any]] | None:
         return make((values, (rows, cols)), shape=shape).asformat(fmt)
 
     return desc, project_sparse
+
+
+def _is_pydata_sparse(x: Any) -> bool:
+    return type(x).__module__.startswith("sparse.") and hasattr(x, "coords")
+
+
+def _pydata_sparse_projector(x: Any) -> tuple[str, Callable[[Any], Any]] | None:
+    """A pydata ``sparse`` COO array's tangents: COO arrays with its pattern (the values
+    of the tangent at its stored positions), like SciPy sparse matrices'."""
+    if not _is_pydata_sparse(x) or type(x).__name__ != "COO":
+        return None
+    if x.dtype.kind not in "fc":
+        return "NoTangent", _to_no_tangent
+    coords = np.array(x.coords, copy=True)
+    shape, dtype, real = tuple(x.shape), x.dtype, x.dtype.kind == "f"
+    linear = np.atleast_1d(np.ravel_multi_index(tuple(coords), shape)) if coords.size \
+        else np.zeros(0, dtype=np.intp)
+    desc = f"sparse.COO(shape={shape}, dtype={dtype}, nnz={coords.shape[1]})"
+    cls = type(x)
+
+    def project_pattern(dx: Any) -> Any:
+        dx = unthunk(dx)
+        if isinstance(dx, AbstractTangent):
+            if isinstance(dx, ZeroTangent | NoTangent):
+                return dx
+            raise ProjectionError(desc, dx, "a sparse array's tangent is an array")
+        if _is_pydata_sparse(dx):
+            if tuple(dx.shape) != shape:
+                raise ProjectionError(desc, dx, f"shape {tuple(dx.shape)} differs from {shape}")
+            dx = dx.asformat("coo")
+            at = np.atleast_1d(np.ravel_multi_index(tuple(dx.coords), shape))
+            order = np.argsort(at)
+            at, data = at[order], np.asarray(dx.data)[order]
+            if at.size == 0:
+                values = np.zeros(linear.size, dtype=dtype)
+            else:
+                # each stored position of x: the tangent's value there, or 0
+                pos = np.minimum(np.searchsorted(at, linear), at.size - 1)
+                values = np.where(at[pos] == linear, data[pos], 0)
+        else:
+            dense = np.asarray(dx)
+            if dense.shape != shape:
+                dense = _fit_shape(dense, shape, desc)
+            values = dense[tuple(coords)]
+        if real:
+            values = np.real(values)
+        return cls(coords.copy(), np.asarray(values, dtype=dtype), shape=shape,
+                   has_duplicates=False, sorted=True)
+
+    return desc, project_pattern
 
 
 _ = describe

@@ -359,6 +359,42 @@ def define_rules(f: Any, *types: Any, frule_fn: Callable[..., Any] | None = None
         table.register(f, *types)(fn)
 
 
+def foreign_rule(table: Any, f: Any, args: tuple, kwargs: dict,
+                 dargs: tuple | None = None) -> Any:
+    """A NumPy function's rule on another library's arrays (a dask array, a tensor): the
+    rule of the same function of their namespace (``core.namespace_counterpart``), so a
+    dask value stays lazy, a tensor a tensor; ``False`` where the arguments are not
+    foreign, ``None`` (no rule) where the namespace has no such function.
+
+    ``table`` is ``core.rrule`` or ``core.frule`` (then ``dargs`` are the tangents)."""
+    if not any(type(a) is not np.ndarray and is_foreign_array(a) for a in args):
+        return False
+    mapped = core.namespace_counterpart(f, args, kwargs)
+    if mapped is None:
+        return None
+    xp = core.array_namespace(*args)
+    from chainrules.rules.array_api import register_namespace
+
+    with core.persistent_rules():  # the library's own rules, loaded on first use
+        register_namespace(xp)
+    g, new_args, new_kwargs = mapped
+    if dargs is not None:
+        return table((dargs[0], *dargs[1:1 + len(new_args)]), g, *new_args, **new_kwargs)
+    res = table(g, *new_args, **new_kwargs)
+    if res is None:
+        return None
+    y, pullback = res
+
+    def foreign_pullback(y_bar: Any) -> Any:
+        # a Python number or NumPy cotangent (the seed 1.0) as the library's array
+        y_bar = unthunk(y_bar)
+        if isinstance(y_bar, (float, int, complex, np.ndarray, np.generic)):
+            y_bar = xp.asarray(y_bar, dtype=y.dtype)
+        return (*pullback(y_bar), *(NoTangent(),) * (len(args) - len(new_args)))
+
+    return y, foreign_pullback
+
+
 # ---------------------------------------------------------------------- keyword binding
 
 # A function whose Python signature hides its parameters behind ``*args, **kwds``

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from chainrules.core import NoTangent, Tangent, unthunk
+from chainrules.core import LazyArrayError, NoTangent, Tangent, is_lazy_array, unthunk
 from chainrules.rules import _kit as kit
 
 # ----------------------------------------------------------------------------- structure
@@ -68,6 +68,9 @@ def options(args: tuple, kwargs: dict, *spec: tuple[str, Any]) -> dict:
 
 
 def as_float(x: Any) -> np.ndarray:
+    if type(x) is not np.ndarray and is_lazy_array(x):
+        raise LazyArrayError("this NumPy linear-algebra function",
+                             f"a dask array of shape {x.shape}")
     x = np.asarray(x)
     return x if x.dtype.kind in "fc" else x.astype(np.float64)
 

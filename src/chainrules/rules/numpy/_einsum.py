@@ -201,6 +201,8 @@ def contraction_rules(f: Any, name: str, plan: Any, refuse: Any = kit.refuse_out
     Returns the ``(frule, rrule)`` pair, for registering on other names of ``f``."""
 
     def contraction_rrule(*args, **kwargs):
+        if (delegated := kit.foreign_rule(kit.core.rrule, f, args, kwargs)) is not False:
+            return delegated  # dask / torch / JAX operands: their namespace's rule
         refuse(f, kwargs, args, out_position)
         y = f(*args, **kwargs)
         c, nops = plan(args, kwargs)
@@ -223,6 +225,8 @@ def contraction_rules(f: Any, name: str, plan: Any, refuse: Any = kit.refuse_out
         return y, contraction_pullback
 
     def contraction_frule(dargs, *args, **kwargs):
+        if (delegated := kit.foreign_rule(kit.core.frule, f, args, kwargs, dargs)) is not False:
+            return delegated
         refuse(f, kwargs, args, out_position)
         y = f(*args, **kwargs)
         c, nops = plan(args, kwargs)

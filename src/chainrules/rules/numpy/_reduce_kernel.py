@@ -266,6 +266,9 @@ def reduction_rule(f: Any, weights: Callable[..., Any], *, nan: bool = False,
         return np.where(np.isnan(x), 0, t) if nan else t
 
     def reduction_rrule(a: Any, *args: Any, **kwargs: Any) -> Any:
+        if type(a) is not np.ndarray and (
+                delegated := kit.foreign_rule(kit.core.rrule, f, (a, *args), kwargs)) is not False:
+            return delegated  # a dask array / tensor: its namespace's rule (kept lazy)
         p, y, x, axes, keepdims = setup(a, args, kwargs)
         project_a = kit.array_projector(a)
         rest = (_NO,) * len(args) if args else ()
@@ -289,6 +292,9 @@ def reduction_rule(f: Any, weights: Callable[..., Any], *, nan: bool = False,
         return y, reduction_pullback
 
     def reduction_frule(dargs: tuple, a: Any, *args: Any, **kwargs: Any) -> Any:
+        if type(a) is not np.ndarray and (delegated := kit.foreign_rule(
+                kit.core.frule, f, (a, *args), kwargs, dargs)) is not False:
+            return delegated
         p, y, x, axes, keepdims = setup(a, args, kwargs)
         a_dot = kit.dense_tangent(dargs[1], a, zeros=False)
         if a_dot is None or not kit.is_differentiable(y):

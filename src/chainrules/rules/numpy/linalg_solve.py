@@ -161,6 +161,8 @@ def _solve_parts(a: np.ndarray, b: np.ndarray) -> tuple:
 
 @frule.register(np.linalg.solve)
 def solve_frule(dargs, a, b):
+    if (delegated := kit.foreign_rule(frule, np.linalg.solve, (a, b), {}, dargs)) is not False:
+        return delegated  # dask / torch / JAX operands: their namespace's rule
     a_dot, b_dot = kit.nonzero(dargs[1]), kit.nonzero(dargs[2])
     lu, bm, vec = _solve_parts(a, b)
     ym = lu.solve(kernel.as_float(bm))
@@ -179,6 +181,8 @@ def solve_frule(dargs, a, b):
 
 @rrule.register(np.linalg.solve)
 def solve_rrule(a, b):
+    if (delegated := kit.foreign_rule(rrule, np.linalg.solve, (a, b), {})) is not False:
+        return delegated
     lu, bm, vec = _solve_parts(a, b)
     ym = lu.solve(kernel.as_float(bm))
     y = ym[..., 0] if vec else ym
