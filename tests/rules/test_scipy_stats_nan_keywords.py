@@ -232,15 +232,32 @@ def test_discrete_keyword():
     np.testing.assert_allclose(g, np.sum(k / 2.5 - 1))
 
 
-def test_keyword_that_cannot_be_moved_error():
+def test_keyword_that_cannot_be_moved_traces_into_the_function():
     # a function with a rule whose traced keyword is keyword-only: the rule cannot take
-    # it, and tracing into the function fails; the error says the keyword is why
+    # it, so the AD traces into the function, whose np.place it differentiates (#28)
     from chainrules import scoped_rules
 
     def scaled(x, *, s):
         y = np.zeros_like(x)
-        np.place(y, x > -1.0, x * s)  # what SciPy's stats code does; no rule for it
+        np.place(y, x > -1.0, x * s)  # what SciPy's stats code does
         return y
+
+    with scoped_rules():
+
+        @rrule.register(scaled)
+        def scaled_rrule(x, *, s):
+            return scaled(x, s=s), lambda y_bar: (NoTangent(), y_bar * s)
+
+        assert np.isclose(grad(lambda s: np.sum(scaled(X, s=s)))(0.5), np.sum(X[X > -1.0]))
+
+
+def test_keyword_that_cannot_be_moved_error():
+    # ... and when the function's code cannot be traced either, the error says that the
+    # keyword is why the rule was not used
+    from chainrules import scoped_rules
+
+    def scaled(x, *, s):
+        return np.frombuffer(np.float64(s).tobytes()) * x  # bytes: no derivative
 
     with scoped_rules():
 
