@@ -580,3 +580,28 @@ def test_copy_module_copies_are_written_apart(jax):
         return jnp.sum(x * x) + jnp.sum(y * x) + jnp.sum(z ** 2)
 
     check(f, f_jax, jax)
+
+
+class _Holder:
+    pass
+
+
+def test_views_held_in_attributes_and_nested_containers_see_writes(jax):
+    # a view kept in an object's attribute (self.view) or a dict of lists is refreshed
+    # after a write into its base, as NumPy's would change
+    jnp = jax.numpy
+
+    def f(x):
+        y = x * 1.0
+        h = _Holder()
+        h.v = y[::2]
+        state = {"rows": [y[1:3]]}
+        y[0] = 5.0 * x[1]
+        y[2] = np.sin(x[3])
+        return np.sum(h.v * x[::2]) + np.sum(state["rows"][0] ** 2)
+
+    def f_jax(x):
+        y = x.at[0].set(5.0 * x[1]).at[2].set(jnp.sin(x[3]))
+        return jnp.sum(y[::2] * x[::2]) + jnp.sum(y[1:3] ** 2)
+
+    check(f, f_jax, jax)

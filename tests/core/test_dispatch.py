@@ -438,7 +438,7 @@ def test_signature_reader_agrees_with_inspect_on_every_registered_rule():
     import inspect
 
     from chainrules import frule, rrule
-    from chainrules.core import _dispatch
+    from chainrules.core import _signatures
 
     def view(params):
         return [(p.name, p.annotation, p.default, p.kind == inspect.Parameter.VAR_POSITIONAL)
@@ -449,11 +449,11 @@ def test_signature_reader_agrees_with_inspect_on_every_registered_rule():
 
     checked = 0
     for rule in [with_varargs, *(info.rule for t in (rrule, frule) for info in t.registered())]:
-        fast = _dispatch._plain_function_params(rule)
+        fast = _signatures._plain_function_params(rule)
         if fast is None:
             continue
         slow = [p for p in inspect.signature(rule, eval_str=True).parameters.values()
-                if p.kind in _dispatch._POSITIONAL or p.kind == p.VAR_POSITIONAL]
+                if p.kind in _signatures._POSITIONAL or p.kind == p.VAR_POSITIONAL]
         assert view(fast) == view(slow), rule
         checked += 1
     assert checked > 500

@@ -44,6 +44,7 @@ write wins (its value gets the cotangent); ``np.add.at`` accumulates each.
 from __future__ import annotations
 
 import sys
+import types
 import weakref
 from typing import Any
 
@@ -475,9 +476,32 @@ def _parent_of(t: Tracer, what: str) -> Any:
     return best
 
 
+def _held_tracers(val: Any, depth: int) -> Any:
+    """The tracers ``val`` is or holds: itself, the items of a list, tuple or dict, the
+    attributes of an object (``self.view``), and theirs, ``depth`` levels down."""
+    tv = type(val)
+    if tv is Tracer:
+        yield val
+        return
+    if depth == 0:
+        return
+    if tv is list or tv is tuple:
+        items: Any = val
+    elif tv is dict:
+        items = val.values()
+    else:
+        attrs = getattr(val, "__dict__", None)
+        if type(attrs) is not dict or isinstance(val, type) or tv is types.ModuleType:
+            return
+        items = attrs.values()
+    for item in items:
+        yield from _held_tracers(item, depth - 1)
+
+
 def _frame_tracers(t: Tracer) -> list:
-    """Tracers of ``t``'s trace bound to local variables of the frames above (and to
-    the items of lists, tuples and dicts there), outside the AD's own code."""
+    """Tracers of ``t``'s trace bound to local variables of the frames above, or held
+    there in lists, tuples, dicts and objects' attributes (two levels down), outside
+    the AD's own code."""
     trace = t._trace
     out: list = []
     seen: set = set()
@@ -487,17 +511,8 @@ def _frame_tracers(t: Tracer) -> list:
         depth += 1
         if not f.f_code.co_filename.startswith(AD_DIR):
             for val in f.f_locals.values():
-                tv = type(val)
-                if tv is Tracer:
-                    items: Any = (val,)
-                elif tv is list or tv is tuple:
-                    items = val
-                elif tv is dict:
-                    items = val.values()
-                else:
-                    continue
-                for u in items:
-                    if type(u) is Tracer and u._trace is trace and id(u) not in seen:
+                for u in _held_tracers(val, 2):
+                    if u._trace is trace and id(u) not in seen:
                         seen.add(id(u))
                         out.append(u)
         f = f.f_back
