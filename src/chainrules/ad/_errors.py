@@ -58,7 +58,7 @@ def func_name(f: Any) -> str:
         >>> func_name(np.sum)
         'numpy.sum'
     """
-    owner = getattr(f, "__self__", None)
+    owner: Any = getattr(f, "__self__", None)
     if type(owner).__name__ == "ufunc" and type(owner).__module__ == "numpy":
         return f"numpy.{owner.__name__}.{f.__name__}"  # a ufunc's method: numpy.add.at
     public = _public_name(f)
