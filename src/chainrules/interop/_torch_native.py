@@ -44,7 +44,6 @@ from chainrules.core import (
     NoTangent,
     ProjectionError,
     ProjectTo,
-    PullbackError,
     ZeroTangent,
     frule,
     rrule,
@@ -55,7 +54,7 @@ from chainrules.core._errors import func_name
 from . import _compat
 from ._bridge import call_frule as _call_frule
 from ._bridge import call_rrule as _call_rrule
-from ._bridge import tangent_leaf
+from ._bridge import check_pullback_entries, non_tangent_reason, tangent_leaf
 from ._errors import (
     NoRuleError,
     NumPyOnlyRuleError,
@@ -371,19 +370,9 @@ def _raise_if_positional_by_keyword(bridge: str, f: Any, kind: str, args: tuple,
 
 
 def check_pullback_result(f: Any, bars: Any, nargs: int) -> None:
-    """Raise `PullbackError` unless ``bars`` is a tuple of ``1 + nargs`` entries."""
-    if isinstance(bars, tuple) and len(bars) == 1 + nargs:
-        return
-    got = f"{len(bars)} entries" if isinstance(bars, tuple) else type(bars).__qualname__
-    hint = "Fix the rule's pullback."
-    if isinstance(bars, tuple) and len(bars) == nargs:
-        hint = ("It returned one entry too few: the first entry is self_bar, the cotangent "
-                "of the function itself (NoTangent() for a plain function); return "
-                "(NoTangent(), x_bar, ...).")
-    raise PullbackError(
-        f"{_BRIDGE}({func_name(f)}): the rrule's pullback returned {got}, expected a tuple "
-        f"of {1 + nargs} entries (one for the function, then one per positional "
-        f"argument). {hint}")
+    """Raise `PullbackError` unless ``bars`` is a tuple of ``1 + nargs`` entries (the
+    check and wording every bridge shares: `check_pullback_entries`)."""
+    check_pullback_entries(_BRIDGE, f, bars, nargs)
 
 
 def refuse_none(f: Any, what: str, position: int, path: tuple, x: Any, tangent: Any) -> None:
@@ -392,11 +381,8 @@ def refuse_none(f: Any, what: str, position: int, path: tuple, x: Any, tangent: 
     A rule's None would otherwise read as a zero: a silent zero gradient.
     """
     if tangent_at(tangent, path) is None:
-        rule = "frule" if what == "output" else "rrule's pullback"
-        raise TangentConversionError(
-            _BRIDGE, f, what, position, format_path(path), x, None,
-            f"the {rule} returned None, which is not a tangent: return ZeroTangent() for a "
-            f"zero derivative, NoTangent() where there is none")
+        raise TangentConversionError(_BRIDGE, f, what, position, format_path(path), x, None,
+                                     non_tangent_reason(None) or "None is not a tangent")
     return None
 
 
