@@ -405,18 +405,23 @@ def prepare(bridged: Any, args: tuple, kwargs: dict) -> _NativeCall:
 
 def native_call(call: _NativeCall) -> Any:
     """Run a call on tensors through the native ``autograd.Function``."""
+    return call.rebuild_output(native_flat(call))
+
+
+def native_flat(call: _NativeCall) -> tuple:
+    """`native_call`'s output tensors, flat (before the output structure is rebuilt)."""
     torch = _torch()
     differentiated = torch.is_grad_enabled() and any(t.requires_grad for t in call.tensors)
     transformed = _compat.torch_transforms_active()
     if not (differentiated or transformed or _compat.torch_has_dual(call.tensors)):
         # nothing to differentiate: autograd.Function.apply costs more than a small f
-        return call.rebuild_output(call.run(tuple(call.tensors)))
+        return call.run(tuple(call.tensors))
     # under torch.func the backward pass always runs with grad mode on and recomputes
     # the rrule, so forward need only run f
     call.need_pullback = differentiated and not transformed
     cls = _function()
     flat = cls.apply(call, *call.tensors) if transformed else _c_apply()(call, *call.tensors)
-    return call.rebuild_output(flat if isinstance(flat, tuple) else (flat,))
+    return flat if isinstance(flat, tuple) else (flat,)
 
 
 def choose_backend(bridged: Any, call: _NativeCall) -> str:
