@@ -10,8 +10,10 @@
    (softplus) and a bridged loss (cross-entropy by a logsumexp): against the same model
    in plain torch (``F.softplus``, ``F.cross_entropy``), eager and under
    ``torch.compile`` (default inductor, the loss function compiled, the optimizer not),
-   and with hand-written Functions calling the same array-API code (``hand (same
-   code)``: the maths of the rules, without the bridge).
+   with hand-written Functions calling the same array-API code (``hand (same
+   code)``: the maths of the rules, without the bridge), and with the rules' maths
+   written in torch operations and differentiated by torch (``torch, same maths``: what
+   unfused kernels cost without any Function, the floor of an unfused rule).
 
 One process, torch and the BLAS pinned to one thread, the versions interleaved round
 by round (``_bench_harness``); times are CPU time of this process
@@ -84,6 +86,18 @@ def cross_entropy_rrule(logits, onehot):
         return NoTangent(), (p - onehot) * (y_bar / logits.shape[0]), NoTangent()
 
     return y, cross_entropy_pullback
+
+
+def softplus_torch(x):
+    """``softplus``'s maths in torch operations (torch differentiates them)."""
+    return torch.maximum(x, torch.zeros_like(x)) + torch.log1p(torch.exp(-torch.abs(x)))
+
+
+def cross_entropy_torch(logits, onehot):
+    """``cross_entropy``'s maths in torch operations."""
+    m = torch.amax(logits, dim=-1, keepdim=True)
+    lse = torch.log(torch.sum(torch.exp(logits - m), dim=-1)) + m[:, 0]
+    return torch.mean(lse - torch.sum(logits * onehot, dim=-1))
 
 
 class HandSameCode(torch.autograd.Function):
@@ -212,7 +226,9 @@ def training(rounds, min_time, compiled):
     ours = make(torch_function(softplus), lambda z: bridged_ce(z, onehot), False)
     plain = make(F.softplus, lambda z: F.cross_entropy(z, labels), False)
     hand = make(HandSameCode.apply, lambda z: HandCrossEntropy.apply(z, onehot), False)
-    impls = {"ours": ours, "hand (same code)": hand, "torch eager": plain}
+    same_maths = make(softplus_torch, lambda z: cross_entropy_torch(z, onehot), False)
+    impls = {"ours": ours, "hand (same code)": hand, "torch, same maths": same_maths,
+             "torch eager": plain}
     if compiled:
         impls["ours compiled"] = make(torch_function(softplus),
                                       lambda z: bridged_ce(z, onehot), True)

@@ -167,6 +167,17 @@ def test_compiled_graphs_hold_the_rules_maths():
     assert "aten.div" in backward and "aten.exp" in backward
 
 
+def test_compiled_with_dynamic_shapes_stays_traced():
+    graphs = []
+    loss = torch.compile(lambda x: SOFTPLUS(x).sum(), fullgraph=True, dynamic=True,
+                         backend=_graphs_backend(graphs))
+    for n in (3, 5, 7):
+        x = torch.randn(n, requires_grad=True)
+        (g,) = torch.autograd.grad(loss(x), x)
+        torch.testing.assert_close(g, torch.sigmoid(x.detach()))
+    assert graphs and not any("chainrules" in g for g in graphs)
+
+
 def test_export_records_the_rules_maths():
     torch.manual_seed(0)
     model, x = Model(), torch.randn(5, 4)

@@ -248,7 +248,13 @@ def _hint(size: Any) -> int:
     """A size, or a symbolic size's example value."""
     if isinstance(size, int):
         return size
-    return torch.fx.experimental.symbolic_shapes.hint_int(size, fallback=2)
+    shapes = torch.fx.experimental.symbolic_shapes
+    # optimization_hint adds no guard (torch 2.13); hint_int is its older name
+    for name in ("optimization_hint", "hint_int"):
+        hint = getattr(shapes, name, None)
+        if hint is not None:
+            return int(hint(size, fallback=2))
+    return 2
 
 
 def _traceable(key: int, tag: str, values: tuple) -> bool:

@@ -419,8 +419,9 @@ def native_flat(call: _NativeCall) -> tuple:
     # under torch.func the backward pass always runs with grad mode on and recomputes
     # the rrule, so forward need only run f
     call.need_pullback = differentiated and not transformed
-    cls = _function()
-    flat = cls.apply(call, *call.tensors) if transformed else _c_apply()(call, *call.tensors)
+    # (_function() imports a module: only under torch.func, where apply must bind)
+    flat = (_function().apply(call, *call.tensors) if transformed
+            else _c_apply()(call, *call.tensors))
     return flat if isinstance(flat, tuple) else (flat,)
 
 
