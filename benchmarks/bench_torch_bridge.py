@@ -15,6 +15,10 @@
    written in torch operations and differentiated by torch (``torch, same maths``: what
    unfused kernels cost without any Function, the floor of an unfused rule).
 
+3. The rules' maths alone on the MLP's tensors (128x128, float32; no autograd): the
+   array-API code against the same torch operations and the fused torch function, and
+   ``array_namespace`` itself (what array-api-compat adds to the maths).
+
 One process, torch and the BLAS pinned to one thread, the versions interleaved round
 by round (``_bench_harness``); times are CPU time of this process
 (``time.process_time``): on a shared machine wall time mostly measures waiting for a
@@ -239,6 +243,27 @@ def training(rounds, min_time, compiled):
     return measure(impls, rounds, min_time, clock=time.process_time)
 
 
+def maths(rounds, min_time):
+    import array_api_compat
+
+    x, y_bar = torch.randn(128, 128), torch.randn(128, 128)
+    logits = torch.randn(128, 10)
+    onehot = F.one_hot(torch.randint(0, 10, (128,)), 10).to(torch.float32)
+    impls = {
+        "ours": lambda: softplus(x),
+        "softplus, torch ops": lambda: softplus_torch(x),
+        "F.softplus": lambda: F.softplus(x),
+        "pullback, array API": lambda: softplus_grad(x, y_bar),
+        "pullback, torch ops": lambda: y_bar / (1 + torch.exp(-x)),
+        "cross-entropy, array API": lambda: cross_entropy(logits, onehot),
+        "cross-entropy, torch ops": lambda: cross_entropy_torch(logits, onehot),
+        "array_namespace(x)": lambda: array_namespace(x),
+        "array_api_compat's": lambda: array_api_compat.array_namespace(x),
+    }
+    with torch.no_grad():
+        return measure(impls, rounds, min_time, clock=time.process_time)
+
+
 def main():
     quick = "--quick" in sys.argv
     rounds, min_time = (5, 0.05) if quick else (15, 0.2)
@@ -254,6 +279,10 @@ def main():
         # ratio[x] is the median of time(x) / time(ours), round by round
         print(f"  ours compiled / torch compiled = "
               f"{ratio['ours compiled'] / ratio['torch compiled']:.2f}")
+    med, _ = maths(rounds, min_time)
+    print("the rules' maths alone, 128x128 float32 (\"ours\": softplus in array-API code)")
+    for name in med:
+        print(f"  {name:26s} {fmt(med[name])}")
 
 
 if __name__ == "__main__":
