@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SLIM", "learn", "slim"]
+__all__ = ["MIN_BYTES", "SLIM", "learn", "slim"]
 
 # part -> what its partials read: a tuple of bools (one per argument, then one for the
 # output), or _POW (x ** p: the output is read only for a traced exponent). Parts that
@@ -31,7 +31,7 @@ __all__ = ["SLIM", "learn", "slim"]
 SLIM: dict = {}
 _POW = "pow"
 _KNOWN: set = set()  # the parts already looked at
-_MIN_BYTES = 1 << 16  # smaller arrays are not worth a stand-in (it costs a microsecond)
+MIN_BYTES = 1 << 16  # smaller arrays are not worth a stand-in (it costs a microsecond)
 _LOADS = ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_FAST_LOAD_FAST",
           "LOAD_DEREF", "LOAD_CLOSURE", "DELETE_FAST", "LOAD_CLASSDEREF")
 _VARARGS = 0x04 | 0x08  # CO_VARARGS | CO_VARKEYWORDS
@@ -97,7 +97,7 @@ def learn(part: Any) -> None:
 def _stand_in(v: Any) -> Any:
     """``v`` itself, or for a large NumPy array a zero-strided read-only array of its
     shape and dtype holding one element."""
-    if type(v) is not np.ndarray or v.nbytes < _MIN_BYTES:
+    if type(v) is not np.ndarray or v.nbytes < MIN_BYTES:
         return v
     return np.broadcast_to(np.zeros((), v.dtype), v.shape)
 

@@ -57,7 +57,7 @@ from ._errors import (
     func_name,
 )
 from ._inplace import WritePullback
-from ._memory import SLIM, slim
+from ._memory import MIN_BYTES, SLIM, slim
 from ._reverse_facts import (
     _INDEX,
     _INDEX_RULE,
@@ -365,7 +365,8 @@ class ReverseTrace:
             return y
         tape = self.tape
         idx = len(tape)
-        args, ys = slim(part, (pa, pb), y, parents) if part in SLIM else ((pa, pb), y)
+        args, ys = (slim(part, (pa, pb), y, parents) if part in SLIM and ty is _ndarray
+                    and y.nbytes >= MIN_BYTES else ((pa, pb), y))
         tape.append((part, args, ys, parents))
         return Tracer(y, self, idx)
 
@@ -410,6 +411,7 @@ class ReverseTrace:
                         idx = len(tape)
                         parents = [(1, a.aux)]
                         args, ys = (slim(part, (p,), y, parents) if part in SLIM
+                                    and ty is _ndarray and y.nbytes >= MIN_BYTES
                                     else ((p,), y))
                         tape.append((part, args, ys, parents))
                         return Tracer(y, self, idx)
@@ -527,6 +529,7 @@ class ReverseTrace:
                 self.tape.append(_ScalarNode(part, call_args, y, parents))
             else:
                 args, ys = (slim(part, call_args, y, parents) if part in SLIM
+                            and ty is _ndarray and y.nbytes >= MIN_BYTES
                             else (call_args, y))
                 self.tape.append((part, args, ys, parents))
             return Tracer(y, self, idx)

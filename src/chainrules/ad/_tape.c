@@ -66,6 +66,8 @@ static PyObject *one, *two;      /* the ints 1 and 2 */
 static PyObject *getitem;        /* operator.getitem */
 static PyObject *slim_parts;     /* _memory.SLIM: the partials that skip a value */
 static PyObject *slim_fn;        /* _memory.slim(part, args, y, parents) -> (args, y) */
+static Py_ssize_t slim_min;      /* the smallest output (bytes) worth slimming */
+static PyObject *s_nbytes;
 static PyObject *s_dtype, *s_kind, *s_shape, *s_conj, *s_conjugate, *s_ndim;
 static PyObject *kw_y, *kw_xp, *kw_y_xp, *s_y, *s_xp, *s_wrt;
 
@@ -153,8 +155,17 @@ record(PyObject *trace, PyObject *part, PyObject *args, PyObject *y, PyObject *p
     }
     Py_ssize_t idx = PyList_GET_SIZE(tape);
     PyObject *entry;
+    Py_ssize_t nbytes = 0;
     if (slim_parts != NULL && Py_TYPE(y) == ndarray_t && PyDict_GET_SIZE(slim_parts)
             && PyDict_Contains(slim_parts, part) == 1) {
+        PyObject *nb = PyObject_GetAttr(y, s_nbytes);
+        nbytes = nb == NULL ? -1 : PyLong_AsSsize_t(nb);
+        Py_XDECREF(nb);
+        if (nbytes == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    if (nbytes > 0 && nbytes >= slim_min) {
         /* the values its partials never read, replaced by stand-ins (_memory.slim) */
         PyObject *kept = PyObject_CallFunctionObjArgs(slim_fn, part, args, y, parents, NULL);
         if (kept == NULL) {
@@ -1478,10 +1489,16 @@ configure_forward(PyObject *module, PyObject *args, PyObject *kwargs)
 static PyObject *
 set_slim(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2 || !PyDict_CheckExact(args[0]) || !PyCallable_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "set_slim(parts: dict, slim: callable)");
+    if (nargs != 3 || !PyDict_CheckExact(args[0]) || !PyCallable_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "set_slim(parts: dict, slim: callable, min_bytes: int)");
         return NULL;
     }
+    Py_ssize_t min_bytes = PyLong_AsSsize_t(args[2]);
+    if (min_bytes == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    slim_min = min_bytes;
     Py_XSETREF(slim_parts, Py_NewRef(args[0]));
     Py_XSETREF(slim_fn, Py_NewRef(args[1]));
     Py_RETURN_NONE;
@@ -1519,7 +1536,7 @@ static PyMethodDef module_methods[] = {
      "scalar tuples with plain cotangents here, every other entry through step(entry, b, "
      "bars, owned, tape); cotangents (and with free, entries) dropped once pulled back."},
     {"set_slim", (PyCFunction)(void (*)(void))set_slim, METH_FASTCALL,
-     "set_slim(parts, slim): the recorded scalar calls whose partials skip a value "
+     "set_slim(parts, slim, min_bytes): the recorded scalar calls whose partials skip a value "
      "(_memory.SLIM) and the function giving what the tape keeps of them."},
     {NULL, NULL, 0, NULL},
 };
@@ -1558,6 +1575,10 @@ PyInit__tape(void)
     s_conj = PyUnicode_InternFromString("conj");
     s_conjugate = PyUnicode_InternFromString("conjugate");
     s_ndim = PyUnicode_InternFromString("ndim");
+    s_nbytes = PyUnicode_InternFromString("nbytes");
+    if (s_nbytes == NULL) {
+        return NULL;
+    }
     kw_y = Py_BuildValue("(s)", "y");
     kw_xp = Py_BuildValue("(s)", "xp");
     kw_y_xp = Py_BuildValue("(ss)", "y", "xp");

@@ -63,4 +63,4 @@ def _configure_tape(tape: Any) -> None:
                            fast_cache=_forward._fast_get.__self__,  # type: ignore[attr-defined]
                            fill=_forward._fast_fill)
     if hasattr(tape, "set_slim"):  # (an extension built before it had none)
-        tape.set_slim(_memory.SLIM, _memory.slim)
+        tape.set_slim(_memory.SLIM, _memory.slim, _memory.MIN_BYTES)
