@@ -44,8 +44,54 @@ def foreign_namespace(x: Any) -> Any:
         with persistent_rules():
             register_namespace(xp)
             _register_getitem(type(x))
+            _shape_only(xp)
+        _defer_to_tracers(type(x))
         _registered.add(id(xp))
     return xp
+
+
+def _shape_only(xp: Any) -> None:
+    """``xp.zeros_like(x)``, ``ones_like``, ``empty_like``: functions of ``x``'s shape and
+    dtype only, whose outputs carry no derivative (as NumPy's do); without a rule, a
+    namespace written in Python (array_api_strict) would be traced into, and read the
+    data inside the traced array."""
+    from chainrules.core import frule, non_differentiable, rrule
+
+    for name in ("zeros_like", "ones_like", "empty_like"):
+        f = getattr(xp, name, None)
+        if callable(f) and not rrule.has_rules(f) and not frule.has_rules(f):
+            non_differentiable(f)
+
+
+# array classes whose operators were made to give way to tracers
+_deferring: set[type] = set()
+
+
+def _defer_to_tracers(t: type) -> None:
+    """Make the operators of array class ``t`` return NotImplemented for a tracer operand,
+    so that Python asks the tracer's reflected operator (``const * tracer``).
+
+    ``array_api_strict``'s operators raise ``TypeError`` for any operand that is not one
+    of its arrays or a Python scalar (its ``_check_type_device``), where the language
+    expects NotImplemented: a rule's pullback multiplying a constant array by a traced
+    cotangent (a second derivative) failed there. With a tracer operand let through that
+    check, the operator's own dtype check answers NotImplemented (a tracer is not one of
+    its arrays); every other operand is checked as before."""
+    if t in _deferring:
+        return
+    _deferring.add(t)
+    check = t.__dict__.get("_check_type_device")
+    if check is None or not (t.__module__ or "").startswith("array_api_strict"):
+        return
+    from ._tracer import Tracer
+
+    def _check_type_device(self: Any, other: Any) -> None:
+        if type(other) is Tracer:
+            return  # (the operator then returns NotImplemented: the tracer answers)
+        check(self, other)
+
+    _check_type_device.__wrapped__ = check  # type: ignore[attr-defined]
+    t._check_type_device = _check_type_device  # type: ignore[attr-defined]
 
 
 # type -> whether its values are dask collections whose graphs may hide a tracer
