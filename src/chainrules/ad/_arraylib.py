@@ -13,6 +13,7 @@ of a trace that has ended, or fail to serialize on a cluster.
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -197,16 +198,44 @@ def _basic(key: Any) -> bool:
     return all(isinstance(k, int | slice) or k is None or k is Ellipsis for k in parts)
 
 
+def _scatter_add(xp: Any, x: Any, key: Any, y_bar: Any) -> Any:
+    """Zeros shaped like ``x`` with ``y_bar`` added at ``x[key]`` for any key ``x`` takes
+    (index arrays and masks; a position picked twice gets both cotangents): the flat
+    positions the key picks, ``arange(x.size).reshape(x.shape)[key]``, added into with
+    the library's scatter-add (``index_add``), or NumPy's ``add.at`` through DLPack."""
+    from chainrules.core import unthunk
+
+    from ._errors import NoRuleError
+    from ._tracer import Tracer
+
+    n = math.prod(x.shape)
+    flat = xp.reshape(xp.reshape(xp.arange(n, device=x.device), x.shape)[key], (-1,))
+    y_bar = unthunk(y_bar)
+    if type(y_bar) is Tracer:  # (a second derivative: the scatter is not traced code)
+        raise NoRuleError(getitem_rrule, "rrule", (type(x), type(key)),
+                          "a second derivative through indexing another library's array "
+                          "with an index array or mask: use xp.take(x, indices, axis=...)")
+    y_bar = xp.reshape(xp.asarray(y_bar, dtype=x.dtype, device=x.device), (-1,))
+    if hasattr(x, "index_add"):  # PyTorch
+        acc = xp.zeros((n,), dtype=x.dtype, device=x.device)
+        return xp.reshape(acc.index_add(0, flat, y_bar), x.shape)
+    acc = np.zeros(n, dtype=np.from_dlpack(y_bar).dtype)
+    positions: Any = np.from_dlpack(flat)
+    np.add.at(acc, positions, np.from_dlpack(y_bar))
+    return xp.reshape(xp.asarray(xp.from_dlpack(acc), device=x.device), x.shape)
+
+
 def getitem_rrule(x: Any, key: Any) -> Any:
     y = x[key]
     xp = array_namespace(x)
-    if not _basic(key) and not hasattr(x, "at"):
+    basic = _basic(key)
+    if not basic and is_graph_type(type(x)):
         from ._errors import NoRuleError
 
-        # x_bar[key] = y_bar would keep one of two cotangents of a repeated position
+        # a dask array has no scatter-add that stays lazy
         raise NoRuleError(getitem_rrule, "rrule", (type(x), type(key)),
-                          "indexing another library's array with an index array or mask: "
-                          "use xp.take(x, indices, axis=...) instead")
+                          "indexing a dask array with an index array or mask: use "
+                          "xp.take(x, indices, axis=...) instead")
 
     def getitem_pullback(y_bar: Any) -> tuple:
         from chainrules.core import NoTangent, ZeroTangent, unthunk
@@ -214,7 +243,9 @@ def getitem_rrule(x: Any, key: Any) -> Any:
         y_bar = unthunk(y_bar)
         if isinstance(y_bar, ZeroTangent | NoTangent):
             return NoTangent(), ZeroTangent(), NoTangent()
-        return NoTangent(), _scatter(xp, x, key, y_bar), NoTangent()
+        if basic or hasattr(x, "at"):  # (JAX's .at[key].add adds repeated positions)
+            return NoTangent(), _scatter(xp, x, key, y_bar), NoTangent()
+        return NoTangent(), _scatter_add(xp, x, key, y_bar), NoTangent()
 
     return y, getitem_pullback
 
