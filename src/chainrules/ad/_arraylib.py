@@ -28,7 +28,8 @@ from chainrules.core import (
 
 _PLAIN = (np.ndarray, float, int, complex)
 
-__all__ = ["check_opaque", "foreign_namespace", "in_namespace", "is_graph_type"]
+__all__ = ["check_constructed", "check_opaque", "foreign_namespace", "in_namespace",
+           "is_graph_type"]
 
 # ids of the namespaces whose functions got the array-API rules
 _registered: set[int] = set()
@@ -145,6 +146,23 @@ def check_opaque(x: Any, where: str) -> None:
         _hides_tracer[name] = hides
     if hides:
         raise OpaqueArrayError(where, f"a dask array (shape={x.shape}, dtype={x.dtype})")
+
+
+def check_constructed(cls: type, obj: Any) -> Any:
+    """``obj``, built by calling class ``cls`` on traced values (code the AD did not
+    trace); `OpaqueArrayError` when it is another library's array whose fields hold a
+    tracer (it cannot compute with it, and would lose its derivative)."""
+    if type(obj) is cls and is_foreign_array(obj) and not is_graph_type(cls):
+        from ._errors import OpaqueArrayError
+        from ._tracer import Tracer
+
+        fields = getattr(obj, "__dict__", None)
+        if fields and _holds_tracer(list(fields.values()), Tracer):
+            name = f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"
+            raise OpaqueArrayError(f"the result of {name}(...)",
+                                   f"a {name} (shape={getattr(obj, 'shape', '?')})",
+                                   constructor=f"{name}(...)")
+    return obj
 
 
 def in_namespace(f: Any, args: tuple, kwargs: dict, primal_of: Any) -> Any:
