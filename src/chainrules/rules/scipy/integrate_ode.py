@@ -1,0 +1,281 @@
+"""Rules for ``scipy.integrate.odeint`` and ``scipy.integrate.solve_ivp`` (the quadrature
+rules are in `chainrules.rules.scipy.integrate`).
+
+Writing ``theta`` for what the right-hand side depends on besides its state and time
+(the values a closure captures, and ``args``):
+
+- ``odeint(func, y0, t, args)`` and ``solve_ivp(fun, t_span, y0, args=..., t_eval=...)``
+  w.r.t. ``y0`` and ``theta``: reverse mode by the adjoint method (the adjoint
+  ``a' = -(df/dy)^T a`` and ``theta_bar' = -(df/dtheta)^T a`` integrated backwards with
+  ``solve_ivp``, the state read from a dense forward re-solve, the output cotangent
+  added at each output time; ``(df/dy)^T a`` and ``(df/dtheta)^T a`` are pullbacks of
+  the user's function by ``rrule_via_ad``); forward mode by forward sensitivities
+  (``s' = (df/dy) s + (df/dtheta) theta_dot`` integrated alongside the state, one
+  ``frule_via_ad`` per right-hand side evaluation). ``odeint``'s times ``t`` too
+  (``Y[k]`` moves with ``t[k]`` at the speed ``f(Y[k], t[k])``); ``solve_ivp``'s times
+  are not differentiated (a ``NotImplementedTangent``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import scipy.integrate as si
+
+from chainrules import core
+from chainrules.core import HasForwardsMode, HasReverseMode, Tangent, frule, rrule, unthunk
+from chainrules.rules import _kit as kit
+
+from . import _solvers as solvers
+from ._solvers import SolverError
+
+_NO = core.NoTangent()
+_ZERO = core.ZeroTangent()
+
+
+# ----------------------------------------------------------------------------------------
+# ODEs: the adjoint method (reverse) and forward sensitivities (forward)
+
+
+class _RHS:
+    """The user's right-hand side ``f`` with its argument order (``f(y, t)`` for odeint,
+    ``f(t, y)`` for solve_ivp and odeint's ``tfirst=True``), on 1-D states."""
+
+    def __init__(self, config: Any, f: Callable, args: tuple, tfirst: bool,
+                 shape: tuple) -> None:
+        self.config, self.f, self.args, self.tfirst, self.shape = config, f, args, tfirst, shape
+
+    def order(self, y: Any, t: Any) -> tuple:
+        return (t, y) if self.tfirst else (y, t)
+
+    def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
+        return np.reshape(self.f(*self.order(y.reshape(self.shape), t), *self.args), -1)
+
+    def vjp(self, t: float, y: np.ndarray, a: np.ndarray) -> tuple:
+        """``((df/dy)^T a, (f_bar, args_bars))`` at ``(t, y)``."""
+        out, pullback = core.rrule_via_ad(self.config, self.f,
+                                          *self.order(y.reshape(self.shape), t), *self.args)
+        g = pullback(np.reshape(a, np.shape(out)).astype(np.result_type(out, float)))
+        y_bar = unthunk(g[2] if self.tfirst else g[1])
+        theta = (unthunk(g[0]), tuple(unthunk(x) for x in g[3:]))
+        return (np.zeros(a.shape) if kit.is_zero(y_bar) else np.reshape(y_bar, -1)), theta
+
+    def jvp(self, t: float, y: np.ndarray, s: np.ndarray, f_dot: Any,
+            args_dots: list) -> np.ndarray:
+        """``(df/dy) s + (df/dtheta) theta_dot`` at ``(t, y)``."""
+        y_dot = s.reshape(self.shape)
+        dots = (_ZERO, y_dot) if self.tfirst else (y_dot, _ZERO)
+        _, d = core.frule_via_ad(self.config, (f_dot, *dots, *args_dots), self.f,
+                                 *self.order(y.reshape(self.shape), t), *self.args)
+        d = unthunk(d)
+        return np.zeros(s.shape) if kit.is_zero(d) else np.reshape(d, -1)
+
+
+def _adjoint(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol: float,
+             atol: float, name: str) -> tuple:
+    """``(y0_bar, theta_bar, a0)`` for cotangents ``Y_bar[k]`` of the states at times
+    ``ts``; ``a0`` is the adjoint just after ``ts[0]`` (without ``Y_bar[0]``)."""
+    forward = si.solve_ivp(rhs, (ts[0], ts[-1]), y0, method="DOP853", dense_output=True,
+                           rtol=rtol, atol=atol)
+    if not forward.success:
+        raise solvers.not_converged(
+            name, f"the forward re-solve for the adjoint: {forward.message}"
+        )
+    n = y0.size
+    _, theta_example = rhs.vjp(float(ts[0]), y0, np.ones(n))
+    flat = solvers.Flat(theta_example)
+
+    def adjoint_rhs(t: float, z: np.ndarray) -> np.ndarray:
+        y_bar, theta = rhs.vjp(t, forward.sol(t), z[:n])
+        return -np.concatenate([y_bar, flat.vector(theta)])
+
+    z = np.zeros(n + flat.size)
+    for k in range(len(ts) - 1, 0, -1):
+        z[:n] += Y_bar[k]
+        if ts[k] == ts[k - 1]:
+            continue
+        back = si.solve_ivp(adjoint_rhs, (ts[k], ts[k - 1]), z, method="DOP853",
+                            rtol=rtol, atol=atol)
+        if not back.success:
+            raise solvers.not_converged(name, f"the adjoint solve: {back.message}")
+        z = back.y[:, -1]
+    y0_bar = z[:n] + Y_bar[0]
+    return y0_bar, flat.unflatten(z[n:]), z[:n]
+
+
+def _sensitivities(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, s0: np.ndarray, f_dot: Any,
+                   args_dots: list, rtol: float, atol: float, name: str) -> np.ndarray:
+    """The states' tangents at times ``ts`` (rows) from forward sensitivities."""
+    n = y0.size
+
+    def augmented(t: float, z: np.ndarray) -> np.ndarray:
+        y, s = z[:n], z[n:]
+        return np.concatenate([rhs(t, y), rhs.jvp(t, y, s, f_dot, args_dots)])
+
+    out = si.solve_ivp(augmented, (ts[0], ts[-1]), np.concatenate([y0, s0]), method="DOP853",
+                       t_eval=ts, rtol=rtol, atol=atol)
+    if not out.success:
+        raise solvers.not_converged(name, f"the sensitivity solve: {out.message}")
+    return out.y[n:].T
+
+
+def _odeint_solve(func: Callable, pos: tuple, kwargs: dict) -> tuple:
+    bound = solvers.bind(si.odeint, (func, *pos), kwargs)
+    arguments = bound.arguments
+    full = bool(arguments.get("full_output", 0))
+    arguments["full_output"] = 1
+    with warnings.catch_warnings():
+        # a failed solve is raised as SolverError below, not only warned about
+        warnings.simplefilter("ignore", si.ODEintWarning)
+        Y, info = si.odeint(*bound.args, **bound.kwargs)
+    if info["message"] != "Integration successful.":
+        raise solvers.not_converged("scipy.integrate.odeint", info["message"])
+    return (Y, info) if full else Y, Y, full, arguments
+
+
+def _tolerances(arguments: dict) -> tuple[float, float]:
+    rtol = arguments.get("rtol")
+    atol = arguments.get("atol")
+    rtol = 1.49012e-8 if rtol is None else float(np.min(rtol))
+    atol = 1.49012e-8 if atol is None else float(np.min(atol))
+    return rtol, atol
+
+
+@rrule.register(si.odeint, config=HasReverseMode)
+def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
+    y, Y, full, arguments = _odeint_solve(func, pos, kwargs)
+    y0 = np.asarray(arguments["y0"])
+    ts = np.asarray(arguments["t"], dtype=float)
+    raw_args = arguments.get("args", ())
+    rhs = _RHS(config, func, solvers.args_tuple(raw_args), bool(arguments.get("tfirst")),
+               (y0.size,))
+    rtol, atol = _tolerances(arguments)
+
+    def odeint_pullback(y_bar: Any) -> tuple:
+        Y_bar = solvers.item(y_bar, 0) if full else unthunk(y_bar)
+        if kit.is_zero(Y_bar):
+            return (_NO, _ZERO, *solvers.positional_cotangents(si.odeint, pos, {}))
+        Y_bar = np.real(np.asarray(Y_bar, float))
+        y0_bar, (f_bar, args_bars), a0 = _adjoint(
+            rhs, ts, Y[0].astype(float), Y_bar, rtol, atol, "scipy.integrate.odeint")
+        y0_bar = kit.array_projector(arguments["y0"])(y0_bar.reshape(np.shape(arguments["y0"])))
+        # Y[k] moves with t[k] at the speed f(Y[k], t[k]); moving t[0] moves the start
+        F = np.array([rhs(float(tk), Yk) for tk, Yk in zip(ts, Y.astype(float))])
+        t_bar = np.einsum("ki,ki->k", Y_bar, F)
+        t_bar[0] = -a0 @ F[0]
+        return (_NO, f_bar, *solvers.positional_cotangents(si.odeint, pos, {
+            "y0": y0_bar, "t": kit.array_projector(arguments["t"])(t_bar),
+            "args": solvers.args_cotangent(raw_args, list(args_bars))}))
+
+    return y, odeint_pullback
+
+
+@frule.register(si.odeint, config=HasForwardsMode)
+def odeint_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs: Any) -> Any:
+    y, Y, full, arguments = _odeint_solve(func, pos, kwargs)
+    ts = np.asarray(arguments["t"], dtype=float)
+    raw_args = arguments.get("args", ())
+    rhs = _RHS(config, func, solvers.args_tuple(raw_args), bool(arguments.get("tfirst")),
+               (Y.shape[1],))
+    y0_dot = solvers.positional_tangent(si.odeint, dargs, "y0")
+    s0 = np.reshape(kit.dense_tangent(y0_dot, arguments["y0"]).astype(float), -1)
+    t_dot = solvers.positional_tangent(si.odeint, dargs, "t")
+    F = None
+    if not kit.is_zero(t_dot):
+        # Y[k] moves with t[k] at the speed f(Y[k], t[k]); moving t[0] moves the start
+        t_dot = np.reshape(kit.dense_tangent(t_dot, arguments["t"]).astype(float), -1)
+        F = np.array([rhs(float(tk), Yk) for tk, Yk in zip(ts, Y.astype(float))])
+        s0 = s0 - F[0] * t_dot[0]
+    rtol, atol = _tolerances(arguments)
+    S = _sensitivities(
+        rhs,
+        ts,
+        Y[0].astype(float),
+        s0,
+        unthunk(dargs[1]),
+        solvers.args_tangents(raw_args, solvers.positional_tangent(si.odeint, dargs, "args")),
+        rtol,
+        atol,
+        "scipy.integrate.odeint",
+    )
+    if F is not None:
+        S = S + F * t_dot[:, None]
+    S = S.astype(Y.dtype)
+    return y, (Tangent[tuple](S, _ZERO) if full else S)
+
+
+def _solve_ivp_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
+    bound = solvers.bind(si.solve_ivp, (fun, *pos), kwargs)
+    arguments = bound.arguments
+    options = arguments.get("options", {})
+    if arguments.get("events") is not None or arguments.get("dense_output"):
+        raise solvers.SolverOptionError(
+            "scipy.integrate.solve_ivp", "events and dense_output are not differentiated",
+            "expected the solution at t_eval (or the solver's steps). (A second derivative "
+            "through odeint's or solve_ivp's reverse rule meets this too: their adjoint "
+            "method re-solves with dense_output; jvp of jvp works there)")
+    res = si.solve_ivp(*bound.args, **bound.kwargs)
+    if not res.success:
+        raise solvers.not_converged("scipy.integrate.solve_ivp", str(res.message))
+    rtol = float(np.min(options.get("rtol", 1e-3)))
+    atol = float(np.min(options.get("atol", 1e-6)))
+    return res, arguments, rtol, atol
+
+
+@rrule.register(si.solve_ivp, config=HasReverseMode)
+def solve_ivp_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
+    res, arguments, rtol, atol = _solve_ivp_solve(fun, pos, kwargs)
+    y0 = np.asarray(arguments["y0"])
+    raw_args = arguments.get("args") or ()
+    rhs = _RHS(config, fun, solvers.args_tuple(raw_args), True, (y0.size,))
+
+    def solve_ivp_pullback(y_bar: Any) -> tuple:
+        Y_bar = solvers.field(y_bar, "y")
+        if kit.is_zero(Y_bar):
+            return (_NO, _ZERO, *solvers.positional_cotangents(si.solve_ivp, pos, {}))
+        ts, Y_bars = _from_start(arguments, res.t, np.real(np.asarray(Y_bar, float)).T)
+        y0_bar, (f_bar, args_bars), _ = _adjoint(
+            rhs, ts, np.reshape(y0, -1).astype(float), Y_bars, rtol, atol,
+            "scipy.integrate.solve_ivp")
+        y0_bar = kit.array_projector(arguments["y0"])(y0_bar.reshape(np.shape(arguments["y0"])))
+        times = core.not_implemented("derivative of solve_ivp w.r.t. the times")
+        return (_NO, f_bar, *solvers.positional_cotangents(si.solve_ivp, pos, {
+            "y0": y0_bar, "t_span": times, "t_eval": times,
+            "args": solvers.args_cotangent(raw_args, list(args_bars)) if raw_args else _NO}))
+
+    return res, solve_ivp_pullback
+
+
+@frule.register(si.solve_ivp, config=HasForwardsMode)
+def solve_ivp_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any,
+                    **kwargs: Any) -> Any:
+    res, arguments, rtol, atol = _solve_ivp_solve(fun, pos, kwargs)
+    if not kit.is_zero(solvers.positional_tangent(si.solve_ivp, dargs, "t_span")):
+        raise SolverError("scipy.integrate.solve_ivp", "the derivative w.r.t. the times is "
+                          "not implemented", "expected tangents for y0, args and the "
+                          "function only")
+    raw_args = arguments.get("args") or ()
+    n = res.y.shape[0]
+    rhs = _RHS(config, fun, solvers.args_tuple(raw_args), True, (n,))
+    y0_dot = solvers.positional_tangent(si.solve_ivp, dargs, "y0")
+    s0 = np.reshape(kit.dense_tangent(y0_dot, arguments["y0"]).astype(float), -1)
+    args_dot = solvers.positional_tangent(si.solve_ivp, dargs, "args") if raw_args else _ZERO
+    ts, _ = _from_start(arguments, res.t, np.zeros((len(res.t), n)))
+    S = _sensitivities(rhs, ts, np.reshape(arguments["y0"], -1).astype(float), s0,
+                       unthunk(dargs[1]), solvers.args_tangents(raw_args, args_dot) if raw_args
+                       else [], rtol, atol, "scipy.integrate.solve_ivp")
+    S = S[len(ts) - len(res.t):]
+    return res, Tangent[type(res)]({"y": S.T.astype(res.y.dtype)})
+
+
+def _from_start(arguments: dict, t: np.ndarray, Y_bar: np.ndarray) -> tuple:
+    """The output times preceded by the start time when ``t_eval`` leaves it out (the
+    adjoint and the sensitivities start at ``y0``), with a zero cotangent there."""
+    t0 = float(arguments["t_span"][0])
+    t = np.asarray(t, float)
+    if len(t) and t[0] == t0:
+        return t, Y_bar
+    return np.concatenate([[t0], t]), np.concatenate([np.zeros((1, Y_bar.shape[1])), Y_bar])
