@@ -231,7 +231,9 @@ class ForwardTrace:
         if takes_instance and _top_trace_deep(f, None) is not None:
             return _NO_RULE
         if takes_config and _captures_tracers(primals):
-            return _NO_RULE
+            if not getattr(rule, "closures_of_outer_traces", False):
+                return _NO_RULE
+            mixed = True  # a rule written to run on them (its code traced)
         call_args = tuple(primals)
         if takes_instance:
             call_args = (f, *call_args)

@@ -545,7 +545,11 @@ class ReverseTrace:
                 return _NO_RULE
         if takes_config and (_captures_tracers(primals) or (
                 takes_instance and _captures_tracers(list(getattr(f, "__dict__", {}).values())))):
-            return _NO_RULE
+            # (a function argument closing over an outer trace's values: traced into,
+            # unless the rule is written to run on them, its code traced)
+            if takes_instance or not getattr(rule, "closures_of_outer_traces", False):
+                return _NO_RULE
+            mixed = True
         call_args = tuple(primals)
         if takes_instance:
             call_args = (f, *call_args)

@@ -222,20 +222,110 @@ def _reverse(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol:
     return _adjoint(rhs, ts, y0, Y_bar, rtol, atol, name)
 
 
-def _sensitivities(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, s0: np.ndarray, f_dot: Any,
-                   args_dots: list, rtol: float, atol: float, name: str) -> np.ndarray:
-    """The states' tangents at times ``ts`` (rows) from forward sensitivities."""
-    n = y0.size
+def _is_plain(x: Any) -> bool:
+    """Whether ``x`` (and what tuples, lists and dicts in it hold) is no AD's traced value
+    (a traced value reports its primal's class, which is not its type)."""
+    t = type(x)
+    if t is tuple or t is list:
+        return all(_is_plain(v) for v in x)
+    if t is dict:
+        return all(_is_plain(v) for v in x.values())
+    return t is x.__class__
 
-    def augmented(t: float, z: np.ndarray) -> np.ndarray:
-        y, s = z[:n], z[n:]
-        return np.concatenate([rhs(t, y), rhs.jvp(t, y, s, f_dot, args_dots)])
 
-    out = si.solve_ivp(augmented, (ts[0], ts[-1]), np.concatenate([y0, s0]), method="DOP853",
-                       t_eval=ts, rtol=rtol, atol=atol)
-    if not out.success:
-        raise solvers.not_converged(name, f"the sensitivity solve: {out.message}")
-    return out.y[n:].T
+def _traced_gradient(rhs: _RHS, ts: np.ndarray, y0: Any, Y_bar: Any, rtol: float,
+                     atol: float, name: str) -> tuple:
+    """``(y0_bar, [args_bars])`` for a second derivative: the sensitivities ``S = dy/d(y0,
+    args)`` integrated alongside the state by ``odeint`` (the parameters passed as its
+    ``args``), written as NumPy code and a solver call that an outer AD differentiates
+    again (with its rules for ``odeint``: forward sensitivities of this system, whose
+    Jacobians of ``f`` are nested derivatives). Parameters captured by a closure are
+    refused (`_closure_refusal`)."""
+    _closure_refusal(rhs, name)
+    n = int(np.size(y0))
+    sizes = [int(np.size(a)) for a in rhs.args]
+    shapes = [np.shape(a) for a in rhs.args]
+    k = n + sum(sizes)
+    f, config, tfirst, seeds = rhs.f, rhs.config, rhs.tfirst, np.eye(n)
+
+    def sensitivity_rhs(t: Any, z: Any, *args: Any) -> Any:
+        y = z[:n]
+        S = np.reshape(z[n:], (n, k))
+        out, pullback = core.rrule_via_ad(config, f, *((t, y) if tfirst else (y, t)), *args)
+        J_y, J_args = [], []
+        for i in range(n):
+            g = [unthunk(b) for b in pullback(seeds[i])]
+            y_bar = g[2] if tfirst else g[1]
+            J_y.append(np.zeros(n) if kit.is_zero(y_bar) else np.reshape(y_bar, -1))
+            J_args.append(np.concatenate([np.zeros(1)[:0]] + [
+                np.zeros(size) if kit.is_zero(b) else np.reshape(b, -1)
+                for b, size in zip(g[3:], sizes)]))
+        S_dot = np.stack(J_y) @ S + np.concatenate([np.zeros((n, n)), np.stack(J_args)], axis=1)
+        return np.concatenate([np.reshape(out, -1), np.reshape(S_dot, -1)])
+
+    z0 = np.concatenate([y0, np.reshape(np.eye(n, k), -1)])
+    Z = si.odeint(sensitivity_rhs, z0, ts, args=tuple(rhs.args), tfirst=True, rtol=rtol,
+                  atol=atol)
+    S = np.reshape(Z[:, n:], (len(ts), n, k))
+    g = np.sum(S * np.reshape(Y_bar, (len(ts), n, 1)), axis=(0, 1))
+    bars, start = [], n
+    for size, shape in zip(sizes, shapes):
+        bars.append(np.reshape(g[start:start + size], shape))
+        start += size
+    return g[:n], bars
+
+
+def _captures_traced(f: Any) -> bool:
+    """Whether the closure ``f`` holds an outer AD's traced values (a second derivative
+    w.r.t. what it captures)."""
+    for cell in getattr(f, "__closure__", None) or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        if not _is_plain(v):
+            return True
+    return False
+
+
+def _closure_refusal(rhs: _RHS, name: str) -> None:
+    if _captures_traced(rhs.f):
+        raise SolverError(
+            name, "a second derivative w.r.t. values the right-hand side captures from its "
+            "enclosing function (a closure) is not implemented", "pass them as parameters "
+            "through args= (second derivatives w.r.t. y0 and args work: hessian, jvp of "
+            "grad, jvp of jvp)")
+
+
+def _sensitivities(rhs: _RHS, ts: np.ndarray, y0: Any, s0: Any, f_dot: Any,
+                   args_dots: list, rtol: float, atol: float, name: str) -> Any:
+    """The states' tangents at times ``ts`` (rows) from forward sensitivities ``s' =
+    (df/dy) s + (df/dtheta) theta_dot`` integrated alongside the state by ``odeint``, one
+    ``frule_via_ad`` per evaluation. The parameters and their tangents are ``odeint``'s
+    ``args``, so that an outer AD (a second derivative: jvp of jvp, jvp of grad)
+    differentiates this solve again with these same rules."""
+    _closure_refusal(rhs, name)
+    n, m = int(np.size(y0)), len(rhs.args)
+    f, config, tfirst, shape = rhs.f, rhs.config, rhs.tfirst, rhs.shape
+
+    def tangent_rhs(t: Any, z: Any, *values: Any) -> Any:
+        y, s = np.reshape(z[:n], shape), np.reshape(z[n:], shape)
+        dots = (_ZERO, s) if tfirst else (s, _ZERO)
+        out, d = core.frule_via_ad(config, (f_dot, *dots, *values[m:]), f,
+                                   *((t, y) if tfirst else (y, t)), *values[:m])
+        d = unthunk(d)
+        return np.concatenate([np.reshape(out, -1),
+                               np.zeros(n) if kit.is_zero(d) else np.reshape(d, -1)])
+
+    with warnings.catch_warnings():
+        # a failed solve is raised as SolverError below, not only warned about
+        warnings.simplefilter("ignore", si.ODEintWarning)
+        Z, info = si.odeint(tangent_rhs, np.concatenate([y0, s0]), ts,
+                            args=(*rhs.args, *args_dots), tfirst=True, rtol=rtol, atol=atol,
+                            full_output=True)
+    if info["message"] != "Integration successful.":
+        raise solvers.not_converged(name, f"the sensitivity solve: {info['message']}")
+    return Z[:, n:]
 
 
 def _odeint_solve(func: Callable, pos: tuple, kwargs: dict) -> tuple:
@@ -263,21 +353,38 @@ def _tolerances(arguments: dict) -> tuple[float, float]:
 @rrule.register(si.odeint, config=HasReverseMode)
 def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
     y, Y, full, arguments = _odeint_solve(func, pos, kwargs)
-    y0 = np.asarray(arguments["y0"])
+    shape0 = np.shape(arguments["y0"])
+    n = int(np.prod(shape0))
+    if not _is_plain(arguments["t"]):
+        raise SolverError("scipy.integrate.odeint", "second derivatives w.r.t. the times "
+                          "t are not implemented", "expected plain times in a second "
+                          "derivative (first derivatives w.r.t. t work)")
     ts = np.asarray(arguments["t"], dtype=float)
     raw_args = arguments.get("args", ())
-    rhs = _RHS(config, func, solvers.args_tuple(raw_args), bool(arguments.get("tfirst")),
-               (y0.size,))
+    tfirst = bool(arguments.get("tfirst"))
+    rhs = _RHS(config, func, solvers.args_tuple(raw_args), tfirst, (n,))
     rtol, atol = _tolerances(arguments)
 
     def odeint_pullback(y_bar: Any) -> tuple:
         Y_bar = solvers.item(y_bar, 0) if full else unthunk(y_bar)
         if kit.is_zero(Y_bar):
             return (_NO, _ZERO, *solvers.positional_cotangents(si.odeint, pos, {}))
+        if not _is_plain((Y_bar, arguments["y0"], rhs.args)) or _captures_traced(func):
+            # a second derivative: NumPy code and solver calls the outer AD follows
+            Y_bar = np.reshape(Y_bar, (len(ts), n))
+            y0_bar, args_bars = _traced_gradient(rhs, ts, np.reshape(arguments["y0"], -1),
+                                                 Y_bar, rtol, atol, "scipy.integrate.odeint")
+            F = np.stack([np.reshape(rhs(float(tk), np.reshape(Y[k], -1)), -1)
+                          for k, tk in enumerate(ts)])
+            t_bar = np.concatenate([-np.reshape((y0_bar - Y_bar[0]) @ F[0], (1,)),
+                                    np.sum(Y_bar[1:] * F[1:], axis=1)])
+            return (_NO, _ZERO, *solvers.positional_cotangents(si.odeint, pos, {
+                "y0": np.reshape(y0_bar, shape0), "t": t_bar,
+                "args": solvers.args_cotangent(raw_args, args_bars)}))
         Y_bar = np.real(np.asarray(Y_bar, float))
         y0_bar, (f_bar, args_bars), a0 = _reverse(
             rhs, ts, Y[0].astype(float), Y_bar, rtol, atol, "scipy.integrate.odeint")
-        y0_bar = kit.array_projector(arguments["y0"])(y0_bar.reshape(np.shape(arguments["y0"])))
+        y0_bar = kit.array_projector(arguments["y0"])(y0_bar.reshape(shape0))
         # Y[k] moves with t[k] at the speed f(Y[k], t[k]); moving t[0] moves the start
         F = np.array([rhs(float(tk), Yk) for tk, Yk in zip(ts, Y.astype(float))])
         t_bar = np.einsum("ki,ki->k", Y_bar, F)
@@ -287,6 +394,12 @@ def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
             "args": solvers.args_cotangent(raw_args, list(args_bars))}))
 
     return y, odeint_pullback
+
+
+# The AD runs these rules (their code traced) when the function they are given closes
+# over an outer trace's values, rather than tracing into SciPy's solver: they then
+# refuse by name (`_closure_refusal`) what they cannot differentiate twice.
+odeint_rrule.closures_of_outer_traces = True  # type: ignore[attr-defined]
 
 
 @frule.register(si.odeint, config=HasForwardsMode)
@@ -323,6 +436,9 @@ def odeint_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs:
     return y, (Tangent[tuple](S, _ZERO) if full else S)
 
 
+odeint_frule.closures_of_outer_traces = True  # type: ignore[attr-defined]
+
+
 def _solve_ivp_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
     bound = solvers.bind(si.solve_ivp, (fun, *pos), kwargs)
     arguments = bound.arguments
@@ -344,25 +460,39 @@ def _solve_ivp_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
 @rrule.register(si.solve_ivp, config=HasReverseMode)
 def solve_ivp_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
     res, arguments, rtol, atol = _solve_ivp_solve(fun, pos, kwargs)
-    y0 = np.asarray(arguments["y0"])
+    shape0 = np.shape(arguments["y0"])
+    n = int(np.prod(shape0))
     raw_args = arguments.get("args") or ()
-    rhs = _RHS(config, fun, solvers.args_tuple(raw_args), True, (y0.size,))
+    rhs = _RHS(config, fun, solvers.args_tuple(raw_args), True, (n,))
 
     def solve_ivp_pullback(y_bar: Any) -> tuple:
         Y_bar = solvers.field(y_bar, "y")
         if kit.is_zero(Y_bar):
             return (_NO, _ZERO, *solvers.positional_cotangents(si.solve_ivp, pos, {}))
+        times = core.not_implemented("derivative of solve_ivp w.r.t. the times")
+        if not _is_plain((Y_bar, arguments["y0"], rhs.args)) or _captures_traced(fun):
+            # a second derivative: NumPy code and solver calls the outer AD follows
+            t = np.asarray(res.t, float)
+            ts, Y_bars = _from_start(arguments, t, np.transpose(Y_bar))
+            y0_bar, args_bars = _traced_gradient(rhs, ts, np.reshape(arguments["y0"], -1),
+                                                 Y_bars, rtol, atol,
+                                                 "scipy.integrate.solve_ivp")
+            return (_NO, _ZERO, *solvers.positional_cotangents(si.solve_ivp, pos, {
+                "y0": np.reshape(y0_bar, shape0), "t_span": times, "t_eval": times,
+                "args": solvers.args_cotangent(raw_args, args_bars) if raw_args else _NO}))
         ts, Y_bars = _from_start(arguments, res.t, np.real(np.asarray(Y_bar, float)).T)
         y0_bar, (f_bar, args_bars), _ = _reverse(
-            rhs, ts, np.reshape(y0, -1).astype(float), Y_bars, rtol, atol,
+            rhs, ts, np.reshape(arguments["y0"], -1).astype(float), Y_bars, rtol, atol,
             "scipy.integrate.solve_ivp")
-        y0_bar = kit.array_projector(arguments["y0"])(y0_bar.reshape(np.shape(arguments["y0"])))
-        times = core.not_implemented("derivative of solve_ivp w.r.t. the times")
+        y0_bar = kit.array_projector(arguments["y0"])(y0_bar.reshape(shape0))
         return (_NO, f_bar, *solvers.positional_cotangents(si.solve_ivp, pos, {
             "y0": y0_bar, "t_span": times, "t_eval": times,
             "args": solvers.args_cotangent(raw_args, list(args_bars)) if raw_args else _NO}))
 
     return res, solve_ivp_pullback
+
+
+solve_ivp_rrule.closures_of_outer_traces = True  # type: ignore[attr-defined]
 
 
 @frule.register(si.solve_ivp, config=HasForwardsMode)
@@ -387,11 +517,15 @@ def solve_ivp_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any,
     return res, Tangent[type(res)]({"y": S.T.astype(res.y.dtype)})
 
 
-def _from_start(arguments: dict, t: np.ndarray, Y_bar: np.ndarray) -> tuple:
+solve_ivp_frule.closures_of_outer_traces = True  # type: ignore[attr-defined]
+
+
+def _from_start(arguments: dict, t: np.ndarray, Y_bar: Any) -> tuple:
     """The output times preceded by the start time when ``t_eval`` leaves it out (the
     adjoint and the sensitivities start at ``y0``), with a zero cotangent there."""
     t0 = float(arguments["t_span"][0])
     t = np.asarray(t, float)
     if len(t) and t[0] == t0:
         return t, Y_bar
-    return np.concatenate([[t0], t]), np.concatenate([np.zeros((1, Y_bar.shape[1])), Y_bar])
+    return np.concatenate([[t0], t]), np.concatenate([np.zeros((1, np.shape(Y_bar)[1])),
+                                                       Y_bar])
