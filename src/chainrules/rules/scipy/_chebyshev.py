@@ -35,12 +35,18 @@ def coefficients(values: np.ndarray) -> np.ndarray:
     return c
 
 
-def resolved(values: np.ndarray, tol: float) -> bool:
+def resolved(values: np.ndarray, tol: float, by_column: bool = False) -> bool:
     """Whether the last three Chebyshev coefficients are below ``tol`` times the
-    largest (a relative size, over all entries together)."""
-    c = np.abs(coefficients(values.reshape(values.shape[0], -1)))
-    scale = float(np.max(c)) if c.size else 0.0
-    return scale == 0.0 or bool(np.max(c[-3:]) <= tol * scale)
+    largest: over all entries together, or ``by_column`` (the last axis: each column's
+    own scale, so that a small column is resolved to its own relative accuracy)."""
+    c = np.abs(coefficients(values.reshape(values.shape[0], -1, values.shape[-1]
+                                           if by_column else 1)))
+    # (a column below 1e-8 of the largest is held to that floor: its rounding noise
+    # would otherwise never look resolved)
+    scale = np.max(c, axis=(0, 1))
+    scale = np.maximum(scale, 1e-8 * np.max(scale, initial=0.0))
+    tail = np.max(c[-3:], axis=(0, 1))
+    return bool(np.all(tail <= tol * scale))
 
 
 def differentiation_matrix(a: float, b: float, n: int) -> np.ndarray:

@@ -186,10 +186,10 @@ def _collocation_gradient(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, Y_bar: np.n
             for j in idx[~done[idx]]:
                 _, J_y[j], B[j, :, n:] = rhs.jacobians(float(nodes[j]), ys[j], flat)
                 done[j] = True
-            if not (_cheb.resolved(J_y[idx], tol) and _cheb.resolved(B[idx], tol)):
+            if not (_cheb.resolved(J_y[idx], tol) and _cheb.resolved(B[idx], tol, True)):
                 continue
             S = _cheb.solve_linear(a, b, J_y[idx], B[idx], S_a)
-            if not (np.all(np.isfinite(S)) and _cheb.resolved(S, tol)):
+            if not (np.all(np.isfinite(S)) and _cheb.resolved(S, tol, True)):
                 continue
             inside = (ts >= a) & (ts <= b)
             S_out[inside] = _cheb.interpolate(a, b, S, ts[inside])
@@ -355,11 +355,8 @@ def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
     y, Y, full, arguments = _odeint_solve(func, pos, kwargs)
     shape0 = np.shape(arguments["y0"])
     n = int(np.prod(shape0))
-    if not _is_plain(arguments["t"]):
-        raise SolverError("scipy.integrate.odeint", "second derivatives w.r.t. the times "
-                          "t are not implemented", "expected plain times in a second "
-                          "derivative (first derivatives w.r.t. t work)")
-    ts = np.asarray(arguments["t"], dtype=float)
+    traced_t = not _is_plain(arguments["t"])
+    ts = arguments["t"] if traced_t else np.asarray(arguments["t"], dtype=float)
     raw_args = arguments.get("args", ())
     tfirst = bool(arguments.get("tfirst"))
     rhs = _RHS(config, func, solvers.args_tuple(raw_args), tfirst, (n,))
@@ -369,13 +366,14 @@ def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
         Y_bar = solvers.item(y_bar, 0) if full else unthunk(y_bar)
         if kit.is_zero(Y_bar):
             return (_NO, _ZERO, *solvers.positional_cotangents(si.odeint, pos, {}))
-        if not _is_plain((Y_bar, arguments["y0"], rhs.args)) or _captures_traced(func):
+        if traced_t or not _is_plain((Y_bar, arguments["y0"], rhs.args)) or \
+                _captures_traced(func):
             # a second derivative: NumPy code and solver calls the outer AD follows
             Y_bar = np.reshape(Y_bar, (len(ts), n))
             y0_bar, args_bars = _traced_gradient(rhs, ts, np.reshape(arguments["y0"], -1),
                                                  Y_bar, rtol, atol, "scipy.integrate.odeint")
-            F = np.stack([np.reshape(rhs(float(tk), np.reshape(Y[k], -1)), -1)
-                          for k, tk in enumerate(ts)])
+            F = np.stack([np.reshape(rhs(ts[k], np.reshape(Y[k], -1)), -1)
+                          for k in range(len(ts))])
             t_bar = np.concatenate([-np.reshape((y0_bar - Y_bar[0]) @ F[0], (1,)),
                                     np.sum(Y_bar[1:] * F[1:], axis=1)])
             return (_NO, _ZERO, *solvers.positional_cotangents(si.odeint, pos, {
