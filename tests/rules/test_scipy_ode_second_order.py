@@ -1,8 +1,8 @@
 """Second derivatives through the ODE rules (``rules/scipy/integrate_ode.py``) w.r.t.
-``y0`` and parameters passed through ``args=``: ``hessian`` (forward over reverse),
-``jvp`` of ``grad``, ``jvp`` of ``jvp`` and ``vjp`` of ``grad``, against central
-differences of the AD's own gradient and against JAX's odeint; parameters a closure
-captures are refused by name."""
+``y0``, parameters passed through ``args=`` and numbers and arrays a closure captures:
+``hessian`` (forward over reverse), ``jvp`` of ``grad``, ``jvp`` of ``jvp`` and ``vjp``
+of ``grad``, against central differences of the AD's own gradient and against JAX's
+odeint (traced values inside other captured objects are refused by name)."""
 
 import re
 
@@ -11,7 +11,7 @@ import pytest
 
 si = pytest.importorskip("scipy.integrate")
 
-from chainrules.ad import grad, hessian, jvp, vjp  # noqa: E402
+from chainrules.ad import TracerConversionError, grad, hessian, jvp, vjp  # noqa: E402
 from chainrules.rules.scipy.integrate import SolverError  # noqa: E402
 
 TS = np.array([0.0, 0.4, 1.0])
@@ -81,21 +81,46 @@ def test_hessian_wrt_y0_and_args_together():
     assert np.allclose(hessian(loss)(w), gradient_differences(loss, w), rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("solver", ["odeint", "solve_ivp"])
-def test_second_derivative_wrt_closure_error(solver):
+def closure_loss(solver):
     def loss(p):
         if solver == "odeint":
-            Y = si.odeint(lambda y, t: -p[0] * y * y + p[1], Y0, TS, **TIGHT)
+            Y = si.odeint(lambda y, t: -p[0] * y * y + p[1] * np.sin(t), Y0, TS, **TIGHT)
         else:
-            Y = si.solve_ivp(lambda t, y: -p[0] * y * y + p[1], (0.0, 1.0), Y0, t_eval=TS,
-                             **TIGHT).y
+            Y = si.solve_ivp(lambda t, y: -p[0] * y * y + p[1] * np.sin(t), (0.0, 1.0), Y0,
+                             t_eval=TS, **TIGHT).y
+        return np.sum(Y ** 2)
+    return loss
+
+
+@pytest.mark.parametrize("solver", ["odeint", "solve_ivp"])
+def test_second_derivatives_wrt_a_closure(solver):
+    # the captured values are passed to the sensitivity solve as parameters
+    loss = closure_loss(solver)
+    H = gradient_differences(loss, P)
+    assert np.allclose(hessian(loss)(P), H, rtol=1e-6, atol=1e-8)
+    vHv = jvp(lambda q: jvp(loss, (q,), (V,))[1], (P,), (V,))[1]
+    assert vHv == pytest.approx(V @ H @ V, rel=1e-6)
+
+
+def test_second_derivative_wrt_a_captured_container_error():
+    def loss(p):
+        rates = {"a": p[0], "b": p[1]}
+        Y = si.odeint(lambda y, t: -rates["a"] * y * y + rates["b"], Y0, TS, **TIGHT)
         return np.sum(Y ** 2)
 
-    assert np.isfinite(grad(loss)(P)).all()  # first derivatives w.r.t. a closure work
-    message = re.escape(f"scipy.integrate.{solver}: a second derivative w.r.t. values the "
-                        "right-hand side captures from its enclosing function (a closure) "
-                        "is not implemented; pass them as parameters through args=")
-    with pytest.raises(SolverError, match=message):
+    assert np.isfinite(grad(loss)(P)).all()  # first derivatives follow the dict
+    with pytest.raises(SolverError, match=re.escape(
+            "scipy.integrate.odeint: a second derivative w.r.t. traced values the "
+            "right-hand side captures inside dict 'rates' is not implemented; capture "
+            "numbers and arrays, or pass them as parameters through args=")):
         hessian(loss)(P)
-    with pytest.raises(SolverError, match=message):
-        jvp(lambda q: jvp(loss, (q,), (V,))[1], (P,), (V,))
+
+
+def test_inner_closure_under_an_outer_derivative_is_never_a_silent_zero():
+    # d/dy0 of (d/dp with p captured): the AD reaches odeint's rule at the outer level
+    # first, where p (the inner derivative's) is not known; it must raise, not drop p
+    def inner(p, y0):
+        return np.sum(si.odeint(lambda y, t: -p * y * y, y0, TS, **TIGHT) ** 2)
+
+    with pytest.raises(TracerConversionError):
+        jvp(lambda y: grad(inner)(0.7, y), (Y0,), (V,))

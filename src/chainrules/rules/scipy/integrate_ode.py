@@ -17,10 +17,16 @@ Writing ``theta`` for what the right-hand side depends on besides its state and 
   ``frule_via_ad`` per right-hand side evaluation). ``odeint``'s times ``t`` too
   (``Y[k]`` moves with ``t[k]`` at the speed ``f(Y[k], t[k])``); ``solve_ivp``'s times
   are not differentiated (a ``NotImplementedTangent``).
+- Second derivatives (``hessian``, ``jvp`` of ``grad``, ``jvp`` of ``jvp``): run on an
+  outer AD's traced values, the rules solve the sensitivity equations with ``odeint``
+  as NumPy code the outer AD follows, the parameters (``args`` and the numbers and
+  arrays the right-hand side captures, `_opened`) passed as that solve's ``args``, so
+  the outer AD differentiates it with these same rules.
 """
 
 from __future__ import annotations
 
+import types
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -83,7 +89,7 @@ class _RHS:
             if not kit.is_zero(y_bar):
                 J_y[i] = np.reshape(y_bar, -1)
             if flat.size:
-                J_theta[i] = flat.vector((unthunk(g[0]), tuple(unthunk(x) for x in g[3:])))
+                J_theta[i] = _theta_vector(flat, g)
         return out, J_y, J_theta
 
     def jvp(self, t: float, y: np.ndarray, s: np.ndarray, f_dot: Any,
@@ -95,6 +101,22 @@ class _RHS:
                                  *self.order(y.reshape(self.shape), t), *self.args)
         d = unthunk(d)
         return np.zeros(s.shape) if kit.is_zero(d) else np.reshape(d, -1)
+
+
+def _theta_vector(flat: solvers.Flat, g: tuple) -> np.ndarray:
+    """``theta``'s cotangent in the pullback's output ``g`` of ``f(y, t, *args)`` as
+    ``flat``'s vector; the common case (only ``args``, numbers and arrays) read directly
+    (``Flat.vector`` walks the structure: a sixth of a Jacobian row's cost)."""
+    if not all(len(path) == 2 and path[0] == 1 for path, _ in flat.leaves):
+        return flat.vector((unthunk(g[0]), tuple(unthunk(x) for x in g[3:])))
+    out = np.zeros(flat.size)
+    k = 0
+    for (_, i), e in flat.leaves:
+        v = unthunk(g[3 + i])
+        if not kit.is_zero(v):
+            out[k:k + e.size] = np.real(np.reshape(v, -1))
+        k += e.size
+    return out
 
 
 def _adjoint(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol: float,
@@ -153,7 +175,7 @@ class _UnresolvedError(Exception):
 
 def _collocation_tolerances(rtol: float, atol: float) -> tuple[float, float, float]:
     """(the relative size of the Chebyshev tails accepted, the state's rtol and atol)"""
-    tol = min(max(0.1 * rtol, 1e-11), 1e-6)
+    tol = min(max(0.1 * rtol, 1e-11), 1e-4)
     rtol_y = max(1e-2 * tol, 1e-13)
     return tol, rtol_y, max(min(atol, rtol_y), 1e-300)
 
@@ -235,44 +257,47 @@ def _is_plain(x: Any) -> bool:
 
 def _traced_gradient(rhs: _RHS, ts: np.ndarray, y0: Any, Y_bar: Any, rtol: float,
                      atol: float, name: str) -> tuple:
-    """``(y0_bar, [args_bars])`` for a second derivative: the sensitivities ``S = dy/d(y0,
-    args)`` integrated alongside the state by ``odeint`` (the parameters passed as its
-    ``args``), written as NumPy code and a solver call that an outer AD differentiates
+    """``(y0_bar, [args_bars], f_bar)`` for a second derivative: the sensitivities ``S =
+    dy/d(y0, args, captured)`` integrated alongside the state by ``odeint``, the
+    parameters (and the numbers and arrays the right-hand side captures, see `_opened`)
+    passed as its ``args``: NumPy code and a solver call that an outer AD differentiates
     again (with its rules for ``odeint``: forward sensitivities of this system, whose
-    Jacobians of ``f`` are nested derivatives). Parameters captured by a closure are
-    refused (`_closure_refusal`)."""
-    _closure_refusal(rhs, name)
+    Jacobians of ``f`` are nested derivatives)."""
+    f, names, captured = _opened(rhs.f, name)
+    params = (*rhs.args, *captured)
     n = int(np.size(y0))
-    sizes = [int(np.size(a)) for a in rhs.args]
-    shapes = [np.shape(a) for a in rhs.args]
+    sizes = [int(np.size(a)) for a in params]
+    shapes = [np.shape(a) for a in params]
     k = n + sum(sizes)
-    f, config, tfirst, seeds = rhs.f, rhs.config, rhs.tfirst, np.eye(n)
+    config, tfirst, seeds = rhs.config, rhs.tfirst, np.eye(n)
 
-    def sensitivity_rhs(t: Any, z: Any, *args: Any) -> Any:
+    def sensitivity_rhs(t: Any, z: Any, *params: Any) -> Any:
         y = z[:n]
         S = np.reshape(z[n:], (n, k))
-        out, pullback = core.rrule_via_ad(config, f, *((t, y) if tfirst else (y, t)), *args)
-        J_y, J_args = [], []
+        out, pullback = core.rrule_via_ad(config, f, *((t, y) if tfirst else (y, t)), *params)
+        J_y, J_params = [], []
         for i in range(n):
             g = [unthunk(b) for b in pullback(seeds[i])]
             y_bar = g[2] if tfirst else g[1]
             J_y.append(np.zeros(n) if kit.is_zero(y_bar) else np.reshape(y_bar, -1))
-            J_args.append(np.concatenate([np.zeros(1)[:0]] + [
+            J_params.append(np.concatenate([np.zeros(1)[:0]] + [
                 np.zeros(size) if kit.is_zero(b) else np.reshape(b, -1)
                 for b, size in zip(g[3:], sizes)]))
-        S_dot = np.stack(J_y) @ S + np.concatenate([np.zeros((n, n)), np.stack(J_args)], axis=1)
+        S_dot = np.stack(J_y) @ S + np.concatenate([np.zeros((n, n)), np.stack(J_params)],
+                                                   axis=1)
         return np.concatenate([np.reshape(out, -1), np.reshape(S_dot, -1)])
 
     z0 = np.concatenate([y0, np.reshape(np.eye(n, k), -1)])
-    Z = si.odeint(sensitivity_rhs, z0, ts, args=tuple(rhs.args), tfirst=True, rtol=rtol,
-                  atol=atol)
+    Z = si.odeint(sensitivity_rhs, z0, ts, args=params, tfirst=True, rtol=rtol, atol=atol)
     S = np.reshape(Z[:, n:], (len(ts), n, k))
     g = np.sum(S * np.reshape(Y_bar, (len(ts), n, 1)), axis=(0, 1))
     bars, start = [], n
     for size, shape in zip(sizes, shapes):
         bars.append(np.reshape(g[start:start + size], shape))
         start += size
-    return g[:n], bars
+    m = len(rhs.args)
+    f_bar = Tangent[types.FunctionType](**dict(zip(names, bars[m:]))) if names else _ZERO
+    return g[:n], bars[:m], f_bar
 
 
 def _captures_traced(f: Any) -> bool:
@@ -288,13 +313,56 @@ def _captures_traced(f: Any) -> bool:
     return False
 
 
-def _closure_refusal(rhs: _RHS, name: str) -> None:
-    if _captures_traced(rhs.f):
-        raise SolverError(
-            name, "a second derivative w.r.t. values the right-hand side captures from its "
-            "enclosing function (a closure) is not implemented", "pass them as parameters "
-            "through args= (second derivatives w.r.t. y0 and args work: hessian, jvp of "
-            "grad, jvp of jvp)")
+def _is_real_leaf(v: Any) -> bool:
+    # (an AD's traced value reports its primal's class, so isinstance sees it too)
+    return isinstance(v, (float, np.floating)) or (
+        isinstance(v, np.ndarray) and v.dtype.kind == "f")
+
+
+def _opened(f: Any, name: str) -> tuple:
+    """``(f_open, names, values)``: the real numbers and arrays the closure ``f``
+    captures (``names``, their ``values``) made trailing parameters of ``f_open`` (a
+    copy of ``f`` with its own cells, filled for the duration of each call), so that a
+    solve can take them as ``args`` and an outer AD sees them there. ``f`` itself when
+    it captures none. Traced values in other captured objects are refused."""
+    code, closure = getattr(f, "__code__", None), getattr(f, "__closure__", None)
+    if code is None or not closure:
+        return f, [], []
+    names, values, cells, opened = [], [], [], []
+    for var, cell in zip(code.co_freevars, closure):
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            cells.append(types.CellType())
+            continue
+        if _is_real_leaf(v):
+            names.append(var)
+            values.append(v)
+            opened.append(types.CellType(None))
+            cells.append(opened[-1])
+        elif _is_plain(v):
+            cells.append(types.CellType(v))
+        else:
+            raise SolverError(
+                name, f"a second derivative w.r.t. traced values the right-hand side "
+                f"captures inside {type(v).__name__} {var!r} is not implemented",
+                "capture numbers and arrays, or pass them as parameters through args=")
+    if not names:
+        return f, [], []
+    g = types.FunctionType(code, f.__globals__, f.__name__, f.__defaults__, tuple(cells))
+    g.__kwdefaults__ = f.__kwdefaults__
+    k = len(names)
+
+    def f_open(*xs: Any) -> Any:
+        for c, v in zip(opened, xs[len(xs) - k:]):
+            c.cell_contents = v
+        try:
+            return g(*xs[:len(xs) - k])
+        finally:
+            for c in opened:  # (no traced value left behind in a cell)
+                c.cell_contents = None
+
+    return f_open, names, values
 
 
 def _sensitivities(rhs: _RHS, ts: np.ndarray, y0: Any, s0: Any, f_dot: Any,
@@ -304,9 +372,16 @@ def _sensitivities(rhs: _RHS, ts: np.ndarray, y0: Any, s0: Any, f_dot: Any,
     ``frule_via_ad`` per evaluation. The parameters and their tangents are ``odeint``'s
     ``args``, so that an outer AD (a second derivative: jvp of jvp, jvp of grad)
     differentiates this solve again with these same rules."""
-    _closure_refusal(rhs, name)
-    n, m = int(np.size(y0)), len(rhs.args)
     f, config, tfirst, shape = rhs.f, rhs.config, rhs.tfirst, rhs.shape
+    params, params_dots = tuple(rhs.args), list(args_dots)
+    if not _is_plain((y0, s0, rhs.args, args_dots)) or _captures_traced(f):
+        # a second derivative: what f captures goes to args too, for the outer AD
+        f, names, captured = _opened(f, name)
+        if names:
+            params = (*params, *captured)
+            params_dots += [solvers.at_path(f_dot, (var,)) for var in names]
+            f_dot = _ZERO
+    n, m = int(np.size(y0)), len(params)
 
     def tangent_rhs(t: Any, z: Any, *values: Any) -> Any:
         y, s = np.reshape(z[:n], shape), np.reshape(z[n:], shape)
@@ -321,7 +396,7 @@ def _sensitivities(rhs: _RHS, ts: np.ndarray, y0: Any, s0: Any, f_dot: Any,
         # a failed solve is raised as SolverError below, not only warned about
         warnings.simplefilter("ignore", si.ODEintWarning)
         Z, info = si.odeint(tangent_rhs, np.concatenate([y0, s0]), ts,
-                            args=(*rhs.args, *args_dots), tfirst=True, rtol=rtol, atol=atol,
+                            args=(*params, *params_dots), tfirst=True, rtol=rtol, atol=atol,
                             full_output=True)
     if info["message"] != "Integration successful.":
         raise solvers.not_converged(name, f"the sensitivity solve: {info['message']}")
@@ -370,13 +445,14 @@ def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
                 _captures_traced(func):
             # a second derivative: NumPy code and solver calls the outer AD follows
             Y_bar = np.reshape(Y_bar, (len(ts), n))
-            y0_bar, args_bars = _traced_gradient(rhs, ts, np.reshape(arguments["y0"], -1),
-                                                 Y_bar, rtol, atol, "scipy.integrate.odeint")
+            y0_bar, args_bars, f_bar = _traced_gradient(
+                rhs, ts, np.reshape(arguments["y0"], -1), Y_bar, rtol, atol,
+                "scipy.integrate.odeint")
             F = np.stack([np.reshape(rhs(ts[k], np.reshape(Y[k], -1)), -1)
                           for k in range(len(ts))])
             t_bar = np.concatenate([-np.reshape((y0_bar - Y_bar[0]) @ F[0], (1,)),
                                     np.sum(Y_bar[1:] * F[1:], axis=1)])
-            return (_NO, _ZERO, *solvers.positional_cotangents(si.odeint, pos, {
+            return (_NO, f_bar, *solvers.positional_cotangents(si.odeint, pos, {
                 "y0": np.reshape(y0_bar, shape0), "t": t_bar,
                 "args": solvers.args_cotangent(raw_args, args_bars)}))
         Y_bar = np.real(np.asarray(Y_bar, float))
@@ -395,8 +471,8 @@ def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
 
 
 # The AD runs these rules (their code traced) when the function they are given closes
-# over an outer trace's values, rather than tracing into SciPy's solver: they then
-# refuse by name (`_closure_refusal`) what they cannot differentiate twice.
+# over an outer trace's values, rather than tracing into SciPy's solver (`_opened`
+# passes those values to the solves as parameters).
 odeint_rrule.closures_of_outer_traces = True  # type: ignore[attr-defined]
 
 
@@ -472,10 +548,10 @@ def solve_ivp_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any
             # a second derivative: NumPy code and solver calls the outer AD follows
             t = np.asarray(res.t, float)
             ts, Y_bars = _from_start(arguments, t, np.transpose(Y_bar))
-            y0_bar, args_bars = _traced_gradient(rhs, ts, np.reshape(arguments["y0"], -1),
-                                                 Y_bars, rtol, atol,
-                                                 "scipy.integrate.solve_ivp")
-            return (_NO, _ZERO, *solvers.positional_cotangents(si.solve_ivp, pos, {
+            y0_bar, args_bars, f_bar = _traced_gradient(
+                rhs, ts, np.reshape(arguments["y0"], -1), Y_bars, rtol, atol,
+                "scipy.integrate.solve_ivp")
+            return (_NO, f_bar, *solvers.positional_cotangents(si.solve_ivp, pos, {
                 "y0": np.reshape(y0_bar, shape0), "t_span": times, "t_eval": times,
                 "args": solvers.args_cotangent(raw_args, args_bars) if raw_args else _NO}))
         ts, Y_bars = _from_start(arguments, res.t, np.real(np.asarray(Y_bar, float)).T)
