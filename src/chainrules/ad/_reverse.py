@@ -34,7 +34,7 @@ from chainrules.core import (
 
 from . import _native
 from ._arraylib import check_opaque, is_graph_type
-from ._closures import _captures_tracers, _detach_closure
+from ._closures import _captures_outer_only, _captures_tracers, _detach_closure
 from ._dispatch import (
     _PULLBACK_OWNER,
     _RULE_CRASHES,
@@ -505,7 +505,12 @@ class ReverseTrace:
                 return _NO_RULE
         if takes_config and (_captures_tracers(primals) or (
                 takes_instance and _captures_tracers(list(getattr(f, "__dict__", {}).values())))):
-            return _NO_RULE
+            # (a function argument closing over an outer trace's values: traced into,
+            # unless the rule is written to run on them, its code traced)
+            if takes_instance or not (getattr(rule, "closures_of_outer_traces", False)
+                                      and _captures_outer_only(primals, self)):
+                return _NO_RULE
+            mixed = True
         call_args = tuple(primals)
         if takes_instance:
             call_args = (f, *call_args)
