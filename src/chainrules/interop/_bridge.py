@@ -278,8 +278,11 @@ def framework_equivalent(f: Any, prefixes: dict[str, str],
 
 
 def is_differentiable_dtype(dtype: Any) -> bool:
-    """Float and complex dtypes carry tangents; integers and bools do not."""
-    return np.dtype(dtype).kind in "fc"
+    """Float and complex dtypes carry tangents (ml_dtypes' ``bfloat16`` and ``float8_*``,
+    which JAX uses, too); integers and bools do not."""
+    dt = np.dtype(dtype)
+    # ml_dtypes registers its floats with NumPy as kind "V" (void), like float0 ("void")
+    return dt.kind in "fc" or (dt.kind == "V" and dt.name.startswith(("bfloat", "float")))
 
 
 def tangent_leaf(bridge: str, f: Any, what: str, position: int, path: tuple, primal: Any,

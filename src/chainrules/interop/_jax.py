@@ -442,7 +442,11 @@ class _JaxBridged:
                 plan = self._plan(args, kwargs, key)
             if plan is not _CALLBACK:
                 fn, ncall = plan
-                out = self._apply(fn, [x for x in leaves if isinstance(x, jax.Array)])
+                dyn = tuple(x for x in leaves if isinstance(x, jax.Array))
+                if any(map(_compat.is_jax_tracer, dyn)):
+                    out = self._apply(fn, dyn)
+                else:  # nothing to differentiate: the function itself, compiled when hot
+                    out = ncall.eager_primal(dyn)
                 return ncall.unflatten_output(out)
         call = _Call(self, args, kwargs)
         if not call.dyn:
@@ -469,11 +473,12 @@ class _JaxBridged:
                       else _native.reverse_function(ncall))
                 plan = (fn, ncall)
         ncall.forget_operands()
+        ncall.cached = key is not None and _native.compilable(self.f)
         if key is not None:
             _remember(_PLANS, key, plan)
         return plan
 
-    def _apply(self, fn: Callable, dyn: list) -> Any:
+    def _apply(self, fn: Callable, dyn: list | tuple) -> Any:
         try:
             return fn(*dyn)
         except TypeError as e:
