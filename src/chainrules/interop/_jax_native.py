@@ -50,10 +50,12 @@ from chainrules.core import (
 
 from . import _compat
 from ._bridge import (
+    argument_cotangents,
     call_frule,
     call_rrule,
     check_pullback_entries,
     framework_equivalent,
+    frule_tangents,
     is_differentiable_dtype,
     numpy_met_framework_value,
     rule_call_site,
@@ -189,26 +191,7 @@ class NativeCall:
         all have zero tangents gets ``ZeroTangent()``, so rules can skip it.
         """
         args, _ = self.rebuild(dyn)
-        dargs: list[Any] = [NoTangent()]
-        for position in range(1, self.nargs + 1):
-            idx = [i for i, (p, _) in enumerate(self.where) if p == position]
-            diff = [i for i in idx if self.differentiable(i)]
-            if not diff:
-                dargs.append(NoTangent())
-                continue
-            if not any(i in tangents for i in diff):
-                dargs.append(ZeroTangent())
-                continue
-            by_path = {self.where[i][1]: i for i in idx}
-
-            def leaf(path: tuple, x: Any, by_path: dict = by_path) -> Any:
-                i = by_path.get(path)
-                if i is None or not self.differentiable(i):
-                    return NoTangent()
-                return tangents.get(i, ZeroTangent())
-
-            dargs.append(tangent_like(args[position - 1], leaf))
-        return tuple(dargs)
+        return frule_tangents(args, self.where, tangents, self.differentiable)
 
     def output_cotangent(self, y: Any, cts: dict) -> Any:
         """The ChainRules cotangent of output ``y``; ``cts``: output leaf -> JAX cotangent."""
@@ -431,18 +414,17 @@ def reverse_function(call: NativeCall) -> Callable:
             with numpy_only_guard(call.f, "its rrule's pullback"):
                 bars = pullback(y_bar)
             check_pullback_entries(_BRIDGE, call.f, bars, n_args - 1)
-            unthunked: dict[int, Any] = {}
-            out = []
-            for i in need:
-                position, path = call.where[i]
-                if position not in unthunked:
-                    with numpy_only_guard(call.f, "its rrule's pullback"):
-                        unthunked[position] = unthunk(bars[position])
-                g = call.leaf_tangent("argument", position, path, values[i],
-                                      unthunked[position])
+
+            def guarded_unthunk(bar: Any) -> Any:
+                with numpy_only_guard(call.f, "its rrule's pullback"):
+                    return unthunk(bar)
+
+            def to_jax(i: int, position: int, path: tuple, bar: Any) -> Any:
+                g = call.leaf_tangent("argument", position, path, values[i], bar)
                 call.nonzero_tangent |= g is not None
-                out.append(jnp.zeros_like(values[i]) if g is None else conj(g))
-            return tuple(out)
+                return jnp.zeros_like(values[i]) if g is None else conj(g)
+
+            return tuple(argument_cotangents(bars, call.where, need, to_jax, guarded_unthunk))
 
         examples = [jnp.zeros(y_leaves[k].shape, y_leaves[k].dtype) for k in diff_out]
         closed, consts = _compat.jax_closure_convert(pullback_leaves, *examples)
