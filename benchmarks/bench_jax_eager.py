@@ -2,35 +2,27 @@
 
 A softplus with rules written against the array API (``xp = array_namespace(x)``),
 bridged with ``jax_function`` (native, forward mode: a ``jax.custom_jvp`` from the
-frule), against a hand-written ``jax.custom_jvp`` of the same maths and against
-plain ``jnp`` (no custom derivative). Timed, on 8 elements, without ``jax.jit``:
+frule; and ``mode="reverse"``: a ``jax.custom_vjp`` from the rrule), against a
+hand-written ``jax.custom_jvp`` (``custom_vjp`` for the reverse rows) of the same
+maths, plain ``jnp`` (no custom derivative) and ``jax.jit`` of the hand-written
+function. Timed, on 8 elements, without ``jax.jit`` around the call:
 
 - ``call``: one forward call;
 - ``call (new jax_function)``: ``jax_function(softplus)(x)``, a new bridged function
   every call (what a model that wraps inside its ``__call__`` does);
-- ``grad``: ``jax.grad`` of the sum.
+- ``grad``, ``value_and_grad``, ``vjp`` (and calling its pullback), ``jvp``.
 
-The table gives medians and the paired ratio to the hand-written ``custom_jvp``
-(target: the bridged call <= 1.2x). Everything runs in one process, one thread
-(XLA and NumPy pinned), the variants interleaved round by round
-(``_bench_harness.measure``).
+The table gives medians and the paired ratio to the hand-written function (target:
+<= 1.2x). Everything runs in one process, one thread (XLA and NumPy pinned), the
+variants interleaved round by round (``_bench_harness.measure``).
 
 Run: ``python benchmarks/bench_jax_eager.py`` (``--quick`` for fewer rounds).
 
-Measured 2026-11-28 on the shared 2-core machine (jax 0.10.2 CPU), the same run
-against main before the plan cache (``PYTHONPATH=/work/main/src``) and after:
-
-=========================  ================  ================
-ours / custom_jvp          before            after
-=========================  ================  ================
-call                       1.48x (464 µs)    1.16x (324 µs)
-call (new jax_function)    11.3x (3.59 ms)   1.17x (314 µs)
-grad                       1.64x (7.39 ms)   1.49x (8.41 ms)
-=========================  ================  ================
-
-``grad`` stays above 1.2x: eager ``jax.grad`` traces the frule (written with
-``array_namespace``) with JAX's tracers on every call, which the hand-written
-``custom_jvp``'s ``jnp`` rule also pays, but with fewer Python layers.
+Results, before and after the native path compiled hot call structures: see
+``benchmarks/README.md`` (eager JAX). The bridged call costs less than the
+hand-written ``custom_jvp`` because the bridge compiles it (``jit(hand)`` shows what
+a compiled call costs); eager ``grad`` because its rule runs as one compiled
+operation instead of ten partially evaluated ones.
 """
 
 import os
