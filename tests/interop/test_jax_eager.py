@@ -218,6 +218,32 @@ def test_callable_object_fields_are_never_frozen():
     np.testing.assert_allclose(jax.grad(lambda v: jnp.sum(f(v)))(x), [-1.0] * 3)
 
 
+SCALE = 2.0
+
+
+def scaled_by_global(x):
+    return SCALE * x
+
+
+@frule.register(scaled_by_global)
+def scaled_by_global_frule(dargs, x):
+    return SCALE * x, SCALE * dargs[1]
+
+
+def test_function_reading_a_global_number_is_never_frozen():
+    global SCALE
+    f = jax_function(scaled_by_global, backend="native")
+    x = jnp.arange(3.0)
+    try:
+        for _ in range(REPEATS):
+            np.testing.assert_allclose(jax.grad(lambda v: jnp.sum(f(v)))(x), [2.0] * 3)
+        SCALE = -3.0
+        np.testing.assert_allclose(f(x), -3 * x)
+        np.testing.assert_allclose(jax.grad(lambda v: jnp.sum(f(v)))(x), [-3.0] * 3)
+    finally:
+        SCALE = 2.0
+
+
 def test_debug_mode_runs_every_call_eagerly():
     f = jax_function(softplus, backend="native")
     x = jnp.linspace(-1.0, 1.0, 5)
@@ -254,7 +280,7 @@ def test_compilable_accepts_pure_functions_only():
         return state[0] * x
 
     assert compilable(np.sin) and compilable(softplus) and compilable(pure)
-    assert not compilable(impure)
+    assert not compilable(impure) and not compilable(scaled_by_global)
     assert not compilable(Scale(2.0))
     assert not compilable(Scale(2.0).__call__)
     assert not compilable(lambda x: impure(x))

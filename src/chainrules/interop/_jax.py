@@ -736,8 +736,9 @@ def jax_function(f: Callable, *, backend: str = "auto", mode: str | None = None,
         On the native path, eager calls (no ``jit``) of a structure seen twice run
         compiled with ``jax.jit`` (the function, and the rule that ``grad``, ``vjp`` or
         ``jvp`` uses), as JAX's own functions do: ``f`` and its rules must then depend
-        on their arguments only. A callable object, or a function closing over a list,
-        dict or array, is never compiled; nor is anything in debug mode.
+        on their arguments only. A callable object, a function closing over a list,
+        dict or array, or one reading a global number or array, is never compiled;
+        nor is anything in debug mode.
 
     Raises:
         NoRuleError: (when called) ``f`` has no rule for the mode asked.

@@ -365,8 +365,10 @@ _FROZEN = (int, float, complex, str, bytes, bool, type(None), type, types.Module
 def compilable(f: Any) -> bool:
     """Whether ``f`` can be compiled once and called again without freezing state that may
     change between calls: a NumPy ufunc, a builtin, or a plain function whose closure
-    holds only immutable values. A callable object (its fields may be reassigned) or a
-    closure over a list, a dict or an array is run as it is on every call."""
+    holds only immutable values and whose own code reads no global but modules, classes
+    and functions. A callable object (its fields may be reassigned), a closure over a
+    list, a dict or an array, or a function reading a global number or array (which
+    may be reassigned) is run as it is on every call."""
     if isinstance(f, (np.ufunc, types.BuiltinFunctionType)):
         return True
     if not isinstance(f, types.FunctionType):
@@ -376,7 +378,7 @@ def compilable(f: Any) -> bool:
         values = [c.cell_contents for c in cells]
     except ValueError:  # an empty cell: a name assigned after the function was made
         return False
-    return all(_frozen(v) for v in values)
+    return all(_frozen(v) for v in values) and _reads_static_globals(f.__code__, f.__globals__)
 
 
 def _frozen(v: Any) -> bool:
@@ -384,6 +386,21 @@ def _frozen(v: Any) -> bool:
         return all(_frozen(item) for item in v)
     return isinstance(v, _FROZEN) and (not isinstance(v, types.FunctionType)
                                        or compilable(v))
+
+
+#: What a compiled function may read from its module's globals: names bound once.
+_STATIC_GLOBALS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+                   np.ufunc)
+
+
+def _reads_static_globals(code: types.CodeType, globals_: dict) -> bool:
+    """Whether ``code`` (and the functions defined inside it) reads only globals of
+    `_STATIC_GLOBALS` types; names that are not globals (attributes, builtins) pass."""
+    for name in code.co_names:
+        if name in globals_ and not isinstance(globals_[name], _STATIC_GLOBALS):
+            return False
+    return all(_reads_static_globals(c, globals_) for c in code.co_consts
+               if isinstance(c, types.CodeType))
 
 
 def _has_tracer(tree: Any) -> bool:
