@@ -761,7 +761,7 @@ devices = jax.devices(platform)
 n = 8 if platform == "cpu" else len(devices)
 mesh = jax.make_mesh((n,), ("batch",), devices=devices[:n])
 sharding = NamedSharding(mesh, PartitionSpec("batch"))
-batch = np.random.default_rng(0).standard_normal((64, 5))
+batch = np.random.default_rng(0).standard_normal((8 * n, 5))  # divisible by n
 for mode in ("forward", "reverse"):
     f = jax_function(softplus, backend="native", mode=mode)
     g = jax.jit(jax.vmap(jax.grad(lambda x: jnp.sum(jnp.sin(f(x))))))
@@ -774,6 +774,34 @@ for mode in ("forward", "reverse"):
     text = g.lower(x).compile().as_text()
     assert "callback" not in text.lower(), mode
     print(mode, "ok", len(out.sharding.device_set))
+
+# a sharded training step: parameters replicated, the batch split over the devices
+
+
+def loss(w, x, y, act):
+    return jnp.mean((act(x @ w) - y) ** 2)
+
+
+def step(w, x, y, act):
+    return w - 0.5 * jax.grad(loss)(w, x, y, act)
+
+
+step = jax.jit(step, static_argnums=3)
+rng = np.random.default_rng(1)
+w0, targets = rng.standard_normal((5, 3)), rng.standard_normal((8 * n, 3))
+replicated = NamedSharding(mesh, PartitionSpec())
+w, x = jax.device_put(w0, replicated), jax.device_put(batch, sharding)
+y = jax.device_put(targets, sharding)
+w_ref = jax.device_put(w0, devices[0])
+act = jax_function(softplus, backend="native")
+for _ in range(3):
+    w = step(w, x, y, act)
+    w_ref = step(w_ref, jax.device_put(batch, devices[0]), jax.device_put(targets, devices[0]),
+                 jax.nn.softplus)
+np.testing.assert_allclose(np.asarray(w), np.asarray(w_ref), rtol=1e-12, atol=1e-12)
+assert w.sharding.is_equivalent_to(replicated, w.ndim), w.sharding
+assert "callback" not in step.lower(w, x, y, act).compile().as_text().lower()
+print("step", "ok", len(w.sharding.device_set))
 '''
 
 
@@ -794,18 +822,21 @@ def _run_sharding_script(platform: str, env_extra: dict) -> str:
 def test_sharded_vmap_grad_on_eight_cpu_devices():
     out = _run_sharding_script("cpu", {
         "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"})
-    assert out.split() == ["forward", "ok", "8", "reverse", "ok", "8"]
+    assert out.split() == ["forward", "ok", "8", "reverse", "ok", "8", "step", "ok", "8"]
 
 
-def test_sharded_vmap_grad_on_gpus():
+def test_sharded_vmap_grad_and_training_step_on_gpus():
+    """The same program over every GPU (one or more): skipped where JAX has none."""
     try:
         gpus = jax.devices("gpu")
     except RuntimeError:
         gpus = []
     if not gpus:
         pytest.skip("no GPU")
-    out = _run_sharding_script("gpu", {})
-    assert out.split()[:2] == ["forward", "ok"]
+    # this process's JAX holds most of the GPU memory: the script's must not preallocate
+    out = _run_sharding_script("gpu", {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"})
+    n = str(len(gpus))
+    assert out.split() == ["forward", "ok", n, "reverse", "ok", n, "step", "ok", n]
 
 
 # -- zeros, integers, keywords ----------------------------------------------------------

@@ -43,12 +43,14 @@ from chainrules.core._errors import func_name
 
 from . import _compat
 from ._bridge import (
+    as_primal_form,
     call_frule,
     call_rrule,
     check_pullback_entries,
     is_differentiable_dtype,
     leaf_tangent,
     non_tangent_reason,
+    numpy_conj,
     output_cotangent,
 )
 from ._errors import NoRuleError, TangentConversionError, UnsupportedTransformError
@@ -57,21 +59,6 @@ from ._tree import children, leaves_with_paths, map_leaves, tangent_like
 __all__ = ["autograd_primitive"]
 
 _BRIDGE = "autograd_primitive"
-
-
-def _conj(x: Any) -> Any:
-    return np.conj(x) if np.iscomplexobj(x) else x
-
-
-def _as_primal_type(g: Any, primal: Any) -> Any:
-    """``g`` (an array) in the form autograd's vector space of ``primal`` expects."""
-    if isinstance(primal, complex):
-        return complex(g)
-    if isinstance(primal, float):
-        return float(np.real(g))
-    if isinstance(primal, np.generic):
-        return primal.dtype.type(g)
-    return g
 
 
 class _AutogradBridged:
@@ -134,7 +121,7 @@ class _AutogradBridged:
                 return self._vjp_call(argnums, g, ans, args, kwargs)
             # g has ans's layout (plain containers), y the function's own (namedtuples):
             # the leaves come in the same order
-            cts = {path: _conj(np.asarray(leaf))
+            cts = {path: numpy_conj(np.asarray(leaf))
                    for (path, _), (_, leaf) in zip(leaves_with_paths(y), leaves_with_paths(g))}
             bars = pullback(output_cotangent(y, cts))
             check_pullback_entries(_BRIDGE, f, bars, len(args))
@@ -147,7 +134,7 @@ class _AutogradBridged:
                     t = leaf_tangent(_BRIDGE, f, "argument", i + 1, path, x, bar)
                     if t is None:
                         return vspace(x).zeros()
-                    return _as_primal_type(_conj(t), x)
+                    return as_primal_form(numpy_conj(t), x)
 
                 out.append(map_leaves(leaf, arg))
             return tuple(out)
@@ -190,7 +177,7 @@ class _AutogradBridged:
 
             try:
                 _, pullback = reference_ad.vjp(fn, *values)
-                cts = pullback(tuple(_conj(np.asarray(c)) for c in gg))
+                cts = pullback(tuple(numpy_conj(np.asarray(c)) for c in gg))
             except Exception as e:
                 raise UnsupportedTransformError(
                     _BRIDGE, f, "a second derivative",
@@ -205,7 +192,7 @@ class _AutogradBridged:
                 if ct is None or isinstance(ct, (ZeroTangent, NoTangent)):
                     out.append(self._vspace(args2[k]).zeros())
                 else:
-                    out.append(_as_primal_type(_conj(np.asarray(ct)), args2[k]))
+                    out.append(as_primal_form(numpy_conj(np.asarray(ct)), args2[k]))
             return tuple(out)
 
         return autograd_second_vjp
@@ -235,7 +222,7 @@ class _AutogradBridged:
                 full[k] = v
             g, primal = full[:n_g], full[n_g:]
             y, pullback = rule(*prefix, *primal, **kwargs)
-            bars = pullback(_cotangent_of(y, [_conj(v) for v in g]))
+            bars = pullback(_cotangent_of(y, [numpy_conj(v) for v in g]))
             check_pullback_entries(_BRIDGE, f, bars, len(primal))
             out = []
             for i in argnums:
@@ -245,7 +232,7 @@ class _AutogradBridged:
                     raise TangentConversionError(_BRIDGE, f, "argument", i + 1, "", args[i], t,
                                                  reason)
                 out.append(0.0 * primal[i] if isinstance(t, (ZeroTangent, NoTangent))
-                           else _conj(ProjectTo(args[i])(t)))
+                           else numpy_conj(ProjectTo(args[i])(t)))
             return tuple(out)
 
         return autograd_vjp_function, [k + 2 for k in diff]
@@ -261,7 +248,7 @@ class _AutogradBridged:
 
         def leaf(path: tuple, x: Any) -> Any:
             t = leaf_tangent(_BRIDGE, f, "output", 0, path, x, y_dot)
-            return vspace(x).zeros() if t is None else _as_primal_type(t, x)
+            return vspace(x).zeros() if t is None else as_primal_form(t, x)
 
         # walk the function's own output (namedtuples and all), then give it ans's layout
         return _plain_containers(map_leaves(leaf, y))

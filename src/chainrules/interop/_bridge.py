@@ -28,6 +28,7 @@ from chainrules.core import (
     ZeroTangent,
     frule,
     rrule,
+    unthunk,
 )
 from chainrules.core._errors import func_name
 
@@ -35,14 +36,18 @@ from ._errors import NoRuleError, TangentConversionError
 from ._tree import PathError, format_path, tangent_at, tangent_like
 
 __all__ = [
+    "argument_cotangents",
+    "as_primal_form",
     "call_frule",
     "call_rrule",
     "check_pullback_entries",
     "framework_equivalent",
+    "frule_tangents",
     "is_differentiable_dtype",
     "keyword_parameter_hint",
     "leaf_tangent",
     "non_tangent_reason",
+    "numpy_conj",
     "numpy_met_framework_value",
     "output_cotangent",
     "rule_call_site",
@@ -278,8 +283,11 @@ def framework_equivalent(f: Any, prefixes: dict[str, str],
 
 
 def is_differentiable_dtype(dtype: Any) -> bool:
-    """Float and complex dtypes carry tangents; integers and bools do not."""
-    return np.dtype(dtype).kind in "fc"
+    """Float and complex dtypes carry tangents (ml_dtypes' ``bfloat16`` and ``float8_*``,
+    which JAX uses, too); integers and bools do not."""
+    dt = np.dtype(dtype)
+    # ml_dtypes registers its floats with NumPy as kind "V" (void), like float0 ("void")
+    return dt.kind in "fc" or (dt.kind == "V" and dt.name.startswith(("bfloat", "float")))
 
 
 def tangent_leaf(bridge: str, f: Any, what: str, position: int, path: tuple, primal: Any,
@@ -375,12 +383,8 @@ def output_cotangent(y: Any, leaf_cotangents: dict) -> Any:
         ct = leaf_cotangents.get(path)
         if ct is None:
             return ZeroTangent()
-        if isinstance(y_leaf, complex):
-            return complex(ct)
-        if isinstance(y_leaf, float):
-            return float(np.real(ct))
-        if isinstance(y_leaf, np.generic):
-            return y_leaf.dtype.type(ct)
+        if isinstance(y_leaf, (complex, float, np.generic)):
+            return as_primal_form(ct, y_leaf)
         if isinstance(y_leaf, np.ndarray):
             ct = np.asarray(ct)
             if ct.dtype != y_leaf.dtype:
@@ -389,3 +393,116 @@ def output_cotangent(y: Any, leaf_cotangents: dict) -> Any:
         return ct
 
     return tangent_like(y, leaf)
+
+
+# -- the skeleton of a bridged call: tangents in, cotangents out -----------------------
+# A bridge flattens a call's arguments into leaves; ``where[i] = (position, path)``
+# says where leaf ``i`` sits: ``position`` 1-based for a positional argument (0 for a
+# keyword argument's leaf), ``path`` inside that argument (see ``_tree``).
+
+
+def frule_tangents(args: tuple, where: list, tangents: dict,
+                   differentiable: Any = None, constant: Any = None,
+                   convert: Any = None) -> tuple:
+    """``(NoTangent(), *arg_dots)`` for an frule, from the tangents of the call's leaves.
+
+    Arguments:
+        args: the positional arguments, as the rule receives them.
+        where: ``(position, path)`` of each leaf.
+        tangents: leaf index -> tangent; a leaf that is absent has a zero tangent.
+        differentiable: ``differentiable(i)``, whether leaf ``i`` carries a tangent at
+            all (an integer leaf does not); default: every leaf does.
+        constant: the tangent of an argument with no differentiable leaf;
+            ``NoTangent()`` by default.
+        convert: ``convert(t, leaf)``, the tangent ``t`` in the form the rule expects
+            for the primal ``leaf``; default: as it is.
+
+    An argument whose differentiable leaves all have zero tangents gets
+    ``ZeroTangent()``, so that rules can skip it; any other gets a tangent mirroring
+    its structure (``NoTangent()`` at a leaf that carries none, ``ZeroTangent()`` at
+    one whose tangent is zero).
+
+    Examples:
+        >>> import numpy as np
+        >>> x, n = np.ones(2), 3
+        >>> frule_tangents((x, n), [(1, ())], {0: np.full(2, 0.5)})
+        (NoTangent(), array([0.5, 0.5]), NoTangent())
+        >>> frule_tangents((x, n), [(1, ())], {})
+        (NoTangent(), ZeroTangent(), NoTangent())
+    """
+    is_diff = differentiable or (lambda i: True)
+    no_leaf = NoTangent() if constant is None else constant
+    by_position: dict[int, list[int]] = {}
+    for i, (position, _) in enumerate(where):
+        by_position.setdefault(position, []).append(i)
+    dargs: list[Any] = [NoTangent()]
+    for position in range(1, len(args) + 1):
+        idx = by_position.get(position, [])
+        diff = [i for i in idx if is_diff(i)]
+        if not diff:
+            dargs.append(no_leaf)
+            continue
+        if not any(i in tangents for i in diff):
+            dargs.append(ZeroTangent())
+            continue
+        by_path = {where[i][1]: i for i in idx}
+
+        def leaf(path: tuple, x: Any, by_path: dict = by_path) -> Any:
+            i = by_path.get(path)
+            if i is None or not is_diff(i):
+                return NoTangent()
+            if i not in tangents:
+                return ZeroTangent()
+            return tangents[i] if convert is None else convert(tangents[i], x)
+
+        dargs.append(tangent_like(args[position - 1], leaf))
+    return tuple(dargs)
+
+
+def argument_cotangents(bars: tuple, where: list, need: Any, convert: Any,
+                        unthunk_with: Any = None) -> list:
+    """What a pullback returned, leaf by leaf: ``convert(i, position, path, bar)`` for each
+    leaf ``i`` in ``need``, where ``bar`` is its argument's entry of ``bars``, unthunked
+    once per argument (by ``unthunk_with``, ``unthunk`` by default) and only for the
+    arguments some leaf needs, so a thunk no one asked for is never computed.
+
+    Examples:
+        >>> from chainrules import NoTangent, Thunk
+        >>> bars = (NoTangent(), Thunk(lambda: 2.0), Thunk(lambda: 1 / 0))
+        >>> argument_cotangents(bars, [(1, ()), (2, ())], [0],
+        ...                     lambda i, position, path, bar: bar)
+        [2.0]
+    """
+    run = unthunk if unthunk_with is None else unthunk_with
+    unthunked: dict[int, Any] = {}
+    out = []
+    for i in need:
+        position, path = where[i]
+        if position not in unthunked:
+            unthunked[position] = run(bars[position])
+        out.append(convert(i, position, path, unthunked[position]))
+    return out
+
+
+def numpy_conj(x: Any) -> Any:
+    """The complex conjugate of a NumPy value; a real one as it is, not copied."""
+    return np.conj(x) if np.iscomplexobj(x) else x
+
+
+def as_primal_form(t: Any, primal: Any) -> Any:
+    """A tangent ``t`` (an array or a number) in the type of a scalar ``primal``: a
+    ``complex`` for a complex, a ``float`` (the real part) for a float, a NumPy scalar of
+    the primal's dtype for a NumPy scalar; as it is for anything else.
+
+    Examples:
+        >>> import numpy as np
+        >>> as_primal_form(np.array(2.0 + 1j), 1.0), as_primal_form(np.array(2.0), np.float32(1))
+        (2.0, np.float32(2.0))
+    """
+    if isinstance(primal, complex):
+        return complex(t)
+    if isinstance(primal, float):
+        return float(np.real(t))
+    if isinstance(primal, np.generic):
+        return primal.dtype.type(t)
+    return t

@@ -102,6 +102,25 @@ def jax_linear_call() -> Any:
     return _cache["jax.custom_derivatives"].linear_call
 
 
+def jax_closure_convert(fun: Any, *examples: Any) -> tuple[Any, list]:
+    """``jax.closure_convert`` that hoists every array ``fun`` captured, integer ones too.
+
+    ``jax.closure_convert`` keeps integer arrays inside the converted function; made
+    inside ``jax.jit`` and returned from it, that function would hold tracers of a
+    finished trace. ``fun`` returns a tuple of arrays.
+    """
+    jax = import_jax()
+    core = _import("jax.extend.core", "jax")
+    closed = jax.make_jaxpr(fun)(*examples)
+    jaxpr, n = closed.jaxpr, len(examples)
+
+    def converted(*args_and_consts: Any) -> tuple:
+        run = core.jaxpr_as_fun(core.ClosedJaxpr(jaxpr, list(args_and_consts[n:])))
+        return tuple(run(*args_and_consts[:n]))
+
+    return converted, list(closed.consts)
+
+
 def jax_x64() -> Any:
     """A context manager under which JAX computes in 64-bit floats (``jax.enable_x64(True)``)."""
     return import_jax().enable_x64(True)

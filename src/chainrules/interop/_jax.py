@@ -57,23 +57,24 @@ from typing import Any, NoReturn
 import numpy as np
 
 from chainrules.core import (
-    NoTangent,
     RuleConfig,
     ZeroTangent,
     frule,
     rrule,
-    unthunk,
 )
 from chainrules.core._errors import func_name
 
 from . import _compat
 from . import _jax_native as _native
 from ._bridge import (
+    argument_cotangents,
     call_frule,
     call_rrule,
     check_pullback_entries,
+    frule_tangents,
     is_differentiable_dtype,
     leaf_tangent,
+    numpy_conj,
     output_cotangent,
 )
 from ._errors import (
@@ -83,7 +84,7 @@ from ._errors import (
     UnsupportedTransformError,
 )
 from ._jax_cache import _CALLBACK, _CHOICES, _PLANS, _STASH, BackendChoice, _plan_key, _remember
-from ._tree import leaves_with_paths, tangent_like
+from ._tree import leaves_with_paths
 
 __all__ = ["jax_function"]
 
@@ -98,10 +99,6 @@ def _to_numpy(x: Any) -> Any:
     """A NumPy view of a concrete JAX array; 0-d arrays become NumPy scalars."""
     a = np.asarray(x)
     return a[()] if a.ndim == 0 else a
-
-
-def _conj(x: Any) -> Any:
-    return np.conj(x) if np.iscomplexobj(x) else x
 
 
 def _example_input(shape: tuple, dtype: Any) -> np.ndarray:
@@ -191,35 +188,23 @@ class _Call:
             pullback, y = entry
         if self.out_treedef is None:
             self.flatten_output(y)
-        y_bar = output_cotangent(y, {self.out_paths[k]: _conj(ct) for k, ct in cts.items()})
+        y_bar = output_cotangent(y, {self.out_paths[k]: numpy_conj(ct)
+                                     for k, ct in cts.items()})
         bars = pullback(y_bar)
         check_pullback_entries(_BRIDGE, self.f, bars, len(args))
-        unthunked: dict[int, Any] = {}
-        out = []
-        for i in need:
-            position, path = self.dyn_where[i]
-            if position not in unthunked:
-                unthunked[position] = unthunk(bars[position])
-            g = leaf_tangent(_BRIDGE, self.f, "argument", position, path, dyn_np[i],
-                             unthunked[position])
-            out.append(None if g is None else _conj(g))
-        return out
+
+        def to_numpy(i: int, position: int, path: tuple, bar: Any) -> Any:
+            g = leaf_tangent(_BRIDGE, self.f, "argument", position, path, dyn_np[i], bar)
+            return None if g is None else numpy_conj(g)
+
+        return argument_cotangents(bars, self.dyn_where, need, to_numpy)
 
     def run_frule(self, dyn_np: list, lin: list[int], tangents_np: list) -> list:
         """Output tangents (arrays; None for zero) along the tangents of dynamic leaves ``lin``."""
         args = self.numpy_args(dyn_np)
-        by_leaf = dict(zip(lin, tangents_np))
-        dargs: list[Any] = [NoTangent()]
-        for position in range(1, len(args) + 1):
-            leaf_idx = [i for i, (p, _) in enumerate(self.dyn_where) if p == position]
-            arg = args[position - 1]
-            if not any(i in by_leaf for i in leaf_idx):
-                dargs.append(ZeroTangent())
-                continue
-            by_path = {self.dyn_where[i][1]: by_leaf.get(i) for i in leaf_idx}
-            dargs.append(tangent_like(
-                arg, lambda path, leaf, by_path=by_path: _np_tangent(by_path.get(path), leaf)))
-        y, y_dot = call_frule(_BRIDGE, self.bridged.config, tuple(dargs), self.f, args,
+        dargs = frule_tangents(args, self.dyn_where, dict(zip(lin, tangents_np)),
+                               constant=ZeroTangent(), convert=_np_tangent)
+        y, y_dot = call_frule(_BRIDGE, self.bridged.config, dargs, self.f, args,
                               self.kwargs)
         y_leaves = self.flatten_output(y)
         y_np = list(leaves_with_paths(y))
@@ -273,8 +258,6 @@ class _Call:
 
 
 def _np_tangent(t: Any, leaf: Any) -> Any:
-    if t is None:
-        return ZeroTangent()
     if isinstance(leaf, np.generic) or np.ndim(leaf) == 0:
         return np.asarray(t)[()]
     return t
@@ -442,7 +425,11 @@ class _JaxBridged:
                 plan = self._plan(args, kwargs, key)
             if plan is not _CALLBACK:
                 fn, ncall = plan
-                out = self._apply(fn, [x for x in leaves if isinstance(x, jax.Array)])
+                dyn = tuple(x for x in leaves if isinstance(x, jax.Array))
+                if any(map(_compat.is_jax_tracer, dyn)):
+                    out = self._apply(fn, dyn)
+                else:  # nothing to differentiate: the function itself, compiled when hot
+                    out = ncall.eager_primal(dyn)
                 return ncall.unflatten_output(out)
         call = _Call(self, args, kwargs)
         if not call.dyn:
@@ -469,11 +456,12 @@ class _JaxBridged:
                       else _native.reverse_function(ncall))
                 plan = (fn, ncall)
         ncall.forget_operands()
+        ncall.cached = key is not None and _native.compilable(self.f)
         if key is not None:
             _remember(_PLANS, key, plan)
         return plan
 
-    def _apply(self, fn: Callable, dyn: list) -> Any:
+    def _apply(self, fn: Callable, dyn: list | tuple) -> Any:
         try:
             return fn(*dyn)
         except TypeError as e:
@@ -745,6 +733,12 @@ def jax_function(f: Callable, *, backend: str = "auto", mode: str | None = None,
 
     Returns:
         A function with the same signature as ``f``, taking and returning JAX arrays.
+        On the native path, eager calls (no ``jit``) of a structure seen twice run
+        compiled with ``jax.jit`` (the function, and the rule that ``grad``, ``vjp`` or
+        ``jvp`` uses), as JAX's own functions do: ``f`` and its rules must then depend
+        on their arguments only. A callable object, a function closing over a list,
+        dict or array, or one reading a global number or array, is never compiled;
+        nor is anything in debug mode.
 
     Raises:
         NoRuleError: (when called) ``f`` has no rule for the mode asked.

@@ -18,7 +18,7 @@ from chainrules.core import (
 )
 
 from . import _compat
-from ._bridge import is_differentiable_dtype
+from ._bridge import is_differentiable_dtype, numpy_conj
 from ._tree import leaves_with_paths, map_leaves, tangent_at, tangent_like
 
 __all__ = ["JaxConfig", "as_numpy_function"]
@@ -28,10 +28,6 @@ def _to_numpy(x: Any) -> Any:
     """A NumPy view of a concrete JAX array; 0-d arrays become NumPy scalars."""
     a = np.asarray(x)
     return a[()] if a.ndim == 0 else a
-
-
-def _conj(x: Any) -> Any:
-    return np.conj(x) if np.iscomplexobj(x) else x
 
 
 class JaxConfig(RuleConfig, HasReverseMode, HasForwardsMode):
@@ -85,9 +81,9 @@ class JaxConfig(RuleConfig, HasReverseMode, HasForwardsMode):
                     if isinstance(t, (ZeroTangent, NoTangent)):
                         cts.append(_zero_cotangent(jax, leaf))
                     else:
-                        cts.append(jax.numpy.asarray(_conj(np.asarray(t)), dtype=leaf.dtype))
+                        cts.append(jax.numpy.asarray(numpy_conj(np.asarray(t)), dtype=leaf.dtype))
                 d_bar = vjp_fn(y_def.unflatten(cts))
-            return (NoTangent(), *rebuild.tangents([_conj(_to_numpy(g)) for g in d_bar]))
+            return (NoTangent(), *rebuild.tangents([numpy_conj(_to_numpy(g)) for g in d_bar]))
 
         return y_np, jax_vjp_pullback
 

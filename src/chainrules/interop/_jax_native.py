@@ -17,8 +17,8 @@ Two constructions, because a JAX function has a custom JVP or a custom VJP, not 
   backward pass.
 - ``"reverse"`` (the default with only an rrule): ``jax.custom_vjp`` whose forward
   pass runs the rrule and whose residual is the pullback itself: the pullback is
-  closure-converted (``jax.closure_convert``), the arrays it captured become the
-  residuals and the converted function travels as a ``jax.tree_util.Partial``.
+  closure-converted (every array it captured, integer ones too, becomes one of the
+  residuals) and the converted function travels as a ``jax.tree_util.Partial``.
   ``grad``, ``jacrev``, ``vmap`` and forward-over-reverse (``jax.hessian``) work,
   since forward and backward passes are JAX code; ``jax.jvp`` of the function
   itself does not (JAX's rule for ``custom_vjp``).
@@ -32,6 +32,7 @@ of the frule is already in JAX's convention.
 from __future__ import annotations
 
 import contextlib
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -43,15 +44,18 @@ from chainrules.core import (
     ProjectionError,
     ProjectTo,
     ZeroTangent,
+    _debug,
     unthunk,
 )
 
 from . import _compat
 from ._bridge import (
+    argument_cotangents,
     call_frule,
     call_rrule,
     check_pullback_entries,
     framework_equivalent,
+    frule_tangents,
     is_differentiable_dtype,
     numpy_met_framework_value,
     rule_call_site,
@@ -103,6 +107,11 @@ class NativeCall:
         self.out_paths: list[tuple] = []
         # whether a rule returned a tangent that is not a structural zero (see probe)
         self.nonzero_tangent = False
+        # whether a plan cache keeps this call for later calls of its structure, and f
+        # is a function that compiling cannot freeze state of (see _Hot, compilable)
+        self.cached = False
+        # the function on concrete operands, outside any transformation (see _Hot)
+        self.eager_primal = _Hot(self, self.run_primal)
 
     def forget_operands(self) -> None:
         """Drop this call's operands (arrays, or tracers of a trace that will end), so the
@@ -182,26 +191,7 @@ class NativeCall:
         all have zero tangents gets ``ZeroTangent()``, so rules can skip it.
         """
         args, _ = self.rebuild(dyn)
-        dargs: list[Any] = [NoTangent()]
-        for position in range(1, self.nargs + 1):
-            idx = [i for i, (p, _) in enumerate(self.where) if p == position]
-            diff = [i for i in idx if self.differentiable(i)]
-            if not diff:
-                dargs.append(NoTangent())
-                continue
-            if not any(i in tangents for i in diff):
-                dargs.append(ZeroTangent())
-                continue
-            by_path = {self.where[i][1]: i for i in idx}
-
-            def leaf(path: tuple, x: Any, by_path: dict = by_path) -> Any:
-                i = by_path.get(path)
-                if i is None or not self.differentiable(i):
-                    return NoTangent()
-                return tangents.get(i, ZeroTangent())
-
-            dargs.append(tangent_like(args[position - 1], leaf))
-        return tuple(dargs)
+        return frule_tangents(args, self.where, tangents, self.differentiable)
 
     def output_cotangent(self, y: Any, cts: dict) -> Any:
         """The ChainRules cotangent of output ``y``; ``cts``: output leaf -> JAX cotangent."""
@@ -290,29 +280,131 @@ def forward_function(call: NativeCall) -> Callable:
     def primal(*dyn: Any) -> tuple:
         return call.run_primal(dyn)
 
-    def frule_jvp(primals: tuple, tangents: tuple) -> tuple:
-        primals = tuple(jnp.asarray(p) for p in primals)
-        call.refuse_keyword_derivative([not isinstance(t, symbolic_zero) for t in tangents])
-        given = {i: t for i, t in enumerate(tangents)
-                 if call.differentiable(i) and not isinstance(t, symbolic_zero)}
+    def jvp_outputs(primals: tuple, tangents: tuple) -> tuple:
+        """The outputs and the tangents of the differentiable ones (None for the others);
+        ``tangents``: None for a zero."""
+        given = {i: t for i, t in enumerate(tangents) if t is not None}
         args, kwargs = call.rebuild(primals)
         dargs = call.arg_tangents(primals, given)
         with numpy_only_guard(call.f, "its frule"):
             y, y_dot = call_frule(_BRIDGE, call.config, dargs, call.f, args, kwargs)
         y_leaves = call.flatten_output(y)
-        out = []
+        out: list[Any] = []
         for path, y_leaf in zip(call.out_paths, y_leaves):
             if not is_differentiable_dtype(y_leaf.dtype):
-                out.append(np.zeros(y_leaf.shape, _compat.jax_float0()))
+                out.append(None)
                 continue
             t = call.leaf_tangent("output", 0, path, y_leaf, y_dot)
             call.nonzero_tangent |= t is not None
             out.append(jnp.zeros_like(y_leaf) if t is None else t)
         return y_leaves, tuple(out)
 
+    hot = _Hot(call, jvp_outputs)
+
+    def frule_jvp(primals: tuple, tangents: tuple) -> tuple:
+        primals = tuple(jnp.asarray(p) for p in primals)
+        call.refuse_keyword_derivative([not isinstance(t, symbolic_zero) for t in tangents])
+        given = tuple(t if call.differentiable(i) and not isinstance(t, symbolic_zero)
+                      else None for i, t in enumerate(tangents))
+        y_leaves, out = hot(primals, given)
+        return y_leaves, tuple(np.zeros(y.shape, _compat.jax_float0()) if t is None else t
+                               for y, t in zip(y_leaves, out))
+
     fn = jax.custom_jvp(primal)
     fn.defjvp(frule_jvp, symbolic_zeros=True)
     return fn
+
+
+class _Hot:
+    """``body(*args)``, compiled with ``jax.jit`` once the same cached structure has run it
+    eagerly ``_HOT_AFTER`` times.
+
+    Eager ``jax.grad`` calls a custom JVP rule with concrete primals under JAX's
+    linearize trace, where every operation of the rule is partially evaluated by
+    itself: 10 small operations cost more than the maths by far (and a custom VJP's
+    forward pass closure-converts its pullback, a trace, on every call). Compiled, the
+    rule is one operation, partially evaluated and transposed once per structure (JAX
+    caches both). Only for a call that a plan cache keeps (``NativeCall.cached``):
+    compiling the rule of a call that is never seen again would cost more than it
+    saves; only for a function that compiling cannot freeze (`compilable`); not in
+    debug mode, whose checks then run on every call; and only on concrete arrays:
+    under ``jit``, ``vmap`` or an outer derivative the rule is traced into the
+    enclosing program anyway.
+    """
+
+    __slots__ = ("body", "call", "concrete", "jitted", "static", "uses")
+
+    def __init__(self, call: NativeCall, body: Callable, static_argnums: tuple = (),
+                 concrete_argnums: tuple = (0,)) -> None:
+        self.call, self.body = call, body
+        self.static, self.concrete = static_argnums, concrete_argnums
+        self.jitted: Any = None
+        self.uses = 0
+
+    def __call__(self, *args: Any) -> Any:
+        if (not self.call.cached or _debug.state.debug
+                or _has_tracer([args[i] for i in self.concrete])):
+            return self.body(*args)
+        if self.jitted is None:
+            self.uses += 1
+            if self.uses < _HOT_AFTER:
+                return self.body(*args)
+            self.jitted = _compat.import_jax().jit(self.body, static_argnums=self.static)
+        return self.jitted(*args)
+
+
+#: Eager runs of a cached structure's rule before it is compiled (see ``_Hot``).
+_HOT_AFTER = 2
+
+
+#: What a compiled function may find in its closure: values that cannot change later.
+_FROZEN = (int, float, complex, str, bytes, bool, type(None), type, types.ModuleType,
+           types.FunctionType, types.BuiltinFunctionType, np.ufunc, np.dtype)
+
+
+def compilable(f: Any) -> bool:
+    """Whether ``f`` can be compiled once and called again without freezing state that may
+    change between calls: a NumPy ufunc, a builtin, or a plain function whose closure
+    holds only immutable values and whose own code reads no global but modules, classes
+    and functions. A callable object (its fields may be reassigned), a closure over a
+    list, a dict or an array, or a function reading a global number or array (which
+    may be reassigned) is run as it is on every call."""
+    if isinstance(f, (np.ufunc, types.BuiltinFunctionType)):
+        return True
+    if not isinstance(f, types.FunctionType):
+        return False
+    cells = f.__closure__ or ()
+    try:
+        values = [c.cell_contents for c in cells]
+    except ValueError:  # an empty cell: a name assigned after the function was made
+        return False
+    return all(_frozen(v) for v in values) and _reads_static_globals(f.__code__, f.__globals__)
+
+
+def _frozen(v: Any) -> bool:
+    if isinstance(v, tuple):
+        return all(_frozen(item) for item in v)
+    return isinstance(v, _FROZEN) and (not isinstance(v, types.FunctionType)
+                                       or compilable(v))
+
+
+#: What a compiled function may read from its module's globals: names bound once.
+_STATIC_GLOBALS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+                   np.ufunc)
+
+
+def _reads_static_globals(code: types.CodeType, globals_: dict) -> bool:
+    """Whether ``code`` (and the functions defined inside it) reads only globals of
+    `_STATIC_GLOBALS` types; names that are not globals (attributes, builtins) pass."""
+    for name in code.co_names:
+        if name in globals_ and not isinstance(globals_[name], _STATIC_GLOBALS):
+            return False
+    return all(_reads_static_globals(c, globals_) for c in code.co_consts
+               if isinstance(c, types.CodeType))
+
+
+def _has_tracer(tree: Any) -> bool:
+    return any(map(_compat.is_jax_tracer, _compat.import_jax().tree_util.tree_leaves(tree)))
 
 
 def reverse_function(call: NativeCall) -> Callable:
@@ -325,10 +417,9 @@ def reverse_function(call: NativeCall) -> Callable:
     def primal(*dyn: Any) -> tuple:
         return call.run_primal(dyn)
 
-    def rrule_fwd(*pdyn: Any) -> tuple:
-        values = tuple(jnp.asarray(p.value) for p in pdyn)
-        call.refuse_keyword_derivative([p.perturbed for p in pdyn])
-        need = [i for i, p in enumerate(pdyn) if p.perturbed and call.differentiable(i)]
+    def fwd_outputs(values: tuple, need: tuple) -> tuple:
+        """The outputs, and the pullback closure-converted: a function of the outputs'
+        cotangents and of the arrays it captured (returned, as residuals)."""
         args, kwargs = call.rebuild(values)
         with numpy_only_guard(call.f, "its rrule"):
             y, pullback = call_rrule(_BRIDGE, call.config, call.f, args, kwargs)
@@ -340,24 +431,36 @@ def reverse_function(call: NativeCall) -> Callable:
             with numpy_only_guard(call.f, "its rrule's pullback"):
                 bars = pullback(y_bar)
             check_pullback_entries(_BRIDGE, call.f, bars, n_args - 1)
-            unthunked: dict[int, Any] = {}
-            out = []
-            for i in need:
-                position, path = call.where[i]
-                if position not in unthunked:
-                    with numpy_only_guard(call.f, "its rrule's pullback"):
-                        unthunked[position] = unthunk(bars[position])
-                g = call.leaf_tangent("argument", position, path, values[i],
-                                      unthunked[position])
+
+            def guarded_unthunk(bar: Any) -> Any:
+                with numpy_only_guard(call.f, "its rrule's pullback"):
+                    return unthunk(bar)
+
+            def to_jax(i: int, position: int, path: tuple, bar: Any) -> Any:
+                g = call.leaf_tangent("argument", position, path, values[i], bar)
                 call.nonzero_tangent |= g is not None
-                out.append(jnp.zeros_like(values[i]) if g is None else conj(g))
-            return tuple(out)
+                return jnp.zeros_like(values[i]) if g is None else conj(g)
+
+            return tuple(argument_cotangents(bars, call.where, need, to_jax, guarded_unthunk))
 
         examples = [jnp.zeros(y_leaves[k].shape, y_leaves[k].dtype) for k in diff_out]
-        closed, consts = jax.closure_convert(pullback_leaves, *examples)
-        residual = (jax.tree_util.Partial(closed), tuple(consts), tuple(need),
-                    tuple(diff_out))
-        return y_leaves, residual
+        closed, consts = _compat.jax_closure_convert(pullback_leaves, *examples)
+        return y_leaves, jax.tree_util.Partial(closed), tuple(consts)
+
+    hot_fwd = _Hot(call, fwd_outputs, static_argnums=(1,))
+
+    def rrule_fwd(*pdyn: Any) -> tuple:
+        values = tuple(jnp.asarray(p.value) for p in pdyn)
+        call.refuse_keyword_derivative([p.perturbed for p in pdyn])
+        need = tuple(i for i, p in enumerate(pdyn) if p.perturbed and call.differentiable(i))
+        y_leaves, closed, consts = hot_fwd(values, need)
+        diff_out = tuple(k for k, a in enumerate(y_leaves) if is_differentiable_dtype(a.dtype))
+        return y_leaves, (closed, consts, need, diff_out)
+
+    def pull(closed: Any, consts: tuple, ct_in: list) -> tuple:
+        return closed(*ct_in, *consts)
+
+    hot_pull = _Hot(call, pull, concrete_argnums=(1, 2))
 
     def rrule_bwd(res: tuple, cts: tuple) -> tuple:
         closed, consts, need, diff_out = res
@@ -366,7 +469,7 @@ def reverse_function(call: NativeCall) -> Callable:
             return tuple(grads)
         ct_in = [jnp.zeros(c.shape, c.dtype) if isinstance(c, symbolic_zero) else c
                  for c in (cts[k] for k in diff_out)]
-        for i, g in zip(need, closed(*ct_in, *consts)):
+        for i, g in zip(need, hot_pull(closed, consts, ct_in)):
             grads[i] = g
         return tuple(grads)
 
