@@ -1,0 +1,313 @@
+"""Derivatives of ``scipy.special`` functions with respect to a shape parameter or an
+exponent, which SciPy does not evaluate itself, and the rules that use them.
+
+- ``gammainc(a, x)`` / ``gammaincc(a, x)`` w.r.t. ``a``: `gammainc_da`, the method of
+  XLA and JAX (Cephes' series and continued fraction differentiated term by term in
+  ``a``): the series of ``P`` where ``x <= 1`` or ``x <= a``, else the continued fraction
+  of ``Q``, so each side is summed where it has no cancellation (``dQ/da = -dP/da``).
+  At ``a == 0`` (where SciPy gives ``P = 1`` for ``x > 0``) the one-sided limit
+  ``-E1(x)``.
+- ``zeta(x, q)`` w.r.t. ``x``: `zeta_dx`, Euler-Maclaurin summation of
+  ``-sum_n log(n + q) (n + q)^-x`` for ``x > 1`` and ``q > 0``. The Riemann zeta ``zeta(x)``
+  at ``x < 1`` (SciPy continues it analytically) and a Hurwitz zeta at ``q <= 0`` (SciPy
+  answers for integer ``x``) are ``not_implemented``.
+- ``factorial(n, exact=False)``: ``Gamma(n + 1) psi(n + 1)``; 0 where SciPy's default
+  ``extend="zero"`` gives 0 (``n < 0``).
+
+Second derivatives: the derivative of `gammainc_da` in ``x`` is exact (``d/dx dP/da =
+dP/dx (log x - psi(a))``); in ``a`` it is ``not_implemented`` (JAX has none either), and
+likewise `zeta_dx`'s derivative in ``x``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.special as sc
+
+from chainrules import core
+from chainrules.core import NoTangent, ProjectTo, ZeroTangent, not_implemented, scalar_rule
+from chainrules.rules import _kit as kit
+
+__all__ = ["gammainc_da", "zeta_dx"]
+
+_EPS = np.finfo(np.float64).eps
+_MAX_ITER = 2000
+
+# --- gammainc, gammaincc w.r.t. a ---------------------------------------------------------
+
+
+def _series_da(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """dP/da from P = x^a e^-x / Gamma(a + 1) sum_n c_n, c_n = x^n / ((a+1)...(a+n))."""
+    r, c, ans = a.copy(), np.ones_like(a), np.ones_like(a)
+    dc, dans = np.zeros_like(a), np.zeros_like(a)
+    live = np.arange(a.size)
+    for _ in range(_MAX_ITER):
+        if live.size == 0:
+            break
+        xl, rl = x[live], r[live] + 1
+        dc[live] = dc[live] * (xl / rl) - c[live] * xl / (rl * rl)
+        c[live] *= xl / rl
+        r[live] = rl
+        ans[live] += c[live]
+        dans[live] += dc[live]
+        going = ((np.abs(c[live]) > _EPS * np.abs(ans[live]))
+                 | (np.abs(dc[live]) > _EPS * np.abs(dans[live])))
+        live = live[going]
+    log_ax = a * np.log(x) - x - sc.gammaln(a + 1)
+    return np.exp(log_ax) * (ans * (np.log(x) - sc.digamma(a + 1)) + dans)
+
+
+def _fraction_da(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """dQ/da from Cephes' continued fraction of Q = x^a e^-x / Gamma(a) * ans, with the
+    convergents' numerators and denominators differentiated in a."""
+    y = 1 - a
+    z = x + y + 1
+    c = np.zeros_like(a)
+    pkm2, qkm2 = np.ones_like(a), x.copy()
+    pkm1, qkm1 = x + 1, z * x
+    ans = pkm1 / qkm1
+    dpkm2, dqkm2 = np.zeros_like(a), np.zeros_like(a)
+    dpkm1, dqkm1 = np.zeros_like(a), -x
+    dans = (dpkm1 - ans * dqkm1) / qkm1
+    live = np.arange(a.size)
+    big = 1 / _EPS
+    for _ in range(_MAX_ITER):
+        if live.size == 0:
+            break
+        i = live
+        c[i] += 1
+        y[i] += 1
+        z[i] += 2
+        yc = y[i] * c[i]
+        pk = pkm1[i] * z[i] - pkm2[i] * yc
+        qk = qkm1[i] * z[i] - qkm2[i] * yc
+        dpk = dpkm1[i] * z[i] - pkm1[i] - dpkm2[i] * yc + pkm2[i] * c[i]
+        dqk = dqkm1[i] * z[i] - qkm1[i] - dqkm2[i] * yc + qkm2[i] * c[i]
+        nonzero = qk != 0
+        safe_qk = np.where(nonzero, qk, 1.0)
+        r = pk / safe_qk
+        new_ans = np.where(nonzero, r, ans[i])
+        new_dans = np.where(nonzero, (dpk - new_ans * dqk) / safe_qk, dans[i])
+        going = ~nonzero | (np.abs(new_ans - ans[i]) > _EPS * np.abs(new_ans)) | (
+            np.abs(new_dans - dans[i]) > _EPS * np.abs(new_dans))
+        ans[i], dans[i] = new_ans, new_dans
+        pkm2[i], pkm1[i], qkm2[i], qkm1[i] = pkm1[i], pk, qkm1[i], qk
+        dpkm2[i], dpkm1[i], dqkm2[i], dqkm1[i] = dpkm1[i], dpk, dqkm1[i], dqk
+        scale = np.where(np.abs(pk) > big, _EPS, 1.0)
+        for v in (pkm2, pkm1, qkm2, qkm1, dpkm2, dpkm1, dqkm2, dqkm1):
+            v[i] *= scale
+        live = i[going]
+    log_ax = a * np.log(x) - x - sc.gammaln(a)
+    return np.exp(log_ax) * (ans * (np.log(x) - sc.digamma(a)) + dans)
+
+
+def gammainc_da(a: Any, x: Any) -> np.ndarray:
+    """The derivative of the regularized lower incomplete gamma function
+    ``scipy.special.gammainc(a, x)`` with respect to ``a`` (float64, broadcast).
+
+    NaN where SciPy's value is NaN (``a < 0``, ``x < 0``, a NaN argument); 0 at ``x == 0``
+    and ``x == inf``. The derivative of ``gammaincc`` is its negative.
+
+    Examples:
+        >>> import numpy as np
+        >>> bool(np.isclose(gammainc_da(2.0, 3.0), -0.19742541957920232, rtol=1e-12))
+        True
+    """
+    a, x = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(x, dtype=np.float64))
+    out = np.full(a.shape, np.nan)
+    with np.errstate(all="ignore"):
+        ok = (a > 0) & np.isfinite(a) & (x > 0) & np.isfinite(x)
+        fraction = ok & (x > 1) & (x > a)
+        series = ok & ~fraction
+        if series.any():
+            out[series] = _series_da(a[series], x[series])
+        if fraction.any():
+            out[fraction] = -_fraction_da(a[fraction], x[fraction])
+        edge = (a > 0) & ((x == 0) | (x == np.inf))
+        out[edge] = 0.0
+        # P(a, x) = 1 - a E1(x) + O(a^2) as a -> 0+
+        at_zero = (a == 0) & (x > 0)
+        out[at_zero] = -sc.exp1(x[at_zero])
+    return out[()] if out.ndim == 0 else out
+
+
+def _gammainc_dx(a: Any, x: Any) -> Any:
+    # x^(a-1) e^-x / Gamma(a), in log space
+    return np.exp(-x + (a - 1) * np.log(x) - sc.gammaln(a))
+
+
+_GAMMAINC_DA2 = ("the second derivative of the regularized incomplete gamma function with "
+                 "respect to a (the derivative of gammainc_da in a) is not implemented; its "
+                 "derivative in x is exact")
+
+
+@core.rrule.register(gammainc_da)
+def gammainc_da_rrule(a, x):
+    y = gammainc_da(a, x)
+    project_x = ProjectTo(x)
+
+    @kit.zero_guard((NoTangent(), kit.zero_for(a), kit.zero_for(x)))
+    def gammainc_da_pullback(y_bar):
+        a_bar = not_implemented(_GAMMAINC_DA2) if kit.is_differentiable(a) else NoTangent()
+        # d/dx dP/da = d/da dP/dx = dP/dx (log x - psi(a))
+        x_bar = project_x(_gammainc_dx(a, x) * (np.log(x) - sc.digamma(a)) * y_bar)
+        return NoTangent(), a_bar, x_bar
+
+    return y, gammainc_da_pullback
+
+
+@core.frule.register(gammainc_da)
+def gammainc_da_frule(dargs, a, x):
+    y = gammainc_da(a, x)
+    if kit.nonzero(dargs[1]) is not None:
+        return y, not_implemented(_GAMMAINC_DA2)
+    x_dot = kit.nonzero(dargs[2])
+    if x_dot is None:
+        return y, ZeroTangent()
+    return y, kit.fit_output(_gammainc_dx(a, x) * (np.log(x) - sc.digamma(a)) * x_dot, y)
+
+
+scalar_rule(sc.gammainc, lambda a, x, *, wrt: (
+    gammainc_da(a, x) if wrt[0] else None, _gammainc_dx(a, x)))
+scalar_rule(sc.gammaincc, lambda a, x, *, wrt: (
+    -gammainc_da(a, x) if wrt[0] else None, -_gammainc_dx(a, x)))
+
+
+# --- zeta w.r.t. x ----------------------------------------------------------------------------
+
+# B_2k / (2k)!, k = 1..12, for the Euler-Maclaurin corrections
+_BERNOULLI = tuple(float(sc.bernoulli(2 * k)[2 * k] / sc.factorial(2 * k)) for k in range(1, 13))
+
+
+def zeta_dx(x: Any, q: Any = 1.0) -> np.ndarray:
+    """The derivative of the Hurwitz zeta function ``scipy.special.zeta(x, q)`` with respect
+    to its exponent ``x`` (float64, broadcast), for ``x > 1`` and ``q > 0``: the
+    Euler-Maclaurin formula of ``zeta(x, q) = sum_n (n + q)^-x``, differentiated in ``x``.
+
+    NaN where the series diverges (``x <= 1``, where SciPy's Hurwitz zeta is NaN or inf)
+    or an argument is NaN; ``q <= 0`` is for the rule to refuse.
+
+    Examples:
+        >>> import numpy as np
+        >>> bool(np.isclose(zeta_dx(2.0), -0.9375482543158437, rtol=1e-14))
+        True
+    """
+    x, q = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(q, dtype=np.float64))
+    with np.errstate(all="ignore"):
+        ok = (x > 1) & (q > 0)
+        xs, qs = np.where(ok, x, 2.0), np.where(ok, q, 1.0)
+        # enough direct terms that (x + 2k) / (2 pi w) is small in the corrections
+        n_direct = np.clip(np.ceil(xs), 16, 64)
+        total = np.zeros_like(xs)
+        for n in range(int(n_direct.max()) if xs.size else 0):
+            t = qs + n
+            total -= np.where(n < n_direct, np.log(t) * np.exp(-xs * np.log(t)), 0.0)
+        w = qs + n_direct
+        log_w = np.log(w)
+        w_x = np.exp(-xs * log_w)
+        total += w * w_x * (-log_w / (xs - 1) - 1 / (xs - 1) ** 2) - log_w * w_x / 2
+        # the corrections B_2k / (2k)! (x)_(2k-1) w^(-x-2k+1), differentiated in x
+        rising, d_rising = np.ones_like(xs), np.zeros_like(xs)
+        power = w_x / w
+        for k, b in enumerate(_BERNOULLI, start=1):
+            for j in ((0,) if k == 1 else (2 * k - 3, 2 * k - 2)):
+                d_rising = d_rising * (xs + j) + rising
+                rising = rising * (xs + j)
+            total += b * power * (d_rising - log_w * rising)
+            power = power / (w * w)
+        out = np.where(ok, total, np.nan)
+        out = np.where(np.isnan(x) | np.isnan(q), np.nan, out)
+    return out[()] if out.ndim == 0 else out
+
+
+def _zeta_x_refusal(x: Any, q: Any, y: Any) -> str | None:
+    """Why the derivative in x is not given at these arguments, or None."""
+    with np.errstate(invalid="ignore"):
+        finite = np.isfinite(y)
+        if q is None and np.any(finite & (np.asarray(x) < 1)):
+            return ("the derivative of the Riemann zeta(x) with respect to x is implemented "
+                    "for x > 1 only (the Euler-Maclaurin sum); at x < 1 it is not")
+        if q is not None and np.any(finite & (np.asarray(q) <= 0)):
+            return ("the derivative of zeta(x, q) with respect to x is implemented for q > 0 "
+                    "only; SciPy's values at q <= 0 (integer x) have none here")
+    return None
+
+
+def _zeta_dq(x: Any, q: Any) -> Any:
+    # d/dq zeta(x, q) = -x zeta(x + 1, q)
+    return -x * sc.zeta(x + 1, q)
+
+
+@core.rrule.register(sc.zeta)
+def zeta_rrule(x, q=None, **kwargs):
+    kit.refuse_out(sc.zeta, kwargs)
+    has_q = q is not None
+    y = sc.zeta(x, q, **kwargs)
+    project_x = ProjectTo(x)
+    project_q = ProjectTo(q)  # (of None: unused)
+    zeros = (NoTangent(), kit.zero_for(x), kit.zero_for(q))[:2 + has_q]
+
+    @kit.zero_guard(zeros)
+    def zeta_pullback(y_bar):
+        x_bar: Any = NoTangent()
+        if kit.is_differentiable(x):
+            why = _zeta_x_refusal(x, q, y)
+            x_bar = not_implemented(why) if why else core.Thunk(
+                lambda: project_x(zeta_dx(x, 1.0 if q is None else q) * y_bar))
+        if not has_q:
+            return NoTangent(), x_bar
+        return NoTangent(), x_bar, core.Thunk(lambda: project_q(_zeta_dq(x, q) * y_bar))
+
+    return y, zeta_pullback
+
+
+@core.frule.register(sc.zeta)
+def zeta_frule(dargs, x, q=None, **kwargs):
+    kit.refuse_out(sc.zeta, kwargs)
+    y = sc.zeta(x, q, **kwargs)
+    x_dot = kit.nonzero(dargs[1])
+    q_dot = None if q is None else kit.nonzero(dargs[2])
+    y_dot: Any = ZeroTangent()
+    if x_dot is not None:
+        why = _zeta_x_refusal(x, q, y)
+        if why:
+            return y, not_implemented(why)
+        y_dot = zeta_dx(x, 1.0 if q is None else q) * x_dot
+    if q_dot is not None:
+        y_dot = y_dot + _zeta_dq(x, q) * q_dot
+    return y, kit.fit_output(y_dot, y)
+
+
+_ZETA_DX2 = ("the second derivative of zeta with respect to x (the derivative of zeta_dx in "
+             "x) is not implemented; its derivative in q is exact")
+
+
+def _zeta_dx_dq(x: Any, q: Any) -> Any:
+    # d/dq d/dx zeta(x, q) = d/dx (-x zeta(x + 1, q))
+    return -sc.zeta(x + 1, q) - x * zeta_dx(x + 1, q)
+
+
+@core.rrule.register(zeta_dx)
+def zeta_dx_rrule(x, q=1.0):
+    y = zeta_dx(x, q)
+    project_q = ProjectTo(q)
+
+    @kit.zero_guard((NoTangent(), kit.zero_for(x), kit.zero_for(q)))
+    def zeta_dx_pullback(y_bar):
+        x_bar = not_implemented(_ZETA_DX2) if kit.is_differentiable(x) else NoTangent()
+        return NoTangent(), x_bar, project_q(_zeta_dx_dq(x, q) * y_bar)
+
+    return y, zeta_dx_pullback
+
+
+@core.frule.register(zeta_dx)
+def zeta_dx_frule(dargs, x, q=1.0):
+    y = zeta_dx(x, q)
+    if kit.nonzero(dargs[1]) is not None:
+        return y, not_implemented(_ZETA_DX2)
+    q_dot = kit.nonzero(dargs[2]) if len(dargs) > 2 else None
+    if q_dot is None:
+        return y, ZeroTangent()
+    return y, kit.fit_output(_zeta_dx_dq(x, q) * q_dot, y)
