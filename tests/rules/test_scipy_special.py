@@ -20,7 +20,8 @@ COVERED = [
     "iv", "kv", "zeta", "gammainc", "gammaincc", "expm1", "log1p", "cbrt", "wofz", "dawsn",
     "exp1", "expi", "betainc", "betaincinv", "hyp1f1", "hyp2f1", "rgamma", "ive", "yn",
     "expn", "spence", "owens_t", "poch", "multigammaln", "boxcox", "boxcox1p", "inv_boxcox",
-    "inv_boxcox1p", "exp2", "exp10", "fresnel", "sici", "sindg", "cosdg",
+    "inv_boxcox1p", "exp2", "exp10", "fresnel", "sici", "sindg", "cosdg", "factorial", "factorial2",
+    "factorialk",
 ]
 
 

@@ -254,3 +254,76 @@ def test_zeta_second_derivative_in_q_through_x_is_exact():
     np.testing.assert_allclose(grad(f)(q), fd, rtol=1e-7)
     np.testing.assert_allclose(hessian(lambda v: sc.zeta(3.0, v))(q),
                                12 * sc.zeta(5.0, q), rtol=1e-12)
+
+
+# --- factorial, factorial2, factorialk -------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_factorial_against_finite_differences(dtype):
+    n = np.array([0.3, 2.5, 6.0, -1.5], dtype=dtype)  # 0 for n < 0, as SciPy's value
+    test_rrule(sc.factorial, n)
+    test_frule(sc.factorial, n)
+    test_frule(sc.factorial, dtype(2.5))
+
+
+def test_factorial_complex_extension_is_holomorphic():
+    n = np.array([0.5 + 0.2j, 2.0 - 0.3j])
+    test_rrule(sc.factorial, n, fkwargs={"extend": "complex"})
+    test_frule(sc.factorial, n, fkwargs={"extend": "complex"})
+
+
+def test_factorial2_and_factorialk_complex_extension():
+    n = np.array([0.5, 2.5, 3.5])
+    test_rrule(sc.factorial2, n, fkwargs={"extend": "complex"})
+    test_frule(sc.factorial2, n, fkwargs={"extend": "complex"})
+    test_rrule(sc.factorialk, n, 3, fkwargs={"extend": "complex"})
+    test_frule(sc.factorialk, n, 3, fkwargs={"extend": "complex"})
+
+
+def test_factorial_matches_jax_and_torch():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    js = pytest.importorskip("jax.scipy.special")
+    n = np.array([0.3, 2.5, 6.0])
+    _, pullback = rrule(sc.factorial, n)
+    ours = unthunk(pullback(np.ones(3))[1])
+    np.testing.assert_allclose(ours, jax.vmap(jax.grad(js.factorial))(n), rtol=1e-12)
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(n, requires_grad=True)
+    torch.exp(torch.lgamma(t + 1)).sum().backward()
+    np.testing.assert_allclose(ours, t.grad.numpy(), rtol=1e-12)
+
+
+def test_factorial_nan_and_negative_follow_the_primal():
+    y, pullback = rrule(sc.factorial, np.array([np.nan, -2.0, -0.5, 3.0]))
+    n_bar = unthunk(pullback(np.ones(4))[1])
+    assert np.isnan(y[0]) and np.isnan(n_bar[0])
+    np.testing.assert_array_equal(n_bar[1:3], [0.0, 0.0])
+    np.testing.assert_allclose(n_bar[3], 6 * sc.digamma(4.0), rtol=1e-14)
+
+
+def test_exact_factorial_is_not_differentiable():
+    _, pullback = rrule(sc.factorial, np.array([3, 4]), exact=True)
+    assert pullback(np.ones(2)) == (NoTangent(), NoTangent())
+    _, pullback = rrule(sc.factorial2, np.array([3, 4]))
+    assert pullback(np.ones(2))[1] is NoTangent()
+
+
+def test_factorialk_real_k_is_not_implemented():
+    _, pullback = rrule(sc.factorialk, np.array([2.5]), 2.5, extend="complex")
+    k_bar = pullback(np.ones(1))[2]
+    assert isinstance(k_bar, NotImplementedTangent) and "non-integer k" in k_bar.info
+    _, y_dot = frule((NoTangent(), np.zeros(1), 1.0), sc.factorialk, np.array([2.5]), 2.5,
+                     extend="complex")
+    assert isinstance(y_dot, NotImplementedTangent)
+
+
+def test_factorial_in_the_reference_ad():
+    # SciPy's factorial writes into an array (np.place): the rule keeps the AD out of it
+    def f(n):
+        return np.sum(sc.factorial(n) ** 2)
+
+    n = np.array([1.5, 3.0, -0.5])
+    expected = 2 * sc.factorial(n) ** 2 * np.where(n < 0, 0.0, sc.digamma(n + 1))
+    np.testing.assert_allclose(grad(f)(n), expected, rtol=1e-13)

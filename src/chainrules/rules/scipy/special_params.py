@@ -311,3 +311,70 @@ def zeta_dx_frule(dargs, x, q=1.0):
     if q_dot is None:
         return y, ZeroTangent()
     return y, kit.fit_output(_zeta_dx_dq(x, q) * q_dot, y)
+
+
+# --- factorial, factorial2, factorialk -------------------------------------------------------
+
+_FACTORIAL_K = ("the derivative of factorialk with respect to a non-integer k (extend="
+                "'complex') is not implemented; differentiate with respect to n only")
+
+
+def _factorial_dn(n: Any, y: Any, k: Any, extend: str) -> Any:
+    """d/dn of SciPy's approximate multifactorial ``y = k^((n-1)/k) Gamma(n/k + 1) /
+    Gamma(1/k + 1)`` (``Gamma(n + 1)`` for k = 1): ``y (log k + psi(n/k + 1)) / k``;
+    0 where ``extend="zero"`` makes the value 0 (n < 0), NaN where n is NaN."""
+    n = np.asarray(n)
+    with np.errstate(all="ignore"):
+        d = y * sc.digamma(n + 1) if k == 1 else y * (np.log(k) + sc.digamma(n / k + 1)) / k
+        if extend == "zero":
+            d = np.where(n < 0, 0.0, d)
+    return d
+
+
+def _factorial_rules(f: Any, with_k: bool, k_default: int = 1) -> None:
+    """frule and rrule of ``f(n[, k], exact=False, extend="zero")``, differentiable in
+    ``n`` when ``exact`` is False (an exact factorial is an integer)."""
+
+    def bind(args: tuple, kwargs: dict) -> tuple:
+        names = ("n", "k", "exact", "extend") if with_k else ("n", "exact", "extend")
+        values = {"k": k_default, "exact": False, "extend": "zero", **dict(zip(names, args)),
+                  **kwargs}
+        return values["n"], values["k"], values["exact"], values["extend"]
+
+    def factorial_rrule(*args: Any, **kwargs: Any) -> Any:
+        y = f(*args, **kwargs)
+        n, k, exact, extend = bind(args, kwargs)
+        project_n = ProjectTo(n)
+        k_bar = not_implemented(_FACTORIAL_K) if with_k and kit.is_differentiable(k) else (
+            NoTangent())
+        rest = [k_bar if i == 0 and with_k else NoTangent() for i in range(len(args) - 1)]
+        differentiable = not exact and kit.is_differentiable(n)
+
+        def factorial_pullback(y_bar: Any) -> tuple:
+            y_bar = core.unthunk(y_bar)
+            if not differentiable:
+                return NoTangent(), NoTangent(), *rest
+            if kit.is_zero(y_bar):
+                return NoTangent(), ZeroTangent(), *rest
+            return (NoTangent(), project_n(kit.conj(_factorial_dn(n, y, k, extend)) * y_bar),
+                    *rest)
+
+        return y, factorial_pullback
+
+    def factorial_frule(dargs: tuple, *args: Any, **kwargs: Any) -> Any:
+        y = f(*args, **kwargs)
+        n, k, exact, extend = bind(args, kwargs)
+        if with_k and len(args) > 1 and kit.nonzero(dargs[2]) is not None \
+                and kit.is_differentiable(k):
+            return y, not_implemented(_FACTORIAL_K)
+        n_dot = kit.nonzero(dargs[1])
+        if exact or n_dot is None or not kit.is_differentiable(n):
+            return y, ZeroTangent() if not exact and kit.is_differentiable(n) else NoTangent()
+        return y, kit.fit_output(_factorial_dn(n, y, k, extend) * n_dot, y)
+
+    kit.define_rules(f, object, ..., frule_fn=factorial_frule, rrule_fn=factorial_rrule)
+
+
+_factorial_rules(sc.factorial, with_k=False)
+_factorial_rules(sc.factorial2, with_k=False, k_default=2)
+_factorial_rules(sc.factorialk, with_k=True)
