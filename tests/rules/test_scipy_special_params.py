@@ -11,7 +11,12 @@ st = pytest.importorskip("scipy.stats")
 
 from chainrules import NoTangent, NotImplementedTangent, frule, rrule, unthunk  # noqa: E402
 from chainrules.ad import grad, hessian  # noqa: E402
-from chainrules.rules.scipy.special_params import gammainc_da, zeta_dx  # noqa: E402
+from chainrules.rules.scipy.special_params import (  # noqa: E402
+    gammainc_da,
+    hyp1f1_dparams,
+    hyp2f1_dparams,
+    zeta_dx,
+)
 from chainrules.testing import test_frule, test_rrule  # noqa: E402
 
 # a in [0.1, 50], x in [1e-3, 60]: both sides of x = a, where the series and the
@@ -327,3 +332,119 @@ def test_factorial_in_the_reference_ad():
     n = np.array([1.5, 3.0, -0.5])
     expected = 2 * sc.factorial(n) ** 2 * np.where(n < 0, 0.0, sc.digamma(n + 1))
     np.testing.assert_allclose(grad(f)(n), expected, rtol=1e-13)
+
+
+# --- hyp1f1, hyp2f1 w.r.t. their parameters -------------------------------------------------
+
+H1_A, H1_B = np.array([-2.5, -0.3, 0.4, 3.7, 12.0]), np.array([0.3, 1.6, 5.0, 20.0])
+H1_X = np.array([-30.0, -5.0, -0.7, 0.0, 2.0, 10.0, 60.0])
+H2_A, H2_B = np.array([-2.5, -0.3, 0.4, 3.7]), np.array([-1.5, 0.3, 1.6, 5.0])
+H2_C, H2_Z = np.array([-0.5, 0.7, 8.0]), np.array([-0.5, -0.1, 0.0, 0.3, 0.7, 0.9])
+
+
+def test_hyp1f1_dparams_matches_mpmath_on_a_grid():
+    mpmath = pytest.importorskip("mpmath")
+    given = refused = 0
+    with mpmath.workdps(40):
+        for a, b, x in zip(*[m.ravel() for m in np.meshgrid(H1_A, H1_B, H1_X)]):
+            ours = hyp1f1_dparams(a, b, x)
+            if ours is None:  # refused where the series would lose digits
+                refused += 1
+                continue
+            given += 1
+            ref_a = float(mpmath.diff(lambda s, b=b, x=x: mpmath.hyp1f1(s, b, x), a))
+            ref_b = float(mpmath.diff(lambda s, a=a, x=x: mpmath.hyp1f1(a, s, x), b))
+            np.testing.assert_allclose(ours, (ref_a, ref_b), rtol=1e-9, atol=1e-300,
+                                       err_msg=str((a, b, x)))
+    assert refused <= given // 20
+
+
+def test_hyp2f1_dparams_matches_mpmath_on_a_grid():
+    mpmath = pytest.importorskip("mpmath")
+    given = refused = 0
+    with mpmath.workdps(40):
+        for v in zip(*[m.ravel() for m in np.meshgrid(H2_A, H2_B, H2_C, H2_Z)]):
+            ours = hyp2f1_dparams(*v)
+            if ours is None:  # refused where the series would lose digits
+                refused += 1
+                continue
+            given += 1
+            for i, d in enumerate(ours):
+                def f(s, v=v, i=i):
+                    w = list(v)
+                    w[i] = s
+                    return mpmath.hyp2f1(*w)
+
+                ref = float(mpmath.diff(f, v[i]))
+                np.testing.assert_allclose(d, ref, rtol=1e-9, atol=1e-300, err_msg=str(v))
+    assert refused <= given // 20
+
+
+def test_hyp_parameters_match_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    js = pytest.importorskip("jax.scipy.special")
+    a, b, x = [m.ravel() for m in np.meshgrid([0.4, 1.0, 3.7], [0.3, 1.6, 5.0],
+                                              [-5.0, -0.7, 0.3, 2.0, 10.0])]
+    for i, d in enumerate(hyp1f1_dparams(a, b, x)):
+        theirs = np.asarray(jax.vmap(jax.grad(js.hyp1f1, i))(a, b, x))
+        np.testing.assert_allclose(d, theirs, rtol=1e-8)
+    a, b, c, z = [m.ravel() for m in np.meshgrid([0.4, 1.0], [0.3, 1.6], [0.7, 2.1],
+                                                 [-0.8, -0.3, 0.2, 0.7])]
+    for i, d in enumerate(hyp2f1_dparams(a, b, c, z)):
+        theirs = np.asarray(jax.vmap(jax.grad(js.hyp2f1, i))(a, b, c, z))
+        np.testing.assert_allclose(d, theirs, rtol=1e-8)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_hyp_rules_against_finite_differences(dtype):
+    a = np.array([[0.4], [2.0], [-1.3]], dtype=dtype)
+    b = np.array([1.5, 3.2, 0.7, 6.0], dtype=dtype)
+    x = np.array([-3.0, 0.5, 2.0, 8.0], dtype=dtype)
+    test_rrule(sc.hyp1f1, a, b, x)
+    test_frule(sc.hyp1f1, a, b, x)
+    z = np.array([-0.8, 0.3, 0.85], dtype=dtype)
+    test_rrule(sc.hyp2f1, a, np.array([[[1.5]], [[-0.5]]], dtype=dtype), dtype(2.7), z)
+    test_frule(sc.hyp2f1, a[:, 0], b[:3], dtype(2.7), z)
+    test_rrule(sc.hyp2f1, dtype(1.0), dtype(1.0), dtype(2.0), dtype(0.5))  # 0-d
+
+
+def test_hyp2f1_parameters_near_the_unit_circle_are_refused():
+    _, pullback = rrule(sc.hyp2f1, 1.0, 1.0, 2.0, np.array([0.5, 0.95]))
+    _, a_bar, b_bar, c_bar, z_bar = pullback(np.ones(2))
+    for bar in (a_bar, b_bar, c_bar):
+        assert isinstance(bar, NotImplementedTangent) and "|z| <= 0.9" in bar.info
+    assert np.isfinite(unthunk(z_bar)).all()
+    _, y_dot = frule((NoTangent(), 1.0, 0.0, 0.0, np.zeros(2)), sc.hyp2f1, 1.0, 1.0, 2.0,
+                     np.array([0.5, 0.95]))
+    assert isinstance(y_dot, NotImplementedTangent)
+
+
+@pytest.mark.parametrize(("a", "b", "x"), [(-2.0, 1.5, 0.5), (1.0, 2.0, 0.5 + 0.2j)],
+                         ids=["non-positive integer a", "complex"])
+def test_hyp1f1_parameters_outside_the_series_are_refused(a, b, x):
+    _, pullback = rrule(sc.hyp1f1, a, b, x)
+    a_bar = pullback(1.0)[1]
+    assert isinstance(a_bar, NotImplementedTangent) and "hyp1f1(a, b, x)" in a_bar.info
+
+
+def test_hyp1f1_nan_parameter_gives_nan():
+    d_a, d_b = hyp1f1_dparams(np.array([np.nan, 1.0]), 2.0, 0.5)
+    assert np.isnan(d_a[0]) and np.isnan(d_b[0]) and np.isfinite(d_a[1])
+
+
+def test_hyp1f1_parameter_gradient_in_the_reference_ad():
+    def f(a):
+        return np.sum(sc.hyp1f1(a, 2.0, np.array([0.5, -2.0])))
+
+    a = np.array([1.0, 1.5])
+    np.testing.assert_allclose(grad(f)(a), hyp1f1_dparams(a, 2.0, [0.5, -2.0])[0],
+                               rtol=1e-13)
+
+
+def test_hyp_second_derivative_in_a_parameter_is_not_implemented():
+    _, pullback = rrule(hyp1f1_dparams, 1.0, 2.0, 0.5)
+    assert all(isinstance(b, NotImplementedTangent) and "second derivatives of hyp1f1" in b.info
+               for b in pullback((1.0, 1.0))[1:])
+    _, y_dot = frule((NoTangent(), 1.0, 0.0, 0.0, 0.0), hyp2f1_dparams, 1.0, 1.0, 2.0, 0.5)
+    assert isinstance(y_dot, NotImplementedTangent)

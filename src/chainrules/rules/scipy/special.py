@@ -9,11 +9,12 @@ Derivatives with respect to an order (``jv``, ``yv``, ``iv``, ``kv`` w.r.t. ``v`
 but have no closed form SciPy can evaluate: they are ``not_implemented`` (with the
 reason), unless the order is an integer (a Python int or an integer array), which cannot
 be perturbed and gets ``NoTangent()``. ``polygamma``'s order ``n`` is an integer by
-definition. Likewise the shape parameters of ``betainc`` and ``betaincinv`` (a, b) and
-the parameters of ``hyp1f1`` / ``hyp2f1`` are ``not_implemented``; their derivatives in x
-(``betaincinv``: in p, by the inverse-function rule) are exact. ``gammainc`` /
-``gammaincc`` (w.r.t. ``a`` too), ``zeta`` (w.r.t. ``x`` too) and ``factorial`` have their
-rules in ``special_params.py``, with the series that give those derivatives.
+definition. Likewise the shape parameters of ``betainc`` and ``betaincinv`` (a, b) are
+``not_implemented``; their derivatives in x (``betaincinv``: in p, by the inverse-function
+rule) are exact. ``gammainc`` / ``gammaincc`` (w.r.t. ``a`` too), ``zeta`` (w.r.t. ``x``
+too), ``hyp1f1`` / ``hyp2f1`` (w.r.t. their parameters too, where a series gives them
+accurately) and ``factorial`` have their rules in ``special_params.py``, with the series
+that give those derivatives.
 ``boxcox``, ``boxcox1p``, ``inv_boxcox`` and
 ``inv_boxcox1p`` switch to a series in ``lmbda`` near 0, where the closed form cancels;
 its first term is the limit at ``lmbda == 0``.
@@ -313,8 +314,6 @@ _BETAINC_AB = ("the derivative of the regularized incomplete beta function with 
                "or b has no stable closed form in SciPy")
 _BETAINCINV_AB = ("the derivative of the inverse incomplete beta function with respect to a or "
                   "b has no stable closed form in SciPy")
-_HYP_PARAMS = ("the derivative of a hypergeometric function with respect to its parameters "
-               "has no closed form in SciPy")
 
 
 def _log_beta_density(a: Any, b: Any, x: Any) -> Any:
@@ -329,13 +328,7 @@ scalar_rule(sc.betainc, lambda a, b, x: (not_implemented(_BETAINC_AB),
 scalar_rule(sc.betaincinv, lambda a, b, p, *, y: (not_implemented(_BETAINCINV_AB),
                                                   not_implemented(_BETAINCINV_AB),
                                                   np.exp(-_log_beta_density(a, b, y))))
-scalar_rule(sc.hyp1f1, lambda a, b, x: (not_implemented(_HYP_PARAMS),
-                                        not_implemented(_HYP_PARAMS),
-                                        a / b * sc.hyp1f1(a + 1, b + 1, x)))
-scalar_rule(sc.hyp2f1, lambda a, b, c, z: (not_implemented(_HYP_PARAMS),
-                                           not_implemented(_HYP_PARAMS),
-                                           not_implemented(_HYP_PARAMS),
-                                           a * b / c * sc.hyp2f1(a + 1, b + 1, c + 1, z)))
+# hyp1f1 and hyp2f1 (with their derivatives in the parameters): special_params.py
 
 # --- more gamma, elementary and integral functions -----------------------------------------
 

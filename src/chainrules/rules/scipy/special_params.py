@@ -30,7 +30,7 @@ from chainrules import core
 from chainrules.core import NoTangent, ProjectTo, ZeroTangent, not_implemented, scalar_rule
 from chainrules.rules import _kit as kit
 
-__all__ = ["gammainc_da", "zeta_dx"]
+__all__ = ["gammainc_da", "hyp1f1_dparams", "hyp2f1_dparams", "zeta_dx"]
 
 _EPS = np.finfo(np.float64).eps
 _MAX_ITER = 2000
@@ -378,3 +378,197 @@ def _factorial_rules(f: Any, with_k: bool, k_default: int = 1) -> None:
 _factorial_rules(sc.factorial, with_k=False)
 _factorial_rules(sc.factorial2, with_k=False, k_default=2)
 _factorial_rules(sc.factorialk, with_k=True)
+
+
+# --- hyp1f1, hyp2f1 w.r.t. their parameters ---------------------------------------------------
+# The power series, differentiated term by term: a term t_n = prod_j (a + j) ... z^n / n! has
+# d t_n / da = t_n sum_(j<n) 1 / (a + j). A sum of terms of both signs loses digits; the rule
+# measures the loss (the sum of the terms' magnitudes against the result) and refuses, rather
+# than return a derivative accurate to fewer than about 9 digits.
+
+_HYP_MAX_TERMS = 5000
+# the most digits the cancellation may take: eps * magnitudes <= _HYP_LOSS * |derivative|
+_HYP_LOSS = 1e-10 / _EPS
+
+
+def _hyp_series(tops: tuple, bottoms: tuple, z: np.ndarray, radius: float) -> dict | None:
+    """Sums of the series prod (tops)_n / prod (bottoms)_n z^n / n! (elementwise, float64) and
+    of its terms times sigma_p = sum_(j<n) 1 / (p + j) for each parameter p (tops then
+    bottoms): ``{"value": S, "sigma": [S_p...], "terms": [t_n sigma_p as a list of arrays]}``;
+    None when it does not converge in ``_HYP_MAX_TERMS`` terms."""
+    params = [*tops, *bottoms]
+    t = np.ones_like(z)
+    value = np.ones_like(z)
+    sig = [np.zeros_like(z) for _ in params]
+    sums = [np.zeros_like(z) for _ in params]
+    mags = [np.zeros_like(z) for _ in params]  # sum |t_n sigma_p|, for the loss estimate
+    cross = np.zeros_like(z)  # sum |t_n (sigma_0 - sigma_last)|, for Kummer's d/db
+    tail = 1 / (1 - radius) if radius < 1 else 1.0
+    for n in range(_HYP_MAX_TERMS):
+        ratio = z / (n + 1)
+        for p in tops:
+            ratio = ratio * (p + n)
+        for p in bottoms:
+            ratio = ratio / (p + n)
+        for i, p in enumerate(params):
+            sig[i] = sig[i] + 1 / (p + n)
+        t = t * ratio
+        value = value + t
+        for i in range(len(params)):
+            sums[i] = sums[i] + t * sig[i]
+            mags[i] = mags[i] + np.abs(t * sig[i])
+        cross = cross + np.abs(t * (sig[0] - sig[-1]))
+        size = np.abs(t) * (1 + sum(np.abs(s) for s in sig)) * tail
+        scale = np.abs(value) + sum(np.abs(s) for s in sums)
+        if n > 2 and np.all((size <= _EPS * scale) | ~np.isfinite(scale)) and np.all(
+                np.abs(ratio) < 1):
+            return {"value": value, "sums": sums, "mags": mags, "cross": cross}
+    return None
+
+
+def _accurate(d: np.ndarray, mag: np.ndarray) -> bool:
+    with np.errstate(invalid="ignore"):
+        return bool(np.all((mag <= _HYP_LOSS * np.abs(d)) | (mag == 0) | np.isnan(d)))
+
+
+_HYP1F1_PARAMS = (
+    "the derivative of hyp1f1(a, b, x) with respect to a and b is given for real arguments "
+    "where its power series (Kummer-transformed for x < 0) converges and keeps at least 9 "
+    "digits, with a and b not non-positive integers; these arguments are outside that "
+    "(the derivative in x is exact everywhere)")
+
+
+def hyp1f1_dparams(a: Any, b: Any, x: Any) -> tuple | None:
+    """The derivatives of ``scipy.special.hyp1f1(a, b, x)`` with respect to ``a`` and
+    ``b`` (float64, broadcast), or None where they are not given accurately (see
+    `_HYP1F1_PARAMS`).
+
+    Examples:
+        >>> import numpy as np
+        >>> d_a, d_b = hyp1f1_dparams(1.0, 2.0, 0.5)
+        >>> bool(np.isclose(d_a, 0.3232409123032298, rtol=1e-12))
+        True
+    """
+    if any(np.iscomplexobj(v) for v in (a, b, x)):
+        return None
+    a, b, x = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (a, b, x)))
+    bad = np.isnan(a) | np.isnan(b) | np.isnan(x)
+    with np.errstate(all="ignore"):
+        for p in (a, b):
+            if np.any(~bad & (p <= 0) & (p == np.round(p))):
+                return None
+        if np.any(~bad & ~np.isfinite(a + b + x)):
+            return None
+        a, b, x = (np.where(bad, 1.0, v) for v in (a, b, x))
+        # M(a, b, x) = e^x M(b - a, b, -x): a series of positive terms where b > a (not
+        # where b - a is a non-positive integer: a polynomial, whose derivative in its
+        # parameter the terminated series does not carry)
+        kummer = (x < 0) & ~((b - a <= 0) & (b - a == np.round(b - a)))
+        top = np.where(kummer, b - a, a)
+        s = _hyp_series((top,), (b,), np.where(kummer, -x, x), 0.0)
+        if s is None:
+            return None
+        s_top, s_b = s["sums"]
+        m_top, m_b = s["mags"]
+        e = np.exp(np.where(kummer, x, 0.0))
+        d_a = np.where(kummer, -e * s_top, s_top)
+        d_b = np.where(kummer, e * (s_top - s_b), -s_b)
+        mag_a = e * m_top
+        mag_b = np.where(kummer, e * s["cross"], m_b)
+        if not (_accurate(d_a, mag_a) and _accurate(d_b, mag_b)):
+            return None
+        return np.where(bad, np.nan, d_a), np.where(bad, np.nan, d_b)
+
+
+_HYP2F1_PARAMS = (
+    "the derivative of hyp2f1(a, b, c, z) with respect to a, b and c is given for real "
+    "arguments with |z| <= 0.9 where its power series keeps at least 9 digits, with a, b, c "
+    "not non-positive integers; these arguments are outside that (the derivative in z is "
+    "exact everywhere)")
+
+
+def hyp2f1_dparams(a: Any, b: Any, c: Any, z: Any) -> tuple | None:
+    """The derivatives of ``scipy.special.hyp2f1(a, b, c, z)`` with respect to ``a``, ``b``
+    and ``c`` (float64, broadcast), or None where they are not given accurately (see
+    `_HYP2F1_PARAMS`).
+
+    Examples:
+        >>> import numpy as np
+        >>> d_a, d_b, d_c = hyp2f1_dparams(1.0, 1.0, 2.0, 0.5)
+        >>> bool(np.isclose(d_c, -0.2274112777602189, rtol=1e-10))
+        True
+    """
+    if any(np.iscomplexobj(v) for v in (a, b, c, z)):
+        return None
+    a, b, c, z = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (a, b, c, z)))
+    bad = np.isnan(a) | np.isnan(b) | np.isnan(c) | np.isnan(z)
+    with np.errstate(all="ignore"):
+        for p in (a, b, c):
+            if np.any(~bad & (p <= 0) & (p == np.round(p))):
+                return None
+        if np.any(~bad & ~(np.isfinite(a + b + c) & (np.abs(z) <= 0.9))):
+            return None
+        a, b, c, z = (np.where(bad, v0, v) for v, v0 in zip((a, b, c, z), (1.0, 1.0, 2.0, 0.0)))
+        s = _hyp_series((a, b), (c,), z, 0.9)
+        if s is None:
+            return None
+        d_a, d_b, s_c = s["sums"]
+        d_c = -s_c
+        for d, mag in zip((d_a, d_b, d_c), s["mags"]):
+            if not _accurate(d, mag):
+                return None
+        return tuple(np.where(bad, np.nan, d) for d in (d_a, d_b, d_c))
+
+
+_HYP_SECOND = ("second derivatives of hyp1f1 / hyp2f1 involving a parameter (the derivative "
+               "of hyp1f1_dparams or hyp2f1_dparams) are not implemented")
+
+
+def _params_rules(f: Any) -> None:
+    """Rules of the parameter-derivative kernels themselves: a second derivative through
+    them is a named refusal, not the AD tracing into their loops."""
+
+    def params_rrule(*args: Any) -> Any:
+        y = f(*args)
+
+        def params_pullback(y_bar: Any) -> tuple:
+            return NoTangent(), *(not_implemented(_HYP_SECOND) if kit.is_differentiable(v)
+                                  else NoTangent() for v in args)
+
+        return y, params_pullback
+
+    def params_frule(dargs: tuple, *args: Any) -> Any:
+        y = f(*args)
+        if all(kit.nonzero(d) is None for d in dargs[1:]):
+            return y, ZeroTangent()
+        return y, not_implemented(_HYP_SECOND)
+
+    kit.define_rules(f, ..., frule_fn=params_frule, rrule_fn=params_rrule)
+
+
+_params_rules(hyp1f1_dparams)
+_params_rules(hyp2f1_dparams)
+
+
+def _hyp1f1_partials(a: Any, b: Any, x: Any, *, wrt: tuple) -> tuple:
+    d_x = a / b * sc.hyp1f1(a + 1, b + 1, x)
+    if not (wrt[0] or wrt[1]):
+        return None, None, d_x
+    d = hyp1f1_dparams(a, b, x)
+    if d is None:
+        return not_implemented(_HYP1F1_PARAMS), not_implemented(_HYP1F1_PARAMS), d_x
+    return d[0], d[1], d_x
+
+
+def _hyp2f1_partials(a: Any, b: Any, c: Any, z: Any, *, wrt: tuple) -> tuple:
+    d_z = a * b / c * sc.hyp2f1(a + 1, b + 1, c + 1, z)
+    if not (wrt[0] or wrt[1] or wrt[2]):
+        return None, None, None, d_z
+    d = hyp2f1_dparams(a, b, c, z)
+    if d is None:
+        return (*(not_implemented(_HYP2F1_PARAMS),) * 3, d_z)
+    return (*d, d_z)
+
+
+scalar_rule(sc.hyp1f1, _hyp1f1_partials)
+scalar_rule(sc.hyp2f1, _hyp2f1_partials)
