@@ -250,6 +250,37 @@ def test_zeta_x_in_the_reference_ad():
     np.testing.assert_allclose(grad(f)(x), zeta_dx(x, [0.5, 2.0]), rtol=1e-13)
 
 
+def test_zeta_higher_derivatives_in_x_match_mpmath_and_jax():
+    mpmath = pytest.importorskip("mpmath")
+    x, q = _mesh(ZX_GRID[::3], ZQ_GRID[::3])
+    with mpmath.workdps(30):
+        for m in (2, 3):
+            # mpmath's own derivatives of the Hurwitz zeta (its numerical diff is slow here)
+            ref = [float(mpmath.zeta(mpmath.mpf(xi), mpmath.mpf(qi), m)) for xi, qi in zip(x, q)]
+            np.testing.assert_allclose(zeta_dx(x, q, m), ref, rtol=1e-12, atol=0)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    js = pytest.importorskip("jax.scipy.special")
+
+    def f(v):
+        return sc.zeta(v, 2.0)
+
+    np.testing.assert_allclose(hessian(f)(2.5), jax.hessian(lambda v: js.zeta(v, 2.0))(2.5),
+                               rtol=1e-10)
+
+
+def test_zeta_dx_order_must_be_a_positive_int():
+    with pytest.raises(ValueError, match="m is the order of the derivative, an int >= 1"):
+        zeta_dx(2.0, 1.0, 0)
+
+
+def test_zeta_dx_rules_against_finite_differences():
+    x, q = np.array([1.5, 3.0, 9.0]), np.array([0.3, 1.0, 4.0])
+    for m in (1, 2):
+        test_rrule(zeta_dx, x, q, m)
+        test_frule(zeta_dx, x, q, m)
+
+
 def test_zeta_second_derivative_in_q_through_x_is_exact():
     def f(q):
         return zeta_dx(3.0, q)

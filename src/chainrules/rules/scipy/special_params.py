@@ -15,12 +15,15 @@ exponent, which SciPy does not evaluate itself, and the rules that use them.
   ``extend="zero"`` gives 0 (``n < 0``).
 
 Second derivatives: the derivative of `gammainc_da` in ``x`` is exact (``d/dx dP/da =
-dP/dx (log x - psi(a))``); in ``a`` it is ``not_implemented`` (JAX has none either), and
-likewise `zeta_dx`'s derivative in ``x``.
+dP/dx (log x - psi(a))``); in ``a`` it is ``not_implemented`` (JAX has none either).
+`zeta_dx` gives every order in ``x`` (``zeta_dx(x, q, m)``), and in ``q`` by
+``d/dq zeta = -x zeta(x + 1, q)``. Second derivatives of ``hyp1f1`` / ``hyp2f1`` that
+involve a parameter are ``not_implemented``.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -181,10 +184,11 @@ scalar_rule(sc.gammaincc, lambda a, x, *, wrt: (
 _BERNOULLI = tuple(float(sc.bernoulli(2 * k)[2 * k] / sc.factorial(2 * k)) for k in range(1, 13))
 
 
-def zeta_dx(x: Any, q: Any = 1.0) -> np.ndarray:
-    """The derivative of the Hurwitz zeta function ``scipy.special.zeta(x, q)`` with respect
-    to its exponent ``x`` (float64, broadcast), for ``x > 1`` and ``q > 0``: the
-    Euler-Maclaurin formula of ``zeta(x, q) = sum_n (n + q)^-x``, differentiated in ``x``.
+def zeta_dx(x: Any, q: Any = 1.0, m: int = 1) -> np.ndarray:
+    """The derivative (the ``m``-th, m >= 1) of the Hurwitz zeta function
+    ``scipy.special.zeta(x, q)`` with respect to its exponent ``x`` (float64, broadcast),
+    for ``x > 1`` and ``q > 0``: the Euler-Maclaurin formula of ``zeta(x, q) = sum_n
+    (n + q)^-x``, differentiated ``m`` times in ``x``.
 
     NaN where the series diverges (``x <= 1``, where SciPy's Hurwitz zeta is NaN or inf)
     or an argument is NaN; ``q <= 0`` is for the rule to refuse.
@@ -194,6 +198,14 @@ def zeta_dx(x: Any, q: Any = 1.0) -> np.ndarray:
         >>> bool(np.isclose(zeta_dx(2.0), -0.9375482543158437, rtol=1e-14))
         True
     """
+    if not (isinstance(m, (int, np.integer)) and m >= 1):
+        raise ValueError(f"zeta_dx: m is the order of the derivative, an int >= 1; got {m!r}")
+    return _zeta_derivative(x, q, int(m))
+
+
+def _zeta_derivative(x: Any, q: Any, m: int) -> np.ndarray:
+    """The m-th derivative of zeta(x, q) in x: the Euler-Maclaurin formula differentiated
+    m times (each part by Leibniz' rule)."""
     x, q = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(q, dtype=np.float64))
     with np.errstate(all="ignore"):
         ok = (x > 1) & (q > 0)
@@ -202,20 +214,26 @@ def zeta_dx(x: Any, q: Any = 1.0) -> np.ndarray:
         n_direct = np.clip(np.ceil(xs), 16, 64)
         total = np.zeros_like(xs)
         for n in range(int(n_direct.max()) if xs.size else 0):
-            t = qs + n
-            total -= np.where(n < n_direct, np.log(t) * np.exp(-xs * np.log(t)), 0.0)
+            log_t = np.log(qs + n)
+            total += np.where(n < n_direct, (-log_t) ** m * np.exp(-xs * log_t), 0.0)
         w = qs + n_direct
-        log_w = np.log(w)
-        w_x = np.exp(-xs * log_w)
-        total += w * w_x * (-log_w / (xs - 1) - 1 / (xs - 1) ** 2) - log_w * w_x / 2
-        # the corrections B_2k / (2k)! (x)_(2k-1) w^(-x-2k+1), differentiated in x
-        rising, d_rising = np.ones_like(xs), np.zeros_like(xs)
+        minus_log_w = -np.log(w)
+        w_x = np.exp(-xs * np.log(w))
+        # w^(1-x) / (x - 1) = e^(-u log w) / u with u = x - 1
+        u = xs - 1
+        total += w * w_x * sum(math.comb(m, j) * minus_log_w ** (m - j) * (-1) ** j
+                               * math.factorial(j) / u ** (j + 1) for j in range(m + 1))
+        total += minus_log_w**m * w_x / 2
+        # the corrections B_2k / (2k)! R_k(x) w^(-x-2k+1), R_k = (x)_(2k-1); rising[i] is
+        # the i-th derivative of R_k
+        rising = [np.ones_like(xs)] + [np.zeros_like(xs) for _ in range(m)]
         power = w_x / w
         for k, b in enumerate(_BERNOULLI, start=1):
             for j in ((0,) if k == 1 else (2 * k - 3, 2 * k - 2)):
-                d_rising = d_rising * (xs + j) + rising
-                rising = rising * (xs + j)
-            total += b * power * (d_rising - log_w * rising)
+                rising = [rising[i] * (xs + j) + (i * rising[i - 1] if i else 0)
+                          for i in range(m + 1)]
+            total += b * power * sum(math.comb(m, i) * rising[i] * minus_log_w ** (m - i)
+                                     for i in range(m + 1))
             power = power / (w * w)
         out = np.where(ok, total, np.nan)
         out = np.where(np.isnan(x) | np.isnan(q), np.nan, out)
@@ -280,37 +298,37 @@ def zeta_frule(dargs, x, q=None, **kwargs):
     return y, kit.fit_output(y_dot, y)
 
 
-_ZETA_DX2 = ("the second derivative of zeta with respect to x (the derivative of zeta_dx in "
-             "x) is not implemented; its derivative in q is exact")
-
-
-def _zeta_dx_dq(x: Any, q: Any) -> Any:
-    # d/dq d/dx zeta(x, q) = d/dx (-x zeta(x + 1, q))
-    return -sc.zeta(x + 1, q) - x * zeta_dx(x + 1, q)
+def _zeta_dx_dq(x: Any, q: Any, m: int) -> Any:
+    # d/dq d^m/dx^m zeta(x, q) = d^m/dx^m (-x zeta(x + 1, q))
+    return -(m * (sc.zeta(x + 1, q) if m == 1 else zeta_dx(x + 1, q, m - 1))
+             + x * zeta_dx(x + 1, q, m))
 
 
 @core.rrule.register(zeta_dx)
-def zeta_dx_rrule(x, q=1.0):
-    y = zeta_dx(x, q)
-    project_q = ProjectTo(q)
+def zeta_dx_rrule(x, q=1.0, m=1):
+    y = zeta_dx(x, q, m)
+    project_x, project_q = ProjectTo(x), ProjectTo(q)
 
-    @kit.zero_guard((NoTangent(), kit.zero_for(x), kit.zero_for(q)))
+    @kit.zero_guard((NoTangent(), kit.zero_for(x), kit.zero_for(q), NoTangent()))
     def zeta_dx_pullback(y_bar):
-        x_bar = not_implemented(_ZETA_DX2) if kit.is_differentiable(x) else NoTangent()
-        return NoTangent(), x_bar, project_q(_zeta_dx_dq(x, q) * y_bar)
+        x_bar = core.Thunk(lambda: project_x(zeta_dx(x, q, m + 1) * y_bar))
+        q_bar = core.Thunk(lambda: project_q(_zeta_dx_dq(x, q, m) * y_bar))
+        return NoTangent(), x_bar, q_bar, NoTangent()
 
     return y, zeta_dx_pullback
 
 
 @core.frule.register(zeta_dx)
-def zeta_dx_frule(dargs, x, q=1.0):
-    y = zeta_dx(x, q)
-    if kit.nonzero(dargs[1]) is not None:
-        return y, not_implemented(_ZETA_DX2)
+def zeta_dx_frule(dargs, x, q=1.0, m=1):
+    y = zeta_dx(x, q, m)
+    x_dot = kit.nonzero(dargs[1])
     q_dot = kit.nonzero(dargs[2]) if len(dargs) > 2 else None
-    if q_dot is None:
-        return y, ZeroTangent()
-    return y, kit.fit_output(_zeta_dx_dq(x, q) * q_dot, y)
+    y_dot: Any = ZeroTangent()
+    if x_dot is not None:
+        y_dot = zeta_dx(x, q, m + 1) * x_dot
+    if q_dot is not None:
+        y_dot = y_dot + _zeta_dx_dq(x, q, m) * q_dot
+    return y, kit.fit_output(y_dot, y)
 
 
 # --- factorial, factorial2, factorialk -------------------------------------------------------
