@@ -370,7 +370,7 @@ def test_factorial_in_the_reference_ad():
 H1_A, H1_B = np.array([-2.5, -0.3, 0.4, 3.7, 12.0]), np.array([0.3, 1.6, 5.0, 20.0])
 H1_X = np.array([-30.0, -5.0, -0.7, 0.0, 2.0, 10.0, 60.0])
 H2_A, H2_B = np.array([-2.5, -0.3, 0.4, 3.7]), np.array([-1.5, 0.3, 1.6, 5.0])
-H2_C, H2_Z = np.array([-0.5, 0.7, 8.0]), np.array([-0.5, -0.1, 0.0, 0.3, 0.7, 0.9])
+H2_C, H2_Z = np.array([-0.5, 0.7, 8.0]), np.array([-0.9, -0.6, -0.1, 0.0, 0.3, 0.7, 0.9])
 
 
 def test_hyp1f1_dparams_matches_mpmath_on_a_grid():

@@ -409,18 +409,20 @@ _HYP_MAX_TERMS = 5000
 _HYP_LOSS = 1e-10 / _EPS
 
 
-def _hyp_series(tops: tuple, bottoms: tuple, z: np.ndarray, radius: float) -> dict | None:
-    """Sums of the series prod (tops)_n / prod (bottoms)_n z^n / n! (elementwise, float64) and
-    of its terms times sigma_p = sum_(j<n) 1 / (p + j) for each parameter p (tops then
-    bottoms): ``{"value": S, "sigma": [S_p...], "terms": [t_n sigma_p as a list of arrays]}``;
-    None when it does not converge in ``_HYP_MAX_TERMS`` terms."""
+def _hyp_series(tops: tuple, bottoms: tuple, z: np.ndarray, radius: float,
+                cross: tuple = (0, -1)) -> dict | None:
+    """Sums of the series ``sum_n t_n``, ``t_n = prod (tops)_n / prod (bottoms)_n z^n / n!``
+    (elementwise, float64), and of its terms times ``sigma_p = sum_(j<n) 1 / (p + j)`` for
+    each parameter p (tops then bottoms): ``{"value", "sums": [S_p], "mags": [sum |t_n
+    sigma_p|], "cross": sum |t_n (sigma_i - sigma_j)| for (i, j) = cross, "absval": sum
+    |t_n|}``; None when it does not converge in ``_HYP_MAX_TERMS`` terms."""
     params = [*tops, *bottoms]
     t = np.ones_like(z)
-    value = np.ones_like(z)
+    value, absval = np.ones_like(z), np.ones_like(z)
     sig = [np.zeros_like(z) for _ in params]
     sums = [np.zeros_like(z) for _ in params]
-    mags = [np.zeros_like(z) for _ in params]  # sum |t_n sigma_p|, for the loss estimate
-    cross = np.zeros_like(z)  # sum |t_n (sigma_0 - sigma_last)|, for Kummer's d/db
+    mags = [np.zeros_like(z) for _ in params]  # the magnitudes, for the loss estimate
+    crossed = np.zeros_like(z)
     tail = 1 / (1 - radius) if radius < 1 else 1.0
     for n in range(_HYP_MAX_TERMS):
         ratio = z / (n + 1)
@@ -432,16 +434,25 @@ def _hyp_series(tops: tuple, bottoms: tuple, z: np.ndarray, radius: float) -> di
             sig[i] = sig[i] + 1 / (p + n)
         t = t * ratio
         value = value + t
+        absval = absval + np.abs(t)
         for i in range(len(params)):
             sums[i] = sums[i] + t * sig[i]
             mags[i] = mags[i] + np.abs(t * sig[i])
-        cross = cross + np.abs(t * (sig[0] - sig[-1]))
+        crossed = crossed + np.abs(t * (sig[cross[0]] - sig[cross[1]]))
         size = np.abs(t) * (1 + sum(np.abs(s) for s in sig)) * tail
         scale = np.abs(value) + sum(np.abs(s) for s in sums)
         if n > 2 and np.all((size <= _EPS * scale) | ~np.isfinite(scale)) and np.all(
                 np.abs(ratio) < 1):
-            return {"value": value, "sums": sums, "mags": mags, "cross": cross}
+            return {"value": value, "sums": sums, "mags": mags, "cross": crossed,
+                    "absval": absval}
     return None
+
+
+def _loss(ds: tuple, mags: tuple) -> np.ndarray:
+    """How many times the derivatives' size their terms' magnitudes are (the worst of
+    ``ds``): the digits that cancellation takes."""
+    with np.errstate(all="ignore"):
+        return np.max([np.where(m == 0, 0.0, m / np.abs(d)) for d, m in zip(ds, mags)], axis=0)
 
 
 def _accurate(d: np.ndarray, mag: np.ndarray) -> bool:
@@ -508,7 +519,8 @@ _HYP2F1_PARAMS = (
 def hyp2f1_dparams(a: Any, b: Any, c: Any, z: Any) -> tuple | None:
     """The derivatives of ``scipy.special.hyp2f1(a, b, c, z)`` with respect to ``a``, ``b``
     and ``c`` (float64, broadcast), or None where they are not given accurately (see
-    `_HYP2F1_PARAMS`).
+    `_HYP2F1_PARAMS`). For ``z < 0``, of the power series in ``z`` and of Pfaff's
+    transformation (a series in ``z / (z - 1)``), the one that loses fewer digits.
 
     Examples:
         >>> import numpy as np
@@ -531,11 +543,28 @@ def hyp2f1_dparams(a: Any, b: Any, c: Any, z: Any) -> tuple | None:
         if s is None:
             return None
         d_a, d_b, s_c = s["sums"]
-        d_c = -s_c
-        for d, mag in zip((d_a, d_b, d_c), s["mags"]):
-            if not _accurate(d, mag):
-                return None
-        return tuple(np.where(bad, np.nan, d) for d in (d_a, d_b, d_c))
+        ds = (d_a, d_b, -s_c)
+        loss = _loss(ds, s["mags"])
+        # Pfaff: F(a, b, c, z) = (1 - z)^-a F(a, c - b, c, z / (z - 1)), for z < 0 a series
+        # in w in (0, 0.48) (not where c - b is a non-positive integer: see hyp1f1)
+        pfaff = (z < 0) & ~((c - b <= 0) & (c - b == np.round(c - b)))
+        if np.any(pfaff):
+            w = np.where(pfaff, z / (z - 1), 0.0)
+            p = _hyp_series((a, c - b), (c,), w, 0.5, cross=(1, 2))
+            if p is not None:
+                scale, log1mz = np.exp(-a * np.log1p(-z)), np.log1p(-z)
+                s_a, s_cb, s_c2 = p["sums"]
+                m_a, m_cb, _ = p["mags"]
+                pds = (scale * (s_a - log1mz * p["value"]), -scale * s_cb,
+                       scale * (s_cb - s_c2))
+                p_loss = _loss(pds, (scale * (m_a + log1mz * p["absval"]), scale * m_cb,
+                                     scale * p["cross"]))
+                use = pfaff & (p_loss < loss)
+                ds = tuple(np.where(use, pd, d) for pd, d in zip(pds, ds))
+                loss = np.where(use, p_loss, loss)
+        if np.any(~bad & ~(loss <= _HYP_LOSS)):
+            return None
+        return tuple(np.where(bad, np.nan, d) for d in ds)
 
 
 _HYP_SECOND = ("second derivatives of hyp1f1 / hyp2f1 involving a parameter (the derivative "
