@@ -36,7 +36,8 @@ from chainrules.rules import _kit as kit
 __all__ = ["gammainc_da", "hyp1f1_dparams", "hyp2f1_dparams", "zeta_dx"]
 
 _EPS = np.finfo(np.float64).eps
-_MAX_ITER = 2000
+# enough for a up to about 10^6 near x = a, where both series need ~ 8 sqrt(a) terms
+_MAX_ITER = 10000
 
 # --- gammainc, gammaincc w.r.t. a ---------------------------------------------------------
 
@@ -59,7 +60,9 @@ def _series_da(a: np.ndarray, x: np.ndarray) -> np.ndarray:
                  | (np.abs(dc[live]) > _EPS * np.abs(dans[live])))
         live = live[going]
     log_ax = a * np.log(x) - x - sc.gammaln(a + 1)
-    return np.exp(log_ax) * (ans * (np.log(x) - sc.digamma(a + 1)) + dans)
+    out = np.exp(log_ax) * (ans * (np.log(x) - sc.digamma(a + 1)) + dans)
+    out[live] = np.nan  # not converged: for the rule to refuse, never a wrong value
+    return out
 
 
 def _fraction_da(a: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -103,15 +106,19 @@ def _fraction_da(a: np.ndarray, x: np.ndarray) -> np.ndarray:
             v[i] *= scale
         live = i[going]
     log_ax = a * np.log(x) - x - sc.gammaln(a)
-    return np.exp(log_ax) * (ans * (np.log(x) - sc.digamma(a)) + dans)
+    out = np.exp(log_ax) * (ans * (np.log(x) - sc.digamma(a)) + dans)
+    out[live] = np.nan  # not converged
+    return out
 
 
 def gammainc_da(a: Any, x: Any) -> np.ndarray:
     """The derivative of the regularized lower incomplete gamma function
     ``scipy.special.gammainc(a, x)`` with respect to ``a`` (float64, broadcast).
 
-    NaN where SciPy's value is NaN (``a < 0``, ``x < 0``, a NaN argument); 0 at ``x == 0``
-    and ``x == inf``. The derivative of ``gammaincc`` is its negative.
+    NaN where SciPy's value is NaN (``a < 0``, ``x < 0``, a NaN argument), and where the
+    series do not converge in ``_MAX_ITER`` terms (``a`` beyond about ``10^6`` with ``x``
+    near ``a``), which the rules refuse; 0 at ``x == 0`` and ``x == inf``. The derivative
+    of ``gammaincc`` is its negative.
 
     Examples:
         >>> import numpy as np
@@ -172,10 +179,22 @@ def gammainc_da_frule(dargs, a, x):
     return y, kit.fit_output(_gammainc_dx(a, x) * (np.log(x) - sc.digamma(a)) * x_dot, y)
 
 
+_GAMMAINC_SLOW = ("the derivative of gammainc / gammaincc with respect to a is given where "
+                  "its series converge (a up to about 1e6 near x = a); these arguments are "
+                  "outside that")
+
+
+def _gammainc_da_checked(a: Any, x: Any) -> Any:
+    d = gammainc_da(a, x)
+    with np.errstate(invalid="ignore"):
+        slow = np.isnan(d) & (np.asarray(a) > 0) & (np.asarray(x) >= 0)
+    return not_implemented(_GAMMAINC_SLOW) if np.any(slow) else d
+
+
 scalar_rule(sc.gammainc, lambda a, x, *, wrt: (
-    gammainc_da(a, x) if wrt[0] else None, _gammainc_dx(a, x)))
+    _gammainc_da_checked(a, x) if wrt[0] else None, _gammainc_dx(a, x)))
 scalar_rule(sc.gammaincc, lambda a, x, *, wrt: (
-    -gammainc_da(a, x) if wrt[0] else None, -_gammainc_dx(a, x)))
+    -_gammainc_da_checked(a, x) if wrt[0] else None, -_gammainc_dx(a, x)))
 
 
 # --- zeta w.r.t. x ----------------------------------------------------------------------------
