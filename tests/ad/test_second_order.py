@@ -529,7 +529,7 @@ def test_not_implemented_tangent_propagates_in_forward_mode():
     with pytest.raises(NotImplementedDerivativeError, match="incomplete gamma"):
         hessian(f)(np.array([0.3, 0.5]))
     with pytest.raises(NotImplementedDerivativeError, match="incomplete gamma"):
-        jvp(f, (np.array([0.3, 0.5]),), (np.ones(2),))
+        jvp(grad(f), (np.array([0.3, 0.5]),), (np.ones(2),))
 
 
 def test_a_module_edited_and_reloaded_after_a_grad(tmp_path, monkeypatch):

@@ -5,15 +5,17 @@ complex convention come from the core); complex inputs are supported where SciPy
 accepts them and the derivative is holomorphic (gamma, loggamma, erf, erfc, erfcx,
 ndtr, log_ndtr, xlogy, xlog1py, wofz, dawsn, exp1, expi, expm1, log1p).
 
-Derivatives with respect to an order or a shape parameter (``jv``, ``yv``, ``iv``,
-``kv`` w.r.t. ``v``; ``gammainc``/``gammaincc`` w.r.t. ``a``; ``zeta`` w.r.t. ``x``)
-exist but have no closed form SciPy can evaluate: they are ``not_implemented``
-(with the reason), unless the order is an integer (a Python int or an integer
-array), which cannot be perturbed and gets ``NoTangent()``. ``polygamma``'s order
-``n`` is an integer by definition. Likewise the shape parameters of ``betainc`` and
-``betaincinv`` (a, b) and the parameters of ``hyp1f1`` / ``hyp2f1`` are
-``not_implemented``; their derivatives in x (``betaincinv``: in p, by the
-inverse-function rule) are exact. ``boxcox``, ``boxcox1p``, ``inv_boxcox`` and
+Derivatives with respect to an order (``jv``, ``yv``, ``iv``, ``kv`` w.r.t. ``v``) exist
+but have no closed form SciPy can evaluate: they are ``not_implemented`` (with the
+reason), unless the order is an integer (a Python int or an integer array), which cannot
+be perturbed and gets ``NoTangent()``. ``polygamma``'s order ``n`` is an integer by
+definition. Likewise the shape parameters of ``betainc`` and ``betaincinv`` (a, b) are
+``not_implemented``; their derivatives in x (``betaincinv``: in p, by the inverse-function
+rule) are exact. ``gammainc`` / ``gammaincc`` (w.r.t. ``a`` too), ``zeta`` (w.r.t. ``x``
+too), ``hyp1f1`` / ``hyp2f1`` (w.r.t. their parameters too, where a series gives them
+accurately) and ``factorial`` have their rules in ``special_params.py``, with the series
+that give those derivatives.
+``boxcox``, ``boxcox1p``, ``inv_boxcox`` and
 ``inv_boxcox1p`` switch to a series in ``lmbda`` near 0, where the closed form cancels;
 its first term is the limit at ``lmbda == 0``.
 
@@ -149,12 +151,7 @@ _order_rules(sc.iv, lambda v, x: (sc.iv(v - 1, x) + sc.iv(v + 1, x)) / 2, _BESSE
 _order_rules(sc.kv, lambda v, x: -(sc.kv(v - 1, x) + sc.kv(v + 1, x)) / 2, _BESSEL_ORDER)
 _order_rules(sc.polygamma, lambda n, x: sc.polygamma(n + 1, x),
              "polygamma's order n is an integer and cannot be perturbed")
-_INC_GAMMA = ("the derivative of the regularized incomplete gamma function with respect to "
-              "a has no closed form in SciPy")
-_order_rules(sc.gammainc,
-             lambda a, x: np.exp(-x + (a - 1) * np.log(x) - sc.gammaln(a)), _INC_GAMMA)
-_order_rules(sc.gammaincc,
-             lambda a, x: -np.exp(-x + (a - 1) * np.log(x) - sc.gammaln(a)), _INC_GAMMA)
+# gammainc and gammaincc (with their derivatives in a): special_params.py
 
 
 _IVE_COMPLEX = ("ive(v, z) = iv(v, z) exp(-|Re z|) is not holomorphic in a complex z; its "
@@ -182,39 +179,7 @@ def _expn_dx(n: Any, x: Any) -> Any:
 _order_rules(sc.expn, _expn_dx, "expn's order n is an integer and cannot be perturbed")
 
 
-# --- zeta ------------------------------------------------------------------------------------
-
-_ZETA_X = ("the derivative of the zeta function with respect to its exponent x has no "
-           "closed form in SciPy")
-
-
-@core.rrule.register(sc.zeta)
-def zeta_rrule(x, q=None, **kwargs):
-    has_q = q is not None
-    y = sc.zeta(x, q, **kwargs)
-    project_q = ProjectTo(q) if has_q else None
-
-    @kit.zero_guard((NoTangent(), ZeroTangent(), ZeroTangent())[:2 + has_q])
-    def zeta_pullback(y_bar):
-        x_bar = not_implemented(_ZETA_X)
-        if not has_q:
-            return NoTangent(), x_bar
-        # d/dq zeta(x, q) = -x zeta(x + 1, q)
-        q_bar = core.Thunk(lambda: project_q(-x * sc.zeta(x + 1, q) * y_bar))
-        return NoTangent(), x_bar, q_bar
-
-    return y, zeta_pullback
-
-
-@frule.register(sc.zeta)
-def zeta_frule(dargs, x, q=None, **kwargs):
-    y = sc.zeta(x, q, **kwargs)
-    if kit.nonzero(dargs[1]) is not None:
-        return y, not_implemented(_ZETA_X)
-    q_dot = None if q is None else kit.nonzero(dargs[2])
-    if q_dot is None:
-        return y, ZeroTangent()
-    return y, kit.fit_output(-x * sc.zeta(x + 1, q) * q_dot, y)
+# --- zeta: special_params.py ----------------------------------------------------------------
 
 
 # --- logsumexp, softmax, log_softmax ---------------------------------------------------------
@@ -349,8 +314,6 @@ _BETAINC_AB = ("the derivative of the regularized incomplete beta function with 
                "or b has no stable closed form in SciPy")
 _BETAINCINV_AB = ("the derivative of the inverse incomplete beta function with respect to a or "
                   "b has no stable closed form in SciPy")
-_HYP_PARAMS = ("the derivative of a hypergeometric function with respect to its parameters "
-               "has no closed form in SciPy")
 
 
 def _log_beta_density(a: Any, b: Any, x: Any) -> Any:
@@ -365,13 +328,7 @@ scalar_rule(sc.betainc, lambda a, b, x: (not_implemented(_BETAINC_AB),
 scalar_rule(sc.betaincinv, lambda a, b, p, *, y: (not_implemented(_BETAINCINV_AB),
                                                   not_implemented(_BETAINCINV_AB),
                                                   np.exp(-_log_beta_density(a, b, y))))
-scalar_rule(sc.hyp1f1, lambda a, b, x: (not_implemented(_HYP_PARAMS),
-                                        not_implemented(_HYP_PARAMS),
-                                        a / b * sc.hyp1f1(a + 1, b + 1, x)))
-scalar_rule(sc.hyp2f1, lambda a, b, c, z: (not_implemented(_HYP_PARAMS),
-                                           not_implemented(_HYP_PARAMS),
-                                           not_implemented(_HYP_PARAMS),
-                                           a * b / c * sc.hyp2f1(a + 1, b + 1, c + 1, z)))
+# hyp1f1 and hyp2f1 (with their derivatives in the parameters): special_params.py
 
 # --- more gamma, elementary and integral functions -----------------------------------------
 
