@@ -127,3 +127,53 @@ def test_qr_of_a_wide_matrix_matches_torch(shape, dtype):
     y_bar = Tangent[type(y)](torch.tensor(q_bar, dtype=y[0].dtype),
                              torch.tensor(r_bar, dtype=y[1].dtype))
     np.testing.assert_allclose(pullback(y_bar)[1].numpy(), t.grad.numpy(), atol=1e-12)
+
+
+def _complete_qr_input(shape, dtype, seed=7):
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=shape)
+    return a + 1j * rng.normal(size=shape) if dtype == "complex128" else a
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (2, 4, 2), (3, 1)])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_qr_complete_of_a_tall_matrix_matches_jax(shape, dtype):
+    # the last m - n columns of Q are LAPACK's Householder completion; JAX differentiates
+    # that choice (PyTorch refuses), and so do the rules
+    import scipy.linalg as sla
+
+    from chainrules import Tangent
+
+    a = _complete_qr_input(shape, dtype)
+    m, n = shape[-2:]
+    q_bar = _complete_qr_input((*shape[:-2], m, m), dtype, 9)
+    r_bar = _complete_qr_input(shape, dtype, 10)
+    a_dot = _complete_qr_input(shape, dtype, 11)
+
+    def jax_loss(v):
+        q, r = jnp.linalg.qr(v, mode="complete")
+        return jnp.sum(jnp.real(jnp.conj(q_bar) * q)) + jnp.sum(jnp.real(jnp.conj(r_bar) * r))
+
+    want = np.conj(np.asarray(jax.grad(jax_loss)(jnp.asarray(a))))
+    _, (q_dot, r_dot) = jax.jvp(lambda v: tuple(jnp.linalg.qr(v, mode="complete")),
+                                (jnp.asarray(a),), (jnp.asarray(a_dot),))
+    rules = [(np.linalg.qr, np.asarray, {"mode": "complete"}),
+             (xs.linalg.qr, xs.asarray, {"mode": "complete"}),
+             (tx.linalg.qr, torch.asarray, {"mode": "complete"})]
+    if len(shape) == 2:
+        rules.append((sla.qr, np.asarray, {}))
+    for f, make, kw in rules:
+        y, pullback = rrule(f, make(a), **kw)
+        y_bar = Tangent[type(y)](make(q_bar), make(r_bar))
+        np.testing.assert_allclose(np.asarray(pullback(y_bar)[1]), want, atol=1e-10)
+        _, y_dot = frule((NoTangent(), make(a_dot)), f, make(a), **kw)
+        np.testing.assert_allclose(np.asarray(y_dot[0]), np.asarray(q_dot), atol=1e-10)
+        np.testing.assert_allclose(np.asarray(y_dot[1]), np.asarray(r_dot), atol=1e-10)
+
+
+def test_qr_complete_of_a_matrix_with_no_columns_has_zero_derivative():
+    from chainrules.testing import test_frule, test_rrule
+
+    for a in (np.zeros((3, 0)), np.zeros((0, 4, 2))):
+        test_rrule(np.linalg.qr, a, fkwargs={"mode": "complete"})
+        test_frule(np.linalg.qr, a, fkwargs={"mode": "complete"})

@@ -120,10 +120,11 @@ def test_svd_full_matrices_of_non_square_is_not_implemented():
     assert pullback((NoTangent(), np.ones(2), NoTangent()))[1].shape == (3, 2)
 
 
-def test_qr_full_with_more_rows_is_not_implemented():
+@pytest.mark.parametrize("pivoting", [False, True])
+def test_qr_full_with_more_rows_differentiates_lapacks_completion(pivoting):
     a = np.arange(6.0).reshape(3, 2) + np.eye(3, 2)
-    _, y_dot = frule((NoTangent(), np.ones((3, 2))), sla.qr, a)
-    assert "complement" in _not_implemented_info(y_dot)
+    test_frule(sla.qr, a, fkwargs={"pivoting": pivoting})
+    test_rrule(sla.qr, a, fkwargs={"pivoting": pivoting})
 
 
 def test_generalized_eig_is_not_implemented():

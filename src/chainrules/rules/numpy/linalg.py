@@ -47,10 +47,12 @@ Conventions:
   their cotangent as zero (PyTorch's convention), the pushforward is
   ``not_implemented`` (as in JAX and PyTorch).
   ``svd(hermitian=True)`` is ``not_implemented``.
-- ``qr``: ``mode="reduced"`` and ``"r"`` for any shape, ``"complete"`` where
-  it coincides with ``"reduced"`` (``m <= n``); ``"complete"`` with ``m > n``
-  (the extra columns of ``Q`` are arbitrary) and ``"raw"`` are
-  ``not_implemented``. Needs full rank.
+- ``qr``: ``mode="reduced"``, ``"r"`` and ``"complete"`` for any shape;
+  ``"raw"`` is ``not_implemented``. Needs full rank. ``"complete"`` with
+  ``m > n``: the last ``m - n`` columns of ``Q`` are not a function of the
+  matrix alone, but LAPACK's Householder completion is, and the rules give its
+  derivative (JAX's convention, arXiv:2409.13374; PyTorch refuses), which
+  matches finite differences of ``np.linalg.qr`` itself.
 - ``lstsq``, ``pinv``: rank assumed constant near the input (full rank in the
   tests); ``lstsq`` differentiates ``x``, ``residuals`` and ``s``.
 - ``svd``/``svdvals``/``cond`` need nonzero singular values where they divide
