@@ -21,8 +21,8 @@ function of ``A`` alone, but LAPACK's Householder choice is, and its derivative 
 JAX's (arXiv:2409.13374; PyTorch refuses); it matches finite differences of the
 library's own ``qr`` on a CPU (LAPACK); another backend's completion may differ.
 ``det``'s derivative is the adjugate, from the SVD (`adjugate`), so it is finite and
-right at a singular matrix too, as JAX's; the other derivatives at a singular matrix (``inv``, ``slogdet``, ``solve``) come
-out as inf or NaN, never as a finite wrong value.
+right at a singular matrix too, as JAX's; the other derivatives at a singular matrix
+(``inv``, ``slogdet``, ``solve``) come out as inf or NaN, never as a finite wrong value.
 """
 
 from __future__ import annotations
