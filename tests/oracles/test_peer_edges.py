@@ -177,3 +177,29 @@ def test_qr_complete_of_a_matrix_with_no_columns_has_zero_derivative():
     for a in (np.zeros((3, 0)), np.zeros((0, 4, 2))):
         test_rrule(np.linalg.qr, a, fkwargs={"mode": "complete"})
         test_frule(np.linalg.qr, a, fkwargs={"mode": "complete"})
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 3), (2, 3, 4)])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_lu_of_a_rectangular_matrix_matches_torch(shape, dtype):
+    import scipy.linalg as sla
+
+    from chainrules import Tangent
+
+    a = _complete_qr_input(shape, dtype, 12)
+    t = torch.tensor(a, requires_grad=True)
+    _, low, up = torch.linalg.lu(t)
+    l_bar = _complete_qr_input(tuple(low.shape), dtype, 13)
+    u_bar = _complete_qr_input(tuple(up.shape), dtype, 14)
+    ((low * torch.tensor(l_bar).conj()).sum().real
+     + (up * torch.tensor(u_bar).conj()).sum().real).backward()
+    y, pullback = rrule(sla.lu, a)
+    np.testing.assert_allclose(y[1], low.detach().numpy(), atol=1e-12)
+    a_bar = pullback(Tangent[tuple](NoTangent(), l_bar, u_bar))[1]
+    np.testing.assert_allclose(a_bar, t.grad.numpy(), atol=1e-10)
+    a_dot = _complete_qr_input(shape, dtype, 15)
+    _, (l_dot, u_dot) = torch.func.jvp(lambda v: tuple(torch.linalg.lu(v)[1:]),
+                                       (torch.tensor(a),), (torch.tensor(a_dot),))
+    _, y_dot = frule((NoTangent(), a_dot), sla.lu, a)
+    np.testing.assert_allclose(y_dot[1], l_dot.numpy(), atol=1e-10)
+    np.testing.assert_allclose(y_dot[2], u_dot.numpy(), atol=1e-10)

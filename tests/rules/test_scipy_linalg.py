@@ -40,11 +40,29 @@ def test_scope_has_frule_and_rrule():
     assert not missing, missing
 
 
-def test_lu_rectangular_is_not_implemented():
-    a = np.random.default_rng(0).standard_normal((4, 3))
-    with pytest.raises(pytest.xfail.Exception):
-        test_rrule(sla.lu, a)
-    with pytest.raises(pytest.xfail.Exception):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 4, 2), (2, 2, 3), (4, 1), (1, 4)])
+def test_lu_rectangular(shape, dtype):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    # pivots well apart (rows swapped, none near a tie: the factors are smooth there)
+    a = (a + 4 * np.flipud(np.eye(*shape[-2:]))).astype(dtype)
+    for kwargs in ({}, {"permute_l": True}, {"p_indices": True}):
+        test_rrule(sla.lu, a, fkwargs=kwargs)
+        test_frule(sla.lu, a, fkwargs=kwargs)
+    test_rrule(sla.lu_factor, a)
+    test_frule(sla.lu_factor, a)
+
+
+@pytest.mark.parametrize("shape", [(3, 0), (0, 3), (0, 0), (0, 3, 2)])
+def test_lu_of_an_empty_matrix_has_zero_derivative(shape):
+    a = np.zeros(shape)
+    test_rrule(sla.lu, a)
+    test_frule(sla.lu, a)
+    if shape[0]:  # SciPy's lu_factor refuses a 0-sized stack itself
+        test_rrule(sla.lu_factor, a)
         test_frule(sla.lu_factor, a)
 
 
