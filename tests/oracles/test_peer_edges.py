@@ -203,3 +203,45 @@ def test_lu_of_a_rectangular_matrix_matches_torch(shape, dtype):
     _, y_dot = frule((NoTangent(), a_dot), sla.lu, a)
     np.testing.assert_allclose(y_dot[1], l_dot.numpy(), atol=1e-10)
     np.testing.assert_allclose(y_dot[2], u_dot.numpy(), atol=1e-10)
+
+
+def _slogdet_cotangent(y, make):
+    from chainrules import Tangent, ZeroTangent
+
+    return Tangent[type(y)](ZeroTangent(), make(np.ones(np.shape(np.asarray(y[1])))))
+
+
+@pytest.mark.parametrize("a", [*SINGULAR, np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0],
+                                                    [3.0, 6.0, 9.0]])],
+                         ids=["zero", "rank-two", "stack", "complex", "rank-one"])
+def test_slogdet_at_a_singular_matrix_has_no_finite_derivative(a):
+    # sign 0 and logabsdet -inf as JAX; the derivative of logabsdet tends to
+    # +inf adj(A)^H on one side of the singular matrices and -inf adj(A)^H on the other,
+    # so it is NaN here. JAX gives NaN or +-inf (signs from LAPACK's zero pivot),
+    # PyTorch the same or, where its LU pivot is round-off instead of 0, a finite
+    # 1e15-sized value; PyTorch's own inverse then refuses the matrix, and the rule on
+    # tensors gives NaN rather than a raw LinAlgError
+    singular = np.asarray(np.linalg.slogdet(a)[0]) == 0
+    want_grad = np.conj(np.asarray(jax.grad(
+        lambda v: jnp.sum(jnp.linalg.slogdet(v)[1]))(jnp.asarray(a))))
+    a_dot = np.ones_like(a)
+    _, want_dot = jax.jvp(lambda v: jnp.linalg.slogdet(v)[1], (jnp.asarray(a),),
+                          (jnp.asarray(a_dot),))
+    assert not np.isfinite(want_grad[singular]).any()
+    assert not np.isfinite(np.asarray(want_dot)[singular]).any()
+    for f, make in ((np.linalg.slogdet, np.asarray), (xs.linalg.slogdet, xs.asarray),
+                    (tx.linalg.slogdet, torch.asarray)):
+        y, pullback = rrule(f, make(a))
+        if f is not tx.linalg.slogdet:
+            np.testing.assert_array_equal(np.asarray(y[0])[singular], 0)
+            np.testing.assert_array_equal(np.asarray(y[1])[singular], -np.inf)
+        a_bar = np.asarray(pullback(_slogdet_cotangent(y, make))[1])
+        assert np.isnan(a_bar[singular]).all()
+        np.testing.assert_allclose(a_bar[~singular], want_grad[~singular], rtol=1e-10)
+        _, y_dot = frule((NoTangent(), make(a_dot)), f, make(a))
+        logabsdet_dot = np.asarray(y_dot[1])
+        assert np.isnan(logabsdet_dot[singular]).all()
+        np.testing.assert_allclose(logabsdet_dot[~singular], np.asarray(want_dot)[~singular],
+                                   rtol=1e-10)
+        if np.iscomplexobj(a):  # the phase's tangent: NaN, as both peers
+            assert np.isnan(np.asarray(y_dot[0])).all()

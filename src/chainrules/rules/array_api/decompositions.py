@@ -16,10 +16,9 @@ between ``U`` and
 the extra columns of ``U`` (rows of ``Vh``), which are not a function of ``A``, as zero
 (PyTorch's convention); its pushforward is not written (nor in JAX or PyTorch). ``qr`` of
 a wide matrix: ``A = [X Y] = Q [R1 R2]`` with ``X`` square (PyTorch's derivation).
-``qr(mode="complete")`` of a tall matrix: the last m - n columns of ``Q`` are not a
-function of ``A`` alone, but LAPACK's Householder choice is, and its derivative is
-JAX's (arXiv:2409.13374; PyTorch refuses); it matches finite differences of the
-library's own ``qr`` on a CPU (LAPACK); another backend's completion may differ.
+``qr(mode="complete")`` of a tall matrix: the derivative of LAPACK's Householder
+completion of ``Q`` (JAX's, arXiv:2409.13374; PyTorch refuses; another backend's
+completion may differ).
 ``det``'s derivative is the adjugate, from the SVD (`adjugate`), so it is finite and
 right at a singular matrix too, as JAX's; the other derivatives at a singular matrix
 (``inv``, ``slogdet``, ``solve``) come out as inf or NaN, never as a finite wrong value.
@@ -208,8 +207,42 @@ def _det_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     return xp.expand_dims(xp.expand_dims(y_bar, axis=-1), axis=-1) * mH(xp, adjugate(xp, a))
 
 
+def _undefined_at_singular(xp: Any, sign: Any, regular: Callable[[Any], Any], a: Any,
+                           shape: tuple) -> Any:
+    """``regular(a)``, NaN of ``shape`` where ``sign == 0`` (run on I there)."""
+    is_singular = sign == 0
+    nan = complex(math.nan, math.nan) if is_complex(xp, a) else math.nan
+    try:
+        # no `if` on the mask: the rule runs under jax.jit too
+        safe = xp.where(is_singular[..., None, None], xp.eye(a.shape[-1], dtype=a.dtype), a)
+        out = regular(safe)
+    except Exception as error:
+        # the library's slogdet found the matrix invertible (a round-off pivot) and its
+        # inv or solve found it singular (PyTorch): no derivative there either
+        if "LinAlgError" not in type(error).__name__:
+            raise
+        return xp.full(shape, nan, dtype=a.dtype)
+    mask = is_singular if len(shape) == sign.ndim else is_singular[..., None, None]
+    return xp.where(mask, xp.full(shape, nan, dtype=a.dtype), out)
+
+
+def slogdet_trace(xp: Any, a: Any, sign: Any, a_dot: Any) -> Any:
+    """``tr(A^-1 dA)``; NaN at a singular matrix (see `slogdet_inv_h`)."""
+    return _undefined_at_singular(xp, sign, lambda m: _trace_of_solve(xp, m, a_dot), a,
+                                  tuple(sign.shape))
+
+
+def slogdet_inv_h(xp: Any, a: Any, sign: Any) -> Any:
+    """``A^-H``, the gradient of ``log det``; NaN at a singular matrix (``sign == 0``):
+    ``adj(A)^H / det(A)`` tends to ``+inf adj(A)^H`` on one side of the singular matrices
+    and to ``-inf adj(A)^H`` on the other (JAX and PyTorch: NaN or +-inf, the signs from
+    LAPACK's zero pivot, and they disagree)."""
+    return _undefined_at_singular(xp, sign, lambda m: mH(xp, xp.linalg.inv(m)), a,
+                                  tuple(a.shape))
+
+
 def _slogdet_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
-    t = _trace_of_solve(xp, a, a_dot)
+    t = slogdet_trace(xp, a, y.sign, a_dot)
     if is_complex(xp, t):
         sign_dot = y.sign * xp.astype(xp.imag(t), y.sign.dtype) * 1j
         return _result_tangent(y, sign=sign_dot, logabsdet=xp.real(t))
@@ -228,7 +261,7 @@ def _slogdet_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
         g = xp.astype(g, y.sign.dtype)
         if sign_bar is not None:
             g = g - xp.astype(xp.imag(conj(xp, sign_bar) * y.sign), g.dtype) * 1j
-    return xp.expand_dims(xp.expand_dims(g, axis=-1), axis=-1) * mH(xp, xp.linalg.inv(a))
+    return xp.expand_dims(xp.expand_dims(g, axis=-1), axis=-1) * slogdet_inv_h(xp, a, y.sign)
 
 
 # --------------------------------------------------------------------------- cholesky
@@ -587,8 +620,7 @@ def _qr_completion(xp: Any, q: Any, n: int) -> Any:
 
 
 def _qr_complete_tangent(xp: Any, q: Any, r: Any, a_dot: Any) -> tuple:
-    """(dQ, dR) of ``qr(mode="complete")`` of a tall matrix: the derivative of LAPACK's
-    Householder completion (JAX's convention, arXiv:2409.13374, eqs. 32-33)."""
+    """(dQ, dR) of ``qr(mode="complete")``, m > n (arXiv:2409.13374, eqs. 32-33)."""
     m, n = a_dot.shape[-2:]
     if n == 0:  # no reflector: Q = I whatever A is
         return xp.zeros_like(q), xp.zeros_like(r)

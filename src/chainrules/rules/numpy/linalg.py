@@ -56,9 +56,11 @@ Conventions:
 - ``lstsq``, ``pinv``: rank assumed constant near the input (full rank in the
   tests); ``lstsq`` differentiates ``x``, ``residuals`` and ``s``.
 - ``svd``/``svdvals``/``cond`` need nonzero singular values where they divide
-  by them (the vectors' derivatives, ``cond``); ``det``/``slogdet`` of an
-  exactly singular matrix: the value is returned, the derivative is
-  ``not_implemented`` (it is the adjugate).
+  by them (the vectors' derivatives, ``cond``); ``det`` of an exactly
+  singular matrix: the adjugate (finite, JAX's value); ``slogdet``: sign 0 and
+  logabsdet -inf, and NaN derivatives (``log|det|``'s gradient tends to
+  ``+inf adj(A)^H`` on one side and ``-inf adj(A)^H`` on the other; JAX and
+  PyTorch give NaN or +-inf with signs from LAPACK's zero pivot).
 - ``norm``: ``ord`` 0 has derivative zero; at ties (``inf`` norms, matrix
   1/inf norms) the subgradient is averaged over the tied entries.
 
