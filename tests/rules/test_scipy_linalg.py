@@ -189,3 +189,24 @@ def test_funm_closure_derivative_is_not_implemented():
     _, y_dot = frule(ADviaRuleConfig(), (NoTangent(), np.ones((2, 2)), 1.0), sla.funm, a,
                      np.sin)
     assert "captured by func" in _not_implemented_info(y_dot)
+
+
+def test_eig_sorted_second_order_matches_differences_of_the_gradient():
+    # the catalog's wrapper of sla.eig once crashed here (TypeError: cannot unpack
+    # non-iterable NoneType): under an outer trace its rule now defers to the AD
+    from chainrules import ad
+    from chainrules.testing.cases.scipy_linalg import _eig_input, eig_sorted
+
+    a = _eig_input(np.random.default_rng(0), np.float64)
+
+    def f(x):
+        w, v = eig_sorted(x)
+        return np.sum(np.real(w) ** 2) + np.sum(np.real(v)[0] * np.arange(3.0))
+
+    h = ad.hessian(f)(a)
+    g = ad.grad(f)
+    step = 1e-6
+    e = np.zeros_like(a)
+    e[0, 1] = 1.0
+    want = (g(a + step * e) - g(a - step * e)) / (2 * step)
+    np.testing.assert_allclose(h[..., 0, 1], want, atol=1e-6)

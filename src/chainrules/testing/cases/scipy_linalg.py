@@ -119,7 +119,12 @@ def _eig_sorted_frule(dargs, a):
 
 @rrule.register(eig_sorted)
 def _eig_sorted_rrule(a):
-    y, pullback = rrule(sla.eig, a)
+    res = rrule(sla.eig, a)
+    if res is None:
+        # no rule found for this call (under an outer trace, for a second derivative):
+        # the AD then differentiates eig_sorted's own code, which calls sla.eig
+        return None
+    y, pullback = res
     order, sign = canonical_eig(*y)
 
     def eig_sorted_pullback(y_bar):
