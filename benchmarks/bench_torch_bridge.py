@@ -10,8 +10,14 @@
    (softplus) and a bridged loss (cross-entropy by a logsumexp): against the same model
    in plain torch (``F.softplus``, ``F.cross_entropy``), eager and under
    ``torch.compile`` (default inductor, the loss function compiled, the optimizer not),
-   and with hand-written Functions calling the same array-API code (``hand (same
-   code)``: the maths of the rules, without the bridge).
+   with hand-written Functions calling the same array-API code (``hand (same
+   code)``: the maths of the rules, without the bridge), and with the rules' maths
+   written in torch operations and differentiated by torch (``torch, same maths``: what
+   unfused kernels cost without any Function, the floor of an unfused rule).
+
+3. The rules' maths alone on the MLP's tensors (128x128, float32; no autograd): the
+   array-API code against the same torch operations and the fused torch function, and
+   ``array_namespace`` itself (what array-api-compat adds to the maths).
 
 One process, torch and the BLAS pinned to one thread, the versions interleaved round
 by round (``_bench_harness``); times are CPU time of this process
@@ -84,6 +90,18 @@ def cross_entropy_rrule(logits, onehot):
         return NoTangent(), (p - onehot) * (y_bar / logits.shape[0]), NoTangent()
 
     return y, cross_entropy_pullback
+
+
+def softplus_torch(x):
+    """``softplus``'s maths in torch operations (torch differentiates them)."""
+    return torch.maximum(x, torch.zeros_like(x)) + torch.log1p(torch.exp(-torch.abs(x)))
+
+
+def cross_entropy_torch(logits, onehot):
+    """``cross_entropy``'s maths in torch operations."""
+    m = torch.amax(logits, dim=-1, keepdim=True)
+    lse = torch.log(torch.sum(torch.exp(logits - m), dim=-1)) + m[:, 0]
+    return torch.mean(lse - torch.sum(logits * onehot, dim=-1))
 
 
 class HandSameCode(torch.autograd.Function):
@@ -212,7 +230,9 @@ def training(rounds, min_time, compiled):
     ours = make(torch_function(softplus), lambda z: bridged_ce(z, onehot), False)
     plain = make(F.softplus, lambda z: F.cross_entropy(z, labels), False)
     hand = make(HandSameCode.apply, lambda z: HandCrossEntropy.apply(z, onehot), False)
-    impls = {"ours": ours, "hand (same code)": hand, "torch eager": plain}
+    same_maths = make(softplus_torch, lambda z: cross_entropy_torch(z, onehot), False)
+    impls = {"ours": ours, "hand (same code)": hand, "torch, same maths": same_maths,
+             "torch eager": plain}
     if compiled:
         impls["ours compiled"] = make(torch_function(softplus),
                                       lambda z: bridged_ce(z, onehot), True)
@@ -221,6 +241,27 @@ def training(rounds, min_time, compiled):
     first = {name: step().item() for name, step in impls.items()}
     assert all(abs(v - first["ours"]) < 1e-5 for v in first.values()), first
     return measure(impls, rounds, min_time, clock=time.process_time)
+
+
+def maths(rounds, min_time):
+    import array_api_compat
+
+    x, y_bar = torch.randn(128, 128), torch.randn(128, 128)
+    logits = torch.randn(128, 10)
+    onehot = F.one_hot(torch.randint(0, 10, (128,)), 10).to(torch.float32)
+    impls = {
+        "ours": lambda: softplus(x),
+        "softplus, torch ops": lambda: softplus_torch(x),
+        "F.softplus": lambda: F.softplus(x),
+        "pullback, array API": lambda: softplus_grad(x, y_bar),
+        "pullback, torch ops": lambda: y_bar / (1 + torch.exp(-x)),
+        "cross-entropy, array API": lambda: cross_entropy(logits, onehot),
+        "cross-entropy, torch ops": lambda: cross_entropy_torch(logits, onehot),
+        "array_namespace(x)": lambda: array_namespace(x),
+        "array_api_compat's": lambda: array_api_compat.array_namespace(x),
+    }
+    with torch.no_grad():
+        return measure(impls, rounds, min_time, clock=time.process_time)
 
 
 def main():
@@ -238,6 +279,10 @@ def main():
         # ratio[x] is the median of time(x) / time(ours), round by round
         print(f"  ours compiled / torch compiled = "
               f"{ratio['ours compiled'] / ratio['torch compiled']:.2f}")
+    med, _ = maths(rounds, min_time)
+    print("the rules' maths alone, 128x128 float32 (\"ours\": softplus in array-API code)")
+    for name in med:
+        print(f"  {name:26s} {fmt(med[name])}")
 
 
 if __name__ == "__main__":

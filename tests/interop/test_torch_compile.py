@@ -1,7 +1,8 @@
 """``torch.compile`` and ``torch.export`` of models that use bridged functions.
 
-Under dynamo a bridged call is one ``chainrules::call`` node (``interop/_torch_compile``):
-one graph, no break, no warning, gradients equal to eager's. Compiling is slow on
+Under dynamo a bridged call is traced into the graph (``interop/_torch_compile``): the
+rule's maths as aten operations (an opaque ``chainrules::call`` node where the rule
+reads values), one graph, no break, no warning, gradients equal to eager's. Compiling is slow on
 a small machine, so the shapes are tiny and the number of compiled tests small.
 """
 
@@ -138,30 +139,163 @@ def test_compile_fullgraph_on_cuda():
         torch.testing.assert_close(c, g)
 
 
-def test_export_keeps_working():
+def _graphs_backend(graphs):
+    """An AOTAutograd backend that keeps the code of the forward and backward graphs."""
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.aot_autograd import make_boxed_func
+
+    def keep(gm, example_inputs):
+        graphs.append(gm.code)
+        return make_boxed_func(gm.forward)
+
+    return aot_autograd(fw_compiler=keep, bw_compiler=keep)
+
+
+def test_compiled_graphs_hold_the_rules_maths():
+    # what inductor receives: the primal's aten ops in the forward graph, the pullback's
+    # in the backward graph, no opaque op to fuse around
+    torch.manual_seed(0)
+    model, x = Model(), torch.randn(5, 4)
+    graphs = []
+    compiled = torch.compile(model, fullgraph=True, backend=_graphs_backend(graphs))
+    compiled(x).backward()
+    forward, backward = graphs
+    assert "chainrules" not in forward + backward
+    assert "aten.log1p" in forward  # softplus
+    # the softplus pullback, y_bar / (1 + exp(-x)): torch's derivative of the primal
+    # (through maximum, abs and log1p) would need neither a neg of x nor a division
+    assert "aten.div" in backward and "aten.exp" in backward
+
+
+def test_compiled_with_dynamic_shapes_stays_traced():
+    graphs = []
+    loss = torch.compile(lambda x: SOFTPLUS(x).sum(), fullgraph=True, dynamic=True,
+                         backend=_graphs_backend(graphs))
+    for n in (3, 5, 7):
+        x = torch.randn(n, requires_grad=True)
+        (g,) = torch.autograd.grad(loss(x), x)
+        torch.testing.assert_close(g, torch.sigmoid(x.detach()))
+    assert graphs and not any("chainrules" in g for g in graphs)
+
+
+def test_export_records_the_rules_maths():
     torch.manual_seed(0)
     model, x = Model(), torch.randn(5, 4)
     exported = torch.export.export(model, (x,))
-    assert "chainrules.call" in exported.graph_module.code
+    code = exported.graph_module.code
+    assert "chainrules" not in code and "aten.log1p" in code
     torch.testing.assert_close(exported.module()(x), model(x))
 
 
-def test_exported_graph_checks_its_call_tag(tmp_path):
-    # a chainrules::call node refers to the process that traced it: run elsewhere (a
-    # saved program loaded in a fresh process) it is refused by name, never matched
-    # to whatever call has that key there
+def test_saved_exported_program_runs_in_a_fresh_process(tmp_path):
+    # the exported graph holds aten operations only: a fresh process without the
+    # bridged functions runs it
+    import subprocess
+    import sys
+
+    torch.manual_seed(0)
+    model, x = Model(), torch.randn(5, 4)
+    path = tmp_path / "model.pt2"
+    torch.save(x, str(tmp_path / "x.pt"))
+    torch.export.save(torch.export.export(model, (x,)), str(path))
+    code = (f"import torch\n"
+            f"m = torch.export.load({str(path)!r}).module()\n"
+            f"print(repr(m(torch.load({str(tmp_path / 'x.pt')!r})).item()))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert float(out.stdout.split()[-1]) == pytest.approx(model(x).item(), rel=1e-6)
+
+
+def round_ste(x):
+    """x rounded; its rule's gradient is the straight-through estimator's (1)."""
+    return array_namespace(x).round(x)
+
+
+@rrule.register(round_ste)
+def round_ste_rrule(x):
+    def round_ste_pullback(y_bar):
+        return NoTangent(), y_bar
+
+    return round_ste(x), round_ste_pullback
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_compiled_uses_the_rules_pullback_not_torchs_derivative(backend):
+    # torch's derivative of round is 0: a compiled graph that differentiated the primal
+    # instead of running the pullback would give zero gradients, silently
+    f = torch_function(round_ste)
+    x = torch.tensor([0.2, 1.7, -2.6], requires_grad=True)
+
+    def loss(x):
+        return (f(x * 3.0) * x).sum()
+
+    (eager,) = torch.autograd.grad(loss(x), x)
+    (compiled,) = torch.autograd.grad(torch.compile(loss, fullgraph=True, backend=backend)(x), x)
+    (by_torch,) = torch.autograd.grad((torch.round(x * 3.0) * x).sum(), x)
+    torch.testing.assert_close(compiled, eager)
+    # d/dx [r(3x) x] = 3 r'(3x) x + r(3x), with r' = 1 (the rule) or 0 (torch)
+    torch.testing.assert_close(eager, 3.0 * x.detach() + torch.round(3.0 * x.detach()))
+    assert not torch.allclose(compiled, by_torch)
+
+
+def clip_grad(x):
+    """x; its rule scales the cotangent down to a max-norm of 1 (it reads its values)."""
+    return array_namespace(x).multiply(x, 1.0)
+
+
+@rrule.register(clip_grad)
+def clip_grad_rrule(x):
+    def clip_grad_pullback(y_bar):
+        xp = array_namespace(y_bar)
+        biggest = float(xp.max(xp.abs(y_bar)))  # a value: cannot be traced
+        return NoTangent(), y_bar / max(biggest, 1.0)
+
+    return clip_grad(x), clip_grad_pullback
+
+
+CLIP = torch_function(clip_grad)
+
+
+def test_rule_that_reads_values_falls_back_to_the_opaque_op():
+    x = torch.tensor([0.5, -4.0, 2.0], requires_grad=True)
+
+    def loss(x):
+        return (CLIP(x) * x).sum()
+
+    (eager,) = torch.autograd.grad(loss(x), x)
+    graphs = []
+    compiled = torch.compile(loss, fullgraph=True, backend=_graphs_backend(graphs))
+    (got,) = torch.autograd.grad(compiled(x), x)
+    assert "chainrules.call" in graphs[0] and "chainrules.pullback" in graphs[1]
+    torch.testing.assert_close(got, eager)
+    # y_bar = x, clipped by max |x| = 4, plus the other factor's x
+    torch.testing.assert_close(eager, x.detach() / 4.0 + x.detach())
+    explained = torch._dynamo.explain(loss)(x)
+    assert (explained.graph_count, explained.graph_break_count) == (1, 0)
+
+
+class ClipModel(torch.nn.Module):
+    def forward(self, x):
+        return CLIP(x).sum()
+
+
+def test_exported_opaque_call_checks_its_tag(tmp_path):
+    # an opaque chainrules::call node refers to the process that traced it: run
+    # elsewhere (a saved program loaded in a fresh process) it is refused by name, never
+    # matched to whatever call has that key there
     import subprocess
     import sys
 
     from chainrules.interop import UnsupportedTransformError
 
-    torch.manual_seed(0)
-    model, x = Model(), torch.randn(5, 4)
-    exported = torch.export.export(model, (x,))
+    x = torch.randn(5, 4)
+    exported = torch.export.export(ClipModel(), (x,))
     node = next(n for n in exported.graph_module.graph.nodes
                 if n.op == "call_function" and "chainrules.call" in str(n.target))
     tensors, key, tag = node.args
-    assert "test_torch_compile.softplus" in tag
+    assert "test_torch_compile.clip_grad" in tag
+    torch.testing.assert_close(exported.module()(x), x.sum())
     with pytest.raises(UnsupportedTransformError, match=re.escape(
             "does not support running a compiled or exported graph in another process")):
         torch.ops.chainrules.call([x], key, tag + "-from-elsewhere")

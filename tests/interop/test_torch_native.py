@@ -888,3 +888,40 @@ def test_torch_config_differentiates_a_native_bridge():
     from chainrules.interop.torch import as_numpy_function
 
     test_rrule(as_numpy_function(g), x, w, rrule_f=rrule_via_ad, config=TorchConfig())
+
+
+def scaled_exp(x):
+    """2 exp(x); its pullback reuses the output, as most rules of exp-like functions do."""
+    return 2 * array_namespace(x).exp(x)
+
+
+@rrule.register(scaled_exp)
+def scaled_exp_rrule(x):
+    y = scaled_exp(x)
+
+    def scaled_exp_pullback(y_bar):
+        return NoTangent(), y_bar * y
+
+    return y, scaled_exp_pullback
+
+
+@pytest.mark.parametrize("backward", [False, True])
+def test_output_is_freed_when_dropped_not_kept_in_a_cycle(backward):
+    # the graph holds the call, whose pullback holds the rule's y: were the output that
+    # y itself, it would stay alive (with its memory) until the cyclic collector ran
+    import gc
+    import weakref
+
+    f = torch_function(scaled_exp, backend="native")
+    x = torch.randn(5, requires_grad=True)
+    gc.disable()
+    try:
+        y = f(x)
+        if backward:
+            y.sum().backward()
+            torch.testing.assert_close(x.grad, 2 * torch.exp(x.detach()))
+        freed = weakref.ref(y)
+        del y
+        assert freed() is None
+    finally:
+        gc.enable()

@@ -30,6 +30,7 @@ from . import _higher_order as _higher_order
 from . import _higher_order_forward as _higher_order_forward
 from . import _syntax as _syntax  # the dispatch point's attribute and subscript helpers
 from ._api import ADConfig, grad, jvp, value_and_grad, vjp
+from ._checkpoint import checkpoint
 from ._errors import (
     ADError,
     ClosureTangentError,
@@ -65,6 +66,7 @@ __all__ = [
     "Tracer",
     "TracerConversionError",
     "UntrackedOutputError",
+    "checkpoint",
     "grad",
     "hessian",
     "jacobian",

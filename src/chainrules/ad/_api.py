@@ -307,7 +307,9 @@ def _argnums_tuple(argnums: int | Sequence[int], nargs: int, api: str) -> tuple[
 
 
 def _vjp(config: RuleConfig, f: Callable, args: tuple, kwargs: dict,
-         argnums: Sequence[int]) -> tuple[Any, Callable]:
+         argnums: Sequence[int], once: bool = False) -> tuple[Any, Callable]:
+    """``(y, pullback)``; ``once``: the pullback runs once, and drops each tape entry as
+    soon as it has run (a pullback of `vjp` may run several times)."""
     trace = ReverseTrace(config)
     boxed = list(args)
     in_leaves: dict[int, list] = {}
@@ -327,7 +329,7 @@ def _vjp(config: RuleConfig, f: Callable, args: tuple, kwargs: dict,
     def pullback(y_bar: Any) -> tuple:
         bars_in = _output_cotangent_leaves(y_primal, y_bar)
         seeds = [(t.aux, b) for (_, t), b in zip(out_leaves, bars_in) if t is not None]
-        bars = trace.backward(seeds) if seeds else None
+        bars = trace.backward(seeds, free=once) if seeds else None
         result = []
         for i in argnums:
             grads = []
@@ -440,7 +442,9 @@ def _leaf_value_and_grad(f: Callable, args: tuple, kwargs: dict,
     else:
         y_primal = y.primal  # (a tracer of an outer trace under nested grads)
         seeds = [(y.aux, _scalar_seed(deep_primal(y_primal), "grad"))]
-    bars = trace.backward(seeds) if seeds else None
+    del y, boxed
+    # (the tape runs once: each entry is dropped as soon as it has run)
+    bars = trace.backward(seeds, free=True) if seeds else None
     grads = []
     for k, i in enumerate(nums):
         primal = args[i]
@@ -479,7 +483,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
             y, grads = out
         else:
             _check_float_inputs("grad", f, args, nums)
-            y, pullback = _vjp(_CONFIG, f, args, kwargs, nums)
+            y, pullback = _vjp(_CONFIG, f, args, kwargs, nums, once=True)
             seed = _scalar_seed(deep_primal(y), "grad")
             grads = pullback(seed)
         return y, grads[0] if single else grads

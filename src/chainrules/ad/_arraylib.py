@@ -13,6 +13,7 @@ of a trace that has ended, or fail to serialize on a cluster.
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -27,7 +28,8 @@ from chainrules.core import (
 
 _PLAIN = (np.ndarray, float, int, complex)
 
-__all__ = ["check_opaque", "foreign_namespace", "in_namespace", "is_graph_type"]
+__all__ = ["check_constructed", "check_opaque", "foreign_namespace", "in_namespace",
+           "is_graph_type"]
 
 # ids of the namespaces whose functions got the array-API rules
 _registered: set[int] = set()
@@ -44,8 +46,54 @@ def foreign_namespace(x: Any) -> Any:
         with persistent_rules():
             register_namespace(xp)
             _register_getitem(type(x))
+            _shape_only(xp)
+        _defer_to_tracers(type(x))
         _registered.add(id(xp))
     return xp
+
+
+def _shape_only(xp: Any) -> None:
+    """``xp.zeros_like(x)``, ``ones_like``, ``empty_like``: functions of ``x``'s shape and
+    dtype only, whose outputs carry no derivative (as NumPy's do); without a rule, a
+    namespace written in Python (array_api_strict) would be traced into, and read the
+    data inside the traced array."""
+    from chainrules.core import frule, non_differentiable, rrule
+
+    for name in ("zeros_like", "ones_like", "empty_like"):
+        f = getattr(xp, name, None)
+        if callable(f) and not rrule.has_rules(f) and not frule.has_rules(f):
+            non_differentiable(f)
+
+
+# array classes whose operators were made to give way to tracers
+_deferring: set[type] = set()
+
+
+def _defer_to_tracers(t: type) -> None:
+    """Make the operators of array class ``t`` return NotImplemented for a tracer operand,
+    so that Python asks the tracer's reflected operator (``const * tracer``).
+
+    ``array_api_strict``'s operators raise ``TypeError`` for any operand that is not one
+    of its arrays or a Python scalar (its ``_check_type_device``), where the language
+    expects NotImplemented: a rule's pullback multiplying a constant array by a traced
+    cotangent (a second derivative) failed there. With a tracer operand let through that
+    check, the operator's own dtype check answers NotImplemented (a tracer is not one of
+    its arrays); every other operand is checked as before."""
+    if t in _deferring:
+        return
+    _deferring.add(t)
+    check = t.__dict__.get("_check_type_device")
+    if check is None or not (t.__module__ or "").startswith("array_api_strict"):
+        return
+    from ._tracer import Tracer
+
+    def _check_type_device(self: Any, other: Any) -> None:
+        if type(other) is Tracer:
+            return  # (the operator then returns NotImplemented: the tracer answers)
+        check(self, other)
+
+    _check_type_device.__wrapped__ = check  # type: ignore[attr-defined]
+    t._check_type_device = _check_type_device  # type: ignore[attr-defined]
 
 
 # type -> whether its values are dask collections whose graphs may hide a tracer
@@ -100,6 +148,23 @@ def check_opaque(x: Any, where: str) -> None:
         raise OpaqueArrayError(where, f"a dask array (shape={x.shape}, dtype={x.dtype})")
 
 
+def check_constructed(cls: type, obj: Any) -> Any:
+    """``obj``, built by calling class ``cls`` on traced values (code the AD did not
+    trace); `OpaqueArrayError` when it is another library's array whose fields hold a
+    tracer (it cannot compute with it, and would lose its derivative)."""
+    if type(obj) is cls and is_foreign_array(obj) and not is_graph_type(cls):
+        from ._errors import OpaqueArrayError
+        from ._tracer import Tracer
+
+        fields = getattr(obj, "__dict__", None)
+        if fields and _holds_tracer(list(fields.values()), Tracer):
+            name = f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"
+            raise OpaqueArrayError(f"the result of {name}(...)",
+                                   f"a {name} (shape={getattr(obj, 'shape', '?')})",
+                                   constructor=f"{name}(...)")
+    return obj
+
+
 def in_namespace(f: Any, args: tuple, kwargs: dict, primal_of: Any) -> Any:
     """``(g, args, kwargs)``: NumPy function ``f`` called on a foreign array (a traced
     dask array, a tensor) as the same function of the array's namespace, whose rule is
@@ -151,16 +216,44 @@ def _basic(key: Any) -> bool:
     return all(isinstance(k, int | slice) or k is None or k is Ellipsis for k in parts)
 
 
+def _scatter_add(xp: Any, x: Any, key: Any, y_bar: Any) -> Any:
+    """Zeros shaped like ``x`` with ``y_bar`` added at ``x[key]`` for any key ``x`` takes
+    (index arrays and masks; a position picked twice gets both cotangents): the flat
+    positions the key picks, ``arange(x.size).reshape(x.shape)[key]``, added into with
+    the library's scatter-add (``index_add``), or NumPy's ``add.at`` through DLPack."""
+    from chainrules.core import unthunk
+
+    from ._errors import NoRuleError
+    from ._tracer import Tracer
+
+    n = math.prod(x.shape)
+    flat = xp.reshape(xp.reshape(xp.arange(n, device=x.device), x.shape)[key], (-1,))
+    y_bar = unthunk(y_bar)
+    if type(y_bar) is Tracer:  # (a second derivative: the scatter is not traced code)
+        raise NoRuleError(getitem_rrule, "rrule", (type(x), type(key)),
+                          "a second derivative through indexing another library's array "
+                          "with an index array or mask: use xp.take(x, indices, axis=...)")
+    y_bar = xp.reshape(xp.asarray(y_bar, dtype=x.dtype, device=x.device), (-1,))
+    if hasattr(x, "index_add"):  # PyTorch
+        acc = xp.zeros((n,), dtype=x.dtype, device=x.device)
+        return xp.reshape(acc.index_add(0, flat, y_bar), x.shape)
+    acc = np.zeros(n, dtype=np.from_dlpack(y_bar).dtype)
+    positions: Any = np.from_dlpack(flat)
+    np.add.at(acc, positions, np.from_dlpack(y_bar))
+    return xp.reshape(xp.asarray(xp.from_dlpack(acc), device=x.device), x.shape)
+
+
 def getitem_rrule(x: Any, key: Any) -> Any:
     y = x[key]
     xp = array_namespace(x)
-    if not _basic(key) and not hasattr(x, "at"):
+    basic = _basic(key)
+    if not basic and is_graph_type(type(x)):
         from ._errors import NoRuleError
 
-        # x_bar[key] = y_bar would keep one of two cotangents of a repeated position
+        # a dask array has no scatter-add that stays lazy
         raise NoRuleError(getitem_rrule, "rrule", (type(x), type(key)),
-                          "indexing another library's array with an index array or mask: "
-                          "use xp.take(x, indices, axis=...) instead")
+                          "indexing a dask array with an index array or mask: use "
+                          "xp.take(x, indices, axis=...) instead")
 
     def getitem_pullback(y_bar: Any) -> tuple:
         from chainrules.core import NoTangent, ZeroTangent, unthunk
@@ -168,7 +261,9 @@ def getitem_rrule(x: Any, key: Any) -> Any:
         y_bar = unthunk(y_bar)
         if isinstance(y_bar, ZeroTangent | NoTangent):
             return NoTangent(), ZeroTangent(), NoTangent()
-        return NoTangent(), _scatter(xp, x, key, y_bar), NoTangent()
+        if basic or hasattr(x, "at"):  # (JAX's .at[key].add adds repeated positions)
+            return NoTangent(), _scatter(xp, x, key, y_bar), NoTangent()
+        return NoTangent(), _scatter_add(xp, x, key, y_bar), NoTangent()
 
     return y, getitem_pullback
 

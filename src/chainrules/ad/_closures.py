@@ -31,6 +31,20 @@ def _captures_tracers(primals: list) -> bool:
     return False
 
 
+def _captures_outer_only(primals: list, trace: Any) -> bool:
+    """Whether the tracers the function arguments close over all belong to traces
+    outside ``trace`` (a rule may then run on them with its code traced; a tracer of a
+    trace inside ``trace`` must reach that trace first)."""
+    for p in primals:
+        tp = type(p)
+        if tp is float or tp is int or tp is _ndarray or not callable(p):
+            continue
+        found = _reachable_trace(_closure_values(p), None, 0)
+        if found is not None and found.level >= trace.level:
+            return False
+    return True
+
+
 def _closure_values(f: Any) -> list:
     out: list = []
     if isinstance(f, functools.partial):

@@ -34,7 +34,8 @@ from chainrules.core import (
 from chainrules.rules import _kit as kit
 
 from . import _native
-from ._arraylib import in_namespace
+from ._arraylib import check_constructed, in_namespace
+from ._checkpoint import Checkpointed, checkpoint_call
 from ._closures import _passes_function, _reachable_trace, _watched
 from ._errors import (
     ADError,
@@ -281,6 +282,8 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         # can be logged, formatted and kept after the trace ends.
         return deep_primal(ignore_derivatives(*(deep_primal(a) for a in args)))
     tf = type(f)
+    if tf is Checkpointed:  # checkpoint(g)(...): the rule of checkpoint_call does it
+        return call(checkpoint_call, f.bound(kwargs), *args)  # type: ignore[attr-defined]
     top = None
     plain = True  # every argument a tracer, a float, an int or an ndarray
     for a in args:
@@ -565,8 +568,8 @@ def _through(f: Any, args: tuple, kwargs: dict, top: Any) -> Any:
             if g is not None:
                 obj = object.__new__(f)
                 g(obj, *args, **kwargs)
-                return obj
-        return _call_opaque_traced(f, args, kwargs, top)
+                return check_constructed(f, obj)  # (another library's array: refused)
+        return check_constructed(f, _call_opaque_traced(f, args, kwargs, top))
     method = _call_method(tf)
     if type(method) is _FunctionType and not isinstance(f, (types.BuiltinFunctionType,)):
         g = _rewritten(method)

@@ -475,8 +475,13 @@ class OpaqueArrayError(ADError, TypeError):
     derivative, and computed later it would use a value of a trace that has ended (on a
     cluster, fail to serialize); the AD refuses it where it meets it.
 
+    An array of another library built by its class from a traced value (a pydata
+    ``sparse.COO(coords, data)`` with traced ``data``: its numba code cannot compute with
+    a tracer) is refused where it is built, naming the constructor.
+
     Attributes:
-        where: where the array was met (a rule's argument, the output).
+        where: where the array was met (a rule's argument, the output, a constructor's
+            result).
         array: a description of the array.
 
     Example:
@@ -490,9 +495,19 @@ class OpaqueArrayError(ADError, TypeError):
         OpaqueArrayError the output
     """
 
-    def __init__(self, where: str, array: str) -> None:
+    def __init__(self, where: str, array: str, constructor: str | None = None) -> None:
         self.where = where
         self.array = array
+        if constructor is not None:  # an array class built around a traced value
+            super().__init__(
+                f"{where} is {array} holding a traced value in its fields: "
+                f"{constructor} stored the traced value as it is, and the array's own "
+                f"code (compiled, e.g. with numba) cannot compute with it, so its "
+                f"derivative would be lost; expected plain values inside the array. To "
+                f"fix it, build the array from plain values (a constant pattern and "
+                f"data), multiply the traced values in outside it, or register an rrule "
+                f"for {constructor}")
+            return
         super().__init__(
             f"{where} is {array} whose task graph holds a traced value: the array's own "
             f"library built it from a traced value without the AD, so its derivative "

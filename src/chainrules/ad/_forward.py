@@ -29,7 +29,12 @@ from chainrules.core import (
 )
 
 from ._arraylib import check_opaque, is_graph_type
-from ._closures import _captures_tracers, _closure_tangent, _detach_closure
+from ._closures import (
+    _captures_outer_only,
+    _captures_tracers,
+    _closure_tangent,
+    _detach_closure,
+)
 from ._dispatch import _run_mixed
 from ._errors import ControlFlowError, NoRuleError, func_name
 from ._tracer import (
@@ -231,7 +236,10 @@ class ForwardTrace:
         if takes_instance and _top_trace_deep(f, None) is not None:
             return _NO_RULE
         if takes_config and _captures_tracers(primals):
-            return _NO_RULE
+            if not (getattr(rule, "closures_of_outer_traces", False)
+                    and _captures_outer_only(primals, self)):
+                return _NO_RULE
+            mixed = True  # a rule written to run on them (its code traced)
         call_args = tuple(primals)
         if takes_instance:
             call_args = (f, *call_args)

@@ -48,3 +48,16 @@ def python_only() -> Iterator[None]:
         yield
     finally:
         set_enabled(was)
+
+
+def backward(step: Any, bars: list, owned: bytearray, tape: list, start: int,
+             free: bool) -> None:
+    """``ReverseTrace.backward``'s loop in C; an extension built before it dropped the
+    tape's entries and cotangents as it went runs the loop without dropping them."""
+    if _FREES:
+        TAPE.backward(step, bars, owned, tape, start, free)
+    else:  # pragma: no cover - a stale build
+        TAPE.backward(step, bars, owned, tape, start)
+
+
+_FREES = TAPE is not None and getattr(TAPE, "FREES", False)

@@ -25,18 +25,16 @@ from chainrules.core import (
     Thunk,
     ZeroTangent,
     cached_lookup,
-    derived_cache,
     iadd,
     is_foreign_type,
     namespace_of,
     rrule,
-    scalar_partials,
     unthunk,
 )
 
 from . import _native
 from ._arraylib import check_opaque, is_graph_type
-from ._closures import _captures_tracers, _detach_closure
+from ._closures import _captures_outer_only, _captures_tracers, _detach_closure
 from ._dispatch import (
     _PULLBACK_OWNER,
     _RULE_CRASHES,
@@ -59,6 +57,17 @@ from ._errors import (
     func_name,
 )
 from ._inplace import WritePullback
+from ._memory import MIN_BYTES, SLIM, slim
+from ._reverse_facts import (
+    _INDEX,
+    _INDEX_RULE,
+    _MISS,
+    _fast_fill,
+    _fast_get,
+    _PlainRule,
+    _scalar_partials,
+    _scalar_rule_fns,
+)
 from ._tracer import (
     _EMPTY,
     _NO_RULE,
@@ -265,61 +274,6 @@ def _partials(part: Any, y: Any, args: tuple, traced: bool, parents: list) -> tu
     return p if part.nargs > 1 else (p,)
 
 
-_scalar_rule_fns: dict = {}
-
-
-def _scalar_partials(f: Any, rule: Any) -> Any:
-    """The partials of ``f`` when ``rule`` is its ``scalar_rule`` (None for other rules);
-    cached per rule (a ``scalar_rule`` makes one rule per function)."""
-    try:
-        return _scalar_rule_fns[rule]
-    except KeyError:
-        pass
-    except TypeError:
-        return None
-    found = scalar_partials(f, rule)
-    _scalar_rule_fns[rule] = found
-    return found
-
-
-# The AD's own rule for ``x[i]`` (``_ad_rules.getitem_index_rrule``, which imports this
-# module and puts itself here): recorded as an index node, ``(x, i, parent)``.
-_INDEX_RULE: list = [None]
-_INDEX = object()
-
-
-class _PlainRule:
-    """The fast fact of a call whose rule takes neither the config nor the callable (the
-    rule is called with the primals, and its pullback recorded)."""
-
-    __slots__ = ("rule",)
-
-    def __init__(self, rule: Any) -> None:
-        self.rule = rule
-
-
-def _derive_scalar(f: Any, argtypes: tuple, config: Any, hit: Any) -> Any:
-    """What `ReverseTrace`'s fast paths need to know of a call: ``_NO_RULE`` (no rule),
-    the partials of a one-output ``scalar_rule`` (recorded as a `_ScalarNode` tuple),
-    ``_INDEX`` (``x[i]`` by the AD's own rule, recorded as an index node), a `_PlainRule`
-    (any other rule taking neither the config nor the callable) or None (the general
-    path)."""
-    if hit is None:
-        return _NO_RULE
-    if hit[0] is _INDEX_RULE[0] and not hit[2]:
-        return _INDEX
-    if hit[1] or hit[2]:
-        return None
-    part = _scalar_partials(f, hit[0])  # (scalar nodes unbroadcast with NumPy: not foreign)
-    return part if part is not None and part.nout == 1 and not any(
-        map(is_foreign_type, argtypes)) else _PlainRule(hit[0])
-
-
-# (f, argument types..., config type) -> `_derive_scalar`'s answer; emptied by registrations
-_fast_get, _fast_fill = derived_cache(rrule, _derive_scalar)
-_MISS = object()
-
-
 class _Leaf:
     """Tape entry of one output of a `_MultiOut`."""
 
@@ -411,7 +365,9 @@ class ReverseTrace:
             return y
         tape = self.tape
         idx = len(tape)
-        tape.append((part, (pa, pb), y, parents))
+        args, ys = (slim(part, (pa, pb), y, parents) if part in SLIM and ty is _ndarray
+                    and y.nbytes >= MIN_BYTES else ((pa, pb), y))
+        tape.append((part, args, ys, parents))
         return Tracer(y, self, idx)
 
     def new_input(self, x: Any) -> Tracer:
@@ -453,7 +409,11 @@ class ReverseTrace:
                             return y
                         tape = self.tape
                         idx = len(tape)
-                        tape.append((part, (p,), y, [(1, a.aux)]))
+                        parents = [(1, a.aux)]
+                        args, ys = (slim(part, (p,), y, parents) if part in SLIM
+                                    and ty is _ndarray and y.nbytes >= MIN_BYTES
+                                    else ((p,), y))
+                        tape.append((part, args, ys, parents))
                         return Tracer(y, self, idx)
         elif f is _getitem and len(args) == 2 and type(args[1]) is int and not kwargs:
             # x[i] of a float array (a loop over its elements): an index node, whose
@@ -545,7 +505,12 @@ class ReverseTrace:
                 return _NO_RULE
         if takes_config and (_captures_tracers(primals) or (
                 takes_instance and _captures_tracers(list(getattr(f, "__dict__", {}).values())))):
-            return _NO_RULE
+            # (a function argument closing over an outer trace's values: traced into,
+            # unless the rule is written to run on them, its code traced)
+            if takes_instance or not (getattr(rule, "closures_of_outer_traces", False)
+                                      and _captures_outer_only(primals, self)):
+                return _NO_RULE
+            mixed = True
         call_args = tuple(primals)
         if takes_instance:
             call_args = (f, *call_args)
@@ -565,8 +530,13 @@ class ReverseTrace:
             if ty is _ndarray and y.dtype.kind not in "fc":
                 return y
             idx = len(self.tape)
-            self.tape.append(_ScalarNode(part, call_args, y, parents) if mixed
-                             else (part, call_args, y, parents))
+            if mixed:
+                self.tape.append(_ScalarNode(part, call_args, y, parents))
+            else:
+                args, ys = (slim(part, call_args, y, parents) if part in SLIM
+                            and ty is _ndarray and y.nbytes >= MIN_BYTES
+                            else (call_args, y))
+                self.tape.append((part, args, ys, parents))
             return Tracer(y, self, idx)
         if mixed:
             res = _run_mixed(rule, f, call_args, kwargs)
@@ -604,16 +574,21 @@ class ReverseTrace:
 
         return _replace_leaves(y, (), make)
 
-    def backward(self, seeds: list[tuple[int, Any]], start: int = 0) -> list:
-        """Run the tape backwards from ``seeds`` (``(index, cotangent)``); return all bars."""
+    def backward(self, seeds: list[tuple[int, Any]], start: int = 0,
+                 free: bool = False) -> list:
+        """Run the tape backwards from ``seeds`` (``(index, cotangent)``); return the bars
+        of the inputs (the others are dropped once pulled back, so that the backward
+        pass holds only the cotangents still to be pulled back). ``free``: the tape is
+        used once; each entry (its pullback, its values) is dropped once it has run."""
         tape = self.tape
         n = len(tape)
         bars: list = [None] * n
         owned = bytearray(n)
         for idx, s in seeds:
             _accumulate(bars, owned, idx, s, tape)
+        del seeds
         if _native.ON[0]:  # the loop in C (_tape.c), with `_step` for every other entry
-            _native.TAPE.backward(self._step, bars, owned, tape, start)
+            _native.backward(self._step, bars, owned, tape, start, free)
             return bars
         step = self._step
         for i in range(n - 1, start - 1, -1):
@@ -622,6 +597,8 @@ class ReverseTrace:
                 continue
             entry = tape[i]
             te = type(entry)
+            if entry is _INPUT or te is _Leaf:
+                continue  # (an input's cotangent is the answer; a leaf's, its node's)
             if te is tuple and len(entry) == 4 and (type(b) is _ndarray or type(b) is float):
                 _scalar_backward(entry, b, bars, owned, tape)  # a scalar_rule's call
             elif te is tuple and len(entry) == 3 and _index_backward(entry, b, bars, owned,
@@ -629,6 +606,10 @@ class ReverseTrace:
                 pass  # x[i]'s cotangent added in place
             else:
                 step(entry, b, bars, owned, tape)
+            bars[i] = None
+            if free:
+                tape[i] = None
+            del b, entry
         return bars
 
     def _step(self, entry: Any, b: Any, bars: list, owned: bytearray, tape: list) -> None:

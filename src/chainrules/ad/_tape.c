@@ -64,6 +64,10 @@ static PyObject *ignore_all;     /* its "ignore all" value */
 
 static PyObject *one, *two;      /* the ints 1 and 2 */
 static PyObject *getitem;        /* operator.getitem */
+static PyObject *slim_parts;     /* _memory.SLIM: the partials that skip a value */
+static PyObject *slim_fn;        /* _memory.slim(part, args, y, parents) -> (args, y) */
+static Py_ssize_t slim_min;      /* the smallest output (bytes) worth slimming */
+static PyObject *s_nbytes;
 static PyObject *s_dtype, *s_kind, *s_shape, *s_conj, *s_conjugate, *s_ndim;
 static PyObject *kw_y, *kw_xp, *kw_y_xp, *s_y, *s_xp, *s_wrt;
 
@@ -150,7 +154,35 @@ record(PyObject *trace, PyObject *part, PyObject *args, PyObject *y, PyObject *p
         return NULL;
     }
     Py_ssize_t idx = PyList_GET_SIZE(tape);
-    PyObject *entry = PyTuple_Pack(4, part, args, y, parents);
+    PyObject *entry;
+    Py_ssize_t nbytes = 0;
+    if (slim_parts != NULL && Py_TYPE(y) == ndarray_t && PyDict_GET_SIZE(slim_parts)
+            && PyDict_Contains(slim_parts, part) == 1) {
+        PyObject *nb = PyObject_GetAttr(y, s_nbytes);
+        nbytes = nb == NULL ? -1 : PyLong_AsSsize_t(nb);
+        Py_XDECREF(nb);
+        if (nbytes == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    if (nbytes > 0 && nbytes >= slim_min) {
+        /* the values its partials never read, replaced by stand-ins (_memory.slim) */
+        PyObject *kept = PyObject_CallFunctionObjArgs(slim_fn, part, args, y, parents, NULL);
+        if (kept == NULL) {
+            return NULL;
+        }
+        if (!PyTuple_CheckExact(kept) || PyTuple_GET_SIZE(kept) != 2) {
+            Py_DECREF(kept);
+            PyErr_SetString(PyExc_TypeError, "slim must return a pair (args, y)");
+            return NULL;
+        }
+        entry = PyTuple_Pack(4, part, PyTuple_GET_ITEM(kept, 0), PyTuple_GET_ITEM(kept, 1),
+                             parents);
+        Py_DECREF(kept);
+    }
+    else {
+        entry = PyTuple_Pack(4, part, args, y, parents);
+    }
     if (entry == NULL) {
         return NULL;
     }
@@ -1243,18 +1275,25 @@ plain_cotangent(PyObject *b)
     return 0;
 }
 
-/* backward(step, bars, owned, tape, start): ReverseTrace.backward's loop. */
+/* backward(step, bars, owned, tape, start, free=False): ReverseTrace.backward's loop.
+ * An entry's cotangent is dropped once pulled back (not an input's: the answer, nor a
+ * leaf's: its node's), and with free the entry itself (a tape used once). */
 static PyObject *
 tape_backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5 || !PyList_CheckExact(args[1]) || !PyList_CheckExact(args[3])) {
+    if ((nargs != 5 && nargs != 6) || !PyList_CheckExact(args[1])
+            || !PyList_CheckExact(args[3])) {
         PyErr_SetString(PyExc_TypeError,
-                        "backward(step, bars: list, owned, tape: list, start: int)");
+                        "backward(step, bars: list, owned, tape: list, start: int, free)");
         return NULL;
     }
     PyObject *step = args[0], *bars = args[1], *owned = args[2], *tape = args[3];
     Py_ssize_t start = PyLong_AsSsize_t(args[4]);
     if (start == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    int free_entries = nargs == 6 ? PyObject_IsTrue(args[5]) : 0;
+    if (free_entries < 0) {
         return NULL;
     }
     for (Py_ssize_t i = PyList_GET_SIZE(bars) - 1; i >= start; i--) {
@@ -1263,8 +1302,9 @@ tape_backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         }
         PyObject *b = PyList_GET_ITEM(bars, i);
-        if (b == Py_None || PyList_GET_ITEM(tape, i) == input_entry) {
-            continue;  /* no cotangent, or an input (nothing before it) */
+        if (b == Py_None || PyList_GET_ITEM(tape, i) == input_entry
+                || (leaf_t != NULL && Py_TYPE(PyList_GET_ITEM(tape, i)) == leaf_t)) {
+            continue;  /* no cotangent, an input (nothing before it), or a leaf */
         }
         Py_INCREF(b);
         PyObject *entry = Py_NewRef(PyList_GET_ITEM(tape, i));
@@ -1290,6 +1330,16 @@ tape_backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             PyObject *r = PyObject_Vectorcall(step, stack, 5, NULL);
             rc = r == NULL ? -1 : 0;
             Py_XDECREF(r);
+        }
+        if (rc == 0 && i < PyList_GET_SIZE(bars)) {
+            /* pulled back: its cotangent (and with free, the entry) no longer needed */
+            if (PyList_SetItem(bars, i, Py_NewRef(Py_None)) < 0) {
+                rc = -1;
+            }
+            else if (free_entries && i < PyList_GET_SIZE(tape)
+                     && PyList_SetItem(tape, i, Py_NewRef(Py_None)) < 0) {
+                rc = -1;
+            }
         }
         Py_DECREF(entry);
         Py_DECREF(b);
@@ -1437,6 +1487,24 @@ configure_forward(PyObject *module, PyObject *args, PyObject *kwargs)
 }
 
 static PyObject *
+set_slim(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyDict_CheckExact(args[0]) || !PyCallable_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "set_slim(parts: dict, slim: callable, min_bytes: int)");
+        return NULL;
+    }
+    Py_ssize_t min_bytes = PyLong_AsSsize_t(args[2]);
+    if (min_bytes == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    slim_min = min_bytes;
+    Py_XSETREF(slim_parts, Py_NewRef(args[0]));
+    Py_XSETREF(slim_fn, Py_NewRef(args[1]));
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 set_enabled(PyObject *module, PyObject *flag)
 {
     int on = PyObject_IsTrue(flag);
@@ -1464,9 +1532,12 @@ static PyMethodDef module_methods[] = {
      "set_enabled(flag) -> the previous setting: the fast paths on or off (off: every "
      "call goes to the Python code)."},
     {"backward", (PyCFunction)(void (*)(void))tape_backward, METH_FASTCALL,
-     "backward(step, bars, owned, tape, start): ReverseTrace.backward's loop; scalar "
-     "tuples with plain cotangents here, every other entry through step(entry, b, bars, "
-     "owned, tape)."},
+     "backward(step, bars, owned, tape, start, free=False): ReverseTrace.backward's loop; "
+     "scalar tuples with plain cotangents here, every other entry through step(entry, b, "
+     "bars, owned, tape); cotangents (and with free, entries) dropped once pulled back."},
+    {"set_slim", (PyCFunction)(void (*)(void))set_slim, METH_FASTCALL,
+     "set_slim(parts, slim, min_bytes): the recorded scalar calls whose partials skip a value "
+     "(_memory.SLIM) and the function giving what the tape keeps of them."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1504,6 +1575,10 @@ PyInit__tape(void)
     s_conj = PyUnicode_InternFromString("conj");
     s_conjugate = PyUnicode_InternFromString("conjugate");
     s_ndim = PyUnicode_InternFromString("ndim");
+    s_nbytes = PyUnicode_InternFromString("nbytes");
+    if (s_nbytes == NULL) {
+        return NULL;
+    }
     kw_y = Py_BuildValue("(s)", "y");
     kw_xp = Py_BuildValue("(s)", "xp");
     kw_y_xp = Py_BuildValue("(ss)", "y", "xp");
@@ -1524,7 +1599,8 @@ PyInit__tape(void)
     }
     if (PyModule_AddObjectRef(m, "Dispatch", (PyObject *)&DispatchType) < 0
             || PyModule_AddObjectRef(m, "OpMethod", (PyObject *)&OpMethodType) < 0
-            || PyModule_AddObjectRef(m, "Index", (PyObject *)&IndexType) < 0) {
+            || PyModule_AddObjectRef(m, "Index", (PyObject *)&IndexType) < 0
+            || PyModule_AddObjectRef(m, "FREES", Py_True) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -13,7 +13,7 @@ import numpy as np
 from chainrules.core import namespace_of
 from chainrules.core._helpers import _ERRSTATE, _IGNORE_ALL, _Partials
 
-from . import _forward, _native
+from . import _forward, _memory, _native
 from ._dispatch import _NumpyFunctionType
 from ._reverse import (
     _INDEX,
@@ -62,3 +62,5 @@ def _configure_tape(tape: Any) -> None:
     tape.configure_forward(forward_trace=_forward.ForwardTrace,
                            fast_cache=_forward._fast_get.__self__,  # type: ignore[attr-defined]
                            fill=_forward._fast_fill)
+    if hasattr(tape, "set_slim"):  # (an extension built before it had none)
+        tape.set_slim(_memory.SLIM, _memory.slim, _memory.MIN_BYTES)

@@ -1,16 +1,26 @@
-"""The compiled path of ``torch_function``: one opaque ``torch.library`` op per call site.
+"""The compiled path of ``torch_function``: the rule's maths traced into the graph.
 
 Under ``torch.compile`` and ``torch.export`` (``torch.compiler.is_compiling()``),
 dynamo would otherwise trace the bridge's own Python (rule lookup, tree walking,
-array-api-compat), and break the graph at each of them. Instead a bridged call
-becomes one node of the graph: the custom op ``chainrules::call``, whose inputs are
-the call's tensors and an integer that names the call's static part (the bridged
-function, the non-tensor arguments, the keyword arguments: interned once, at trace
-time, by `_intern`). Its fake implementation runs the function on fake tensors
-(rules written against the array API run on any tensor), its autograd formula is a
-second op, ``chainrules::pullback``, which runs the rrule and its pullback on the
-real tensors. Neither is traced, so nothing in a rule can break a graph; the price
-is that inductor does not fuse across them, and a pullback recomputes the rrule.
+array-api-compat) and break the graph at each of them. Instead a bridged call becomes
+one call of `_traced_call`, which dynamo puts in its graph unevaluated
+(``torch._dynamo.allow_in_graph``); its inputs are the call's tensors and floats and
+an integer that names the call's static part (the bridged function, the other
+arguments, the keyword arguments: interned once, at trace time, by `_intern`).
+AOTAutograd then runs `_traced_call` on its own tracing tensors, outside dynamo's
+bytecode rules: the native path's ``autograd.Function`` runs the rrule in forward and
+its pullback in backward, so the forward graph holds the primal's aten operations and
+the backward graph the pullback's (never torch's derivative of the primal), and
+inductor fuses them with the model's own operations. ``torch.export`` records the same
+aten operations, so an exported program needs nothing of this process.
+
+Where the rule cannot be traced (it reads values: ``float(x)``, ``.item()``, Python
+branches on data, NumPy) the call falls back to one opaque ``torch.library`` op,
+``chainrules::call``, whose fake implementation runs the function on fake tensors and
+whose autograd formula, a second op ``chainrules::pullback``, runs the rrule and its
+pullback on real tensors. Inductor does not fuse across it, and its backward recomputes
+the rrule. The choice is made once per call and input signature, by a dry run of the
+rrule and its pullback on meta tensors (`_traceable`).
 
 The eager path stays the ``autograd.Function`` of ``_torch_native`` (a custom op's
 dispatch costs more per call; see ``benchmarks/bench_torch_bridge.py``).
@@ -83,26 +93,58 @@ def _out_layout(key: int) -> tuple:
     return _OUTS[key]
 
 
-def _rebuild_args(key: int, tag: str, tensors: list, fake: bool = False
-                  ) -> tuple[Any, tuple, dict]:
-    """The call's arguments, the op's tensors put back in their slots.
-
-    A slot is ``("t", where)`` for a tensor and ``("f", where)`` for a Python float
-    passed as a 0-d tensor (so that a hyperparameter that changes between calls, which
-    dynamo then traces as a symbolic float, needs no constant); ``where`` is a position
-    or a keyword. On fake tensors a float has no value: 1.0 stands in (output shapes do
-    not depend on it).
-    """
+def _place(key: int, tag: str, values: Any) -> tuple[Any, tuple, dict]:
+    """The call's arguments: ``values`` (one per slot, in order) put back in their slots."""
     bridged, statics, slots, kw_static = _statics(key, tag)
     args = list(statics)
     kwargs = dict(kw_static)
-    for (kind, where), t in zip(slots, tensors):
-        value = t if kind == "t" else (1.0 if fake else float(t.item()))
+    for (_, where), value in zip(slots, values):
         if isinstance(where, int):
             args[where] = value
         else:
             kwargs[where] = value
     return bridged, tuple(args), kwargs
+
+
+def _rebuild_args(key: int, tag: str, tensors: list, fake: bool = False
+                  ) -> tuple[Any, tuple, dict]:
+    """The call's arguments from the opaque op's tensors.
+
+    A slot is ``("t", where)`` for a tensor and ``("f", where)`` for a Python float
+    passed to the op as a 0-d tensor (so that a hyperparameter that changes between
+    calls, which dynamo then traces as a symbolic float, needs no constant); ``where``
+    is a position or a keyword. On fake tensors a float has no value: 1.0 stands in
+    (output shapes do not depend on it).
+    """
+    slots = _statics(key, tag)[2]
+    values = [t if kind == "t" else (1.0 if fake else float(t.item()))
+              for (kind, _), t in zip(slots, tensors)]
+    return _place(key, tag, values)
+
+
+def _layout(bridged: Any, call: Any) -> tuple:
+    """The output structure of a call: ``("single",)``, ``("tuple", n)``, ``("list", n)``
+    or ``("dict", keys)``."""
+    y = call.y
+    if isinstance(y, torch.Tensor):
+        return ("single",)
+    if isinstance(y, (tuple, list)) and call.out_paths == [
+            (("index", i),) for i in range(len(y))]:
+        return (type(y).__name__, len(y))
+    if isinstance(y, dict) and call.out_paths == [(("key", k),) for k in y]:
+        return ("dict", tuple(y))
+    raise TangentConversionError(
+        "torch_function", bridged.f, "output", 0, "", y, y,
+        "under torch.compile a bridged function must return a tensor, or a flat tuple, "
+        "list or dict of tensors")
+
+
+def _compile_numpy_error(e: NumPyOnlyRuleError) -> NumPyOnlyRuleError:
+    e.args = (f"{e} Under torch.compile a bridged function runs on tensors (fake ones "
+              f"while tracing), whatever its backend: a NumPy-only function cannot be "
+              f"compiled. Call it outside the compiled code, or through a function "
+              f"decorated with @torch.compiler.disable.",)
+    return e
 
 
 def _run(key: int, tag: str, tensors: list, fake: bool = False) -> list:
@@ -114,25 +156,8 @@ def _run(key: int, tag: str, tensors: list, fake: bool = False) -> list:
     try:
         flat = call.run(tuple(call.tensors))
     except NumPyOnlyRuleError as e:
-        e.args = (f"{e} Under torch.compile a bridged function runs on tensors (fake ones "
-                  f"while tracing), whatever its backend: a NumPy-only function cannot be "
-                  f"compiled. Call it outside the compiled code, or through a function "
-                  f"decorated with @torch.compiler.disable.",)
-        raise
-    y = call.y
-    if isinstance(y, torch.Tensor):
-        layout: tuple = ("single",)
-    elif isinstance(y, (tuple, list)) and call.out_paths == [
-            (("index", i),) for i in range(len(y))]:
-        layout = (type(y).__name__, len(y))
-    elif isinstance(y, dict) and call.out_paths == [(("key", k),) for k in y]:
-        layout = ("dict", tuple(y))
-    else:
-        raise TangentConversionError(
-            "torch_function", bridged.f, "output", 0, "", y, y,
-            "under torch.compile a bridged function must return a tensor, or a flat tuple, "
-            "list or dict of tensors")
-    _OUTS[key] = layout
+        raise _compile_numpy_error(e) from e.__cause__
+    _OUTS[key] = _layout(bridged, call)
     return list(flat)
 
 
@@ -214,18 +239,100 @@ def _backward(ctx: Any, grads: list) -> tuple:
 _call_op.register_autograd(_backward, setup_context=_setup_context)
 
 
+# (key, the tensors' shapes and dtypes, the other values' types) -> whether the rrule
+# and its pullback can be traced
+_TRACEABLE: dict[tuple, bool] = {}
+
+
+def _hint(size: Any) -> int:
+    """A size, or a symbolic size's example value."""
+    if isinstance(size, int):
+        return size
+    shapes = torch.fx.experimental.symbolic_shapes
+    # optimization_hint adds no guard (torch 2.13); hint_int is its older name
+    for name in ("optimization_hint", "hint_int"):
+        hint = getattr(shapes, name, None)
+        if hint is not None:
+            return int(hint(size, fallback=2))
+    return 2
+
+
+def _traceable(key: int, tag: str, values: tuple) -> bool:
+    """Whether the call's rules run on tensors whose values are unknown.
+
+    Decided once per call and input signature, by running the function, its rrule and
+    the pullback (on ones) on meta tensors, with the tracing modes set aside so that
+    none of it enters the graph (and without changing grad mode, which ``torch.export``
+    would record). A rule that reads values (``float(x)``, ``.item()``, a Python branch
+    on data) or calls NumPy fails there, and its call then takes the opaque op, which
+    runs the rules on real tensors.
+    """
+    from ._torch_native import _NativeCall
+
+    shapes = tuple((tuple(_hint(s) for s in v.shape), v.dtype)
+                   if isinstance(v, torch.Tensor) else (None, type(v)) for v in values)
+    signature = (key, shapes)
+    hit = _TRACEABLE.get(signature)
+    if hit is not None:
+        return hit
+    # the tracing modes (fake, functional, proxy) set aside: the dry run is not traced
+    with torch.utils._python_dispatch._disable_current_modes():
+        meta = [torch.empty(shape, dtype=dtype, device="meta") if shape is not None else v
+                for v, (shape, dtype) in zip(values, shapes)]
+        call = _NativeCall(*_place(key, tag, meta))
+        call.need_pullback = True
+        try:
+            outs = call.run(tuple(call.tensors))
+            call.pull(tuple(call.tensors),
+                      tuple(torch.ones_like(o) if _is_float(o) else None for o in outs),
+                      tuple(_is_float(t) for t in call.tensors), reuse=True)
+        except Exception:  # any failure: the opaque op raises the real one, if it is real
+            ok = False
+        else:
+            ok = True
+    _TRACEABLE[signature] = ok
+    if len(_TRACEABLE) > 4096:  # bounded: a new signature per call must not grow it
+        _TRACEABLE.clear()
+    return ok
+
+
+@torch._dynamo.allow_in_graph
+def _traced_call(key: int, tag: str, *values: Any) -> tuple:
+    """A bridged call as AOTAutograd traces it: the rule's own torch operations.
+
+    Dynamo records this call unevaluated; AOTAutograd (and ``torch.export``) run it on
+    their tracing tensors, through the native path's ``autograd.Function``, so the
+    function (or its rrule) lands in the forward graph and the pullback in the backward
+    graph. ``values`` are the slots' tensors and floats (Python or symbolic floats).
+    """
+    from ._torch_native import _NativeCall, native_flat
+
+    if not _traceable(key, tag, values):
+        tensors = [v if isinstance(v, torch.Tensor)
+                   else torch.scalar_tensor(v, dtype=torch.float64) for v in values]
+        return tuple(_call_op(tensors, key, tag))
+    bridged, args, kwargs = _place(key, tag, values)
+    call = _NativeCall(bridged, args, kwargs)
+    try:
+        flat = native_flat(call)
+    except NumPyOnlyRuleError as e:
+        raise _compile_numpy_error(e) from e.__cause__
+    _OUTS[key] = _layout(bridged, call)
+    return tuple(flat)
+
+
 def compiled_call(bridged: Any, args: tuple, kwargs: dict) -> Any:
-    """A bridged call while dynamo traces: one ``chainrules::call`` node."""
-    tensors = []
+    """A bridged call while dynamo traces: one `_traced_call` node of the graph."""
+    values = []
     slots = []
     statics = []
     for i, a in enumerate(args):
         if isinstance(a, torch.Tensor):
-            tensors.append(a)
+            values.append(a)
             slots.append(("t", i))
             statics.append(None)
         elif isinstance(a, float):
-            tensors.append(torch.scalar_tensor(a, dtype=torch.float64))
+            values.append(a)
             slots.append(("f", i))
             statics.append(None)
         else:
@@ -233,15 +340,15 @@ def compiled_call(bridged: Any, args: tuple, kwargs: dict) -> Any:
     kw_static = []
     for name, v in kwargs.items():
         if isinstance(v, torch.Tensor):
-            tensors.append(v)
+            values.append(v)
             slots.append(("t", name))
         elif isinstance(v, float):
-            tensors.append(torch.scalar_tensor(v, dtype=torch.float64))
+            values.append(v)
             slots.append(("f", name))
         else:
             kw_static.append((name, v))
     key = _intern(bridged.op_id, tuple(statics), tuple(slots), tuple(kw_static))
-    flat = _call_op(tensors, key, _tag(key))
+    flat = _traced_call(key, _tag(key), *values)
     layout = _out_layout(key)
     if layout[0] == "single":
         return flat[0]

@@ -177,11 +177,21 @@ class _NativeCall:
         if self.need_pullback:
             self.y, self.pullback = self.guarded(
                 "rrule", call_rrule, _BRIDGE, self.config, self.f, args, self.kwargs)
-            return self.output_leaves(self.y, "rrule")
+            return self.output_leaves(self.y, "rrule", alias=True)
         self.y = self.guarded("function", self.f, *args, **self.kwargs)
-        return self.output_leaves(self.y, "function")
+        return self.output_leaves(self.y, "function", alias=True)
 
-    def output_leaves(self, y: Any, what: str) -> tuple:
+    def output_leaves(self, y: Any, what: str, alias: bool = False) -> tuple:
+        """The output's tensors (numbers made tensors), flat; ``self.out_paths`` their paths.
+
+        With ``alias``, a tensor the rule made is returned as a detached alias (same
+        memory, same version counter), not as itself: the Function's output gets the
+        ``grad_fn``, which holds this call, whose pullback (the core's checked pullback,
+        and often the rule's own closure) holds the rule's ``y``. Were that ``y`` the
+        output itself, every output would sit in a reference cycle and outlive its last
+        use until the cyclic garbage collector ran (measured: a softplus of 65,536
+        elements 2.5x slower forward, its memory never reused).
+        """
         torch = _torch()
         device = self.tensors[0].device if self.tensors else None
         self.out_paths = []
@@ -206,6 +216,8 @@ class _NativeCall:
                 # e.g. xp.real of a complex tensor: forward mode wants a tangent of the
                 # same layout as such a view, and the frule's tangent has its own layout
                 leaf = leaf.contiguous()
+            elif alias:
+                leaf = leaf.detach()
             self.out_paths.append(path)
             out.append(leaf)
         return tuple(out)
@@ -405,18 +417,24 @@ def prepare(bridged: Any, args: tuple, kwargs: dict) -> _NativeCall:
 
 def native_call(call: _NativeCall) -> Any:
     """Run a call on tensors through the native ``autograd.Function``."""
+    return call.rebuild_output(native_flat(call))
+
+
+def native_flat(call: _NativeCall) -> tuple:
+    """`native_call`'s output tensors, flat (before the output structure is rebuilt)."""
     torch = _torch()
     differentiated = torch.is_grad_enabled() and any(t.requires_grad for t in call.tensors)
     transformed = _compat.torch_transforms_active()
     if not (differentiated or transformed or _compat.torch_has_dual(call.tensors)):
         # nothing to differentiate: autograd.Function.apply costs more than a small f
-        return call.rebuild_output(call.run(tuple(call.tensors)))
+        return call.run(tuple(call.tensors))
     # under torch.func the backward pass always runs with grad mode on and recomputes
     # the rrule, so forward need only run f
     call.need_pullback = differentiated and not transformed
-    cls = _function()
-    flat = cls.apply(call, *call.tensors) if transformed else _c_apply()(call, *call.tensors)
-    return call.rebuild_output(flat if isinstance(flat, tuple) else (flat,))
+    # (_function() imports a module: only under torch.func, where apply must bind)
+    flat = (_function().apply(call, *call.tensors) if transformed
+            else _c_apply()(call, *call.tensors))
+    return flat if isinstance(flat, tuple) else (flat,)
 
 
 def choose_backend(bridged: Any, call: _NativeCall) -> str:
