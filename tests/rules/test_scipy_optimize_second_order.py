@@ -1,6 +1,7 @@
 """Second derivatives through scipy.optimize's solver rules in ``chainrules.ad``, against
 finite differences of the AD's own gradient (the solver's tolerance bounds both)."""
 
+import functools
 import re
 
 import numpy as np
@@ -33,8 +34,13 @@ def _cubic(t, a):
     return t ** 3 + 0.5 * t - a
 
 
+def _bracketed(solver, a):
+    return solver(_cubic, 0.0, 3.0, args=(a,), xtol=1e-14)
+
+
 SECOND_ORDER = {
-    "brentq": lambda a: so.brentq(_cubic, 0.0, 3.0, args=(a,), xtol=1e-14),
+    **{s.__name__: functools.partial(_bracketed, s)
+       for s in (so.brentq, so.brenth, so.bisect, so.ridder, so.toms748)},
     "newton": lambda a: so.newton(lambda t: _cubic(t, a), 1.0, tol=1e-14),
     "root df-sane": lambda a: so.root(lambda t: _cubic(t, a), np.ones(1), method="df-sane",
                                       options={"fatol": 1e-14}).x[0],
