@@ -805,7 +805,6 @@ XFAIL: dict = {
     "logaddexp_reduce": {"f8": _NORULE},
     "real_if_close": {"f8": _NORULE},
     "pad_maximum": {"f8": _NOTIMPL},
-    "qr_complete": {"f8": _NOTIMPL, "c16": _NOTIMPL},
 }
 
 

@@ -127,3 +127,121 @@ def test_qr_of_a_wide_matrix_matches_torch(shape, dtype):
     y_bar = Tangent[type(y)](torch.tensor(q_bar, dtype=y[0].dtype),
                              torch.tensor(r_bar, dtype=y[1].dtype))
     np.testing.assert_allclose(pullback(y_bar)[1].numpy(), t.grad.numpy(), atol=1e-12)
+
+
+def _complete_qr_input(shape, dtype, seed=7):
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=shape)
+    return a + 1j * rng.normal(size=shape) if dtype == "complex128" else a
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (2, 4, 2), (3, 1)])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_qr_complete_of_a_tall_matrix_matches_jax(shape, dtype):
+    # the last m - n columns of Q are LAPACK's Householder completion; JAX differentiates
+    # that choice (PyTorch refuses), and so do the rules
+    import scipy.linalg as sla
+
+    from chainrules import Tangent
+
+    a = _complete_qr_input(shape, dtype)
+    m, n = shape[-2:]
+    q_bar = _complete_qr_input((*shape[:-2], m, m), dtype, 9)
+    r_bar = _complete_qr_input(shape, dtype, 10)
+    a_dot = _complete_qr_input(shape, dtype, 11)
+
+    def jax_loss(v):
+        q, r = jnp.linalg.qr(v, mode="complete")
+        return jnp.sum(jnp.real(jnp.conj(q_bar) * q)) + jnp.sum(jnp.real(jnp.conj(r_bar) * r))
+
+    want = np.conj(np.asarray(jax.grad(jax_loss)(jnp.asarray(a))))
+    _, (q_dot, r_dot) = jax.jvp(lambda v: tuple(jnp.linalg.qr(v, mode="complete")),
+                                (jnp.asarray(a),), (jnp.asarray(a_dot),))
+    rules = [(np.linalg.qr, np.asarray, {"mode": "complete"}),
+             (xs.linalg.qr, xs.asarray, {"mode": "complete"}),
+             (tx.linalg.qr, torch.asarray, {"mode": "complete"})]
+    if len(shape) == 2:
+        rules.append((sla.qr, np.asarray, {}))
+    for f, make, kw in rules:
+        y, pullback = rrule(f, make(a), **kw)
+        y_bar = Tangent[type(y)](make(q_bar), make(r_bar))
+        np.testing.assert_allclose(np.asarray(pullback(y_bar)[1]), want, atol=1e-10)
+        _, y_dot = frule((NoTangent(), make(a_dot)), f, make(a), **kw)
+        np.testing.assert_allclose(np.asarray(y_dot[0]), np.asarray(q_dot), atol=1e-10)
+        np.testing.assert_allclose(np.asarray(y_dot[1]), np.asarray(r_dot), atol=1e-10)
+
+
+def test_qr_complete_of_a_matrix_with_no_columns_has_zero_derivative():
+    from chainrules.testing import test_frule, test_rrule
+
+    for a in (np.zeros((3, 0)), np.zeros((0, 4, 2))):
+        test_rrule(np.linalg.qr, a, fkwargs={"mode": "complete"})
+        test_frule(np.linalg.qr, a, fkwargs={"mode": "complete"})
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 3), (2, 3, 4)])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_lu_of_a_rectangular_matrix_matches_torch(shape, dtype):
+    import scipy.linalg as sla
+
+    from chainrules import Tangent
+
+    a = _complete_qr_input(shape, dtype, 12)
+    t = torch.tensor(a, requires_grad=True)
+    _, low, up = torch.linalg.lu(t)
+    l_bar = _complete_qr_input(tuple(low.shape), dtype, 13)
+    u_bar = _complete_qr_input(tuple(up.shape), dtype, 14)
+    ((low * torch.tensor(l_bar).conj()).sum().real
+     + (up * torch.tensor(u_bar).conj()).sum().real).backward()
+    y, pullback = rrule(sla.lu, a)
+    np.testing.assert_allclose(y[1], low.detach().numpy(), atol=1e-12)
+    a_bar = pullback(Tangent[tuple](NoTangent(), l_bar, u_bar))[1]
+    np.testing.assert_allclose(a_bar, t.grad.numpy(), atol=1e-10)
+    a_dot = _complete_qr_input(shape, dtype, 15)
+    _, (l_dot, u_dot) = torch.func.jvp(lambda v: tuple(torch.linalg.lu(v)[1:]),
+                                       (torch.tensor(a),), (torch.tensor(a_dot),))
+    _, y_dot = frule((NoTangent(), a_dot), sla.lu, a)
+    np.testing.assert_allclose(y_dot[1], l_dot.numpy(), atol=1e-10)
+    np.testing.assert_allclose(y_dot[2], u_dot.numpy(), atol=1e-10)
+
+
+def _slogdet_cotangent(y, make):
+    from chainrules import Tangent, ZeroTangent
+
+    return Tangent[type(y)](ZeroTangent(), make(np.ones(np.shape(np.asarray(y[1])))))
+
+
+@pytest.mark.parametrize("a", [*SINGULAR, np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0],
+                                                    [3.0, 6.0, 9.0]])],
+                         ids=["zero", "rank-two", "stack", "complex", "rank-one"])
+def test_slogdet_at_a_singular_matrix_has_no_finite_derivative(a):
+    # sign 0 and logabsdet -inf as JAX; the derivative of logabsdet tends to
+    # +inf adj(A)^H on one side of the singular matrices and -inf adj(A)^H on the other,
+    # so it is NaN here. JAX gives NaN or +-inf (signs from LAPACK's zero pivot),
+    # PyTorch the same or, where its LU pivot is round-off instead of 0, a finite
+    # 1e15-sized value; PyTorch's own inverse then refuses the matrix, and the rule on
+    # tensors gives NaN rather than a raw LinAlgError
+    singular = np.asarray(np.linalg.slogdet(a)[0]) == 0
+    want_grad = np.conj(np.asarray(jax.grad(
+        lambda v: jnp.sum(jnp.linalg.slogdet(v)[1]))(jnp.asarray(a))))
+    a_dot = np.ones_like(a)
+    _, want_dot = jax.jvp(lambda v: jnp.linalg.slogdet(v)[1], (jnp.asarray(a),),
+                          (jnp.asarray(a_dot),))
+    assert not np.isfinite(want_grad[singular]).any()
+    assert not np.isfinite(np.asarray(want_dot)[singular]).any()
+    for f, make in ((np.linalg.slogdet, np.asarray), (xs.linalg.slogdet, xs.asarray),
+                    (tx.linalg.slogdet, torch.asarray)):
+        y, pullback = rrule(f, make(a))
+        if f is not tx.linalg.slogdet:
+            np.testing.assert_array_equal(np.asarray(y[0])[singular], 0)
+            np.testing.assert_array_equal(np.asarray(y[1])[singular], -np.inf)
+        a_bar = np.asarray(pullback(_slogdet_cotangent(y, make))[1])
+        assert np.isnan(a_bar[singular]).all()
+        np.testing.assert_allclose(a_bar[~singular], want_grad[~singular], rtol=1e-10)
+        _, y_dot = frule((NoTangent(), make(a_dot)), f, make(a))
+        logabsdet_dot = np.asarray(y_dot[1])
+        assert np.isnan(logabsdet_dot[singular]).all()
+        np.testing.assert_allclose(logabsdet_dot[~singular], np.asarray(want_dot)[~singular],
+                                   rtol=1e-10)
+        if np.iscomplexobj(a):  # the phase's tangent: NaN, as both peers
+            assert np.isnan(np.asarray(y_dot[0])).all()

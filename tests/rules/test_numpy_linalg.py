@@ -103,12 +103,16 @@ def test_eigvalsh_degenerate_no_nan():
     assert np.all(np.isfinite(y_dot.eigenvalues)) and np.all(np.isfinite(y_dot.eigenvectors))
 
 
-def test_qr_complete_tall_is_not_implemented():
-    a = np.random.default_rng(0).standard_normal((4, 3))
-    with pytest.raises(pytest.xfail.Exception):
-        test_rrule(np.linalg.qr, a, fkwargs={"mode": "complete"})
-    with pytest.raises(pytest.xfail.Exception):
-        test_frule(np.linalg.qr, a, fkwargs={"mode": "complete"})
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("shape", [(4, 3), (2, 5, 2), (4, 1)])
+def test_qr_complete_tall_differentiates_lapacks_completion(shape, dtype):
+    # the last m - n columns of Q: LAPACK's Householder completion, a smooth function of A
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(shape).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    test_rrule(np.linalg.qr, a, fkwargs={"mode": "complete"})
+    test_frule(np.linalg.qr, a, fkwargs={"mode": "complete"})
 
 
 def test_svd_full_matrices_non_square_pushforward_is_not_implemented():

@@ -83,8 +83,53 @@ def qr_square_cotangent(q: np.ndarray, r: np.ndarray, q_bar: Any, r_bar: Any) ->
     return kernel.tri_solve(r, x_bar, lower=False, trans=2, side="right")  # X_bar R^-H
 
 
+def _qr_completion(q: np.ndarray, n: int) -> np.ndarray:
+    """``Z^H = (Q_nn - I)^-H Q_pn^H`` of a complete Householder ``Q`` (m x m, m > n):
+    the derivative of its last m - n columns is a function of that of its first n."""
+    q_nn_minus_i = q[..., :n, :n] - np.eye(n, dtype=q.dtype)
+    return np.linalg.solve(kernel.H(q_nn_minus_i), kernel.H(q[..., n:, :n]))
+
+
+def qr_complete_tangent(q: np.ndarray, r: np.ndarray, a_dot: np.ndarray) -> tuple:
+    """(dQ, dR) of ``qr(mode="complete")`` of a tall matrix (m > n). The last m - n
+    columns of ``Q`` are not a function of ``A`` alone; LAPACK's (Householder) choice is,
+    and this is its derivative (JAX's convention, arXiv:2409.13374, eqs. 32-33)."""
+    m, n = a_dot.shape[-2:]
+    if n == 0:  # no reflector: Q = I whatever A is
+        return np.zeros(q.shape, dtype=q.dtype), np.zeros(r.shape, dtype=r.dtype)
+    q_mn, q_mp = q[..., :, :n], q[..., :, n:]
+    dq_mn, dr_nn = qr_square_tangent(q_mn, r[..., :n, :], a_dot)
+    z_h = _qr_completion(q, n)
+    z = kernel.H(z_h)
+    s_dq = dq_mn[..., n:, :] - z @ dq_mn[..., :n, :]
+    dq_mp = dq_mn @ z_h - (q_mn + q_mp @ z) @ kernel.H(s_dq)
+    dr = np.concatenate([dr_nn, np.zeros((*dr_nn.shape[:-2], m - n, n), dr_nn.dtype)], -2)
+    return np.concatenate([dq_mn, dq_mp], axis=-1), dr
+
+
+def qr_complete_cotangent(q: np.ndarray, r: np.ndarray, q_bar: Any, r_bar: Any) -> np.ndarray:
+    """Adjoint of `qr_complete_tangent`."""
+    n = r.shape[-1]
+    if n == 0:
+        return np.zeros((*q.shape[:-1], 0), dtype=q.dtype)
+    q_mn, q_mp = q[..., :, :n], q[..., :, n:]
+    r_nn_bar = None if r_bar is None else r_bar[..., :n, :]
+    q_mn_bar = None
+    if q_bar is not None:
+        z_h = _qr_completion(q, n)
+        z = kernel.H(z_h)
+        g = q_bar[..., :, n:]
+        # dQ_mp = dQ_mn Z^H - C (S dQ_mn)^H with C = Q_mn + Q_mp Z, S = [-Z I]
+        x = kernel.H(g) @ (q_mn + q_mp @ z)
+        s_h_x = np.concatenate([-(z_h @ x), x], axis=-2)
+        q_mn_bar = q_bar[..., :, :n] + g @ z - s_h_x
+    return qr_square_cotangent(q_mn, r[..., :n, :], q_mn_bar, r_nn_bar)
+
+
 def qr_tangent(q: np.ndarray, r: np.ndarray, a: np.ndarray, a_dot: np.ndarray) -> tuple:
     m, n = a.shape[-2:]
+    if m > n and q.shape[-1] == m:
+        return qr_complete_tangent(q, r, a_dot)
     if m >= n:
         return qr_square_tangent(q, r, a_dot)
     q_dot, r1_dot = qr_square_tangent(q, r[..., :, :m], a_dot[..., :, :m])
@@ -95,6 +140,8 @@ def qr_tangent(q: np.ndarray, r: np.ndarray, a: np.ndarray, a_dot: np.ndarray) -
 def qr_cotangent(q: np.ndarray, r: np.ndarray, a: np.ndarray, q_bar: Any,
                   r_bar: Any) -> np.ndarray:
     m, n = a.shape[-2:]
+    if m > n and q.shape[-1] == m:
+        return qr_complete_cotangent(q, r, q_bar, r_bar)
     if m >= n:
         return qr_square_cotangent(q, r, q_bar, r_bar)
     y = a[..., :, m:]
@@ -110,12 +157,8 @@ def qr_cotangent(q: np.ndarray, r: np.ndarray, a: np.ndarray, q_bar: Any,
 
 
 def qr_defined(a: np.ndarray, mode: str) -> str | None:
-    m, n = a.shape[-2:]
     if mode == "raw":
         return "qr(mode='raw') returns Householder reflectors; their derivative is not written"
-    if mode == "complete" and m > n:
-        return ("qr(mode='complete') with m > n: the last m - n columns of Q are any "
-                "orthonormal basis of the complement of range(A), not a function of A")
     return None
 
 

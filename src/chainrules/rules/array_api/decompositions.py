@@ -15,12 +15,13 @@ between ``U`` and
 ``svd(full_matrices=True)`` of a non-square matrix: the pullback takes the cotangent of
 the extra columns of ``U`` (rows of ``Vh``), which are not a function of ``A``, as zero
 (PyTorch's convention); its pushforward is not written (nor in JAX or PyTorch). ``qr`` of
-a wide matrix: ``A = [X Y] = Q [R1 R2]`` with ``X`` square (PyTorch's derivation). Not
-written (a ``NotImplementedTangent``, as in JAX and PyTorch): ``qr(mode="complete")`` of a
-tall matrix. ``det``'s derivative is the
-adjugate, from the SVD (`adjugate`), so it is finite and right at a singular matrix too,
-as JAX's; the other derivatives at a singular matrix (``inv``, ``slogdet``, ``solve``) come
-out as inf or NaN, never as a finite wrong value.
+a wide matrix: ``A = [X Y] = Q [R1 R2]`` with ``X`` square (PyTorch's derivation).
+``qr(mode="complete")`` of a tall matrix: the derivative of LAPACK's Householder
+completion of ``Q`` (JAX's, arXiv:2409.13374; PyTorch refuses; another backend's
+completion may differ).
+``det``'s derivative is the adjugate, from the SVD (`adjugate`), so it is finite and
+right at a singular matrix too, as JAX's; the other derivatives at a singular matrix
+(``inv``, ``slogdet``, ``solve``) come out as inf or NaN, never as a finite wrong value.
 """
 
 from __future__ import annotations
@@ -206,8 +207,42 @@ def _det_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
     return xp.expand_dims(xp.expand_dims(y_bar, axis=-1), axis=-1) * mH(xp, adjugate(xp, a))
 
 
+def _undefined_at_singular(xp: Any, sign: Any, regular: Callable[[Any], Any], a: Any,
+                           shape: tuple) -> Any:
+    """``regular(a)``, NaN of ``shape`` where ``sign == 0`` (run on I there)."""
+    is_singular = sign == 0
+    nan = complex(math.nan, math.nan) if is_complex(xp, a) else math.nan
+    try:
+        # no `if` on the mask: the rule runs under jax.jit too
+        safe = xp.where(is_singular[..., None, None], xp.eye(a.shape[-1], dtype=a.dtype), a)
+        out = regular(safe)
+    except Exception as error:
+        # the library's slogdet found the matrix invertible (a round-off pivot) and its
+        # inv or solve found it singular (PyTorch): no derivative there either
+        if "LinAlgError" not in type(error).__name__:
+            raise
+        return xp.full(shape, nan, dtype=a.dtype)
+    mask = is_singular if len(shape) == sign.ndim else is_singular[..., None, None]
+    return xp.where(mask, xp.full(shape, nan, dtype=a.dtype), out)
+
+
+def slogdet_trace(xp: Any, a: Any, sign: Any, a_dot: Any) -> Any:
+    """``tr(A^-1 dA)``; NaN at a singular matrix (see `slogdet_inv_h`)."""
+    return _undefined_at_singular(xp, sign, lambda m: _trace_of_solve(xp, m, a_dot), a,
+                                  tuple(sign.shape))
+
+
+def slogdet_inv_h(xp: Any, a: Any, sign: Any) -> Any:
+    """``A^-H``, the gradient of ``log det``; NaN at a singular matrix (``sign == 0``):
+    ``adj(A)^H / det(A)`` tends to ``+inf adj(A)^H`` on one side of the singular matrices
+    and to ``-inf adj(A)^H`` on the other (JAX and PyTorch: NaN or +-inf, the signs from
+    LAPACK's zero pivot, and they disagree)."""
+    return _undefined_at_singular(xp, sign, lambda m: mH(xp, xp.linalg.inv(m)), a,
+                                  tuple(a.shape))
+
+
 def _slogdet_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
-    t = _trace_of_solve(xp, a, a_dot)
+    t = slogdet_trace(xp, a, y.sign, a_dot)
     if is_complex(xp, t):
         sign_dot = y.sign * xp.astype(xp.imag(t), y.sign.dtype) * 1j
         return _result_tangent(y, sign=sign_dot, logabsdet=xp.real(t))
@@ -226,7 +261,7 @@ def _slogdet_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
         g = xp.astype(g, y.sign.dtype)
         if sign_bar is not None:
             g = g - xp.astype(xp.imag(conj(xp, sign_bar) * y.sign), g.dtype) * 1j
-    return xp.expand_dims(xp.expand_dims(g, axis=-1), axis=-1) * mH(xp, xp.linalg.inv(a))
+    return xp.expand_dims(xp.expand_dims(g, axis=-1), axis=-1) * slogdet_inv_h(xp, a, y.sign)
 
 
 # --------------------------------------------------------------------------- cholesky
@@ -544,15 +579,6 @@ def _svdvals_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
 # --------------------------------------------------------------------------------- qr
 
 
-def _qr_reason(a: Any, kw: dict) -> str | None:
-    m, n = a.shape[-2:]
-    if kw.get("mode", "reduced") == "complete" and m > n:
-        return ("qr(mode='complete') with m > n: the last m - n columns of Q are any "
-                "orthonormal basis of the complement of range(A), not a function of A "
-                "(JAX and PyTorch refuse it too)")
-    return None
-
-
 def _right_solve(xp: Any, b: Any, r: Any, adjoint: bool = False) -> Any:
     """``B R^-1`` (``B R^-H`` with ``adjoint``)."""
     rr = r if adjoint else mH(xp, r)
@@ -587,12 +613,52 @@ def _qr_tall_cotangent(xp: Any, q: Any, r: Any, q_bar: Any, r_bar: Any) -> Any:
     return _right_solve(xp, x_bar, r, adjoint=True)  # X_bar R^-H
 
 
+def _qr_completion(xp: Any, q: Any, n: int) -> Any:
+    """``Z^H = (Q_nn - I)^-H Q_pn^H`` of a complete Householder ``Q`` (m x m, m > n)."""
+    q_nn_minus_i = q[..., :n, :n] - xp.eye(n, dtype=q.dtype)
+    return xp.linalg.solve(mH(xp, q_nn_minus_i), mH(xp, q[..., n:, :n]))
+
+
+def _qr_complete_tangent(xp: Any, q: Any, r: Any, a_dot: Any) -> tuple:
+    """(dQ, dR) of ``qr(mode="complete")``, m > n (arXiv:2409.13374, eqs. 32-33)."""
+    m, n = a_dot.shape[-2:]
+    if n == 0:  # no reflector: Q = I whatever A is
+        return xp.zeros_like(q), xp.zeros_like(r)
+    q_mn, q_mp = q[..., :, :n], q[..., :, n:]
+    dq_mn, dr_nn = _qr_tall_tangent(xp, q_mn, r[..., :n, :], a_dot)
+    z_h = _qr_completion(xp, q, n)
+    z = mH(xp, z_h)
+    s_dq = dq_mn[..., n:, :] - xp.matmul(z, dq_mn[..., :n, :])
+    dq_mp = (xp.matmul(dq_mn, z_h)
+             - xp.matmul(q_mn + xp.matmul(q_mp, z), mH(xp, s_dq)))
+    below = xp.zeros((*dr_nn.shape[:-2], m - n, n), dtype=dr_nn.dtype)
+    return xp.concat([dq_mn, dq_mp], axis=-1), xp.concat([dr_nn, below], axis=-2)
+
+
+def _qr_complete_cotangent(xp: Any, q: Any, r: Any, q_bar: Any, r_bar: Any) -> Any:
+    """Adjoint of `_qr_complete_tangent`."""
+    n = r.shape[-1]
+    if n == 0:
+        return xp.zeros((*q.shape[:-1], 0), dtype=q.dtype)
+    q_mn, q_mp = q[..., :, :n], q[..., :, n:]
+    r_nn_bar = None if r_bar is None else r_bar[..., :n, :]
+    q_mn_bar = None
+    if q_bar is not None:
+        z_h = _qr_completion(xp, q, n)
+        g = q_bar[..., :, n:]
+        # dQ_mp = dQ_mn Z^H - C (S dQ_mn)^H with C = Q_mn + Q_mp Z, S = [-Z I]
+        x = xp.matmul(mH(xp, g), q_mn + xp.matmul(q_mp, mH(xp, z_h)))
+        s_h_x = xp.concat([-xp.matmul(z_h, x), x], axis=-2)
+        q_mn_bar = q_bar[..., :, :n] + xp.matmul(g, mH(xp, z_h)) - s_h_x
+    return _qr_tall_cotangent(xp, q_mn, r[..., :n, :], q_mn_bar, r_nn_bar)
+
+
 def _qr_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
-    reason = _qr_reason(a, kw)
-    if reason:
-        return not_implemented(reason)
     q, r = y
     m, n = a.shape[-2:]
+    if m > n and q.shape[-1] == m:
+        q_dot, r_dot = _qr_complete_tangent(xp, q, r, a_dot)
+        return _result_tangent(y, Q=q_dot, R=r_dot)
     if m >= n:
         q_dot, r_dot = _qr_tall_tangent(xp, q, r, a_dot)
         return _result_tangent(y, Q=q_dot, R=r_dot)
@@ -604,14 +670,13 @@ def _qr_pushforward(xp: Any, a: Any, y: Any, a_dot: Any, kw: dict) -> Any:
 
 
 def _qr_pullback(xp: Any, a: Any, y: Any, y_bar: Any, kw: dict) -> Any:
-    reason = _qr_reason(a, kw)
-    if reason:
-        return not_implemented(reason)
     q, r = y
     q_bar, r_bar = _field(y_bar, "Q", 0), _field(y_bar, "R", 1)
     if q_bar is None and r_bar is None:
         return None
     m, n = a.shape[-2:]
+    if m > n and q.shape[-1] == m:
+        return _qr_complete_cotangent(xp, q, r, q_bar, r_bar)
     if m >= n:
         return _qr_tall_cotangent(xp, q, r, q_bar, r_bar)
     # wide: R2 = Q^H Y gives Y_bar = Q R2_bar and adds Y R2_bar^H to Q's cotangent

@@ -47,16 +47,20 @@ Conventions:
   their cotangent as zero (PyTorch's convention), the pushforward is
   ``not_implemented`` (as in JAX and PyTorch).
   ``svd(hermitian=True)`` is ``not_implemented``.
-- ``qr``: ``mode="reduced"`` and ``"r"`` for any shape, ``"complete"`` where
-  it coincides with ``"reduced"`` (``m <= n``); ``"complete"`` with ``m > n``
-  (the extra columns of ``Q`` are arbitrary) and ``"raw"`` are
-  ``not_implemented``. Needs full rank.
+- ``qr``: ``mode="reduced"``, ``"r"`` and ``"complete"`` for any shape;
+  ``"raw"`` is ``not_implemented``. Needs full rank. ``"complete"`` with
+  ``m > n``: the last ``m - n`` columns of ``Q`` are not a function of the
+  matrix alone, but LAPACK's Householder completion is, and the rules give its
+  derivative (JAX's convention, arXiv:2409.13374; PyTorch refuses), which
+  matches finite differences of ``np.linalg.qr`` itself.
 - ``lstsq``, ``pinv``: rank assumed constant near the input (full rank in the
   tests); ``lstsq`` differentiates ``x``, ``residuals`` and ``s``.
 - ``svd``/``svdvals``/``cond`` need nonzero singular values where they divide
-  by them (the vectors' derivatives, ``cond``); ``det``/``slogdet`` of an
-  exactly singular matrix: the value is returned, the derivative is
-  ``not_implemented`` (it is the adjugate).
+  by them (the vectors' derivatives, ``cond``); ``det`` of an exactly
+  singular matrix: the adjugate (finite, JAX's value); ``slogdet``: sign 0 and
+  logabsdet -inf, and NaN derivatives (``log|det|``'s gradient tends to
+  ``+inf adj(A)^H`` on one side and ``-inf adj(A)^H`` on the other; JAX and
+  PyTorch give NaN or +-inf with signs from LAPACK's zero pivot).
 - ``norm``: ``ord`` 0 has derivative zero; at ties (``inf`` norms, matrix
   1/inf norms) the subgradient is averaged over the tied entries.
 

@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 
 from chainrules import core
-from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, frule, not_implemented, rrule
+from chainrules.core import NoTangent, ProjectTo, Thunk, ZeroTangent, frule, rrule
 from chainrules.rules import _kit as kit
 from chainrules.rules import _linalg_derivatives as deriv
 from chainrules.rules import _linalg_kernel as kernel
-from chainrules.rules.array_api.decompositions import adjugate
+from chainrules.rules.array_api.decompositions import adjugate, slogdet_inv_h, slogdet_trace
 
 _SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
 
@@ -201,10 +201,6 @@ def solve_rrule(a, b):
 # -------------------------------------------------------------------------- det, slogdet
 
 
-_SINGULAR = ("gradient of slogdet at an exactly singular matrix: log|det| is -inf there "
-             "and has no derivative")
-
-
 def _adjugate(lu: _LU) -> np.ndarray:
     """``adj(A)``: ``det(A) A^-1`` from the LU factors; from the SVD where ``A`` (or a
     matrix of the stack) is singular and ``A^-1`` does not exist (JAX's value there)."""
@@ -265,8 +261,8 @@ def slogdet_frule(dargs, a):
     y = lu.slogdet()
     if a_dot is None:
         return y, ZeroTangent()
-    if lu.singular:
-        return y, not_implemented(_SINGULAR)
+    if lu.singular or np.any(y.sign == 0):
+        return y, _slogdet_tangent(y, slogdet_trace(np, lu.a, y.sign, a_dot))
     return y, _slogdet_tangent(y, kernel.mtrace(lu.solve(a_dot)))
 
 
@@ -282,15 +278,19 @@ def slogdet_rrule(a):
         logabsdet_bar = kernel.field(y_bar, "logabsdet", 1)
         if logabsdet_bar is None and (sign_bar is None or not complex_sign):
             return NoTangent(), ZeroTangent()
-        if lu.singular:
-            return NoTangent(), not_implemented(_SINGULAR)
         # the loss is Re(g * tr(A^-1 dA)) with g below; its gradient is conj(g) A^-H
         g = np.zeros(np.shape(y.logabsdet), dtype=np.result_type(lu.a.dtype, np.complex64))
         if logabsdet_bar is not None:
             g = g + np.real(logabsdet_bar)
         if complex_sign and sign_bar is not None:
             g = g + 1j * np.imag(np.conj(sign_bar) * y.sign)
-        return NoTangent(), project_a(np.conj(g)[..., None, None] * lu.inv_h())
+        if lu.singular or np.any(y.sign == 0):
+            inv_h = slogdet_inv_h(np, lu.a, y.sign)
+        else:
+            inv_h = lu.inv_h()
+        # a real g for a real matrix: (1 + 0j) inf would put a NaN in the imaginary part
+        g = np.conj(g) if complex_sign else np.real(g)
+        return NoTangent(), project_a(g[..., None, None] * inv_h)
 
     return y, slogdet_pullback
 

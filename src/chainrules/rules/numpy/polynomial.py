@@ -125,11 +125,19 @@ _add_rules(np.polysub, -1.0)
 # ------------------------------------------------------------------------------ polymul
 
 
+def _polymul_factors(a1: Any, a2: Any) -> list[np.ndarray]:
+    """The coefficients ``np.polymul`` multiplies: an empty one is the zero polynomial
+    ``[0]`` (NumPy's ``poly1d([])``)."""
+    return [c if len(c) else np.zeros(1, c.dtype) for c in _coefficients(np.polymul, a1, a2)]
+
+
 @frule.register(np.polymul, object, object)
 def polymul_frule(dargs: tuple, a1: Any, a2: Any) -> Any:
-    c1, c2 = _coefficients(np.polymul, a1, a2)
+    c1, c2 = _polymul_factors(a1, a2)
     y = np.polymul(a1, a2)
-    d1, d2 = _tangent(dargs[1], a1), _tangent(dargs[2], a2)
+    # an empty input has no coefficient to perturb
+    d1 = _tangent(dargs[1], a1) if np.size(a1) else None
+    d2 = _tangent(dargs[2], a2) if np.size(a2) else None
     if d1 is None and d2 is None:
         return y, kit.zero_for(y)
     y_dot = 0 if d1 is None else np.convolve(d1, c2)
@@ -140,7 +148,7 @@ def polymul_frule(dargs: tuple, a1: Any, a2: Any) -> Any:
 
 @rrule.register(np.polymul, object, object)
 def polymul_rrule(a1: Any, a2: Any) -> Any:
-    c1, c2 = _coefficients(np.polymul, a1, a2)
+    c1, c2 = _polymul_factors(a1, a2)
     y = np.polymul(a1, a2)
     project_1, project_2 = kit.array_projector(a1), kit.array_projector(a2)
 
@@ -149,8 +157,8 @@ def polymul_rrule(a1: Any, a2: Any) -> Any:
         y_bar = np.asarray(y_bar)
         # the adjoint of a full convolution with c is a valid correlation with c
         # (np.correlate conjugates its second argument)
-        b1 = np.correlate(y_bar, c2, "valid")
-        b2 = np.correlate(y_bar, c1, "valid")
+        b1 = np.correlate(y_bar, c2, "valid")[:np.size(a1)]
+        b2 = np.correlate(y_bar, c1, "valid")[:np.size(a2)]
         return NoTangent(), project_1(b1.reshape(np.shape(a1))), project_2(
             b2.reshape(np.shape(a2)))
 

@@ -465,6 +465,9 @@ def _gradient_stencils(shape: tuple, varargs: tuple, axes: tuple, edge_order: in
     """Per differentiated axis, ``P[k][i]``: the weight row ``i`` of NumPy's stencil
     gives the neighbour ``j`` with ``j % 3 == k`` (every row reads at most 3 neighbours
     with distinct residues), found by applying ``np.gradient`` to 3 probes."""
+    # the stencils depend on the differentiated axes only: the others probed at length 1
+    # (an empty one has no row to read them from)
+    shape = tuple(s if d in axes else 1 for d, s in enumerate(shape))
     out = []
     for n_out, a in enumerate(axes):
         n = shape[a]

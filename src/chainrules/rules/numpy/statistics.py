@@ -170,6 +170,8 @@ class _Quantile:
         return np.take_along_axis(arr, np.take_along_axis(self.order, idx, -1), -1)[..., 0]
 
     def _out(self, per_q: list) -> np.ndarray:
+        if not per_q:  # an empty q: an empty result
+            return np.zeros(self.q_shape + self.red_shape)
         return np.stack([v.reshape(self.red_shape) for v in per_q]).reshape(
             self.q_shape + self.red_shape)
 
@@ -195,6 +197,8 @@ class _Quantile:
         g = np.broadcast_to(y_bar, self.q_shape + self.red_shape).reshape(
             (len(self.f), *self.xt.shape[:-1]))
         rows = self.xt.shape[:-1]
+        if not len(self.f):  # an empty q reads no order statistic
+            return np.zeros(self.x.shape)
         # each weighted cotangent summed into its order statistic's flat position (by
         # np.bincount, not writes into an array: run on values of an outer trace, for a
         # second derivative, this stays differentiable)
@@ -469,6 +473,11 @@ def cov_rrule(m, *args, **kwargs):
         c_bar = kit.nonzero_array(c_bar)
         if c_bar is None:
             return kernel.zero_pullback_result(nargs)
+        if np.size(y) == 0:  # an empty m: NumPy returns an empty result whatever y is
+            bars = [NoTangent(), ZeroTangent(), *kernel.rest_bars(args)]
+            if project_y is not None:
+                bars[2] = ZeroTangent()
+            return tuple(bars)
         c_bar = np.reshape(c_bar, (x.shape[0], x.shape[0]))
         # C = Xc W Xc^H / fact: Xc_bar = (C_bar + C_bar^H) Xc W / fact
         g = _cov_uncentre((c_bar + np.conj(c_bar.T)) @ xcw / fact, w)
@@ -487,7 +496,7 @@ def cov_frule(dargs, m, *args, **kwargs):
     has_y = len(args) >= 1 and p["y"] is not None
     m_dot = kit.dense_tangent(dargs[1], m, zeros=False)
     yv_dot = kit.dense_tangent(dargs[2], p["y"], zeros=False) if has_y else None
-    if kernel.no_tangent_output(y) or (m_dot is None and yv_dot is None):
+    if kernel.no_tangent_output(y) or (m_dot is None and yv_dot is None) or np.size(y) == 0:
         return y, ZeroTangent()
     x, _, _, _, w, fact = _cov_parts(m, p)
     parts = [_cov_rows(np.zeros(np.shape(m)) if m_dot is None else m_dot, p["rowvar"],

@@ -1,10 +1,11 @@
 """Rules for ``scipy.linalg`` (loaded only when SciPy imports).
 
 Covered (frule and rrule each): ``solve_triangular``, ``cho_factor``,
-``cho_solve``, ``lu_factor``, ``lu_solve``, ``lu``, ``eigh``
+``cho_solve``, ``eigh``
 (standard and generalized, ``type=1``, subsets), ``det``, ``inv``,
 ``block_diag``, ``solve``, ``cholesky``. The other modules of this folder named
-``linalg_*`` hold more of ``scipy.linalg``: ``linalg_decomp`` (``svd``, ``svdvals``, ``qr``,
+``linalg_*`` hold more of ``scipy.linalg``: ``linalg_lu`` (``lu``, ``lu_factor``,
+``lu_solve``), ``linalg_decomp`` (``svd``, ``svdvals``, ``qr``,
 ``eig``, ``eigvals``, ``eigvalsh``, ``pinv``, ``norm``, ``expm_frechet``), ``linalg_polar``
 (``lstsq``, ``polar``), ``linalg_matfuncs`` (``expm``, ``sqrtm``, ``logm``,
 ``solve_sylvester``, ``solve_continuous_lyapunov``, ``cosm``, ``sinm``, ``tanm``, ``coshm``,
@@ -23,11 +24,9 @@ Conventions (as for ``numpy.linalg``, see ``chainrules.rules.numpy.linalg``):
   part of the diagonal too, which LAPACK ignores);
 - factor outputs: ``cho_factor``'s ``c`` holds the factor in one triangle and
   ``a``'s own entries in the other (as SciPy up to 1.17 returns it; zeros from
-  1.18, and the rules follow the installed SciPy); ``lu_factor``'s ``lu``
-  packs the strictly lower part of ``L`` and ``U``; ``piv``/``lower`` get
-  ``NoTangent``; ``cho_solve``/``lu_solve`` are differentiated w.r.t. the factors
-  too; ``lu``/``lu_factor`` need a square matrix (rectangular:
-  ``not_implemented``);
+  1.18, and the rules follow the installed SciPy); ``lower`` gets ``NoTangent``;
+  ``cho_solve`` is differentiated w.r.t. the factor too (the LU factors: see
+  ``linalg_lu``);
 - ``expm`` uses ``expm_frechet``; ``sqrtm`` a Sylvester solve; ``logm`` the
   block-triangular identity ``log([[A, E], [0, A]]) = [[log A, L(A, E)], [0, log A]]``;
   the pullback of each is the Fréchet derivative at ``A^H`` (these functions
@@ -64,14 +63,6 @@ from chainrules.rules import _linalg_derivatives as deriv
 from chainrules.rules import _linalg_kernel as kernel
 
 # ------------------------------------------------------------------------------- helpers
-
-
-def _perm(piv: np.ndarray) -> np.ndarray:
-    """Row order ``p`` with ``A[p] = L U`` from LAPACK's pivot indices."""
-    p = np.arange(piv.shape[0])
-    for i, j in enumerate(piv):
-        p[i], p[j] = p[j], p[i]
-    return p
 
 
 def _trans_code(trans: Any) -> int:
@@ -255,187 +246,6 @@ def cho_solve_rrule(c_and_lower, b, *args, **kwargs):
         return NoTangent(), c_bar, project_b(g[..., 0] if vec else g), *kernel.nots(args)
 
     return y, cho_solve_pullback
-
-
-# ------------------------------------------------------------------------------------ lu
-
-
-_LU_SQUARE = "LU derivative of a rectangular matrix is not written (square matrices only)"
-
-
-def _unpack(lu: np.ndarray) -> tuple:
-    n = lu.shape[-1]
-    low = np.tril(lu, -1) + np.eye(n, dtype=lu.dtype)
-    return low, np.triu(lu)
-
-
-def _lu_tangent(low: np.ndarray, up: np.ndarray, pa_dot: np.ndarray) -> tuple:
-    """(dL, dU) of P^T A = L U given d(P^T A)."""
-    x = kernel.tri_solve(low, pa_dot, lower=True, unit=True)
-    x = kernel.H(kernel.tri_solve(up, kernel.H(x), lower=False, trans=2))  # x U^-1
-    return low @ np.tril(x, -1), np.triu(x) @ up
-
-
-def _lu_cotangent(low: np.ndarray, up: np.ndarray, l_bar: Any, u_bar: Any) -> np.ndarray:
-    """Cotangent of P^T A from those of L and U."""
-    x_bar = np.zeros(low.shape, dtype=np.result_type(low, up))
-    if l_bar is not None:
-        x_bar = x_bar + np.tril(kernel.H(low) @ l_bar, -1)
-    if u_bar is not None:
-        x_bar = x_bar + np.triu(u_bar @ kernel.H(up))
-    m = kernel.tri_solve(up, kernel.H(x_bar), lower=False)  # U^-1 X_bar^H = (X_bar U^-H)^H
-    return kernel.tri_solve(low, kernel.H(m), lower=True, trans=2, unit=True)  # L^-H X_bar U^-H
-
-
-def _square(a: Any) -> bool:
-    return np.ndim(a) == 2 and np.shape(a)[0] == np.shape(a)[1]
-
-
-@frule.register(sla.lu_factor)
-def lu_factor_frule(dargs, a, *args, **kwargs):
-    a_dot = kit.nonzero(dargs[1])
-    y = sla.lu_factor(a, *args, **kwargs)
-    if a_dot is None:
-        return y, ZeroTangent()
-    if not _square(a):
-        return y, not_implemented(_LU_SQUARE)
-    lu, piv = y
-    low, up = _unpack(lu)
-    l_dot, u_dot = _lu_tangent(low, up, np.asarray(a_dot)[_perm(piv)])
-    return y, core.Tangent[tuple](ProjectTo(lu)(l_dot + u_dot), NoTangent())
-
-
-@rrule.register(sla.lu_factor)
-def lu_factor_rrule(a, *args, **kwargs):
-    y = sla.lu_factor(a, *args, **kwargs)
-    lu, piv = y
-    project_a = ProjectTo(a)
-
-    def lu_factor_pullback(y_bar):
-        lu_bar = kernel.item(y_bar, 0)
-        if lu_bar is None:
-            return NoTangent(), ZeroTangent(), *kernel.nots(args)
-        if not _square(a):
-            return NoTangent(), not_implemented(_LU_SQUARE), *kernel.nots(args)
-        low, up = _unpack(lu)
-        pa_bar = _lu_cotangent(low, up, np.tril(lu_bar, -1), np.triu(lu_bar))
-        # rows back in A's order: gathered by the inverse permutation (not written into
-        # an array: run on values of an outer trace this stays differentiable)
-        a_bar = pa_bar[np.argsort(_perm(piv))]
-        return NoTangent(), project_a(a_bar), *kernel.nots(args)
-
-    return y, lu_factor_pullback
-
-
-def _lu_solve_trans(args: tuple, kwargs: dict) -> int:
-    return _trans_code(kernel.options(args, kwargs, ("trans", 0))["trans"])
-
-
-@frule.register(sla.lu_solve)
-def lu_solve_frule(dargs, lu_and_piv, b, *args, **kwargs):
-    y = sla.lu_solve(lu_and_piv, b, *args, **kwargs)
-    lu_dot = kernel.item(dargs[1], 0)
-    b_dot = kit.nonzero(dargs[2])
-    if lu_dot is None and b_dot is None:
-        return y, ZeroTangent()
-    lu, piv = lu_and_piv
-    trans = _lu_solve_trans(args, kwargs)
-    ym, vec = kernel.col(y)
-    rhs = 0
-    if b_dot is not None:
-        rhs = kernel.col(b_dot)[0]
-    if lu_dot is not None:
-        low, up = _unpack(lu)
-        pa_dot = np.tril(lu_dot, -1) @ up + low @ np.triu(lu_dot)
-        a_dot = np.empty_like(pa_dot)
-        a_dot[_perm(piv)] = pa_dot
-        rhs = rhs - _op(a_dot, trans) @ ym
-    y_dot = sla.lu_solve((lu, piv), np.asarray(rhs), trans=trans, check_finite=False)
-    return y, ProjectTo(y)(y_dot[..., 0] if vec else y_dot)
-
-
-@rrule.register(sla.lu_solve)
-def lu_solve_rrule(lu_and_piv, b, *args, **kwargs):
-    y = sla.lu_solve(lu_and_piv, b, *args, **kwargs)
-    lu, piv = lu_and_piv
-    trans = _lu_solve_trans(args, kwargs)
-    project_lu, project_b = ProjectTo(lu), ProjectTo(b)
-    ym, vec = kernel.col(y)
-
-    def lu_cotangent(g: np.ndarray) -> Any:
-        a_bar = _op(-kernel.outer_h(g, ym), trans)
-        pa_bar = a_bar[_perm(piv)]
-        low, up = _unpack(lu)
-        lu_bar = np.tril(pa_bar @ kernel.H(up), -1) + np.triu(kernel.H(low) @ pa_bar)
-        return core.Tangent[tuple](project_lu(lu_bar), NoTangent())
-
-    @kit.zero_guard(lambda: (NoTangent(), ZeroTangent(), ZeroTangent(), *kernel.nots(args)))
-    def lu_solve_pullback(y_bar):
-        yb = kernel.col(y_bar)[0]
-        # g = op(A)^-H y_bar with the same factors
-        if trans == 1:
-            g = np.conj(sla.lu_solve((lu, piv), np.conj(yb), trans=0, check_finite=False))
-        else:
-            g = sla.lu_solve((lu, piv), yb, trans=2 - trans, check_finite=False)
-        return (NoTangent(), Thunk(lambda: lu_cotangent(g)),
-                project_b(g[..., 0] if vec else g), *kernel.nots(args))
-
-    return y, lu_solve_pullback
-
-
-def _lu_opts(args: tuple, kwargs: dict) -> tuple:
-    o = kernel.options(args, kwargs, ("permute_l", False), ("overwrite_a", False),
-                 ("check_finite", True), ("p_indices", False))
-    return bool(o["permute_l"]), bool(o["p_indices"])
-
-
-def _lu_parts(a: np.ndarray, y: tuple, permute_l: bool) -> tuple:
-    """(P, L, U) whatever form ``lu`` returned."""
-    if permute_l or np.ndim(y[0]) == 1:
-        return sla.lu(a)
-    return y
-
-
-@frule.register(sla.lu)
-def lu_frule(dargs, a, *args, **kwargs):
-    a_dot = kit.nonzero(dargs[1])
-    y = sla.lu(a, *args, **kwargs)
-    if a_dot is None:
-        return y, ZeroTangent()
-    if not _square(a):
-        return y, not_implemented(_LU_SQUARE)
-    permute_l, p_indices = _lu_opts(args, kwargs)
-    p, low, up = _lu_parts(a, y, permute_l)
-    l_dot, u_dot = _lu_tangent(low, up, kernel.T(p) @ a_dot)
-    if permute_l:
-        return y, core.Tangent[tuple](ProjectTo(y[0])(p @ l_dot), ProjectTo(y[1])(u_dot))
-    p_dot = NoTangent() if p_indices else ZeroTangent()
-    return y, core.Tangent[tuple](p_dot, ProjectTo(y[1])(l_dot), ProjectTo(y[2])(u_dot))
-
-
-@rrule.register(sla.lu)
-def lu_rrule(a, *args, **kwargs):
-    y = sla.lu(a, *args, **kwargs)
-    permute_l, _ = _lu_opts(args, kwargs)
-    project_a = ProjectTo(a)
-
-    def lu_pullback(y_bar):
-        if permute_l:
-            pl_bar, u_bar = kernel.item(y_bar, 0), kernel.item(y_bar, 1)
-            l_bar = None
-        else:
-            l_bar, u_bar = kernel.item(y_bar, 1), kernel.item(y_bar, 2)
-            pl_bar = None
-        if l_bar is None and u_bar is None and pl_bar is None:
-            return NoTangent(), ZeroTangent(), *kernel.nots(args)
-        if not _square(a):
-            return NoTangent(), not_implemented(_LU_SQUARE), *kernel.nots(args)
-        p, low, up = _lu_parts(a, y, permute_l)
-        if pl_bar is not None:
-            l_bar = kernel.T(p) @ pl_bar
-        return NoTangent(), project_a(p @ _lu_cotangent(low, up, l_bar, u_bar)), *kernel.nots(args)
-
-    return y, lu_pullback
 
 
 # ---------------------------------------------------------------------------------- eigh

@@ -6,10 +6,11 @@ rules (``rules/_linalg_derivatives.py``), so the two stay one implementation wit
 same conventions and gauges (SciPy's ``eig`` returns LAPACK's eigenvectors, like NumPy's:
 unit norm, largest component real). ``eigvalsh`` is ``eigh(eigvals_only=True)`` in SciPy
 and uses its rule. Not covered (``not_implemented``, with the reason): ``svd`` with
-``full_matrices=True`` of a non-square matrix (as in NumPy), ``qr(mode="raw")`` and
-``mode="full"`` with more rows than columns, ``eig``/``eigvals`` with ``b`` (generalized),
+``full_matrices=True`` of a non-square matrix (as in NumPy), ``qr(mode="raw")``,
+``eig``/``eigvals`` with ``b`` (generalized),
 ``left=True`` or ``homogeneous_eigvals=True``. ``qr(pivoting=True)`` is differentiated at
-the fixed column permutation.
+the fixed column permutation; ``qr(mode="full")`` of a tall matrix as NumPy's
+``mode="complete"`` (the derivative of LAPACK's Householder completion, JAX's convention).
 
 ``expm_frechet(A, E)`` returns ``expm(A)`` and its Fréchet derivative ``L(A, E)``; both are
 blocks of ``expm([[A, E], [0, A]])``, so their tangents are blocks of one more Fréchet

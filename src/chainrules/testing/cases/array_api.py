@@ -492,6 +492,8 @@ def _decomposition_cases() -> list[Case | None]:
         _case("linalg.qr", lambda rng, dt: (arr(rng, dt, (3, 5)),), ALL, "wide"),
         _case("linalg.qr", lambda rng, dt: (arr(rng, dt, (2, 3)),), ALL, "wide, complete",
               kwargs={"mode": "complete"}),
+        _case("linalg.qr", lambda rng, dt: (arr(rng, dt, (2, 4, 2)),), ALL, "tall, complete",
+              kwargs={"mode": "complete"}),
         _case("linalg.pinv", lambda rng, dt: (arr(rng, dt, (4, 3)),), ALL, "tall"),
         _case("linalg.pinv", lambda rng, dt: (arr(rng, dt, (2, 3, 4)),), ALL, "wide stack"),
     ]

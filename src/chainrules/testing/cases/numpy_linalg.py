@@ -421,6 +421,8 @@ CASES: list[Case] = [
          name=_name(np.linalg.qr, "tall")),
     Case(np.linalg.qr, lambda rng, dt: (arr(rng, dt, (3, 3)),), kwargs={"mode": "complete"},
          dtypes=C),
+    Case(np.linalg.qr, lambda rng, dt: (arr(rng, dt, (2, 4, 3)),), kwargs={"mode": "complete"},
+         dtypes=C, name=_name(np.linalg.qr, "tall stack, complete")),
     Case(np.linalg.qr, lambda rng, dt: (arr(rng, dt, (3, 5)),), dtypes=C,
          name=_name(np.linalg.qr, "wide")),
     Case(np.linalg.qr, lambda rng, dt: (arr(rng, dt, (2, 4, 3)),), dtypes=C,

@@ -61,6 +61,10 @@ def _cho(rng: np.random.Generator, dt: Any, lower: bool) -> tuple:
     return (c, low)
 
 
+def _pivoted(rng: np.random.Generator, dt: Any, shape: tuple) -> np.ndarray:
+    return arr(rng, dt, shape) + 4 * np.flipud(np.eye(*shape[-2:], dtype=dt))
+
+
 def _lu(rng: np.random.Generator, dt: Any) -> tuple:
     return sla.lu_factor(wc(rng, dt, 3) + np.flipud(np.eye(3, dtype=dt)))
 
@@ -115,7 +119,12 @@ def _eig_sorted_frule(dargs, a):
 
 @rrule.register(eig_sorted)
 def _eig_sorted_rrule(a):
-    y, pullback = rrule(sla.eig, a)
+    res = rrule(sla.eig, a)
+    if res is None:
+        # no rule found for this call (under an outer trace, for a second derivative):
+        # the AD then differentiates eig_sorted's own code, which calls sla.eig
+        return None
+    y, pullback = res
     order, sign = canonical_eig(*y)
 
     def eig_sorted_pullback(y_bar):
@@ -195,6 +204,15 @@ CASES: list[Case] = [
          kwargs={"permute_l": True}, dtypes=C),
     Case(sla.lu, lambda rng, dt: (wc(rng, dt, 3) + np.flipud(np.eye(3, dtype=dt)),),
          kwargs={"p_indices": True}, dtypes=C),
+    # rectangular: pivots well apart, rows swapped (the factors are smooth there)
+    Case(sla.lu, lambda rng, dt: (_pivoted(rng, dt, (5, 3)),), dtypes=C,
+         name=_name(sla.lu, "tall")),
+    Case(sla.lu, lambda rng, dt: (_pivoted(rng, dt, (2, 3, 5)),), kwargs={"permute_l": True},
+         dtypes=C, name=_name(sla.lu, "wide stack")),
+    Case(sla.lu_factor, lambda rng, dt: (_pivoted(rng, dt, (5, 3)),), dtypes=C,
+         name=_name(sla.lu_factor, "tall")),
+    Case(sla.lu_factor, lambda rng, dt: (_pivoted(rng, dt, (2, 3, 5)),), dtypes=C,
+         name=_name(sla.lu_factor, "wide stack")),
     # matrix functions
     Case(sla.expm, lambda rng, dt: (arr(rng, dt, (3, 3), -1, 1),), dtypes=C),
     Case(sla.expm, lambda rng, dt: (arr(rng, dt, (2, 3, 3), -1, 1),), dtypes=C,
@@ -308,6 +326,10 @@ CASES: list[Case] = [
          name=_name(sla.qr, "square, full")),
     Case(sla.qr, lambda rng, dt: (arr(rng, dt, (3, 5)),), dtypes=C,
          name=_name(sla.qr, "wide, full")),
+    Case(sla.qr, lambda rng, dt: (arr(rng, dt, (5, 3)),), dtypes=C,
+         name=_name(sla.qr, "tall, full")),
+    Case(sla.qr, lambda rng, dt: (arr(rng, dt, (5, 3)),), kwargs={"pivoting": True},
+         dtypes=C, name=_name(sla.qr, "tall, full, pivoting")),
     Case(sla.qr, lambda rng, dt: (arr(rng, dt, (4, 3)),), kwargs={"mode": "r"}, dtypes=C),
     Case(sla.qr, lambda rng, dt: (arr(rng, dt, (4, 3)),),
          kwargs={"mode": "economic", "pivoting": True}, dtypes=C),
