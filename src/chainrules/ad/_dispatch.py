@@ -504,6 +504,10 @@ def project_traced(project: ProjectTo, dx: Any) -> Any:
             dx = call(np.sum, dx, axis=axes, keepdims=True)
         if np.shape(deep_primal(dx)) != tshape:
             dx = call(np.reshape, dx, tshape)
+    if type(target) is _ndarray and type(p) is _ndarray and p.dtype != target.dtype \
+            and p.dtype.kind == target.dtype.kind:
+        # a float32 primal's cotangent is float32 also when traced (a Hessian's rows)
+        dx = call(np.ndarray.astype, dx, target.dtype)
     return dx
 
 
