@@ -30,7 +30,6 @@ Example:
 
 from __future__ import annotations
 
-import types
 from collections.abc import Callable
 from typing import Any
 
@@ -125,42 +124,12 @@ def least_squares_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any,
 _CURVE_FIT = "scipy.optimize.curve_fit"
 
 
-def _captured_values(model: Callable) -> tuple[str, ...]:
-    """The names of the numbers and floating arrays a closure ``model`` captures: the
-    fields of its tangent."""
-    if type(model) is not types.FunctionType or not model.__closure__:
-        return ()
-    names = []
-    for name, cell in zip(model.__code__.co_freevars, model.__closure__):
-        try:
-            v = cell.cell_contents
-        except ValueError:  # a cell not yet assigned
-            continue
-        if kit.is_differentiable(v):
-            names.append(name)
-    return tuple(names)
-
-
-def _model_with(model: Callable, names: tuple, values: tuple) -> Callable:
-    """A copy of closure ``model`` whose captured ``names`` hold ``values`` (so that the
-    AD, tracing the residuals, differentiates w.r.t. them)."""
-    if not names:
-        return model
-    new = dict(zip(names, values))
-    cells = tuple(types.CellType(new[n]) if n in new else c
-                  for n, c in zip(model.__code__.co_freevars, model.__closure__ or ()))
-    g = types.FunctionType(model.__code__, model.__globals__, model.__name__,
-                           model.__defaults__, cells)
-    g.__kwdefaults__ = model.__kwdefaults__
-    return g
-
-
 def _residuals_of(model: Callable, names: tuple, weighted: bool) -> Callable:
     """``r(p, values, xdata, ydata[, sigma]) = (model(xdata, *p) - ydata) [/ sigma]``."""
 
     def curve_fit_residuals(p: Any, values: tuple, xdata: Any, ydata: Any,
                             *sigma: Any) -> Any:
-        y = _model_with(model, names, values)(xdata, *p)
+        y = solvers.with_values(model, names, values)(xdata, *p)
         r = y - ydata
         return r / sigma[0] if weighted else r
 
@@ -190,20 +159,11 @@ def _curve_fit_solve(f: Callable, pos: tuple, kwargs: dict) -> tuple:
     bounds = arguments.get("bounds", (-np.inf, np.inf))
     lb, ub = (bounds.lb, bounds.ub) if isinstance(bounds, so.Bounds) else bounds[:2]
     _check_interior(_CURVE_FIT, out[0], lb, ub, 1e-10)
-    names = _captured_values(f)
-    values = tuple(c.cell_contents for n, c in zip(
-        f.__code__.co_freevars, f.__closure__ or ()) if n in names) if names else ()
+    names, values = solvers.captured_values(f)
     args = (values, arguments["xdata"], arguments["ydata"])
     if sigma is not None:
         args = (*args, sigma)
     return out, _residuals_of(f, names, sigma is not None), names, args
-
-
-def _model_tangent(f: Callable, names: tuple, bars: Any) -> Any:
-    """The tangent of the model from the cotangents of its captured values."""
-    if not names:
-        return _ZERO
-    return Tangent[type(f)](**{n: solvers.item(bars, k) for k, n in enumerate(names)})
 
 
 def _refuse_outputs(y_bar: Any, n: int) -> None:
@@ -231,7 +191,7 @@ def curve_fit_rrule(config: Any, f: Callable, *pos: Any, **kwargs: Any) -> Any:
         given = {"xdata": args_bars[1], "ydata": args_bars[2]}
         if len(args) == 4:
             given["sigma"] = args_bars[3]
-        return (_NO, _model_tangent(f, names, args_bars[0]),
+        return (_NO, solvers.closure_tangent(f, names, args_bars[0]),
                 *solvers.positional_cotangents(so.curve_fit, pos, given))
 
     return out, curve_fit_pullback
@@ -241,9 +201,7 @@ def curve_fit_rrule(config: Any, f: Callable, *pos: Any, **kwargs: Any) -> Any:
 def curve_fit_frule(config: Any, dargs: tuple, f: Callable, *pos: Any,
                     **kwargs: Any) -> Any:
     out, residuals, names, args = _curve_fit_solve(f, pos, kwargs)
-    f_dot = unthunk(dargs[1])
-    values_dot = tuple(_ZERO if kit.is_zero(f_dot) else unthunk(getattr(f_dot, n))
-                       for n in names)
+    values_dot = solvers.values_tangent(dargs[1], names)
     data_names = ("xdata", "ydata", "sigma")[:len(args) - 1]
     theta_dot = (_ZERO, (values_dot, *(solvers.positional_tangent(so.curve_fit, dargs, n)
                                        for n in data_names)))
