@@ -148,12 +148,14 @@ def _nquad_nest(arguments: dict) -> _Nest:
                           "expected full_output=False")
     opts = arguments.get("opts") or {}
     if isinstance(opts, (list, tuple)):
-        if any(dict(o) != dict(opts[0]) for o in opts if not callable(o)) or any(
-                callable(o) for o in opts):
+        if any(callable(o) for o in opts) or any(dict(o) != dict(opts[0]) for o in opts):
             raise SolverError(name, "per-level or callable opts are not differentiated",
                               "expected one dict of options for every level")
         opts = opts[0] if opts else {}
-    if callable(opts) or any(k not in _NQUAD_OPTS for k in opts):
+    if callable(opts):
+        raise SolverError(name, "callable opts are not differentiated",
+                          "expected one dict of options for every level")
+    if any(k not in _NQUAD_OPTS for k in opts):
         raise SolverError(name, f"the options {sorted(set(opts) - set(_NQUAD_OPTS))} are "
                           "not differentiated", "expected only epsabs, epsrel and limit")
     fns: list = [arguments["func"]]
