@@ -52,8 +52,9 @@ def _params(x: Any, args: tuple, kwargs: dict) -> dict:
 
 def _filter(v: Any, params: dict, **changes: Any) -> np.ndarray:
     p = {**params, **changes}
-    return ss.savgol_filter(v, p["window_length"], p["polyorder"], deriv=p["deriv"],
-                            delta=p["delta"], axis=-1, mode=p["mode"], cval=p["cval"])
+    return np.asarray(ss.savgol_filter(v, p["window_length"], p["polyorder"],
+                                       deriv=p["deriv"], delta=p["delta"], axis=-1,
+                                       mode=p["mode"], cval=p["cval"]))
 
 
 def _adjoint(y_bar: np.ndarray, params: dict) -> np.ndarray:
@@ -114,7 +115,7 @@ def savgol_filter_rrule(x: Any, *args: Any, **kwargs: Any) -> Any:
 @frule.register(ss.savgol_filter)
 def savgol_filter_frule(dargs: tuple, x: Any, *args: Any, **kwargs: Any) -> Any:
     params = _params(x, args, kwargs)
-    y = ss.savgol_filter(x, *args, **kwargs)
+    y = np.asarray(ss.savgol_filter(x, *args, **kwargs))
     dots = dict(zip(_NAMES, (unthunk(d) for d in dargs[1:])))
     y_dot: Any = _ZERO
     x_dot = dots.get("x", _ZERO)
