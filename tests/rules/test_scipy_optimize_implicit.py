@@ -200,3 +200,40 @@ def test_curve_fit_active_bound_error():
     with pytest.raises(SolverError, match=r"the minimum is at .* a bound"):
         grad(lambda y: so.curve_fit(_decay, T, y, p0=[1.0, 0.5],
                                     bounds=([0.0, 0.0], [1.5, 5.0]))[0][0])(y)
+
+
+# ------------------------------------------------------------- minimize, jac by keyword
+
+
+def _minimize_with_keyword_jac(a):
+    # jac closes over the traced a and is passed by keyword (not detached by the AD):
+    # the solve uses the AD's gradient of fun instead
+    def fun(x):
+        return np.sum((x - a) ** 2) + np.sum(x ** 4)
+
+    def gradient(x):
+        return 2 * (x - a) + 4 * x ** 3
+
+    return so.minimize(fun, np.zeros(2), jac=gradient, method="BFGS",
+                       options={"gtol": 1e-12}).x
+
+
+def test_minimize_jac_by_keyword_closing_over_traced_values():
+    a = np.array([0.5, -0.3])
+    x = _minimize_with_keyword_jac(a)
+    expected = np.diag(2 / (2 + 12 * x ** 2))  # d/da of 2 (x - a) + 4 x^3 = 0
+    np.testing.assert_allclose(jacobian(_minimize_with_keyword_jac, mode="reverse")(a),
+                               expected, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(jacobian(_minimize_with_keyword_jac, mode="forward")(a),
+                               expected, rtol=1e-8, atol=1e-10)
+
+
+def test_root_jac_by_keyword_closing_over_traced_values_error():
+    def program(a):
+        return so.root(lambda x: x ** 3 - a, np.ones(1),
+                       jac=lambda x: np.diag(3 * x ** 2) + 0 * a).x[0]
+
+    with pytest.raises(SolverError, match=re.escape(
+            "scipy.optimize.root: jac returned a traced value (it closes over traced "
+            "values and was passed by keyword); pass jac positionally")):
+        grad(program)(np.array([2.0]))

@@ -298,3 +298,15 @@ def values_tangent(f_dot: Any, names: tuple) -> tuple:
     f_dot = unthunk(f_dot)
     return tuple(_ZERO if kit.is_zero(f_dot) or not isinstance(f_dot, Tangent)
                  else unthunk(f_dot[n]) for n in names)
+
+
+def ad_gradient(config: Any, f: Callable) -> Callable:
+    """The gradient of scalar ``f(x, *args)`` w.r.t. ``x`` by the AD, as plain numbers (a
+    derivative function for a solve)."""
+
+    def ad_gradient_of_f(x: Any, *args: Any) -> Any:
+        y, pullback = core.rrule_via_ad(config, f, x, *args)
+        g = unthunk(pullback(one_like(y))[1])
+        return np.zeros(np.shape(x)) if kit.is_zero(g) else np.asarray(g, dtype=float)
+
+    return ad_gradient_of_f
