@@ -399,3 +399,21 @@ def test_matmul_of_a_users_operator_runs_as_python_runs_it():
     x, h = np.array([0.3, -0.4]), 1e-6
     want = np.array([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(2)])
     np.testing.assert_allclose(grad(f)(x), want, rtol=1e-6, atol=1e-8)
+
+
+def test_exec_function_calling_brentq_is_a_named_error():
+    # issue 29: SciPy's C root finder ignored the tracer's float() refusal and the next
+    # callback ended in "SystemError: <built-in function sub> returned a result with an
+    # exception set" (in pure-Python mode too: not the C tape). exec'd code has no source
+    # to rewrite, so brentq is reached without its rule: a named error says so.
+    from chainrules.ad import TracerConversionError
+
+    namespace: dict = {}
+    exec("import scipy.optimize as so\n"
+         "def f(a):\n"
+         "    return so.brentq(lambda t: t ** 3 - a, 0.0, 3.0)\n", namespace)
+    with pytest.raises(TracerConversionError, match=re.escape(
+            "float() inside f would turn a traced value (traced float -2.0) into a plain "
+            "number and lose its derivative: the source of f could not be read (a function "
+            "defined in the REPL, with `python -c` or by exec)")):
+        grad(namespace["f"])(2.0)
