@@ -35,7 +35,7 @@ from chainrules.rules import _kit as kit
 
 from . import _native
 from ._arraylib import in_namespace
-from ._closures import _passes_function, _reachable_trace, _watched
+from ._closures import _captures_tracers, _passes_function, _reachable_trace, _watched
 from ._errors import (
     ADError,
     NoRuleError,
@@ -259,6 +259,17 @@ def _object_ufunc(f: np.ufunc, args: tuple) -> Any:
     return _object_result(out, shape)
 
 
+def _traced_objects(out: Any) -> Any:
+    """An object ufunc's output: an object array holding tracers becomes one traced
+    array; anything else (strings, plain numbers) stays as NumPy gave it."""
+    if type(out) is tuple:
+        return tuple(_traced_objects(o) for o in out)
+    if type(out) is _ndarray and out.dtype == object and out.size and any(
+            type(v) is Tracer for v in out.flat):
+        return _object_result(out, out.shape)
+    return out
+
+
 def _object_result(out: Any, shape: tuple) -> Any:
     if not shape:
         return out[()] if isinstance(out, _ndarray) else out
@@ -301,6 +312,10 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         # general path below decides them: a rule for the innermost trace, else
         # tracing through; with no tracer, the plain call (nothing to wrap or stack)
         if top is None:
+            if tf is _ufunc and _is_object_ufunc(f):
+                # np.frompyfunc(lambda v: v * s, 1, 1)(x) with a traced s: its object
+                # array of tracers as one traced array (astype, sums follow it)
+                return _traced_objects(f(*args))
             if f is not np.fromiter:
                 return f(*args)
         elif tf is _NumpyFunctionType and f in _STRIP_FUNCS:
@@ -325,6 +340,12 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         if g is not None:
             return g(*args)
         return _through(f, args, kwargs, top)
+    if tf is np.vectorize and not kwargs and f.signature is None and not f.excluded \
+            and _captures_tracers([f.pyfunc]):
+        # np.vectorize(lambda v: v * s)(x) with a traced s: the function per element,
+        # through the dispatch (NumPy would write its tracers into a float array)
+        return _object_ufunc(np.frompyfunc(functools.partial(call, f.pyfunc), len(args), 1),
+                             args)
     if top is None and kwargs and _has_rule(f) and _has_tracer_kwargs(kwargs, None):
         # a function with rules and a traced keyword argument: the general path below
         # moves the keyword to its positional place for the rule
