@@ -41,6 +41,7 @@ from ._errors import (
     NoRuleError,
     TracerConversionError,
     func_name,
+    refusal_in,
 )
 from ._rewrite import rewritten_function
 from ._tracer import (
@@ -718,23 +719,11 @@ def _call_opaque(f: Any, args: tuple, kwargs: dict) -> Any:
         # callback's result (SciPy's brentq: the tracer's refusal stays set, and the next
         # call reports "returned a result with an exception set"): the refusal is the
         # error, found in the chain
-        refusal = _refusal_in(e)
+        refusal = refusal_in(e)
         if refusal is None or _is_ad_code(f):
             raise
         raise TracerConversionError(refusal.operation, refusal.primal, func_name(f),
                                     _source_unreadable(f)) from e
-
-
-def _refusal_in(e: BaseException) -> TracerConversionError | None:
-    """The `TracerConversionError` among the causes of ``e``, or None."""
-    seen: set[int] = set()
-    cur: BaseException | None = e
-    while cur is not None and id(cur) not in seen:
-        if isinstance(cur, TracerConversionError):
-            return cur
-        seen.add(id(cur))
-        cur = cur.__cause__ or cur.__context__
-    return None
 
 
 def _source_unreadable(f: Any) -> bool:
