@@ -55,8 +55,11 @@ def test_nquad_two_levels_against_finite_differences():
                         [lambda x1, a: (0.0, 1.3 * x1), [0.0, p[2]]], args=(p[3],),
                         opts={"epsabs": 1e-11, "epsrel": 1e-11})[0]
 
-    np.testing.assert_allclose(grad(program)(P), _fd_gradient(program, P), rtol=1e-7,
-                               atol=1e-9)
+    g = grad(program)(P)
+    np.testing.assert_allclose(g, _fd_gradient(program, P), rtol=1e-7, atol=1e-9)
+    direction = np.array([0.3, -1.0, 0.5, 2.0])
+    np.testing.assert_allclose(jvp(program, (P,), (direction,))[1], g @ direction,
+                               rtol=1e-8)
 
 
 def test_tplquad_is_refused_error():

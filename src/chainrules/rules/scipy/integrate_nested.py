@@ -10,7 +10,7 @@ constant limits. The value is SciPy's own; its derivative is computed by nested
 adaptive quadratures with the call's ``epsabs``/``epsrel``, so its error is of the
 order of the value's, and its cost is about that of the integral times the number of
 levels' derivative integrals (``quad_vec`` in reverse mode). ``abserr`` has no
-derivative. ``nquad`` options other than ``epsabs``/``epsrel``/``limit`` (weights,
+derivative. ``nquad`` has both rules; options other than ``epsabs``/``epsrel``/``limit`` (weights,
 ``points``), and ``full_output``, raise `SolverError`.
 
 Example:
@@ -299,3 +299,29 @@ def nquad_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
                 *solvers.positional_cotangents(si.nquad, pos, given))
 
     return y, nquad_pullback
+
+
+@frule.register(si.nquad, config=HasForwardsMode)
+def nquad_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs: Any) -> Any:
+    y, nest, arguments = _solve(si.nquad, _nquad_nest, func, pos, kwargs)
+    values_dot: list = [solvers.values_tangent(dargs[1], nest.names[0])]
+    values_dot += [() for _ in nest.fns[1:]]
+    consts_dot: list = [_ZERO] * len(nest.consts)
+    ranges_dot = solvers.positional_tangent(si.nquad, dargs, "ranges")
+    for i, spec in enumerate(nest.limits):
+        r_dot = _ZERO if kit.is_zero(ranges_dot) else unthunk(ranges_dot[i])
+        if spec[0] == "range":
+            values_dot[spec[1]] = solvers.values_tangent(r_dot, nest.names[spec[1]])
+            continue
+        for k, s in enumerate(spec):
+            vd, cd = _limit_dot(nest, s, _ZERO if kit.is_zero(r_dot) else r_dot[k])
+            for j, v in vd.items():
+                values_dot[j] = v
+            for m, c in cd.items():
+                consts_dot[m] = c
+    args_dot = solvers.args_tangents(arguments.get("args") or (),
+                                     solvers.positional_tangent(si.nquad, dargs, "args"))
+    _, v_dot = core.frule_via_ad(
+        config, (_ZERO, tuple(values_dot), tuple(consts_dot), tuple(args_dot)),
+        _program(nest), nest.values, nest.consts, nest.args)
+    return y, Tangent[tuple](type(y[0])(unthunk(v_dot)), *[_ZERO] * (len(y) - 1))
