@@ -9,9 +9,14 @@ Differentiated: what the integrand and the limit functions capture, ``args``, an
 constant limits. The value is SciPy's own; its derivative is computed by nested
 adaptive quadratures with the call's ``epsabs``/``epsrel``, so its error is of the
 order of the value's, and its cost is about that of the integral times the number of
-levels' derivative integrals (``quad_vec`` in reverse mode). ``abserr`` has no
-derivative. ``nquad`` has both rules; options other than ``epsabs``/``epsrel``/``limit`` (weights,
-``points``), and ``full_output``, raise `SolverError`.
+levels' derivative integrals (``quad_vec`` in reverse mode; measured for a 2-D
+integral: value 0.3 ms, gradient 1.1 s, jvp 0.4 s). ``abserr`` has no derivative.
+Integrals over 3 or more dimensions (``tplquad``, ``nquad`` with 3 ranges) raise
+`SolverError`: each level multiplies that cost by ~100. ``nquad``'s options other than
+``epsabs``/``epsrel``/``limit`` (weights, ``points``), and ``full_output``, raise
+`SolverError`; a range function of ``nquad`` that captures traced values is not handed
+to the rule detached (it sits in a list), so SciPy's call of it fails: give it the
+parameters through ``args``, or use ``dblquad``.
 
 Example:
     >>> import numpy as np
