@@ -76,3 +76,14 @@ def test_nquad_options_error():
             "scipy.integrate.nquad: the options ['points'] are not differentiated")):
         grad(lambda c: si.nquad(lambda x0, x1: c * x0 * x1, [[0.0, 1.0], [0.0, 1.0]],
                                 opts={"points": [0.5]})[0])(1.0)
+
+
+def test_nquad_range_function_parameters_through_args():
+    # a range function receives the outer variables and args: a parameter given there
+    # is differentiated (one captured in its closure is not handed over detached)
+    def program(p):
+        return si.nquad(lambda x0, x1, a, b: np.exp(-p[0] * x0 * x1) * a,
+                        [lambda x1, a, b: (0.0, b * x1), [0.0, p[2]]], args=(p[3], p[1]))[0]
+
+    np.testing.assert_allclose(grad(program)(P), _fd_gradient(program, P), rtol=1e-6,
+                               atol=1e-8)
