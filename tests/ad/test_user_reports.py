@@ -401,3 +401,51 @@ def test_matmul_of_a_users_operator_runs_as_python_runs_it():
     x, h = np.array([0.3, -0.4]), 1e-6
     want = np.array([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(2)])
     np.testing.assert_allclose(grad(f)(x), want, rtol=1e-6, atol=1e-8)
+
+
+def test_exec_function_calling_brentq_is_a_named_error():
+    # issue 29: SciPy's C root finder ignored the tracer's float() refusal and the next
+    # callback ended in "SystemError: <built-in function sub> returned a result with an
+    # exception set" (in pure-Python mode too: not the C tape). exec'd code has no source
+    # to rewrite, so brentq is reached without its rule: a named error says so.
+    from chainrules.ad import TracerConversionError
+
+    namespace: dict = {}
+    exec("import scipy.optimize as so\n"
+         "def f(a):\n"
+         "    return so.brentq(lambda t: t ** 3 - a, 0.0, 3.0)\n", namespace)
+    with pytest.raises(TracerConversionError, match=re.escape(
+            "float() inside f would turn a traced value (traced float -2.0) into a plain "
+            "number and lose its derivative: the source of f could not be read (a function "
+            "defined in the REPL, with `python -c` or by exec)")):
+        grad(namespace["f"])(2.0)
+
+
+_GRID = np.array([[1.0, 2.0], [3.0, 0.5]])
+
+
+def _vectorized_loss(s):
+    # np.vectorize of a function closing over the traced s, on plain arrays: NumPy used
+    # to write the tracers into a float array (a raw "setting an array element with a
+    # sequence")
+    return np.sum(np.vectorize(lambda v, w: np.sin(v * s) + w)(_GRID, _GRID.T) ** 2)
+
+
+def _frompyfunc_loss(s):
+    return np.sum(np.frompyfunc(lambda v: np.cos(v * s), 1, 1)(_GRID).astype(float) * _GRID)
+
+
+@pytest.mark.parametrize("loss", [_vectorized_loss, _frompyfunc_loss])
+def test_vectorize_and_frompyfunc_closing_over_traced_values(loss):
+    eps = 1e-6
+    fd = (loss(0.7 + eps) - loss(0.7 - eps)) / (2 * eps)
+    np.testing.assert_allclose(grad(loss)(0.7), fd, rtol=1e-7)
+    np.testing.assert_allclose(jvp(loss, (0.7,), (1.0,))[1], fd, rtol=1e-7)
+
+
+def test_frompyfunc_of_plain_objects_is_unchanged():
+    def shout(s):
+        words = np.frompyfunc(lambda a: a + "!", 1, 1)(np.array(["a", "b"], dtype=object))
+        return s * len("".join(words))
+
+    assert grad(shout)(2.0) == 4.0

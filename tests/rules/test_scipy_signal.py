@@ -253,3 +253,40 @@ def test_coverage_counts_the_lazy_signal_rules():
     report = json.loads(out.stdout)
     assert "lfilter" in report["frule_and_rrule"] and "lfilter" not in report["no_rule"]
     assert report["check_counts"]["not_module_attributes"] == []
+
+
+# ------------------------------------------------------------------------- savgol_filter
+# issue 29: savgol_filter ended in a TracerConversionError inside ndimage.correlate1d
+
+
+# (SciPy requires an odd window for mode='interp')
+@pytest.mark.parametrize(("mode", "n", "window", "order", "deriv"), [
+    (mode, *shape) for mode in ("interp", "mirror", "nearest", "wrap", "constant")
+    for shape in ((9, 5, 2, 0), (30, 7, 3, 1), (80, 5, 2, 2), (40, 6, 2, 0))
+    if mode != "interp" or shape[1] % 2])
+def test_savgol_filter_rules(mode, n, window, order, deriv):
+    x = np.random.default_rng(n).standard_normal(n)
+    # delta and cval differentiated too (positional: the rules see them)
+    test_rrule(ss.savgol_filter, x, window, order, deriv, 0.5, -1, mode, 0.3)
+    test_frule(ss.savgol_filter, x, window, order, deriv, 0.5, -1, mode, 0.3)
+
+
+def test_savgol_filter_axis_and_float32():
+    x = np.random.default_rng(1).standard_normal((3, 40)).astype(np.float32)
+    test_rrule(ss.savgol_filter, x, 5, 2, fkwargs={"axis": 1})
+    test_rrule(ss.savgol_filter, x.T.copy(), 7, 2, fkwargs={"axis": 0, "mode": "wrap"})
+    test_frule(ss.savgol_filter, x.T.copy(), 7, 2, fkwargs={"axis": 0, "mode": "wrap"})
+
+
+def test_savgol_filter_in_a_program_against_finite_differences():
+    t = np.linspace(0.0, 3.0, 60)
+
+    def loss(p):
+        signal = p[0] * np.sin(p[1] * t)
+        smooth = ss.savgol_filter(signal, window_length=11, polyorder=3)
+        return np.sum((smooth - np.cos(t)) ** 2)
+
+    p = np.array([1.2, 0.9])
+    eps = 1e-6
+    fd = [(loss(p + e) - loss(p - e)) / (2 * eps) for e in np.eye(2) * eps]
+    np.testing.assert_allclose(grad(loss)(p), fd, rtol=1e-6)

@@ -563,10 +563,31 @@ def _jvp(config: RuleConfig, f: Callable, primals: tuple, tangents: tuple,
             d = unthunk(v.aux)
             if type(d) is NotImplementedTangent:
                 raise NotImplementedDerivativeError(d, "return as the pushforward")
-            return d
+            return _in_dtype_of(v.primal, d)
         return _natural(deep_primal(v), None, "output")
 
     return _map_leaves(y, leaf), _map_leaves(y, leaf_dot)
+
+
+def _in_dtype_of(y: Any, y_dot: Any) -> Any:
+    """``y_dot`` in the floating dtype of ``y``, as NumPy's own computation gives ``y``.
+
+    A rule's partials may be computed in a wider type than the primal (a Python ``int``
+    exponent becomes an ``int64`` array, which promotes ``float32`` to ``float64``); the
+    tangent of a ``float32`` output is ``float32`` all the same, as its cotangent is.
+    """
+    ty = type(y)
+    if type(y_dot) is Tracer or ty is Tracer:  # (they pass for arrays in isinstance)
+        return y_dot
+    if ty is _ndarray:
+        if type(y_dot) is _ndarray and y_dot.dtype != y.dtype and \
+                y_dot.dtype.kind == y.dtype.kind and y.dtype.kind in "fc":
+            return y_dot.astype(y.dtype)
+    elif isinstance(y, np.inexact) and type(y_dot) is not ty and (
+            isinstance(y_dot, np.inexact) or (type(y_dot) is _ndarray and y_dot.ndim == 0)) \
+            and y_dot.dtype.kind == y.dtype.kind:
+        return ty(y_dot)
+    return y_dot
 
 
 def _box_forward(trace: ForwardTrace, x: Any, dx: Any, what: str) -> Any:

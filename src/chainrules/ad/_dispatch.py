@@ -36,12 +36,13 @@ from chainrules.rules import _kit as kit
 from . import _native
 from ._arraylib import check_constructed, in_namespace
 from ._checkpoint import Checkpointed, checkpoint_call
-from ._closures import _passes_function, _reachable_trace, _watched
+from ._closures import _captures_tracers, _passes_function, _reachable_trace, _watched
 from ._errors import (
     ADError,
     NoRuleError,
     TracerConversionError,
     func_name,
+    refusal_in,
 )
 from ._rewrite import rewritten_function
 from ._tracer import (
@@ -260,6 +261,17 @@ def _object_ufunc(f: np.ufunc, args: tuple) -> Any:
     return _object_result(out, shape)
 
 
+def _traced_objects(out: Any) -> Any:
+    """An object ufunc's output: an object array holding tracers becomes one traced
+    array; anything else (strings, plain numbers) stays as NumPy gave it."""
+    if type(out) is tuple:
+        return tuple(_traced_objects(o) for o in out)
+    if type(out) is _ndarray and out.dtype == object and out.size and any(
+            type(v) is Tracer for v in out.flat):
+        return _object_result(out, out.shape)
+    return out
+
+
 def _object_result(out: Any, shape: tuple) -> Any:
     if not shape:
         return out[()] if isinstance(out, _ndarray) else out
@@ -304,6 +316,10 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         # general path below decides them: a rule for the innermost trace, else
         # tracing through; with no tracer, the plain call (nothing to wrap or stack)
         if top is None:
+            if tf is _ufunc and _is_object_ufunc(f):
+                # np.frompyfunc(lambda v: v * s, 1, 1)(x) with a traced s: its object
+                # array of tracers as one traced array (astype, sums follow it)
+                return _traced_objects(f(*args))
             if f is not np.fromiter:
                 return f(*args)
         elif tf is _NumpyFunctionType and f in _STRIP_FUNCS:
@@ -328,6 +344,12 @@ def call(f: Any, /, *args: Any, **kwargs: Any) -> Any:
         if g is not None:
             return g(*args)
         return _through(f, args, kwargs, top)
+    if tf is np.vectorize and not kwargs and f.signature is None and not f.excluded \
+            and _captures_tracers([f.pyfunc]):
+        # np.vectorize(lambda v: v * s)(x) with a traced s: the function per element,
+        # through the dispatch (NumPy would write its tracers into a float array)
+        return _object_ufunc(np.frompyfunc(functools.partial(call, f.pyfunc), len(args), 1),
+                             args)
     if top is None and kwargs and _has_rule(f) and _has_tracer_kwargs(kwargs, None):
         # a function with rules and a traced keyword argument: the general path below
         # moves the keyword to its positional place for the rule
@@ -507,6 +529,10 @@ def project_traced(project: ProjectTo, dx: Any) -> Any:
             dx = call(np.sum, dx, axis=axes, keepdims=True)
         if np.shape(deep_primal(dx)) != tshape:
             dx = call(np.reshape, dx, tshape)
+    if type(target) is _ndarray and type(p) is _ndarray and p.dtype != target.dtype \
+            and p.dtype.kind == target.dtype.kind:
+        # a float32 primal's cotangent is float32 also when traced (a Hessian's rows)
+        dx = call(np.ndarray.astype, dx, target.dtype)
     return dx
 
 
@@ -691,6 +717,16 @@ def _call_opaque(f: Any, args: tuple, kwargs: dict) -> Any:
             raise TracerConversionError(e.operation, e.primal, func_name(f),
                                         _source_unreadable(f)) from e
         raise
+    except SystemError as e:
+        # C code calling back into Python that ignores a failed conversion of the
+        # callback's result (SciPy's brentq: the tracer's refusal stays set, and the next
+        # call reports "returned a result with an exception set"): the refusal is the
+        # error, found in the chain
+        refusal = refusal_in(e)
+        if refusal is None or _is_ad_code(f):
+            raise
+        raise TracerConversionError(refusal.operation, refusal.primal, func_name(f),
+                                    _source_unreadable(f)) from e
 
 
 def _source_unreadable(f: Any) -> bool:

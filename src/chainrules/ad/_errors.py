@@ -517,3 +517,16 @@ class OpaqueArrayError(ADError, TypeError):
             f"array library's functions (xp = array_namespace(xd, w)) instead of its "
             f"operators"
         )
+
+
+def refusal_in(e: BaseException) -> TracerConversionError | None:
+    """The `TracerConversionError` among the causes of ``e`` (a ``SystemError`` from C
+    code that ignored it), or None."""
+    seen: set[int] = set()
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, TracerConversionError):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None

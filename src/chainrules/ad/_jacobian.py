@@ -93,7 +93,7 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
                 _check_real_output(y_arr)
                 cols = [c[j] for c in columns]
                 jac = np.stack(cols, axis=-1) if cols else np.zeros((*y_arr.shape, 0))
-                jacs.append(jac.reshape(y_arr.shape + x_arr.shape))
+                jacs.append(_in_dtype(jac.reshape(y_arr.shape + x_arr.shape), y_arr, x_arr))
             return type(y)(jacs) if type(y) in (tuple, list) else jacs[0]
         if y is None:
             y, pullback = _vjp(_CONFIG, f, args, kwargs, (i,))
@@ -111,10 +111,21 @@ def jacobian(f: Callable, argnums: int = 0, mode: str = "auto") -> Callable:
                     seed = type(y)(seed if m == j else ZeroTangent() for m in range(len(y)))
                 rows.append(_jacobian_entry(pullback(seed)[0]))
             jac = np.stack(rows) if rows else np.zeros((0, *x_arr.shape))
-            jacs.append(jac.reshape(y_arr.shape + x_arr.shape))
+            jacs.append(_in_dtype(jac.reshape(y_arr.shape + x_arr.shape), y_arr, x_arr))
         return type(y)(jacs) if type(y) in (tuple, list) else jacs[0]
 
     return jacobian_f
+
+
+def _in_dtype(jac: Any, y: np.ndarray, x: np.ndarray) -> Any:
+    """The Jacobian of a floating ``y`` w.r.t. floating ``x`` in their common dtype
+    (``float32`` for ``float32`` in and out, as the gradient is), whatever wider type
+    the rules computed the columns in; the same in forward and reverse mode."""
+    if type(jac) is np.ndarray and y.dtype.kind == "f" and x.dtype.kind == "f":
+        dtype = np.result_type(y.dtype, x.dtype)
+        if jac.dtype != dtype:
+            return jac.astype(dtype)
+    return jac
 
 
 def _jacobian_entry(d: Any) -> Any:

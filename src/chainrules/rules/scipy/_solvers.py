@@ -11,6 +11,7 @@ numbers and arrays into one vector (the adjoint ODE integrates it) and back.
 from __future__ import annotations
 
 import inspect
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -243,3 +244,69 @@ def _rebuild(t: Any, path: tuple, values: dict) -> Any:
     if isinstance(t, AbstractTangent):
         return t
     return values[path]
+
+
+# ----------------------------------------------------------------------------------------
+# A user's closure as a function of the values it captures
+
+
+def captured_values(f: Any) -> tuple[tuple[str, ...], tuple]:
+    """``(names, values)``: the numbers and floating arrays closure ``f`` captures (the
+    fields of its tangent); empty for a function that captures none, or a non-function.
+
+    A rule that integrates or solves with ``f`` inside a larger program it hands to the
+    AD passes ``values`` as arguments and rebuilds ``f`` with `with_values`, so that the
+    AD differentiates w.r.t. them.
+    """
+    if type(f) is not types.FunctionType or not f.__closure__:
+        return (), ()
+    names, values = [], []
+    for name, cell in zip(f.__code__.co_freevars, f.__closure__):
+        try:
+            v = cell.cell_contents
+        except ValueError:  # a cell not yet assigned
+            continue
+        if kit.is_differentiable(v):
+            names.append(name)
+            values.append(v)
+    return tuple(names), tuple(values)
+
+
+def with_values(f: Any, names: tuple, values: tuple) -> Any:
+    """A copy of closure ``f`` whose captured ``names`` hold ``values``; ``f`` itself when
+    ``names`` is empty."""
+    if not names:
+        return f
+    new = dict(zip(names, values))
+    cells = tuple(types.CellType(new[n]) if n in new else c
+                  for n, c in zip(f.__code__.co_freevars, f.__closure__ or ()))
+    g = types.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__, cells)
+    g.__kwdefaults__ = f.__kwdefaults__
+    return g
+
+
+def closure_tangent(f: Any, names: tuple, bars: Any) -> Any:
+    """The (co)tangent of closure ``f`` from those of its captured ``names`` (a tuple, in
+    their order, or a zero)."""
+    if not names:
+        return _ZERO
+    return Tangent[type(f)](**{n: item(bars, k) for k, n in enumerate(names)})
+
+
+def values_tangent(f_dot: Any, names: tuple) -> tuple:
+    """The tangents of closure ``f``'s captured ``names`` from ``f``'s tangent."""
+    f_dot = unthunk(f_dot)
+    return tuple(_ZERO if kit.is_zero(f_dot) or not isinstance(f_dot, Tangent)
+                 else unthunk(f_dot[n]) for n in names)
+
+
+def ad_gradient(config: Any, f: Callable) -> Callable:
+    """The gradient of scalar ``f(x, *args)`` w.r.t. ``x`` by the AD, as plain numbers (a
+    derivative function for a solve)."""
+
+    def ad_gradient_of_f(x: Any, *args: Any) -> Any:
+        y, pullback = core.rrule_via_ad(config, f, x, *args)
+        g = unthunk(pullback(one_like(y))[1])
+        return np.zeros(np.shape(x)) if kit.is_zero(g) else np.asarray(g, dtype=float)
+
+    return ad_gradient_of_f

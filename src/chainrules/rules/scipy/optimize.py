@@ -114,18 +114,25 @@ def _result_tangent(name: str, res: Any, differentiated: tuple, dots: dict) -> A
     return Tangent[type(res)]({**dots, **rest})
 
 
-def _wrap_derivative(name: str, what: str, g: Any) -> Any:
+def _wrap_derivative(name: str, what: str, g: Any, instead: Any = None) -> Any:
     """A derivative function (``fprime``, ``jac``) returning plain numbers: a traced value
     from it (a keyword argument closing over traced values, which the AD does not hand
-    to rules detached) would make the solve itself traced, so that raises instead."""
+    to rules detached) would make the solve itself traced. ``instead`` (the AD's own
+    gradient of the function, which is detached) then serves for the solve (the rule
+    needs the derivative only where the solve stops, and computes it itself); without
+    one that raises."""
     if not callable(g):
         return g
+    use = [g]
 
     def plain_derivative(*a: Any) -> Any:
-        v = g(*a)
+        v = use[0](*a)
         try:
             return float(v) if np.ndim(v) == 0 else np.asarray(v)
         except TypeError as e:
+            if instead is not None and use[0] is g:
+                use[0] = instead
+                return plain_derivative(*a)
             raise SolverError(name, f"{what} returned a traced value (it closes over "
                               f"traced values and was passed by keyword)", f"pass {what} "
                               f"positionally, or give it the parameters through args") from e
@@ -537,7 +544,7 @@ def _stationary_after_precision_loss(res: Any) -> bool:
     return bool(np.all(np.isfinite(jac)) and np.max(np.abs(jac), initial=0.0) <= _DEFAULT_GTOL)
 
 
-def _minimize_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
+def _minimize_solve(fun: Callable, pos: tuple, kwargs: dict, config: Any = None) -> tuple:
     name = "scipy.optimize.minimize"
     bound = solvers.bind(so.minimize, (fun, *pos), kwargs)
     if bound.arguments.get("constraints"):
@@ -546,8 +553,9 @@ def _minimize_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
                           "rule for the constrained problem")
     for d in ("jac", "hess", "hessp"):
         if callable(bound.arguments.get(d)):
-            bound.arguments[d] = _wrap_derivative("scipy.optimize.minimize", d,
-                                                  bound.arguments[d])
+            bound.arguments[d] = _wrap_derivative(
+                "scipy.optimize.minimize", d, bound.arguments[d],
+                solvers.ad_gradient(config, fun) if d == "jac" and config else None)
     res = so.minimize(*bound.args, **bound.kwargs)
     if not _stationary_after_precision_loss(res):
         _check_minimum(name, res)
@@ -561,7 +569,7 @@ def _minimize_solve(fun: Callable, pos: tuple, kwargs: dict) -> tuple:
 
 @rrule.register(so.minimize, config=HasReverseMode)
 def minimize_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
-    res, raw_args, first = _minimize_solve(fun, pos, kwargs)
+    res, raw_args, first = _minimize_solve(fun, pos, kwargs, config)
 
     def minimize_pullback(y_bar: Any) -> tuple:
         _refuse_fields("scipy.optimize.minimize", y_bar, ("x", "fun", "jac"))
@@ -579,7 +587,7 @@ def minimize_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
 
 @frule.register(so.minimize, config=HasForwardsMode)
 def minimize_frule(config: Any, dargs: tuple, fun: Callable, *pos: Any, **kwargs: Any) -> Any:
-    res, raw_args, first = _minimize_solve(fun, pos, kwargs)
+    res, raw_args, first = _minimize_solve(fun, pos, kwargs, config)
     theta_dot = (unthunk(dargs[1]), tuple(solvers.args_tangents(
         raw_args, solvers.positional_tangent(so.minimize, dargs, "args"))))
     opt = _Optimum("scipy.optimize.minimize", config, fun, res.x, solvers.args_tuple(raw_args),
