@@ -170,6 +170,30 @@ def inner(u: Any, v: Any) -> float:
     return float(np.sum(np.real(np.conj(np.asarray(u)) * np.asarray(v))))
 
 
+def is_plain(x: Any) -> bool:
+    """Whether ``x`` (and what tuples, lists and dicts in it hold) is no AD's traced value
+    (a traced value reports its primal's class, which is not its type)."""
+    t = type(x)
+    if t is tuple or t is list:
+        return all(is_plain(v) for v in x)
+    if t is dict:
+        return all(is_plain(v) for v in x.values())
+    return t is x.__class__
+
+
+def refuse_traced_args(name: str, args: Any) -> None:
+    """A quadrature rule run on an outer AD's traced ``args=`` (a second derivative with
+    respect to the integrand's parameters passed there): refused by name. Its parameter
+    integral goes through SciPy's adaptive quadrature, where an outer derivative would
+    be lost (it once came out as a silent zero)."""
+    if not is_plain(args):
+        raise SolverError(
+            name, "a second derivative with respect to the integrand's parameters passed "
+            "in args= is not supported (second derivatives with respect to the limits "
+            "are)", "differentiate with respect to args= once, or twice with respect to "
+            "the limits only")
+
+
 class Flat:
     """A structural tangent (numbers, arrays; ``Tangent``s, tuples, lists and dicts of
     them) as one vector.

@@ -76,6 +76,7 @@ def quad_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
     a, b = arguments["a"], arguments["b"]
     raw_args = arguments.get("args", ())
     args = solvers.args_tuple(raw_args)
+    solvers.refuse_traced_args("scipy.integrate.quad", args)
 
     def quad_pullback(y_bar: Any) -> tuple:
         v_bar = solvers.item(y_bar, 0)
@@ -125,6 +126,7 @@ def quad_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs: A
     a, b = arguments["a"], arguments["b"]
     raw_args = arguments.get("args", ())
     args = solvers.args_tuple(raw_args)
+    solvers.refuse_traced_args("scipy.integrate.quad", args)
     f_dot = unthunk(dargs[1])
     args_dots = solvers.args_tangents(raw_args, solvers.positional_tangent(si.quad, dargs, "args"))
     a_dot, b_dot = unthunk(dargs[2]), unthunk(dargs[3])

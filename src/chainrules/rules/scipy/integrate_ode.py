@@ -244,17 +244,6 @@ def _reverse(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol:
     return _adjoint(rhs, ts, y0, Y_bar, rtol, atol, name)
 
 
-def _is_plain(x: Any) -> bool:
-    """Whether ``x`` (and what tuples, lists and dicts in it hold) is no AD's traced value
-    (a traced value reports its primal's class, which is not its type)."""
-    t = type(x)
-    if t is tuple or t is list:
-        return all(_is_plain(v) for v in x)
-    if t is dict:
-        return all(_is_plain(v) for v in x.values())
-    return t is x.__class__
-
-
 def _traced_gradient(rhs: _RHS, ts: np.ndarray, y0: Any, Y_bar: Any, rtol: float,
                      atol: float, name: str) -> tuple:
     """``(y0_bar, [args_bars], f_bar)`` for a second derivative: the sensitivities ``S =
@@ -308,7 +297,7 @@ def _captures_traced(f: Any) -> bool:
             v = cell.cell_contents
         except ValueError:
             continue
-        if not _is_plain(v):
+        if not solvers.is_plain(v):
             return True
     return False
 
@@ -340,7 +329,7 @@ def _opened(f: Any, name: str) -> tuple:
             values.append(v)
             opened.append(types.CellType(None))
             cells.append(opened[-1])
-        elif _is_plain(v):
+        elif solvers.is_plain(v):
             cells.append(types.CellType(v))
         else:
             raise SolverError(
@@ -374,7 +363,7 @@ def _sensitivities(rhs: _RHS, ts: np.ndarray, y0: Any, s0: Any, f_dot: Any,
     differentiates this solve again with these same rules."""
     f, config, tfirst, shape = rhs.f, rhs.config, rhs.tfirst, rhs.shape
     params, params_dots = tuple(rhs.args), list(args_dots)
-    if not _is_plain((y0, s0, rhs.args, args_dots)) or _captures_traced(f):
+    if not solvers.is_plain((y0, s0, rhs.args, args_dots)) or _captures_traced(f):
         # a second derivative: what f captures goes to args too, for the outer AD
         f, names, captured = _opened(f, name)
         if names:
@@ -430,7 +419,7 @@ def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
     y, Y, full, arguments = _odeint_solve(func, pos, kwargs)
     shape0 = np.shape(arguments["y0"])
     n = int(np.prod(shape0))
-    traced_t = not _is_plain(arguments["t"])
+    traced_t = not solvers.is_plain(arguments["t"])
     ts = arguments["t"] if traced_t else np.asarray(arguments["t"], dtype=float)
     raw_args = arguments.get("args", ())
     tfirst = bool(arguments.get("tfirst"))
@@ -441,7 +430,7 @@ def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
         Y_bar = solvers.item(y_bar, 0) if full else unthunk(y_bar)
         if kit.is_zero(Y_bar):
             return (_NO, _ZERO, *solvers.positional_cotangents(si.odeint, pos, {}))
-        if traced_t or not _is_plain((Y_bar, arguments["y0"], rhs.args)) or \
+        if traced_t or not solvers.is_plain((Y_bar, arguments["y0"], rhs.args)) or \
                 _captures_traced(func):
             # a second derivative: NumPy code and solver calls the outer AD follows
             Y_bar = np.reshape(Y_bar, (len(ts), n))
@@ -544,7 +533,7 @@ def solve_ivp_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any
         if kit.is_zero(Y_bar):
             return (_NO, _ZERO, *solvers.positional_cotangents(si.solve_ivp, pos, {}))
         times = core.not_implemented("derivative of solve_ivp w.r.t. the times")
-        if not _is_plain((Y_bar, arguments["y0"], rhs.args)) or _captures_traced(fun):
+        if not solvers.is_plain((Y_bar, arguments["y0"], rhs.args)) or _captures_traced(fun):
             # a second derivative: NumPy code and solver calls the outer AD follows
             t = np.asarray(res.t, float)
             ts, Y_bars = _from_start(arguments, t, np.transpose(Y_bar))

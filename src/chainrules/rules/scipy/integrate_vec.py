@@ -93,6 +93,7 @@ def quad_vec_rrule(config: Any, f: Callable, *pos: Any, **kwargs: Any) -> Any:
     y, arguments, options = _solve(f, pos, kwargs)
     a, b = arguments["a"], arguments["b"]
     args = solvers.args_tuple(arguments.get("args", ()))
+    solvers.refuse_traced_args("scipy.integrate.quad_vec", args)
 
     def quad_vec_pullback(y_bar: Any) -> tuple:
         v_bar = solvers.item(y_bar, 0)
@@ -134,6 +135,7 @@ def quad_vec_frule(config: Any, dargs: tuple, f: Callable, *pos: Any, **kwargs: 
     a, b = arguments["a"], arguments["b"]
     raw_args = arguments.get("args", ())
     args = solvers.args_tuple(raw_args)
+    solvers.refuse_traced_args("scipy.integrate.quad_vec", args)
     f_dot = unthunk(dargs[1])
     args_dots = solvers.args_tangents(raw_args, _tangent(dargs, "args"))
     a_dot, b_dot = _tangent(dargs, "a"), _tangent(dargs, "b")
