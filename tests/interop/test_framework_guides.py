@@ -71,4 +71,5 @@ def test_torch_guide_runs(tmp_path):
     (tmp_path / "ddp_train.py").write_text(scripts["ddp_train.py"])
     out = run_python(["ddp_train.py"], tmp_path, {"TMPDIR": str(tmp_path)})
     assert "ddp ok" in out
-    assert not list(tmp_path.glob("ddp_grads_*.pt"))  # the script cleans up
+    # the script cleans up: its temporary folder (rendezvous file, gradients) is gone
+    assert not list(tmp_path.rglob("*.pt")) and not list(tmp_path.rglob("rendezvous"))
