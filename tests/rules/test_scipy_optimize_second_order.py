@@ -67,6 +67,12 @@ def _least_squares(a):
     return so.least_squares(lambda t: np.array([t[0] - a, 0.3 * t[0] ** 2]), np.zeros(1)).x[0]
 
 
+def _root_hybr(a):
+    # (MINPACK swallows the tracer's refusal and raised its own raw "not a proper array
+    # of floats" error; the AD reports the refusal, naming the C function)
+    return so.root(lambda t: _cubic(t, a), np.array([0.5])).x[0]
+
+
 # each still refused with a named error (the AD's own: the rule's solve or pullback, run on
 # the outer derivative's traced values, reaches SciPy code the AD cannot follow)
 REFUSED = {
@@ -74,6 +80,7 @@ REFUSED = {
     "quad (integrand parameter)": (_quad_parameter, "scipy.integrate._qagse"),
     "root_scalar": (_root_scalar, "scipy.optimize._brentq"),
     "least_squares": (_least_squares, "scipy.optimize"),
+    "root (hybr)": (_root_hybr, "scipy.optimize._hybrd"),
 }
 
 

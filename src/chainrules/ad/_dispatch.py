@@ -49,6 +49,7 @@ from ._tracer import (
     _INPLACE_FUNCS,
     _NO_RULE,
     AD_DIR,
+    LAST_REFUSAL,
     Tracer,
     _describe,
     connect,
@@ -708,6 +709,7 @@ def _call_opaque(f: Any, args: tuple, kwargs: dict) -> Any:
             return args[0]  # already an array-like value the AD follows
         if args and _top_trace_deep(args[0], None) is not None:
             return call(_stack_nested, args[0], **kwargs)
+    before = LAST_REFUSAL[0]
     try:
         if watch:
             return _watched(f, f, args, kwargs)
@@ -717,13 +719,17 @@ def _call_opaque(f: Any, args: tuple, kwargs: dict) -> Any:
             raise TracerConversionError(e.operation, e.primal, func_name(f),
                                         _source_unreadable(f)) from e
         raise
-    except SystemError as e:
+    except Exception as e:
         # C code calling back into Python that ignores a failed conversion of the
         # callback's result (SciPy's brentq: the tracer's refusal stays set, and the next
-        # call reports "returned a result with an exception set"): the refusal is the
-        # error, found in the chain
+        # call reports "returned a result with an exception set"), or reports it as its
+        # own error (MINPACK: "not a proper array of floats"): the refusal is the error,
+        # found in the chain
         refusal = refusal_in(e)
-        if refusal is None or _is_ad_code(f):
+        if (refusal is None and watch and not isinstance(e, ADError)
+                and LAST_REFUSAL[0] is not before):
+            refusal = LAST_REFUSAL[0]  # (swallowed by the C code, which raised its own)
+        if not isinstance(refusal, TracerConversionError) or _is_ad_code(f):
             raise
         raise TracerConversionError(refusal.operation, refusal.primal, func_name(f),
                                     _source_unreadable(f)) from e

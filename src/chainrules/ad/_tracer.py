@@ -671,10 +671,15 @@ def _is_foreign_type(t: type) -> bool:
 
 
 def _conversion_error(t: Tracer, operation: str) -> ADError:
-    """The error for converting ``t`` to a plain value: a dead tracer says so first."""
-    if t._trace.ended:
-        return DeadTracerError(operation, _describe(t))
-    return TracerConversionError(operation, _describe(t))
+    """The error for converting ``t`` to a plain value: a dead tracer says so first. Kept
+    in `LAST_REFUSAL`: C code calling back into Python may swallow it and raise its own."""
+    err = (DeadTracerError if t._trace.ended else TracerConversionError)(
+        operation, _describe(t))
+    LAST_REFUSAL[0] = err
+    return err
+
+
+LAST_REFUSAL: list = [None]  # (the dispatch reports it instead of the C code's error)
 
 
 def _describe(t: Tracer) -> str:
