@@ -50,13 +50,13 @@ from chainrules.core import (
     NoTangent,
     RuleConfig,
     ZeroTangent,
-    unthunk,
 )
 from chainrules.core._errors import func_name
 from chainrules.core._tangent_types.structural import _is_zero as is_zero_tangent
 
 from . import _compat
 from ._bridge import (
+    argument_cotangents,
     is_differentiable_dtype,
     leaf_tangent,
     output_cotangent,
@@ -190,21 +190,18 @@ class _Call:
                for p, g in zip(self.out_paths, grads)}
         bars = self.pullback(output_cotangent(self.y, cts))
         check_pullback_result(self.f, bars, len(self.args))
-        unthunked: dict[int, Any] = {}
-        out: list = []
-        for i, need in enumerate(needs):
-            if not need:
-                out.append(None)
-                continue
-            position, path = self.where[i]
-            if position not in unthunked:
-                unthunked[position] = unthunk(bars[position])
+
+        def to_numpy(i: int, position: int, path: tuple, bar: Any) -> Any:
             x_bar = leaf_tangent(_BRIDGE, self.f, "argument", position, path,
-                                 self.np_inputs[i], unthunked[position])
+                                 self.np_inputs[i], bar)
             if x_bar is None:
-                refuse_none(self.f, "argument", position, path, self.np_inputs[i],
-                            unthunked[position])
-            out.append(x_bar)
+                refuse_none(self.f, "argument", position, path, self.np_inputs[i], bar)
+            return x_bar
+
+        wanted = [i for i, need in enumerate(needs) if need]
+        out: list = [None] * len(needs)
+        for i, x_bar in zip(wanted, argument_cotangents(bars, self.where, wanted, to_numpy)):
+            out[i] = x_bar
         return out
 
     def push(self, tangents: tuple) -> list:

@@ -52,9 +52,14 @@ from chainrules.core import (
 from chainrules.core._errors import func_name
 
 from . import _compat
+from ._bridge import (
+    argument_cotangents,
+    check_pullback_entries,
+    non_tangent_reason,
+    tangent_leaf,
+)
 from ._bridge import call_frule as _call_frule
 from ._bridge import call_rrule as _call_rrule
-from ._bridge import check_pullback_entries, non_tangent_reason, tangent_leaf
 from ._errors import (
     NoRuleError,
     NumPyOnlyRuleError,
@@ -254,21 +259,22 @@ class _NativeCall:
                                        self.build_args(inputs), self.kwargs)
         bars = self.guarded("rrule's pullback", pullback, self.output_cotangent(grads))
         check_pullback_result(self.f, bars, len(self.args))
-        unthunked: dict[int, Any] = {}
-        out: list = []
-        for i, need in enumerate(needs):
-            if not need:
-                out.append(None)
-                continue
-            position, path = self.where[i]
-            if position not in unthunked:
-                unthunked[position] = self.guarded("rrule's pullback", unthunk, bars[position])
-            x_bar, x = unthunked[position], inputs[i]
+
+        def to_tensor(i: int, position: int, path: tuple, x_bar: Any) -> Any:
+            x = inputs[i]
             if (not path and type(x_bar) is type(x) and x_bar.shape == x.shape
                     and x_bar.dtype == x.dtype):
-                out.append(x_bar)  # the common case, already a tangent of x
-                continue
-            out.append(self.project(x, x_bar, "argument", position, path, "rrule's pullback"))
+                return x_bar  # the common case, already a tangent of x
+            return self.project(x, x_bar, "argument", position, path, "rrule's pullback")
+
+        def guarded_unthunk(bar: Any) -> Any:
+            return self.guarded("rrule's pullback", unthunk, bar)
+
+        wanted = [i for i, need in enumerate(needs) if need]
+        out: list = [None] * len(needs)
+        for i, x_bar in zip(wanted, argument_cotangents(bars, self.where, wanted, to_tensor,
+                                                        guarded_unthunk)):
+            out[i] = x_bar
         return out
 
     def push(self, inputs: tuple, tangents: tuple) -> tuple:
