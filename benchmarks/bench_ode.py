@@ -7,7 +7,8 @@ defaults. For each, in one process with interleaved rounds (``_bench_harness``):
 
 - ``solve``: the loss (one forward solve), the unit of the ratios;
 - ``grad``: ``chainrules.ad.grad`` of the loss (the rule's Chebyshev-collocation
-  sensitivities, `chainrules.rules.scipy.integrate_ode`);
+  sensitivities, the right-hand side traced once on all the points,
+  `chainrules.rules.scipy._ode_batched`);
 - ``adjoint``: the same gradient by the adjoint method the rule falls back to (what
   every gradient cost before: a dense re-solve and a backward solve per output
   interval, one traced evaluation per step);

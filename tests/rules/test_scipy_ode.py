@@ -80,9 +80,11 @@ def test_lotka_volterra_gradient_against_jax_and_differences(loss, adjoint_calls
 
 
 def test_collocation_agrees_with_the_adjoint(monkeypatch):
+    # (both carry the solve's error, about 1e-7 of the largest entry at rtol 1e-8: the
+    # collocation reads the state at its points from the forward solve)
     g = grad(odeint_loss)(P)
     monkeypatch.setattr(integrate_ode, "_MAX_UNKNOWNS", 0)  # always the adjoint
-    assert np.allclose(grad(odeint_loss)(P), g, rtol=1e-6, atol=0.0)
+    assert np.max(np.abs(grad(odeint_loss)(P) - g)) <= 1e-6 * np.max(np.abs(g))
 
 
 def kinked_loss(k):

@@ -464,12 +464,14 @@ def _positional_form(f: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict] | 
     signature does not allow it (a keyword-only parameter, ``**kwargs``, no signature).
     A function whose signature is ``(*args, **kwds)`` may declare its parameters
     (``kit.declare_parameters``: the ``scipy.stats`` methods do)."""
+    traced = [k for k, v in kwargs.items() if _top_trace_deep(v, None) is not None]
+    if not traced:  # (before the signature: inspect.signature costs ~100 us a call)
+        return None
     positional = kit.positional_parameters(f)
     if positional is None:
         return None
     names = [p.name for p in positional]
-    traced = [k for k, v in kwargs.items() if _top_trace_deep(v, None) is not None]
-    if not traced or any(k not in names[len(args):] for k in traced):
+    if any(k not in names[len(args):] for k in traced):
         return None
     last = max(names.index(k) for k in traced)
     new_args, rest = list(args), dict(kwargs)

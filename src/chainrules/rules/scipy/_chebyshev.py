@@ -15,6 +15,8 @@ ch. 6 and 13): one dense linear system of ``(N + 1) n`` unknowns per column.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import scipy.fft
 
@@ -100,3 +102,23 @@ def solve_linear(a: float, b: float, A: np.ndarray, B: np.ndarray,
     L[:n, :n] = np.eye(n)
     R[:n] = S_a
     return np.linalg.solve(L, R).reshape(m, n, -1)
+
+
+def resolved_pieces(values: np.ndarray, tol: float, by_column: bool = False) -> np.ndarray:
+    """`resolved` for each piece: ``values`` is ``(pieces, N + 1, ...)``; a boolean per
+    piece."""
+    P, m = values.shape[:2]
+    v = values.reshape(P, m, -1, values.shape[-1] if by_column else 1)
+    # (the coefficients as one product with the transform's matrix: a DCT call per
+    # array costs more than the arithmetic at these sizes)
+    c = np.abs(_transform(m - 1) @ v.reshape(P, m, -1)).reshape(v.shape)
+    scale = np.max(c, axis=(1, 2))
+    scale = np.maximum(scale, 1e-8 * np.max(scale, axis=1, keepdims=True, initial=0.0))
+    tail = np.max(c[:, -3:], axis=(1, 2))
+    return np.all(tail <= tol * scale, axis=1)
+
+
+@functools.lru_cache(maxsize=8)
+def _transform(n: int) -> np.ndarray:
+    """The matrix of `coefficients` for ``n + 1`` points."""
+    return coefficients(np.eye(n + 1))

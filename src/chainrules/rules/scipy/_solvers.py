@@ -71,9 +71,23 @@ def not_converged(function: str, detail: str) -> SolverError:
         "maxiter or give a better starting point")
 
 
+_SIGNATURES: dict[Callable, inspect.Signature] = {}
+
+
+def _signature(solver: Callable) -> inspect.Signature:
+    """The solver's signature, read once (a few hundred microseconds each time). (A dict
+    read by subscript, not an ``lru_cache``: a rule's code that an outer AD runs hands
+    the functions given to a C callable through the AD's wrappers.)"""
+    try:
+        return _SIGNATURES[solver]
+    except KeyError:
+        sig = _SIGNATURES[solver] = inspect.signature(solver)
+        return sig
+
+
 def bind(solver: Callable, args: tuple, kwargs: dict) -> inspect.BoundArguments:
     """The solver's arguments by name (``args`` positional as the rule received them)."""
-    return inspect.signature(solver).bind(*args, **kwargs)
+    return _signature(solver).bind(*args, **kwargs)
 
 
 def args_tuple(args: Any) -> tuple:
@@ -104,7 +118,7 @@ def item(y_bar: Any, i: int) -> Any:
 def positional_cotangents(solver: Callable, pos: tuple, given: dict) -> list:
     """Cotangents of the positional arguments after the function: those named in
     ``given`` get theirs, the rest (brackets, starting points, options) zeros."""
-    names = list(inspect.signature(solver).parameters)[1:1 + len(pos)]
+    names = list(_signature(solver).parameters)[1:1 + len(pos)]
     return [given[n] if n in given else _unused(v) for n, v in zip(names, pos)]
 
 
@@ -116,7 +130,7 @@ def _unused(x: Any) -> Any:
 
 def positional_tangent(solver: Callable, dargs: tuple, name: str) -> Any:
     """The tangent of the solver's argument ``name`` in an frule's ``dargs``."""
-    names = list(inspect.signature(solver).parameters)
+    names = list(_signature(solver).parameters)
     i = names.index(name)
     return unthunk(dargs[i + 1]) if i + 1 < len(dargs) else _ZERO
 

@@ -7,7 +7,8 @@ Writing ``theta`` for what the right-hand side depends on besides its state and 
 - ``odeint(func, y0, t, args)`` and ``solve_ivp(fun, t_span, y0, args=..., t_eval=...)``
   w.r.t. ``y0`` and ``theta``: reverse mode by the sensitivities ``S = dy/d(y0, theta)``
   computed by Chebyshev collocation (``S' = (df/dy) S + [0 | df/dtheta]`` with the
-  Jacobians from the AD at a few dozen points, see `_collocation_gradient`) when they
+  Jacobians from the AD: in one pass over all the points when ``f`` takes a batch of
+  states, `_ode_batched`, else point by point, `_collocation_gradient`) when they
   resolve and the system is small, else by the adjoint method (the adjoint
   ``a' = -(df/dy)^T a`` and ``theta_bar' = -(df/dtheta)^T a`` integrated backwards with
   ``solve_ivp``, the state read from a dense forward re-solve, the output cotangent
@@ -39,6 +40,7 @@ from chainrules.core import HasForwardsMode, HasReverseMode, Tangent, frule, rru
 from chainrules.rules import _kit as kit
 
 from . import _chebyshev as _cheb
+from . import _ode_batched as _batched
 from . import _solvers as solvers
 from ._solvers import SolverError
 
@@ -152,18 +154,19 @@ def _adjoint(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol:
 
 
 # The reverse rules compute the sensitivities ``S = dy/d(y0, theta)`` (``n x (n + m)``) by
-# Chebyshev collocation when the system is small: the Jacobians of ``f`` are evaluated
-# by the AD at a few dozen Chebyshev points of the time interval (one trace of ``f`` and
-# ``n`` pullbacks each), on the state re-solved there by LSODA at a tighter tolerance,
-# and the linear sensitivity equations ``S' = (df/dy) S + [0 | df/dtheta]`` are solved
-# there as one dense linear system. The number of traced evaluations then follows the
-# smoothness of the solution, not the solver's step count: on Lotka-Volterra (n = 2,
-# m = 4, 21 outputs) about 65 against ~900 for the adjoint (a dense re-solve, then one
-# backward solve per output interval, a trace and a pullback per evaluation), see
-# benchmarks/bench_ode.py. The resolution is checked on the Jacobians and on ``S``
-# (their last Chebyshev coefficients); an interval that is not resolved is halved, and
-# past ``2**_MAX_DEPTH`` pieces (non-smooth or very long solutions), or for large
-# systems, the adjoint is used.
+# Chebyshev collocation when the system is small: `_ode_batched` when ``f`` takes a
+# batch of states (one trace for all the points), else the code below: the Jacobians
+# of ``f`` are evaluated by the AD at a few dozen Chebyshev points of the time interval
+# (one trace of ``f`` and ``n`` pullbacks each), on the state re-solved there by LSODA
+# at a tighter tolerance, and the linear sensitivity equations ``S' = (df/dy) S + [0 |
+# df/dtheta]`` are solved there as one dense linear system. The number of traced
+# evaluations then follows the smoothness of the solution, not the solver's step count:
+# on Lotka-Volterra (n = 2, m = 4, 21 outputs) about 65 against ~900 for the adjoint (a
+# dense re-solve, then one backward solve per output interval, a trace and a pullback
+# per evaluation), see benchmarks/bench_ode.py. The resolution is checked on the
+# Jacobians and on ``S`` (their last Chebyshev coefficients); an interval that is not
+# resolved is halved, and past ``2**_MAX_DEPTH`` pieces (non-smooth or very long
+# solutions), or for large systems, the adjoint is used.
 _LEVELS = (8, 16, 32)
 _MAX_DEPTH = 6
 _MAX_UNKNOWNS = 1200  # (N + 1) n, the size of the dense collocation system
@@ -173,20 +176,13 @@ class _UnresolvedError(Exception):
     """The collocation did not resolve the sensitivities: use the adjoint."""
 
 
-def _collocation_tolerances(rtol: float, atol: float) -> tuple[float, float, float]:
-    """(the relative size of the Chebyshev tails accepted, the state's rtol and atol)"""
-    tol = min(max(0.1 * rtol, 1e-11), 1e-4)
-    rtol_y = max(1e-2 * tol, 1e-13)
-    return tol, rtol_y, max(min(atol, rtol_y), 1e-300)
-
-
 def _collocation_gradient(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray,
                           flat: solvers.Flat, rtol: float, atol: float) -> tuple:
     """``(y0_bar, theta_bar_vector)`` from the sensitivities at the output times ``ts``
     (ascending); raises `_UnresolvedError`."""
     n, m = y0.size, flat.size
     k = n + m
-    tol, rtol_y, atol_y = _collocation_tolerances(rtol, atol)
+    tol, rtol_y, atol_y = _batched.tolerances(rtol, atol)
     n_max = _LEVELS[-1]
     S_out = np.zeros((len(ts), n, k))
 
@@ -228,16 +224,20 @@ def _collocation_gradient(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, Y_bar: np.n
 
 
 def _reverse(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol: float,
-             atol: float, name: str) -> tuple:
+             atol: float, name: str, sampled: tuple | None = None) -> tuple:
     """``(y0_bar, theta_bar, a0)`` as `_adjoint` gives them: by collocation where it
     resolves the sensitivities, else by the adjoint."""
     n = y0.size
-    _, theta_example = rhs.vjp(float(ts[0]), y0, np.ones(n))
-    flat = solvers.Flat(theta_example)
     if (_LEVELS[-1] + 1) * n <= _MAX_UNKNOWNS and ts[-1] > ts[0] and np.all(np.diff(ts) >= 0):
         try:
+            # f traced once on the states at all the points, when it takes a batch
+            result = _batched.gradient(rhs, ts, y0, Y_bar, rtol, atol, sampled)
+            if result is not None:
+                return result
+            _, theta_example = rhs.vjp(float(ts[0]), y0, np.ones(n))
+            flat = solvers.Flat(theta_example)
             y0_bar, theta_bar = _collocation_gradient(rhs, ts, y0, Y_bar, flat, rtol, atol)
-        except _UnresolvedError:
+        except (_UnresolvedError, _batched.Unresolved):
             pass
         else:
             return y0_bar, flat.unflatten(theta_bar), y0_bar - Y_bar[0]
@@ -392,18 +392,61 @@ def _sensitivities(rhs: _RHS, ts: np.ndarray, y0: Any, s0: Any, f_dot: Any,
     return Z[:, n:]
 
 
-def _odeint_solve(func: Callable, pos: tuple, kwargs: dict) -> tuple:
+def _odeint_solve(func: Callable, pos: tuple, kwargs: dict, sample: bool = False) -> tuple:
+    """``(the primal, Y, full_output, arguments, sampled)``; with ``sample``, the solve
+    also gives the state at the collocation's points (`_ode_batched.gradient`'s
+    ``sampled``) where that leaves the primal unchanged, else ``sampled`` is None."""
     bound = solvers.bind(si.odeint, (func, *pos), kwargs)
     arguments = bound.arguments
     full = bool(arguments.get("full_output", 0))
     arguments["full_output"] = 1
+    t = arguments["t"]
+    sampled = None
+    extra = _sample_times(func, arguments) if sample else None
+    if extra is not None:
+        arguments["t"] = t_all = np.union1d(t, extra)
     with warnings.catch_warnings():
         # a failed solve is raised as SolverError below, not only warned about
         warnings.simplefilter("ignore", si.ODEintWarning)
         Y, info = si.odeint(*bound.args, **bound.kwargs)
+    if extra is not None:
+        arguments["t"] = t
+        at = np.searchsorted(t_all, t)
+        if info["message"] == "Integration successful." and _same_steps(info, at, arguments):
+            sampled = (extra, Y[np.searchsorted(t_all, extra)], float(t[1]))
+            Y = Y[at]
+            info = {k: v[at[1:] - 1] if isinstance(v, np.ndarray) and
+                    v.shape[:1] == (len(t_all) - 1,) else v for k, v in info.items()}
+        else:  # the plain solve, to fail (or not) exactly as it does
+            return _odeint_solve(func, pos, kwargs)
     if info["message"] != "Integration successful.":
         raise solvers.not_converged("scipy.integrate.odeint", info["message"])
-    return (Y, info) if full else Y, Y, full, arguments
+    return (Y, info) if full else Y, Y, full, arguments, sampled
+
+
+def _sample_times(func: Callable, arguments: dict) -> np.ndarray | None:
+    """The collocation's points after the first output time, for a plain solve with
+    ascending times of a system the collocation takes (else None). LSODA's steps do
+    not depend on output times past the first (which sets its initial step), so asking
+    for these leaves the primal bit for bit as it is."""
+    t, y0 = arguments["t"], arguments["y0"]
+    if not isinstance(t, np.ndarray | list | tuple) or not solvers.is_plain(
+            (t, y0, arguments.get("args", ()))) or _captures_traced(func):
+        return None
+    t = np.asarray(t)
+    if t.ndim != 1 or len(t) < 2 or t.dtype.kind not in "fiu" or \
+            (_LEVELS[-1] + 1) * np.size(y0) > _MAX_UNKNOWNS or not np.all(np.diff(t) > 0):
+        return None
+    times = _batched.grid_times(float(t[0]), float(t[-1]))
+    return times[times > t[1]]
+
+
+def _same_steps(info: dict, at: np.ndarray, arguments: dict) -> bool:
+    """Whether no interval between the user's output times took more steps than
+    ``mxstep`` allows one call (with fewer outputs the plain solve would stop there)."""
+    mxstep = arguments.get("mxstep") or 500
+    nst = np.concatenate([[0], info["nst"]])[at]
+    return bool(np.all(np.diff(nst) <= mxstep))
 
 
 def _tolerances(arguments: dict) -> tuple[float, float]:
@@ -416,7 +459,7 @@ def _tolerances(arguments: dict) -> tuple[float, float]:
 
 @rrule.register(si.odeint, config=HasReverseMode)
 def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
-    y, Y, full, arguments = _odeint_solve(func, pos, kwargs)
+    y, Y, full, arguments, sampled = _odeint_solve(func, pos, kwargs, sample=True)
     shape0 = np.shape(arguments["y0"])
     n = int(np.prod(shape0))
     traced_t = not solvers.is_plain(arguments["t"])
@@ -446,14 +489,19 @@ def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
                 "args": solvers.args_cotangent(raw_args, args_bars)}))
         Y_bar = np.real(np.asarray(Y_bar, float))
         y0_bar, (f_bar, args_bars), a0 = _reverse(
-            rhs, ts, Y[0].astype(float), Y_bar, rtol, atol, "scipy.integrate.odeint")
+            rhs, ts, Y[0].astype(float), Y_bar, rtol, atol, "scipy.integrate.odeint",
+            sampled)
         y0_bar = kit.array_projector(arguments["y0"])(y0_bar.reshape(shape0))
-        # Y[k] moves with t[k] at the speed f(Y[k], t[k]); moving t[0] moves the start
-        F = np.array([rhs(float(tk), Yk) for tk, Yk in zip(ts, Y.astype(float))])
-        t_bar = np.einsum("ki,ki->k", Y_bar, F)
-        t_bar[0] = -a0 @ F[0]
+
+        def t_cotangent() -> Any:
+            # Y[k] moves with t[k] at the speed f(Y[k], t[k]); moving t[0] moves the start
+            F = np.array([rhs(float(tk), Yk) for tk, Yk in zip(ts, Y.astype(float))])
+            t_bar = np.einsum("ki,ki->k", Y_bar, F)
+            t_bar[0] = -a0 @ F[0]
+            return kit.array_projector(arguments["t"])(t_bar)
+
         return (_NO, f_bar, *solvers.positional_cotangents(si.odeint, pos, {
-            "y0": y0_bar, "t": kit.array_projector(arguments["t"])(t_bar),
+            "y0": y0_bar, "t": core.Thunk(t_cotangent),
             "args": solvers.args_cotangent(raw_args, list(args_bars))}))
 
     return y, odeint_pullback
@@ -467,7 +515,7 @@ odeint_rrule.closures_of_outer_traces = True  # type: ignore[attr-defined]
 
 @frule.register(si.odeint, config=HasForwardsMode)
 def odeint_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs: Any) -> Any:
-    y, Y, full, arguments = _odeint_solve(func, pos, kwargs)
+    y, Y, full, arguments, _ = _odeint_solve(func, pos, kwargs)
     ts = np.asarray(arguments["t"], dtype=float)
     raw_args = arguments.get("args", ())
     rhs = _RHS(config, func, solvers.args_tuple(raw_args), bool(arguments.get("tfirst")),

@@ -1,0 +1,436 @@
+"""The ODE rules' reverse sensitivities by Chebyshev collocation with the right-hand side
+traced once on a batch of states (``integrate_ode``).
+
+The cost of a gradient through ``odeint``/``solve_ivp`` is the AD's cost per call of the
+user's right-hand side ``f``: a trace and ``n`` pullbacks at each point where a Jacobian
+is needed, about 150 us for a small ``f`` against 1 us for the plain call. Most
+right-hand sides are written with NumPy operations that act elementwise on the state's
+components (``x, z = y``; ``np.array([a*x - b*x*z, ...])``; ``A @ y``), so that called
+with a batch ``Y`` of shape ``(n, K)`` (and the times ``t`` of shape ``(K,)``) they return
+the ``K`` derivatives as the columns of an ``(n, K)`` array. This module uses that: one
+trace of ``f`` on the states at every collocation point (repeated ``n`` times), one
+pullback for all the Jacobians ``df/dy`` there (seed ``e_i`` on the ``i``-th copy), one
+forward pass for a random direction of ``df/dtheta`` (to check its resolution), and one
+pullback for the gradient w.r.t. ``theta``: four passes of the AD whatever the number of
+points, where going point by point takes ``2 + n`` per point.
+
+The collocation is `_chebyshev`'s: the interval is cut into dyadic pieces, each with the
+``N + 1`` Chebyshev points, chosen so that the state (sampled at every candidate point
+by one LSODA solve, or by the forward solve itself: see `gradient`) is resolved; a
+piece whose Jacobians or sensitivities are not resolved is halved. The gradient is the
+discrete adjoint of the collocation equations ``(D S)_j - A_j S_j = B_j`` (``A =
+df/dy``, ``B = [0 | df/dtheta]``): per piece ``L^T Lambda = W`` (``W`` the output
+cotangents interpolated onto the points), chained from the last piece to the first;
+then ``y0_bar = Lambda_0`` and ``theta_bar = sum_j Lambda_j^T (df/dtheta)_j``, the
+latter a single pullback of the batched trace with cotangent ``Lambda``.
+
+Whether ``f`` takes a batch is tried, never assumed: the batched call must return an
+``(n, K)`` real array whose columns equal the plain calls' values at up to 12 points, and,
+once per code object, its Jacobians at one point must equal a per-point trace's (w.r.t.
+the state and ``theta``). Otherwise (an exception, a ``float(t)``, an ``if`` on a value, a
+reduction over the state) `gradient` returns ``None`` and the rules evaluate ``f`` point by
+point.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from typing import Any
+
+import numpy as np
+import scipy.integrate as si
+import scipy.linalg
+
+from chainrules import core
+from chainrules.core import unthunk
+from chainrules.rules import _kit as kit
+
+from . import _chebyshev as _cheb
+from . import _solvers as solvers
+
+N = 32  # Chebyshev points per piece: N + 1
+MAX_DEPTH = 6  # at most 2**MAX_DEPTH pieces
+SAMPLED_DEPTH = 5  # the forward solve samples the pieces down to this depth (its
+# outputs cost ~0.1 us each: 2,079 points, not 4,191; deeper, the state is re-solved)
+_VERIFY = 12  # columns whose values are compared with plain calls
+_ZERO = core.ZeroTangent()
+# LAPACK's LU directly: scipy.linalg.lu_factor's checks cost more than a 66 x 66 factor
+_getrf, _getrs = scipy.linalg.get_lapack_funcs(("getrf", "getrs"), dtype=np.float64)
+
+# code objects of right-hand sides whose batched derivatives were checked (True) or
+# that do not take a batch (False)
+_BATCHABLE: dict[Any, bool] = {}
+
+
+class Unresolved(Exception):  # noqa: N818 (a signal between the rules, not an error)
+    """The collocation did not resolve the sensitivities: use the adjoint."""
+
+
+def tolerances(rtol: float, atol: float) -> tuple[float, float, float]:
+    """(the relative size of the Chebyshev tails accepted, the state's rtol and atol)"""
+    tol = min(max(0.1 * rtol, 1e-11), 1e-4)
+    rtol_y = max(1e-2 * tol, 1e-13)
+    return tol, rtol_y, max(min(atol, rtol_y), 1e-300)
+
+
+@functools.lru_cache(maxsize=4)
+def _unit_grid(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the points of [0, 1], the differentiation matrix there)"""
+    return _cheb.points(0.0, 1.0, n), _cheb.differentiation_matrix(0.0, 1.0, n)
+
+
+@functools.lru_cache(maxsize=4)
+def _dyadic_grid(n: int, depth: int) -> tuple:
+    """On [0, 1]: (the points of every dyadic piece down to ``depth``, ``(pieces, n + 1)``
+    for all levels together; the sorted distinct times; where each point is among them;
+    the number of pieces above each level)"""
+    unit, _ = _unit_grid(n)
+    grids = []
+    for d in range(depth + 1):
+        edges = np.arange(2**d + 1) / 2**d  # (exact: the pieces' shared ends coincide)
+        grids.append(edges[:-1, None] + (edges[1:] - edges[:-1])[:, None] * unit)
+    points = np.concatenate(grids)
+    times, where = np.unique(points, return_inverse=True)
+    return points, times, where.reshape(points.shape), 2 ** np.arange(depth + 2) - 1
+
+
+@functools.lru_cache(maxsize=8)
+def _kron_d(n: int) -> np.ndarray:
+    """``D ⊗ I_n`` on [0, 1] as ``(1, N + 1, n, N + 1, n)`` (read only)."""
+    _, D1 = _unit_grid(N)
+    out = (D1[:, None, :, None] * np.eye(n)[None, :, None, :])[None]
+    out.flags.writeable = False
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _direction(size: int) -> np.ndarray:
+    """A fixed random direction in ``theta`` (a generator costs more than the check)."""
+    return np.random.default_rng(0).standard_normal(size)
+
+
+def grid_times(t0: float, t1: float) -> np.ndarray:
+    """The sorted times of every dyadic piece's points on ``[t0, t1]`` down to
+    `SAMPLED_DEPTH` (`gradient`'s ``sampled``)."""
+    return t0 + (t1 - t0) * _dyadic_grid(N, SAMPLED_DEPTH)[1]
+
+
+def gradient(rhs: Any, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol: float,
+             atol: float, sampled: tuple | None = None) -> tuple | None:
+    """``(y0_bar, (f_bar, args_bars), a0)`` as the adjoint gives them, for cotangents
+    ``Y_bar[k]`` of the states at the ascending times ``ts``; ``None`` when ``rhs.f``
+    does not take a batch of states; raises `Unresolved`.
+
+    ``sampled``: ``(times, states, t_split)``, the states the forward solve gave at the
+    `grid_times` after ``t_split`` (odeint's rule asks for them: outputs cost LSODA
+    nothing, and those after its first output time leave its steps unchanged); the
+    others are then solved at the user's tolerances. Otherwise every one is solved
+    again at a tighter tolerance.
+
+    The sampled states carry the solve's error (``~rtol``), so the Jacobians do, and the
+    gradient's error is of that order, as it already is through the outputs' cotangents
+    ``Y_bar`` (computed from the same states); the tails of that noise are about
+    ``0.02 rtol`` (Lotka-Volterra, LSODA, rtol 1e-3 to 1e-8), below the ``0.1 rtol``
+    the resolution checks accept.
+    """
+    key = getattr(rhs.f, "__code__", None)
+    if key is not None and _BATCHABLE.get(key) is False:
+        return None
+    if sampled is not None:
+        try:
+            return _gradient(rhs, ts, y0, Y_bar, rtol, atol, key, sampled)
+        except Unresolved:
+            pass  # (finer pieces than sampled, or the noise: with a tight solve)
+    return _gradient(rhs, ts, y0, Y_bar, rtol, atol, key, None)
+
+
+def _gradient(rhs: Any, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol: float,
+              atol: float, key: Any, sampled: tuple | None) -> tuple | None:
+    depth = MAX_DEPTH if sampled is None else SAMPLED_DEPTH
+    tol, rtol_y, atol_y = tolerances(rtol, atol)
+    t0, t1 = float(ts[0]), float(ts[-1])
+    # the state at the points of every dyadic piece, from one solve
+    unit_points, unit_times, where, first = _dyadic_grid(N, depth)
+    points = t0 + (t1 - t0) * unit_points
+    times = t0 + (t1 - t0) * unit_times
+    # (stricter than tol: the Jacobians, products of the state, then resolve too)
+    state_tol = 0.1 * tol
+    if sampled is not None:
+        after, Y_after, t_split = sampled
+        head = int(np.searchsorted(times, t_split, side="right"))
+        if not np.array_equal(times[head:], after):
+            sampled = None
+    if sampled is None:
+        Y_all = _solve_states(rhs, y0, times, rtol_y, atol_y)
+    else:
+        Y_all = np.concatenate([_solve_states(rhs, y0, times[:head], rtol, atol), Y_after])
+        state_tol = tol  # (the solve's own noise: see above)
+    states = Y_all[where]  # (pieces, N + 1, n)
+    every = _cheb.resolved_pieces(states, state_tol)
+    F_all = _plain_batch(rhs, Y_all, times)
+    if F_all is not None:
+        # (f's values hold the products of the state the Jacobians hold: a piece
+        # where they are not resolved would fail the check on the Jacobians)
+        every &= _cheb.resolved_pieces(F_all[where], tol)
+    grids = [points[first[d]:first[d + 1]] for d in range(depth + 1)]
+    states = [states[first[d]:first[d + 1]] for d in range(depth + 1)]
+    resolved = [every[first[d]:first[d + 1]] for d in range(depth + 1)]
+
+    def split(d: int, i: int) -> list:
+        if resolved[d][i]:
+            return [(d, i)]
+        if d == depth:
+            raise Unresolved
+        return split(d + 1, 2 * i) + split(d + 1, 2 * i + 1)
+
+    pieces = split(0, 0)
+    while True:
+        result = _solve(rhs, pieces, grids, states, ts, Y_bar, tol, key)
+        if result is None or isinstance(result, tuple):
+            return result
+        refined = []
+        for p, (d, i) in enumerate(pieces):
+            if result[p]:
+                refined.append((d, i))
+            elif d == depth:
+                raise Unresolved
+            else:
+                refined += [(d + 1, 2 * i), (d + 1, 2 * i + 1)]
+        pieces = refined
+
+
+def _plain_batch(rhs: Any, Y: np.ndarray, times: np.ndarray) -> np.ndarray | None:
+    """``f`` at the states ``Y`` (rows) and ``times`` in one plain call, as rows; None
+    when ``f`` does not take a batch (only a guide to the pieces: what the gradient
+    uses is checked in `_Batch.trace`)."""
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            F = np.asarray(rhs.f(*rhs.order(np.ascontiguousarray(Y.T), times), *rhs.args),
+                           dtype=float)
+    except Exception:
+        return None
+    if F.shape != Y.T.shape or not np.all(np.isfinite(F)):
+        return None
+    return F.T
+
+
+def _solve_states(rhs: Any, y0: np.ndarray, times: np.ndarray, rtol: float,
+                  atol: float) -> np.ndarray:
+    """The state at ``times`` (ascending, from the start) by LSODA."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", si.ODEintWarning)
+        # (f itself, not rhs's reshaping wrapper: a third of the solve's time)
+        Y, info = si.odeint(rhs.f, y0, times, args=rhs.args, tfirst=rhs.tfirst, rtol=rtol,
+                            atol=atol, full_output=True)
+    if info["message"] != "Integration successful." or not np.all(np.isfinite(Y)):
+        raise Unresolved
+    return Y
+
+
+def _solve(rhs: Any, pieces: list, grids: list, states: list, ts: np.ndarray,
+           Y_bar: np.ndarray, tol: float, key: Any) -> Any:
+    """The gradient on ``pieces``; ``None`` (``f`` takes no batch), or for each piece
+    whether it is resolved when one is not."""
+    n, P, m = Y_bar.shape[1], len(pieces), N + 1
+    K = P * m
+    tn = np.stack([grids[d][i] for d, i in pieces])  # (P, m)
+    Yn = np.stack([states[d][i] for d, i in pieces])  # (P, m, n)
+    # the points repeated n times, so that one pullback (seed e_i on the i-th copy)
+    # gives every row of the Jacobians
+    Yb = np.tile(Yn.reshape(K, n).T, (1, n))
+    tb = np.tile(tn.reshape(K), n)
+    batch = _Batch.trace(rhs, Yb, tb, key)
+    if batch is None:
+        return None
+    Br = np.zeros((K, n))
+    try:
+        seeds = np.zeros((n, n, K))
+        seeds[np.arange(n), np.arange(n)] = 1.0
+        y_bar, theta = batch.pull(seeds.reshape(n, n * K))
+        J = np.transpose(y_bar.reshape(n, n, K), (2, 1, 0))  # (K, row i, column)
+        flat = solvers.Flat(theta)
+        if key is not None and key not in _BATCHABLE:
+            ok = _derivatives_match(rhs, batch, J, flat, K // 2)
+            if len(_BATCHABLE) > 512:
+                _BATCHABLE.clear()
+            _BATCHABLE[key] = ok
+            if not ok:
+                return None
+        if flat.size:
+            r = _direction(flat.size)
+            Br = batch.jvp_theta(flat.unflatten(r))[:, :K].T
+    except Exception:  # a rule inside f that takes no batch: point by point
+        _forget(key)
+        return None
+    J, Br = J.reshape(P, m, n, n), Br.reshape(P, m, n)
+    ok = _cheb.resolved_pieces(J, tol) & _cheb.resolved_pieces(Br, tol)
+    if not ok.all():
+        return ok
+    # the collocation matrices L_p: (D S)_j - A_j S_j for j >= 1, S_0 for j = 0
+    h = np.array([grids[d][i][-1] - grids[d][i][0] for d, i in pieces])
+    L = _kron_d(n) / h[:, None, None, None, None]
+    at = np.arange(m)
+    L[:, at, :, at, :] -= np.moveaxis(J, 1, 0)
+    L[:, 0] = 0.0
+    L[:, 0, :, 0, :] = np.eye(n)
+    L = L.reshape(P, m * n, m * n)
+    lu = []
+    for p in range(P):
+        lu_p, piv, info = _getrf(L[p])
+        if info != 0:
+            raise Unresolved  # (a singular collocation matrix; a near-singular one
+            # gives sensitivities that are not finite or not resolved, checked below)
+        lu.append((lu_p, piv))
+    # forward: the sensitivities to y0 and along r, to check their resolution
+    R = np.zeros((m, n, n + 1))
+    R[0, :, :n] = np.eye(n)
+    S = np.empty((P, m, n, n + 1))
+    S_start = np.eye(n, n + 1)
+    for p in range(P):
+        R[1:, :, n] = Br[p, 1:]
+        X = _getrs(*lu[p], R.reshape(m * n, n + 1))[0].reshape(m, n, n + 1)
+        S[p] = X[:, :, :n] @ S_start
+        S[p, :, :, n] += X[:, :, n]
+        S_start = S[p, -1]
+    if not np.all(np.isfinite(S)):
+        raise Unresolved
+    ok = _cheb.resolved_pieces(S, tol, by_column=True)
+    if not ok.all():
+        return ok
+    # reverse: L_p^T Lambda_p = W_p + (Lambda_{p+1} at its first point, at the last)
+    W = _output_weights(tn, ts, Y_bar)
+    Lam = np.empty((P, m, n))
+    after = np.zeros(n)
+    for p in range(P - 1, -1, -1):
+        W[p, -1] += after
+        Lam[p] = _getrs(*lu[p], W[p].reshape(m * n), trans=1)[0].reshape(m, n)
+        after = Lam[p, 0]
+    y0_bar = Lam[0, 0].copy()
+    Lam[:, 0] = 0.0  # (the first points' rows are initial conditions)
+    C = np.zeros((n, n * K))
+    C[:, :K] = Lam.reshape(K, n).T
+    _, (f_bar, args_bars) = batch.pull(C)
+    return y0_bar, (f_bar, args_bars), y0_bar - Y_bar[0]
+
+
+def _output_weights(tn: np.ndarray, ts: np.ndarray, Y_bar: np.ndarray) -> np.ndarray:
+    """``W`` (pieces, points, n): the cotangents ``Y_bar[k]`` at times ``ts[k]`` moved to
+    the points of the piece holding ``ts[k]`` by the interpolant's weights."""
+    P, m = tn.shape
+    p = np.minimum(np.searchsorted(tn[:, -1], ts, side="left"), P - 1)
+    w = (-1.0) ** np.arange(m)
+    w[0] /= 2.0
+    w[-1] /= 2.0
+    d = ts[:, None] - tn[p]
+    hit = d == 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = w / d
+        ell = q / np.sum(q, axis=1, keepdims=True)
+    rows = np.any(hit, axis=1)
+    ell[rows] = hit[rows]
+    W = np.zeros((P, m, Y_bar.shape[1]))
+    np.add.at(W, p, ell[:, :, None] * Y_bar[:, None, :])
+    return W
+
+
+class _Batch:
+    """One trace of ``f`` on the states ``Yb`` (``(n, K)``) at times ``tb``."""
+
+    def __init__(self, rhs: Any, Yb: np.ndarray, tb: np.ndarray, out: Any,
+                 pullback: Any) -> None:
+        self.rhs, self.Yb, self.tb, self.out, self.pullback = rhs, Yb, tb, out, pullback
+
+    @classmethod
+    def trace(cls, rhs: Any, Yb: np.ndarray, tb: np.ndarray, key: Any) -> _Batch | None:
+        n, K = Yb.shape
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                out, pullback = core.rrule_via_ad(rhs.config, rhs.f, *rhs.order(Yb, tb),
+                                                  *rhs.args)
+            F = np.asarray(out)
+        except Exception:  # not written for a batch: the rule goes point by point
+            _forget(key)
+            return None
+        if F.shape not in ((n, K), (K,) if n == 1 else (n, K)) or F.dtype.kind != "f":
+            _forget(key)
+            return None
+        cols = np.unique(np.linspace(0, K - 1, min(K, _VERIFY)).astype(int))
+        V = np.stack([np.reshape(rhs.f(*rhs.order(Yb[:, k], float(tb[k])), *rhs.args), -1)
+                      for k in cols], axis=1)
+        if not np.all(np.isclose(F.reshape(n, K)[:, cols], V, rtol=1e-9,
+                                 atol=1e-12 * np.max(np.abs(V), initial=1e-300),
+                                 equal_nan=True)):
+            _forget(key)
+            return None
+        return cls(rhs, Yb, tb, out, pullback)
+
+    def _pull(self, C: np.ndarray) -> tuple:
+        out = self.out
+        if isinstance(out, (list, tuple)):
+            return self.pullback(type(out)(C[i] for i in range(len(out))))
+        return self.pullback(np.reshape(C, np.shape(out)))
+
+    def pull(self, C: np.ndarray) -> tuple:
+        """``(y_bar, (f_bar, args_bars))`` for the cotangent ``C`` (``(n, K)``) of the
+        batched output."""
+        g = self._pull(C)
+        y_bar = unthunk(g[2] if self.rhs.tfirst else g[1])
+        y_bar = np.zeros(self.Yb.shape) if kit.is_zero(y_bar) else \
+            np.broadcast_to(np.real(y_bar), self.Yb.shape)
+        return y_bar, (unthunk(g[0]), tuple(unthunk(x) for x in g[3:]))
+
+    def jvp_theta(self, theta_dot: tuple) -> np.ndarray:
+        f_dot, args_dots = theta_dot
+        rhs = self.rhs
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            _, d = core.frule_via_ad(rhs.config, (f_dot, _ZERO, _ZERO, *args_dots), rhs.f,
+                                     *rhs.order(self.Yb, self.tb), *rhs.args)
+        d = unthunk(d)
+        if kit.is_zero(d):
+            return np.zeros(self.Yb.shape)
+        return np.broadcast_to(np.real(np.asarray(d, dtype=float)), self.Yb.shape)
+
+
+def _forget(key: Any) -> None:
+    if key is not None:
+        _BATCHABLE[key] = False
+
+
+def _derivatives_match(rhs: Any, batch: _Batch, J: np.ndarray, flat: solvers.Flat,
+                       k: int) -> bool:
+    """Whether the batched Jacobians at column ``k`` (w.r.t. the state, and ``theta``
+    along a random cotangent) equal those of a per-point trace there."""
+    n = J.shape[1]
+    y, t = batch.Yb[:, k].copy(), float(batch.tb[k])
+    out, pullback = core.rrule_via_ad(rhs.config, rhs.f, *rhs.order(y, t), *rhs.args)
+    J_point = np.zeros((n, n))
+    for i in range(n):
+        g = pullback(_point_seed(out, np.eye(n)[i]))
+        y_bar = unthunk(g[2] if rhs.tfirst else g[1])
+        if not kit.is_zero(y_bar):
+            J_point[i] = np.reshape(y_bar, -1)
+    if not np.allclose(J[k], J_point, rtol=1e-9, atol=1e-12 * np.max(np.abs(J_point),
+                                                                      initial=1e-300)):
+        return False
+    if not flat.size:
+        return True
+    c = np.random.default_rng(1).standard_normal(n)
+    g = pullback(_point_seed(out, c))
+    point = flat.vector((unthunk(g[0]), tuple(unthunk(x) for x in g[3:])))
+    C = np.zeros(batch.Yb.shape)
+    C[:, k] = c
+    batched = flat.vector(batch.pull(C)[1])
+    return bool(np.allclose(batched, point, rtol=1e-9,
+                            atol=1e-12 * np.max(np.abs(point), initial=1e-300)))
+
+
+def _point_seed(out: Any, c: np.ndarray) -> Any:
+    if isinstance(out, (list, tuple)):
+        return type(out)(c)
+    return np.reshape(c, np.shape(out)).astype(np.result_type(out, float))
+
+
