@@ -134,19 +134,45 @@ def gradient(rhs: Any, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol: 
     ``0.02 rtol`` (Lotka-Volterra, LSODA, rtol 1e-3 to 1e-8), below the ``0.1 rtol``
     the resolution checks accept.
     """
+    return _run(rhs, ts, y0, rtol, atol, sampled, _Gradient(Y_bar))
+
+
+def tangent(rhs: Any, ts: np.ndarray, y0: np.ndarray, s0: np.ndarray, theta_dot: tuple,
+            rtol: float, atol: float, sampled: tuple | None = None) -> np.ndarray | None:
+    """The states' tangents at the ascending times ``ts`` (rows) for the tangent ``s0``
+    of ``y0`` and ``theta_dot = (f_dot, args_dots)``, by the same collocation (the
+    forward sensitivity ``S s0 + S_theta theta_dot``: one forward pass of the AD over
+    the batch for ``(df/dtheta) theta_dot``); ``None`` when ``rhs.f`` does not take a
+    batch; raises `Unresolved`."""
+    return _run(rhs, ts, y0, rtol, atol, sampled, _Tangent(s0, theta_dot))
+
+
+class _Gradient:
+    def __init__(self, Y_bar: np.ndarray) -> None:
+        self.Y_bar = Y_bar
+
+
+class _Tangent:
+    def __init__(self, s0: np.ndarray, theta_dot: tuple) -> None:
+        self.s0, self.theta_dot = s0, theta_dot
+
+
+def _run(rhs: Any, ts: np.ndarray, y0: np.ndarray, rtol: float, atol: float,
+         sampled: tuple | None, job: Any) -> Any:
     key = getattr(rhs.f, "__code__", None)
     if key is not None and _BATCHABLE.get(key) is False:
         return None
     if sampled is not None:
         try:
-            return _gradient(rhs, ts, y0, Y_bar, rtol, atol, key, sampled)
+            return _pieces(rhs, ts, y0, rtol, atol, key, sampled, job)
         except Unresolved:
             pass  # (finer pieces than sampled, or the noise: with a tight solve)
-    return _gradient(rhs, ts, y0, Y_bar, rtol, atol, key, None)
+    return _pieces(rhs, ts, y0, rtol, atol, key, None, job)
 
 
-def _gradient(rhs: Any, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol: float,
-              atol: float, key: Any, sampled: tuple | None) -> tuple | None:
+def _pieces(rhs: Any, ts: np.ndarray, y0: np.ndarray, rtol: float, atol: float, key: Any,
+            sampled: tuple | None, job: Any) -> Any:
+    """`_solve` on pieces resolving the state, halved where its checks fail."""
     depth = MAX_DEPTH if sampled is None else SAMPLED_DEPTH
     tol, rtol_y, atol_y = tolerances(rtol, atol)
     t0, t1 = float(ts[0]), float(ts[-1])
@@ -186,12 +212,12 @@ def _gradient(rhs: Any, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol:
 
     pieces = split(0, 0)
     while True:
-        result = _solve(rhs, pieces, grids, states, ts, Y_bar, tol, key)
-        if result is None or isinstance(result, tuple):
+        result = _solve(rhs, pieces, grids, states, ts, tol, key, job)
+        if not isinstance(result, _Unresolved):
             return result
         refined = []
         for p, (d, i) in enumerate(pieces):
-            if result[p]:
+            if result.ok[p]:
                 refined.append((d, i))
             elif d == depth:
                 raise Unresolved
@@ -229,11 +255,17 @@ def _solve_states(rhs: Any, y0: np.ndarray, times: np.ndarray, rtol: float,
     return Y
 
 
-def _solve(rhs: Any, pieces: list, grids: list, states: list, ts: np.ndarray,
-           Y_bar: np.ndarray, tol: float, key: Any) -> Any:
-    """The gradient on ``pieces``; ``None`` (``f`` takes no batch), or for each piece
-    whether it is resolved when one is not."""
-    n, P, m = Y_bar.shape[1], len(pieces), N + 1
+class _Unresolved:
+    """Which pieces are resolved (``ok``), when one is not."""
+
+    def __init__(self, ok: np.ndarray) -> None:
+        self.ok = ok
+
+
+def _solve(rhs: Any, pieces: list, grids: list, states: list, ts: np.ndarray, tol: float,
+           key: Any, job: Any) -> Any:
+    """The job's result on ``pieces``; ``None`` (``f`` takes no batch), or `_Unresolved`."""
+    n, P, m = states[0].shape[-1], len(pieces), N + 1
     K = P * m
     tn = np.stack([grids[d][i] for d, i in pieces])  # (P, m)
     Yn = np.stack([states[d][i] for d, i in pieces])  # (P, m, n)
@@ -258,16 +290,19 @@ def _solve(rhs: Any, pieces: list, grids: list, states: list, ts: np.ndarray,
             _BATCHABLE[key] = ok
             if not ok:
                 return None
-        if flat.size:
-            r = _direction(flat.size)
-            Br = batch.jvp_theta(flat.unflatten(r))[:, :K].T
+        # the gradient checks the parameter derivatives' resolution along a random
+        # direction; the tangent needs them along its own
+        theta_dot = flat.unflatten(_direction(flat.size)) if isinstance(job, _Gradient) \
+            else job.theta_dot
+        if flat.size and not _all_zero(theta_dot):
+            Br = batch.jvp_theta(theta_dot)[:, :K].T
     except Exception:  # a rule inside f that takes no batch: point by point
         _forget(key)
         return None
     J, Br = J.reshape(P, m, n, n), Br.reshape(P, m, n)
     ok = _cheb.resolved_pieces(J, tol) & _cheb.resolved_pieces(Br, tol)
     if not ok.all():
-        return ok
+        return _Unresolved(ok)
     # the collocation matrices L_p: (D S)_j - A_j S_j for j >= 1, S_0 for j = 0
     h = np.array([grids[d][i][-1] - grids[d][i][0] for d, i in pieces])
     L = _kron_d(n) / h[:, None, None, None, None]
@@ -283,7 +318,7 @@ def _solve(rhs: Any, pieces: list, grids: list, states: list, ts: np.ndarray,
             raise Unresolved  # (a singular collocation matrix; a near-singular one
             # gives sensitivities that are not finite or not resolved, checked below)
         lu.append((lu_p, piv))
-    # forward: the sensitivities to y0 and along r, to check their resolution
+    # forward: the sensitivities to y0 and along theta_dot (checked; the tangent's)
     R = np.zeros((m, n, n + 1))
     R[0, :, :n] = np.eye(n)
     S = np.empty((P, m, n, n + 1))
@@ -298,7 +333,12 @@ def _solve(rhs: Any, pieces: list, grids: list, states: list, ts: np.ndarray,
         raise Unresolved
     ok = _cheb.resolved_pieces(S, tol, by_column=True)
     if not ok.all():
-        return ok
+        return _Unresolved(ok)
+    if isinstance(job, _Tangent):
+        at, ell = _interpolation(tn, ts)
+        V = S[..., :n] @ job.s0 + S[..., n]  # (P, m, n)
+        return np.einsum("km,kmi->ki", ell, V[at])
+    Y_bar = job.Y_bar
     # reverse: L_p^T Lambda_p = W_p + (Lambda_{p+1} at its first point, at the last)
     W = _output_weights(tn, ts, Y_bar)
     Lam = np.empty((P, m, n))
@@ -315,9 +355,10 @@ def _solve(rhs: Any, pieces: list, grids: list, states: list, ts: np.ndarray,
     return y0_bar, (f_bar, args_bars), y0_bar - Y_bar[0]
 
 
-def _output_weights(tn: np.ndarray, ts: np.ndarray, Y_bar: np.ndarray) -> np.ndarray:
-    """``W`` (pieces, points, n): the cotangents ``Y_bar[k]`` at times ``ts[k]`` moved to
-    the points of the piece holding ``ts[k]`` by the interpolant's weights."""
+def _interpolation(tn: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(p, ell)``: for each time ``ts[k]``, the piece ``p[k]`` holding it and the
+    interpolant's weights ``ell[k]`` on that piece's points (barycentric; exact at a
+    point)."""
     P, m = tn.shape
     p = np.minimum(np.searchsorted(tn[:, -1], ts, side="left"), P - 1)
     w = (-1.0) ** np.arange(m)
@@ -330,9 +371,21 @@ def _output_weights(tn: np.ndarray, ts: np.ndarray, Y_bar: np.ndarray) -> np.nda
         ell = q / np.sum(q, axis=1, keepdims=True)
     rows = np.any(hit, axis=1)
     ell[rows] = hit[rows]
-    W = np.zeros((P, m, Y_bar.shape[1]))
+    return p, ell
+
+
+def _output_weights(tn: np.ndarray, ts: np.ndarray, Y_bar: np.ndarray) -> np.ndarray:
+    """``W`` (pieces, points, n): the cotangents ``Y_bar[k]`` at times ``ts[k]`` moved to
+    the points of the piece holding ``ts[k]`` by the interpolant's weights."""
+    p, ell = _interpolation(tn, ts)
+    W = np.zeros((*tn.shape, Y_bar.shape[1]))
     np.add.at(W, p, ell[:, :, None] * Y_bar[:, None, :])
     return W
+
+
+def _all_zero(theta_dot: tuple) -> bool:
+    f_dot, args_dots = theta_dot
+    return all(kit.is_zero(x) for x in (f_dot, *args_dots))
 
 
 class _Batch:

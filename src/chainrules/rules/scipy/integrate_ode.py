@@ -355,15 +355,27 @@ def _opened(f: Any, name: str) -> tuple:
 
 
 def _sensitivities(rhs: _RHS, ts: np.ndarray, y0: Any, s0: Any, f_dot: Any,
-                   args_dots: list, rtol: float, atol: float, name: str) -> Any:
-    """The states' tangents at times ``ts`` (rows) from forward sensitivities ``s' =
-    (df/dy) s + (df/dtheta) theta_dot`` integrated alongside the state by ``odeint``, one
+                   args_dots: list, rtol: float, atol: float, name: str,
+                   sampled: tuple | None = None) -> Any:
+    """The states' tangents at times ``ts`` (rows): by the collocation of `_ode_batched`
+    when ``f`` takes a batch of states, else from forward sensitivities ``s' = (df/dy) s +
+    (df/dtheta) theta_dot`` integrated alongside the state by ``odeint``, one
     ``frule_via_ad`` per evaluation. The parameters and their tangents are ``odeint``'s
     ``args``, so that an outer AD (a second derivative: jvp of jvp, jvp of grad)
     differentiates this solve again with these same rules."""
     f, config, tfirst, shape = rhs.f, rhs.config, rhs.tfirst, rhs.shape
     params, params_dots = tuple(rhs.args), list(args_dots)
-    if not solvers.is_plain((y0, s0, rhs.args, args_dots)) or _captures_traced(f):
+    plain = solvers.is_plain((y0, s0, rhs.args, args_dots, f_dot)) and not _captures_traced(f)
+    if plain and (_LEVELS[-1] + 1) * np.size(y0) <= _MAX_UNKNOWNS and len(ts) > 1 and \
+            ts[-1] > ts[0] and np.all(np.diff(ts) >= 0):
+        try:
+            S = _batched.tangent(rhs, ts, np.asarray(y0, float), np.asarray(s0, float),
+                                 (f_dot, list(args_dots)), rtol, atol, sampled)
+        except _batched.Unresolved:
+            S = None
+        if S is not None:
+            return S
+    if not plain:
         # a second derivative: what f captures goes to args too, for the outer AD
         f, names, captured = _opened(f, name)
         if names:
@@ -515,7 +527,7 @@ odeint_rrule.closures_of_outer_traces = True  # type: ignore[attr-defined]
 
 @frule.register(si.odeint, config=HasForwardsMode)
 def odeint_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs: Any) -> Any:
-    y, Y, full, arguments, _ = _odeint_solve(func, pos, kwargs)
+    y, Y, full, arguments, sampled = _odeint_solve(func, pos, kwargs, sample=True)
     ts = np.asarray(arguments["t"], dtype=float)
     raw_args = arguments.get("args", ())
     rhs = _RHS(config, func, solvers.args_tuple(raw_args), bool(arguments.get("tfirst")),
@@ -540,6 +552,7 @@ def odeint_frule(config: Any, dargs: tuple, func: Callable, *pos: Any, **kwargs:
         rtol,
         atol,
         "scipy.integrate.odeint",
+        sampled,
     )
     if F is not None:
         S = S + F * t_dot[:, None]
