@@ -23,7 +23,8 @@ differences and JAX (relative error printed).
 One thread (OMP/MKL/OpenBLAS, XLA), set before NumPy is imported.
 
 Run: ``python benchmarks/bench_ode.py [--quick] [--cpu]``; ``--fit`` times an L-BFGS-B fit
-with the AD's gradient against SciPy's finite differences instead.
+with the AD's gradient against SciPy's finite differences instead; ``--higher`` times
+forward mode and the Hessian.
 """
 
 import os
@@ -159,9 +160,46 @@ def fit() -> None:
               f"loss {res.fun:.6g}  success {res.success}")
 
 
+def higher() -> None:
+    """Forward mode and second derivatives (``--higher``): one ``jvp`` of the solution,
+    a forward ``jacobian`` of it and the loss's ``hessian`` (6 x 6), wall time of one
+    call after a warm-up, checked for symmetry."""
+    from chainrules.ad import hessian, jacobian, jvp
+
+    tol = {"rtol": 1e-8, "atol": 1e-10}
+    args = lambda p: (p[0], p[1], p[2], p[3])  # noqa: E731
+    solutions = {
+        "odeint": lambda p: si.odeint(lotka_volterra, p[4:], TS, args=args(p), **tol),
+        "solve_ivp": lambda p: si.solve_ivp(lotka_volterra_tfirst, (0.0, 10.0), p[4:],
+                                            t_eval=TS, args=args(p), **tol).y.T,
+    }
+    losses = {"odeint": odeint_loss(tol), "solve_ivp": solve_ivp_loss(tol)}
+    print("\nforward mode and second derivatives (rtol 1e-8), one call after a warm-up:")
+    for name, solution in solutions.items():
+        loss = losses[name]
+        one_solve = _wall(lambda s=solution: s(P))
+        t_jvp = _wall(lambda s=solution: jvp(s, (P,), (np.ones(6),)))
+        t_jac = _wall(lambda s=solution: jacobian(s)(P))
+        H = hessian(loss)(P)
+        t_hess = _wall(lambda loss=loss: hessian(loss)(P))
+        asym = np.max(np.abs(H - H.T)) / np.max(np.abs(H))
+        print(f"  {name:10s} solve {fmt(one_solve)}  jvp {fmt(t_jvp)}  "
+              f"jacobian {fmt(t_jac)}  hessian {fmt(t_hess)} (asymmetry {asym:.0e})")
+
+
+def _wall(f: Callable) -> float:
+    f()
+    t = time.perf_counter()
+    f()
+    return time.perf_counter() - t
+
+
 def main() -> None:
     if "--fit" in sys.argv:
         fit()
+        return
+    if "--higher" in sys.argv:
+        higher()
         return
     quick = "--quick" in sys.argv
     clock = time.process_time if "--cpu" in sys.argv else time.perf_counter

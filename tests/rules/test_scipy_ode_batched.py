@@ -241,3 +241,33 @@ def test_forward_mode_with_respect_to_the_times():
     _, d = jvp(solution, (3.0,), (1.0,))
     fd = (solution(3.0 + 1e-6) - solution(3.0 - 1e-6)) / 2e-6
     assert np.allclose(d, fd, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("case", ["odeint args", "odeint closure", "solve_ivp args"])
+def test_second_derivatives_by_the_batched_collocation_on_traced_values(case, monkeypatch):
+    # a Hessian runs the gradient's collocation on the outer AD's traced values (its code
+    # written for the outer AD to follow); it must agree with the per-step sensitivity
+    # system the rules used before (and fall back to)
+    from chainrules.ad import hessian
+
+    def loss(p):
+        if case == "odeint args":
+            Y = si.odeint(damped, p[2:], TS, args=(p[0], p[1]), **TIGHT)
+        elif case == "odeint closure":
+            Y = si.odeint(lambda y, t: damped(y, t, p[0], p[1]), p[2:], TS, **TIGHT)
+        else:
+            Y = si.solve_ivp(lambda t, y, a, b: damped(y, t, a, b), (0.0, 4.0), p[2:],
+                             t_eval=TS, args=(p[0], p[1]), **TIGHT).y.T
+        return np.sum(Y[:, 0] ** 2) + np.sum(np.sin(Y[:, 1]))
+
+    p = np.array([2.0, 0.3, 1.0, -0.5])
+    used = []
+    original = _ode_batched.gradient
+    monkeypatch.setattr(_ode_batched, "gradient",
+                        lambda *a, **k: used.append(1) or original(*a, **k))
+    H = hessian(loss)(p)
+    assert used
+    monkeypatch.setattr(_ode_batched, "gradient", lambda *a, **k: None)
+    H_steps = hessian(loss)(p)
+    assert np.max(np.abs(H - H_steps)) <= 1e-6 * np.max(np.abs(H_steps))
+    assert np.allclose(H, H.T, rtol=0, atol=1e-7 * np.max(np.abs(H)))

@@ -4,6 +4,7 @@
 of ``grad``, against central differences of the AD's own gradient and against JAX's
 odeint (traced values inside other captured objects are refused by name)."""
 
+import math
 import re
 
 import numpy as np
@@ -103,10 +104,27 @@ def test_second_derivatives_wrt_a_closure(solver):
     assert vHv == pytest.approx(V @ H @ V, rel=1e-6)
 
 
-def test_second_derivative_wrt_a_captured_container_error():
+def test_second_derivative_wrt_values_captured_in_a_container():
+    # a right-hand side that takes a batch of states: the batched collocation runs on the
+    # outer AD's traced values, and it follows them into the dict
     def loss(p):
         rates = {"a": p[0], "b": p[1]}
         Y = si.odeint(lambda y, t: -rates["a"] * y * y + rates["b"], Y0, TS, **TIGHT)
+        return np.sum(Y ** 2)
+
+    def same_by_args(p):
+        Y = si.odeint(lambda y, t, a, b: -a * y * y + b, Y0, TS, args=(p[0], p[1]), **TIGHT)
+        return np.sum(Y ** 2)
+
+    assert np.allclose(hessian(loss)(P), hessian(same_by_args)(P), rtol=1e-8, atol=0.0)
+
+
+def test_second_derivative_wrt_a_captured_container_error():
+    # point by point (math.cos of t: no batch), values in a container are refused
+    def loss(p):
+        rates = {"a": p[0], "b": p[1]}
+        Y = si.odeint(lambda y, t: -rates["a"] * y * y + rates["b"] * math.cos(t), Y0, TS,
+                      **TIGHT)
         return np.sum(Y ** 2)
 
     assert np.isfinite(grad(loss)(P)).all()  # first derivatives follow the dict

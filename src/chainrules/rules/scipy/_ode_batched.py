@@ -303,56 +303,88 @@ def _solve(rhs: Any, pieces: list, grids: list, states: list, ts: np.ndarray, to
     ok = _cheb.resolved_pieces(J, tol) & _cheb.resolved_pieces(Br, tol)
     if not ok.all():
         return _Unresolved(ok)
-    # the collocation matrices L_p: (D S)_j - A_j S_j for j >= 1, S_0 for j = 0
+    # the collocation matrices L_p: (D S)_j - A_j S_j for j >= 1, S_0 for j = 0 (written
+    # without writes into arrays, so that an outer AD follows it: a second derivative
+    # runs this on its traced values)
     h = np.array([grids[d][i][-1] - grids[d][i][0] for d, i in pieces])
-    L = _kron_d(n) / h[:, None, None, None, None]
-    at = np.arange(m)
-    L[:, at, :, at, :] -= np.moveaxis(J, 1, 0)
-    L[:, 0] = 0.0
-    L[:, 0, :, 0, :] = np.eye(n)
-    L = L.reshape(P, m * n, m * n)
-    lu = []
-    for p in range(P):
-        lu_p, piv, info = _getrf(L[p])
-        if info != 0:
-            raise Unresolved  # (a singular collocation matrix; a near-singular one
-            # gives sensitivities that are not finite or not resolved, checked below)
-        lu.append((lu_p, piv))
+    keep, first_rows = _initial_rows(n)
+    L = (_kron_d(n) / h[:, None, None, None, None]
+         - np.einsum("jk,pjab->pjakb", np.eye(m), J)) * keep + first_rows
+    solve = _solver(L.reshape(P, m * n, m * n))
     # forward: the sensitivities to y0 and along theta_dot (checked; the tangent's)
-    R = np.zeros((m, n, n + 1))
-    R[0, :, :n] = np.eye(n)
-    S = np.empty((P, m, n, n + 1))
+    E0 = np.zeros((m, n, n))
+    E0[0] = np.eye(n)
+    S_list = []
     S_start = np.eye(n, n + 1)
     for p in range(P):
-        R[1:, :, n] = Br[p, 1:]
-        X = _getrs(*lu[p], R.reshape(m * n, n + 1))[0].reshape(m, n, n + 1)
-        S[p] = X[:, :, :n] @ S_start
-        S[p, :, :, n] += X[:, :, n]
-        S_start = S[p, -1]
+        R = np.concatenate([E0, np.concatenate([np.zeros((1, n)), Br[p, 1:]])[:, :, None]],
+                           axis=2)
+        X = solve(p, R.reshape(m * n, n + 1)).reshape(m, n, n + 1)
+        S_p = X[:, :, :n] @ S_start + np.concatenate([np.zeros((m, n, n)), X[:, :, n:]],
+                                                       axis=2)
+        S_list.append(S_p)
+        S_start = S_p[-1]
+    S = np.stack(S_list)
     if not np.all(np.isfinite(S)):
         raise Unresolved
     ok = _cheb.resolved_pieces(S, tol, by_column=True)
     if not ok.all():
         return _Unresolved(ok)
+    at, ell = _interpolation(tn, ts)
     if isinstance(job, _Tangent):
-        at, ell = _interpolation(tn, ts)
         V = S[..., :n] @ job.s0 + S[..., n]  # (P, m, n)
         return np.einsum("km,kmi->ki", ell, V[at])
     Y_bar = job.Y_bar
-    # reverse: L_p^T Lambda_p = W_p + (Lambda_{p+1} at its first point, at the last)
-    W = _output_weights(tn, ts, Y_bar)
-    Lam = np.empty((P, m, n))
+    # reverse: L_p^T Lambda_p = W_p + (Lambda_{p+1} at its first point, at the last),
+    # W_p the output cotangents moved onto the points by the interpolant's weights
+    W = np.einsum("kp,km,ki->pmi", (at[:, None] == np.arange(P)).astype(float), ell, Y_bar)
+    Lam_list: list = [None] * P
     after = np.zeros(n)
+    last = np.zeros((m, 1))
+    last[-1] = 1.0
     for p in range(P - 1, -1, -1):
-        W[p, -1] += after
-        Lam[p] = _getrs(*lu[p], W[p].reshape(m * n), trans=1)[0].reshape(m, n)
-        after = Lam[p, 0]
-    y0_bar = Lam[0, 0].copy()
-    Lam[:, 0] = 0.0  # (the first points' rows are initial conditions)
-    C = np.zeros((n, n * K))
-    C[:, :K] = Lam.reshape(K, n).T
+        Lam_p = solve(p, (W[p] + last * after).reshape(m * n), trans=True).reshape(m, n)
+        Lam_list[p] = Lam_p
+        after = Lam_p[0]
+    y0_bar = after
+    # (the first points' rows are initial conditions: no f there)
+    Lam = np.stack(Lam_list) * (np.arange(m) > 0)[None, :, None]
+    C = np.concatenate([Lam.reshape(K, n).T, np.zeros((n, (n - 1) * K))], axis=1)
     _, (f_bar, args_bars) = batch.pull(C)
     return y0_bar, (f_bar, args_bars), y0_bar - Y_bar[0]
+
+
+@functools.lru_cache(maxsize=8)
+def _initial_rows(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(a mask zeroing the rows of each piece's first point, the identity on ``S_0``
+    there), as ``(1, N + 1, n, N + 1, n)``."""
+    m = N + 1
+    keep = np.ones((1, m, n, m, n))
+    keep[:, 0] = 0.0
+    first = np.zeros((1, m, n, m, n))
+    first[0, 0, :, 0, :] = np.eye(n)
+    return keep, first
+
+
+def _solver(L: np.ndarray) -> Any:
+    """``solve(p, R, trans=False)``: ``L[p]^{-1} R`` (or ``L[p]^{-T} R``), by LAPACK's LU
+    factors of each piece's matrix, or by ``np.linalg.solve`` on an outer AD's traced
+    values (which it differentiates)."""
+    if not solvers.is_plain(L):
+        def traced(p: int, R: Any, trans: bool = False) -> Any:
+            return np.linalg.solve(np.swapaxes(L[p], 0, 1) if trans else L[p], R)
+        return traced
+    lu = []
+    for p in range(len(L)):
+        lu_p, piv, info = _getrf(L[p])
+        if info != 0:
+            raise Unresolved  # (a singular collocation matrix; a near-singular one
+            # gives sensitivities that are not finite or not resolved, checked after)
+        lu.append((lu_p, piv))
+
+    def plain(p: int, R: np.ndarray, trans: bool = False) -> np.ndarray:
+        return _getrs(*lu[p], R, trans=int(trans))[0]
+    return plain
 
 
 def _interpolation(tn: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -372,15 +404,6 @@ def _interpolation(tn: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, np.ndarr
     rows = np.any(hit, axis=1)
     ell[rows] = hit[rows]
     return p, ell
-
-
-def _output_weights(tn: np.ndarray, ts: np.ndarray, Y_bar: np.ndarray) -> np.ndarray:
-    """``W`` (pieces, points, n): the cotangents ``Y_bar[k]`` at times ``ts[k]`` moved to
-    the points of the piece holding ``ts[k]`` by the interpolant's weights."""
-    p, ell = _interpolation(tn, ts)
-    W = np.zeros((*tn.shape, Y_bar.shape[1]))
-    np.add.at(W, p, ell[:, :, None] * Y_bar[:, None, :])
-    return W
 
 
 def _all_zero(theta_dot: tuple) -> bool:

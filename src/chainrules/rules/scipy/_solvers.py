@@ -233,7 +233,9 @@ class Flat:
             for k, v in t.items():
                 self._walk(unthunk(v), (*path, k))
         elif not isinstance(t, AbstractTangent):
-            self.leaves.append((path, np.asarray(t)))
+            # (an outer AD's traced value gives its shape and dtype, not its value)
+            self.leaves.append((path, np.asarray(t) if is_plain(t) else
+                                np.zeros(np.shape(t), dtype=getattr(t, "dtype", float))))
 
     def vector(self, t: Any) -> np.ndarray:
         out = []
