@@ -263,10 +263,19 @@ def test_second_derivatives_by_the_batched_collocation_on_traced_values(case, mo
     p = np.array([2.0, 0.3, 1.0, -0.5])
     used = []
     original = _ode_batched.gradient
-    monkeypatch.setattr(_ode_batched, "gradient",
-                        lambda *a, **k: used.append(1) or original(*a, **k))
+
+    def spy(*args, **kwargs):
+        result = original(*args, **kwargs)
+        used.append(result is not None)
+        return result
+
+    # a Hessian first, in a process that has not checked the function yet: the forward
+    # rule (on plain values) checks it, the traced pass uses it and records nothing
+    monkeypatch.setattr(_ode_batched, "_BATCHABLE", {})
+    monkeypatch.setattr(_ode_batched, "gradient", spy)
     H = hessian(loss)(p)
-    assert used
+    assert used and all(used)
+    assert list(_ode_batched._BATCHABLE.values()) == [True]
     monkeypatch.setattr(_ode_batched, "gradient", lambda *a, **k: None)
     H_steps = hessian(loss)(p)
     assert np.max(np.abs(H - H_steps)) <= 1e-6 * np.max(np.abs(H_steps))

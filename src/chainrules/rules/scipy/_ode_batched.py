@@ -273,6 +273,12 @@ def _solve(rhs: Any, pieces: list, grids: list, states: list, ts: np.ndarray, to
     # gives every row of the Jacobians
     Yb = np.tile(Yn.reshape(K, n).T, (1, n))
     tb = np.tile(tn.reshape(K), n)
+    # (on an outer AD's traced values, a second derivative, nothing is remembered: the
+    # first derivative's call, on plain values, checks and records)
+    if not (solvers.is_plain((Yb, rhs.args)) and _cells_plain(rhs.f)):
+        if key is None or _BATCHABLE.get(key) is not True:
+            return None
+        key = None
     batch = _Batch.trace(rhs, Yb, tb, key)
     if batch is None:
         return None
@@ -469,6 +475,17 @@ class _Batch:
         if kit.is_zero(d):
             return np.zeros(self.Yb.shape)
         return np.broadcast_to(np.real(np.asarray(d, dtype=float)), self.Yb.shape)
+
+
+def _cells_plain(f: Any) -> bool:
+    """Whether what the closure ``f`` captures holds no AD's traced value."""
+    for cell in getattr(f, "__closure__", None) or ():
+        try:
+            if not solvers.is_plain(cell.cell_contents):
+                return False
+        except ValueError:  # (an empty cell)
+            continue
+    return True
 
 
 def _forget(key: Any) -> None:

@@ -249,7 +249,7 @@ def _traced_gradient(rhs: _RHS, ts: Any, y0: Any, Y_bar: Any, rtol: float, atol:
     """``(y0_bar, [args_bars], f_bar)`` for a second derivative: `_ode_batched`'s
     collocation run on the outer AD's traced values when ``f`` takes a batch (its code is
     written so that the outer AD follows it: a Hessian of Lotka-Volterra's loss in a
-    tenth of a second, against tens of seconds), else `_traced_sensitivities`."""
+    third of a second, against tens of seconds), else `_traced_sensitivities`."""
     if solvers.is_plain(ts) and (_LEVELS[-1] + 1) * int(np.size(y0)) <= _MAX_UNKNOWNS and \
             len(ts) > 1 and ts[-1] > ts[0] and np.all(np.diff(ts) >= 0):
         try:
