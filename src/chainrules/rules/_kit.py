@@ -25,6 +25,7 @@ from __future__ import annotations
 import inspect
 import math
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -436,11 +437,22 @@ def positional_parameters(f: Any) -> list[inspect.Parameter] | None:
         declared = None
     if declared is not None:
         return declared(instance)
+    cacheable = type(f) is types.FunctionType
+    if cacheable:
+        cached = _POSITIONAL.get(f)
+        if cached is not None:
+            return cached
     try:
         params = inspect.signature(f).parameters.values()
     except Exception:  # no signature, or an object whose attributes inspect trips on
         return None
-    return [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    out = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if cacheable:  # (inspect.signature costs ~100 us; a function's seldom changes)
+        _POSITIONAL[f] = out
+    return out
+
+
+_POSITIONAL: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 # ------------------------------------------------------------------ rules that delegate
