@@ -69,21 +69,26 @@ def interpolate(a: float, b: float, values: np.ndarray, t: np.ndarray) -> np.nda
     """The interpolant of ``values`` (axis 0: the points of `points`) at the times ``t``
     in ``[a, b]`` (barycentric formula; exact at the points)."""
     n = values.shape[0] - 1
-    nodes = points(a, b, n)
-    w = (-1.0) ** np.arange(n + 1)
+    ell = barycentric(points(a, b, n), np.asarray(t, dtype=float))
+    return (ell @ values.reshape(n + 1, -1)).reshape(len(t), *values.shape[1:])
+
+
+def barycentric(nodes: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The interpolant's weights ``ell[k]`` (``(len(t), N + 1)``) on Chebyshev-Lobatto
+    ``nodes`` (``(N + 1,)``, or a row per time) at the times ``t``: ``p(t[k]) = ell[k] @
+    values``; exact (one-hot) at a node."""
+    m = np.shape(nodes)[-1]
+    w = (-1.0) ** np.arange(m)
     w[0] /= 2.0
-    w[n] /= 2.0
-    flat = values.reshape(n + 1, -1)
-    out = np.empty((len(t), flat.shape[1]))
-    for k, tk in enumerate(t):
-        d = tk - nodes
-        hit = np.flatnonzero(d == 0.0)
-        if hit.size:
-            out[k] = flat[hit[0]]
-            continue
+    w[-1] /= 2.0
+    d = t[:, None] - nodes
+    hit = d == 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
         q = w / d
-        out[k] = q @ flat / np.sum(q)
-    return out.reshape(len(t), *values.shape[1:])
+        ell = q / np.sum(q, axis=1, keepdims=True)
+    rows = np.any(hit, axis=1)
+    ell[rows] = hit[rows]
+    return ell
 
 
 def solve_linear(a: float, b: float, A: np.ndarray, B: np.ndarray,

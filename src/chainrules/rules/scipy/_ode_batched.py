@@ -275,7 +275,7 @@ def _solve(rhs: Any, pieces: list, grids: list, states: list, ts: np.ndarray, to
     tb = np.tile(tn.reshape(K), n)
     # (on an outer AD's traced values, a second derivative, nothing is remembered: the
     # first derivative's call, on plain values, checks and records)
-    if not (solvers.is_plain((Yb, rhs.args)) and _cells_plain(rhs.f)):
+    if not solvers.is_plain((Yb, rhs.args)) or solvers.captures_traced(rhs.f):
         if key is None or _BATCHABLE.get(key) is not True:
             return None
         key = None
@@ -395,21 +395,9 @@ def _solver(L: np.ndarray) -> Any:
 
 def _interpolation(tn: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(p, ell)``: for each time ``ts[k]``, the piece ``p[k]`` holding it and the
-    interpolant's weights ``ell[k]`` on that piece's points (barycentric; exact at a
-    point)."""
-    P, m = tn.shape
-    p = np.minimum(np.searchsorted(tn[:, -1], ts, side="left"), P - 1)
-    w = (-1.0) ** np.arange(m)
-    w[0] /= 2.0
-    w[-1] /= 2.0
-    d = ts[:, None] - tn[p]
-    hit = d == 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = w / d
-        ell = q / np.sum(q, axis=1, keepdims=True)
-    rows = np.any(hit, axis=1)
-    ell[rows] = hit[rows]
-    return p, ell
+    interpolant's weights ``ell[k]`` on that piece's points."""
+    p = np.minimum(np.searchsorted(tn[:, -1], ts, side="left"), len(tn) - 1)
+    return p, _cheb.barycentric(tn[p], ts)
 
 
 def _all_zero(theta_dot: tuple) -> bool:
@@ -477,17 +465,6 @@ class _Batch:
         return np.broadcast_to(np.real(np.asarray(d, dtype=float)), self.Yb.shape)
 
 
-def _cells_plain(f: Any) -> bool:
-    """Whether what the closure ``f`` captures holds no AD's traced value."""
-    for cell in getattr(f, "__closure__", None) or ():
-        try:
-            if not solvers.is_plain(cell.cell_contents):
-                return False
-        except ValueError:  # (an empty cell)
-            continue
-    return True
-
-
 def _forget(key: Any) -> None:
     if key is not None:
         _BATCHABLE[key] = False
@@ -496,34 +473,19 @@ def _forget(key: Any) -> None:
 def _derivatives_match(rhs: Any, batch: _Batch, J: np.ndarray, flat: solvers.Flat,
                        k: int) -> bool:
     """Whether the batched Jacobians at column ``k`` (w.r.t. the state, and ``theta``
-    along a random cotangent) equal those of a per-point trace there."""
+    along a random cotangent) equal those of a per-point trace there (``rhs.jacobians``,
+    what the rules use point by point)."""
     n = J.shape[1]
-    y, t = batch.Yb[:, k].copy(), float(batch.tb[k])
-    out, pullback = core.rrule_via_ad(rhs.config, rhs.f, *rhs.order(y, t), *rhs.args)
-    J_point = np.zeros((n, n))
-    for i in range(n):
-        g = pullback(_point_seed(out, np.eye(n)[i]))
-        y_bar = unthunk(g[2] if rhs.tfirst else g[1])
-        if not kit.is_zero(y_bar):
-            J_point[i] = np.reshape(y_bar, -1)
+    _, J_point, J_theta = rhs.jacobians(float(batch.tb[k]), batch.Yb[:, k].copy(), flat)
     if not np.allclose(J[k], J_point, rtol=1e-9, atol=1e-12 * np.max(np.abs(J_point),
                                                                       initial=1e-300)):
         return False
     if not flat.size:
         return True
     c = np.random.default_rng(1).standard_normal(n)
-    g = pullback(_point_seed(out, c))
-    point = flat.vector((unthunk(g[0]), tuple(unthunk(x) for x in g[3:])))
+    point = c @ J_theta
     C = np.zeros(batch.Yb.shape)
     C[:, k] = c
     batched = flat.vector(batch.pull(C)[1])
     return bool(np.allclose(batched, point, rtol=1e-9,
                             atol=1e-12 * np.max(np.abs(point), initial=1e-300)))
-
-
-def _point_seed(out: Any, c: np.ndarray) -> Any:
-    if isinstance(out, (list, tuple)):
-        return type(out)(c)
-    return np.reshape(c, np.shape(out)).astype(np.result_type(out, float))
-
-

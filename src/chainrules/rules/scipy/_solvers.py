@@ -195,6 +195,19 @@ def is_plain(x: Any) -> bool:
     return t is x.__class__
 
 
+def captures_traced(f: Any) -> bool:
+    """Whether the closure ``f`` holds an outer AD's traced values (a second derivative
+    w.r.t. what it captures)."""
+    for cell in getattr(f, "__closure__", None) or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:  # (an empty cell)
+            continue
+        if not is_plain(v):
+            return True
+    return False
+
+
 def refuse_traced_args(name: str, args: Any) -> None:
     """A quadrature rule run on an outer AD's traced ``args=`` (a second derivative with
     respect to the integrand's parameters passed there): refused by name. Its parameter

@@ -172,6 +172,13 @@ _MAX_DEPTH = 6
 _MAX_UNKNOWNS = 1200  # (N + 1) n, the size of the dense collocation system
 
 
+def _collocates(ts: Any, n: int) -> bool:
+    """Whether the collocation takes ``n`` states at the output times ``ts``: ascending,
+    over an interval, a dense system of at most `_MAX_UNKNOWNS`."""
+    return (_LEVELS[-1] + 1) * n <= _MAX_UNKNOWNS and len(ts) > 1 and ts[-1] > ts[0] and \
+        bool(np.all(np.diff(ts) >= 0))
+
+
 class _UnresolvedError(Exception):
     """The collocation did not resolve the sensitivities: use the adjoint."""
 
@@ -228,7 +235,7 @@ def _reverse(rhs: _RHS, ts: np.ndarray, y0: np.ndarray, Y_bar: np.ndarray, rtol:
     """``(y0_bar, theta_bar, a0)`` as `_adjoint` gives them: by collocation where it
     resolves the sensitivities, else by the adjoint."""
     n = y0.size
-    if (_LEVELS[-1] + 1) * n <= _MAX_UNKNOWNS and ts[-1] > ts[0] and np.all(np.diff(ts) >= 0):
+    if _collocates(ts, n):
         try:
             # f traced once on the states at all the points, when it takes a batch
             result = _batched.gradient(rhs, ts, y0, Y_bar, rtol, atol, sampled)
@@ -250,8 +257,7 @@ def _traced_gradient(rhs: _RHS, ts: Any, y0: Any, Y_bar: Any, rtol: float, atol:
     collocation run on the outer AD's traced values when ``f`` takes a batch (its code is
     written so that the outer AD follows it: a Hessian of Lotka-Volterra's loss in a
     third of a second, against tens of seconds), else `_traced_sensitivities`."""
-    if solvers.is_plain(ts) and (_LEVELS[-1] + 1) * int(np.size(y0)) <= _MAX_UNKNOWNS and \
-            len(ts) > 1 and ts[-1] > ts[0] and np.all(np.diff(ts) >= 0):
+    if solvers.is_plain(ts) and _collocates(ts, int(np.size(y0))):
         try:
             result = _batched.gradient(rhs, np.asarray(ts, float), y0, Y_bar, rtol, atol)
         except Exception:  # (unresolved, or an operation the outer AD cannot follow)
@@ -305,19 +311,6 @@ def _traced_sensitivities(rhs: _RHS, ts: np.ndarray, y0: Any, Y_bar: Any, rtol: 
     m = len(rhs.args)
     f_bar = Tangent[types.FunctionType](**dict(zip(names, bars[m:]))) if names else _ZERO
     return g[:n], bars[:m], f_bar
-
-
-def _captures_traced(f: Any) -> bool:
-    """Whether the closure ``f`` holds an outer AD's traced values (a second derivative
-    w.r.t. what it captures)."""
-    for cell in getattr(f, "__closure__", None) or ():
-        try:
-            v = cell.cell_contents
-        except ValueError:
-            continue
-        if not solvers.is_plain(v):
-            return True
-    return False
 
 
 def _is_real_leaf(v: Any) -> bool:
@@ -383,9 +376,9 @@ def _sensitivities(rhs: _RHS, ts: np.ndarray, y0: Any, s0: Any, f_dot: Any,
     differentiates this solve again with these same rules."""
     f, config, tfirst, shape = rhs.f, rhs.config, rhs.tfirst, rhs.shape
     params, params_dots = tuple(rhs.args), list(args_dots)
-    plain = solvers.is_plain((y0, s0, rhs.args, args_dots, f_dot)) and not _captures_traced(f)
-    if plain and (_LEVELS[-1] + 1) * np.size(y0) <= _MAX_UNKNOWNS and len(ts) > 1 and \
-            ts[-1] > ts[0] and np.all(np.diff(ts) >= 0):
+    plain = solvers.is_plain((y0, s0, rhs.args, args_dots, f_dot)) and \
+        not solvers.captures_traced(f)
+    if plain and _collocates(ts, int(np.size(y0))):
         try:
             S = _batched.tangent(rhs, ts, np.asarray(y0, float), np.asarray(s0, float),
                                  (f_dot, list(args_dots)), rtol, atol, sampled)
@@ -461,7 +454,7 @@ def _sample_times(func: Callable, arguments: dict) -> np.ndarray | None:
     for these leaves the primal bit for bit as it is."""
     t, y0 = arguments["t"], arguments["y0"]
     if not isinstance(t, np.ndarray | list | tuple) or not solvers.is_plain(
-            (t, y0, arguments.get("args", ()))) or _captures_traced(func):
+            (t, y0, arguments.get("args", ()))) or solvers.captures_traced(func):
         return None
     t = np.asarray(t)
     if t.ndim != 1 or len(t) < 2 or t.dtype.kind not in "fiu" or \
@@ -504,7 +497,7 @@ def odeint_rrule(config: Any, func: Callable, *pos: Any, **kwargs: Any) -> Any:
         if kit.is_zero(Y_bar):
             return (_NO, _ZERO, *solvers.positional_cotangents(si.odeint, pos, {}))
         if traced_t or not solvers.is_plain((Y_bar, arguments["y0"], rhs.args)) or \
-                _captures_traced(func):
+                solvers.captures_traced(func):
             # a second derivative: NumPy code and solver calls the outer AD follows
             Y_bar = np.reshape(Y_bar, (len(ts), n))
             y0_bar, args_bars, f_bar = _traced_gradient(
@@ -612,7 +605,7 @@ def solve_ivp_rrule(config: Any, fun: Callable, *pos: Any, **kwargs: Any) -> Any
         if kit.is_zero(Y_bar):
             return (_NO, _ZERO, *solvers.positional_cotangents(si.solve_ivp, pos, {}))
         times = core.not_implemented("derivative of solve_ivp w.r.t. the times")
-        if not solvers.is_plain((Y_bar, arguments["y0"], rhs.args)) or _captures_traced(fun):
+        if not solvers.is_plain((Y_bar, arguments["y0"], rhs.args)) or solvers.captures_traced(fun):
             # a second derivative: NumPy code and solver calls the outer AD follows
             t = np.asarray(res.t, float)
             ts, Y_bars = _from_start(arguments, t, np.transpose(Y_bar))
